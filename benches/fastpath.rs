@@ -1,0 +1,114 @@
+//! Fast-path benchmark: what contend itself costs, and how close the
+//! uncontended lock paths are to their physical floor.
+//!
+//! - floor: two locked read-modify-writes on one word (a CAS to lock, an
+//!   atomic decrement to unlock), the least any futex mutex can do;
+//! - each lock's uncontended lock+unlock, interleaved with the floor in the
+//!   same run so machine noise hits both, reported as a ratio;
+//! - harness: the real `contend lock` worker loop with the no-op lock, one
+//!   thread, hold 0, in ns per acquisition.
+//!
+//! Run: `cargo bench --bench fastpath`. Prints a table; asserts nothing
+//! (timing belongs in benchmarks, not tests).
+
+use contend::parse::Work;
+use contend::registry;
+use contend::spec::Point;
+use contend::workloads::lock::RunContext;
+use locks::raw::{FutexMutex, NoLock, PthreadMutex, Seed};
+use locks::{LockConfig, LockStats, RawLock};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+const ITERS: u32 = 5_000_000;
+const ROUNDS: usize = 9;
+
+fn ns_per_op(mut f: impl FnMut()) -> f64 {
+    let start = Instant::now();
+    for _ in 0..ITERS {
+        f();
+    }
+    start.elapsed().as_nanos() as f64 / f64::from(ITERS)
+}
+
+fn floor_op(word: &AtomicU32) {
+    let _ = black_box(word).compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed);
+    black_box(word).fetch_sub(1, Ordering::Release);
+}
+
+fn lock_op<L: RawLock<Node = ()>>(lock: &L, stats: &mut LockStats) {
+    black_box(lock).with(&(), stats, || ());
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Median ns/op of the floor and of `L`, measured alternately.
+fn versus_floor<L: RawLock<Node = ()>>() -> (f64, f64) {
+    let word = AtomicU32::new(0);
+    let lock = L::new(&LockConfig::default());
+    let mut stats = LockStats::default();
+    let (mut floor, mut ours) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        floor.push(ns_per_op(|| floor_op(&word)));
+        ours.push(ns_per_op(|| lock_op(&lock, &mut stats)));
+    }
+    (median(floor), median(ours))
+}
+
+fn harness_ns_per_acquisition() -> f64 {
+    let point = Point {
+        lock: "noop",
+        threads: 1,
+        spin: None,
+        hold: Work::NONE,
+        idle: Work::NONE,
+        duration_ns: 1_000_000_000,
+        warmup_ns: 100_000_000,
+    };
+    let entry = registry::find("noop").expect("noop is registered");
+    let runs: Vec<f64> = (0..3)
+        .map(|_| {
+            let sample = (entry.run)(&point, &RunContext::default()).expect("noop run");
+            1e9 / sample.cs_per_s
+        })
+        .collect();
+    median(runs)
+}
+
+type Measure = fn() -> (f64, f64);
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks for a listing; nothing to list.
+    }
+    // glibc takes non-atomic shortcuts in pthread_mutex_lock while the
+    // process has only ever had one thread (__libc_single_threaded), which
+    // would make pthread look faster than two locked instructions. The real
+    // workload always runs on spawned threads, so start one here too; the
+    // flag never returns to "single threaded" once cleared.
+    std::thread::spawn(|| ()).join().expect("helper thread");
+    println!("uncontended lock+unlock, median of {ROUNDS} rounds of {ITERS} ops, alternating with the floor");
+    println!(
+        "{:<10} {:>10} {:>12} {:>8}",
+        "lock", "ns/op", "floor ns/op", "ratio"
+    );
+    let rows: [(&str, Measure); 4] = [
+        ("futex", versus_floor::<FutexMutex>),
+        ("seed", versus_floor::<Seed>),
+        ("pthread", versus_floor::<PthreadMutex>),
+        ("noop", versus_floor::<NoLock>),
+    ];
+    for (name, measure) in rows {
+        let (floor, ours) = measure();
+        println!("{name:<10} {ours:>10.2} {floor:>12.2} {:>8.2}", ours / floor);
+    }
+    println!();
+    println!(
+        "harness: worker loop with the noop lock, 1 thread, hold 0: {:.2} ns per acquisition",
+        harness_ns_per_acquisition()
+    );
+}

@@ -1,0 +1,12 @@
+//! Lock algorithms and the Linux syscall layer that `contend` measures.
+//!
+//! Everything `unsafe` in the project lives in this crate, mostly under
+//! [`sys`]: the binary only sees safe APIs. Each algorithm is one file under
+//! [`raw`] and implements [`RawLock`]; the binary's registry turns each into a
+//! monomorphized workload so no dynamic dispatch sits inside a measured loop.
+
+pub mod primitive;
+pub mod raw;
+pub mod sys;
+
+pub use raw::{Caps, LockConfig, LockStats, RawLock};

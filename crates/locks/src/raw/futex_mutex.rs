@@ -1,0 +1,122 @@
+//! `futex`: Drepper's three-state mutex with a spin budget.
+//!
+//! | word | meaning |
+//! |------|---------|
+//! | 0 | unlocked |
+//! | 1 | locked, no waiters |
+//! | 2 | locked, waiters possible |
+//!
+//! Origin: Ulrich Drepper, "Futexes Are Tricky" (2004/2011), mutex 3, the
+//! protocol glibc's default mutex still uses. Lock: poll the word up to
+//! `spin` times, trying `0 -> 1` whenever it reads 0; then announce a waiter
+//! by exchanging in 2 and sleep on 2 until the exchange returns 0. Unlock:
+//! decrement; only if the old value was 2 store 0 and wake one waiter, so an
+//! uncontended lock/unlock is two atomic read-modify-writes and no syscall.
+//!
+//! Known failure mode: a thread that slept takes the lock in state 2, so its
+//! unlock wakes someone even when nobody waits any more (one spurious wake
+//! per contended episode); and the unlocker pays the full FUTEX_WAKE cost
+//! while a spinning newcomer can barge past the woken thread, which is the
+//! convoy the spinning-vs-sleeping studies measure.
+
+use crate::primitive::{spin_loop, AtomicU32, Ordering};
+#[cfg(not(loom))]
+use crate::sys::futex::PrivateFutex;
+use crate::sys::Futex;
+use crate::{Caps, LockConfig, LockStats, RawLock};
+use std::marker::PhantomData;
+
+const UNLOCKED: u32 = 0;
+const LOCKED: u32 = 1;
+const CONTENDED: u32 = 2;
+
+/// Drepper's mutex 3 with a user-space spin budget; see the module docs.
+#[cfg(not(loom))]
+pub struct FutexMutex<F: Futex = PrivateFutex> {
+    word: AtomicU32,
+    spin: u32,
+    futex: PhantomData<F>,
+}
+
+/// Drepper's mutex 3 with a user-space spin budget; see the module docs.
+#[cfg(loom)]
+pub struct FutexMutex<F: Futex> {
+    word: AtomicU32,
+    spin: u32,
+    futex: PhantomData<F>,
+}
+
+impl<F: Futex> FutexMutex<F> {
+    /// The raw lock word, for diagnostics and models.
+    pub fn word(&self) -> u32 {
+        self.word.load(Ordering::Relaxed)
+    }
+
+    /// Tries `0 -> 1` once.
+    #[inline]
+    pub fn try_lock(&self) -> bool {
+        self.word
+            .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    #[cold]
+    fn lock_contended(&self, stats: &mut LockStats) {
+        // Spin: poll with plain loads (test-and-test-and-set) so waiters do
+        // not steal the cache line from the owner, and try the CAS only when
+        // the word reads unlocked. The first attempt was the fast path's.
+        for _ in 1..self.spin {
+            stats.spins += 1;
+            spin_loop();
+            if self.word.load(Ordering::Relaxed) == UNLOCKED && self.try_lock() {
+                return;
+            }
+        }
+        // Sleep: mark the lock contended; whoever sees 0 come back owns it.
+        let mut c = self.word.swap(CONTENDED, Ordering::Acquire);
+        while c != UNLOCKED {
+            stats.waits += 1;
+            F::wait(&self.word, CONTENDED);
+            c = self.word.swap(CONTENDED, Ordering::Acquire);
+        }
+    }
+}
+
+// SAFETY: a thread returns from `lock` only after its CAS or swap observed
+// UNLOCKED (Acquire), and the word returns to UNLOCKED only in `unlock`
+// (Release decrement or store).
+unsafe impl<F: Futex> RawLock for FutexMutex<F> {
+    type Node = ();
+    const CAPS: Caps = Caps {
+        spin: true,
+        try_lock: true,
+        process_shared: false,
+        counters: true,
+        exclusive: true,
+    };
+
+    fn new(config: &LockConfig) -> Self {
+        Self {
+            word: AtomicU32::new(UNLOCKED),
+            spin: config.spin.max(1),
+            futex: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn lock(&self, _node: &(), stats: &mut LockStats) {
+        if !self.try_lock() {
+            self.lock_contended(stats);
+        }
+    }
+
+    #[inline]
+    unsafe fn unlock(&self, _node: &(), stats: &mut LockStats) {
+        if self.word.fetch_sub(1, Ordering::Release) != LOCKED {
+            // The old value was CONTENDED: someone may sleep.
+            self.word.store(UNLOCKED, Ordering::Release);
+            stats.wakes += 1;
+            F::wake(&self.word, 1);
+        }
+    }
+}

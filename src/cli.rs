@@ -1,0 +1,125 @@
+//! The command line, as clap sees it. Parsing only: validation that spans
+//! several flags lives in `spec`.
+
+use crate::parse::{parse_count, parse_duration, parse_nanos, parse_percent, parse_work, Work};
+use crate::registry::parse_lock;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// contend: how locks, semaphores and allocators behave under contention.
+#[derive(Debug, Parser)]
+#[command(name = "contend", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// N threads contend for one lock: critical sections per second, CPU
+    /// split, fairness, context switches and futex syscalls per point.
+    #[command(after_help = LOCK_EXAMPLES)]
+    Lock(Box<LockArgs>),
+    /// List what contend can measure.
+    List(ListArgs),
+}
+
+const LOCK_EXAMPLES: &str = "\
+Every list flag sweeps: the run is the cartesian product, one row per point.
+
+Examples:
+  contend lock --lock seed --threads 4 --hold 1us --spin 1,10,100,1000,10000,100000 --duration 5s
+  contend lock --lock futex,pthread --threads 2,4,8 --hold 1us --idle sleep:50us
+  contend lock --lock futex --threads 4 --period 1000ns --duty 10%,50%,90%
+  contend lock --lock seed --threads 4 --format seed
+  contend lock --lock futex --export-json result.json";
+
+/// `contend lock`.
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// Locks to measure, comma separated (`contend list locks` shows them).
+    #[arg(long, short = 'l', value_delimiter = ',', value_parser = parse_lock, default_value = "futex")]
+    pub lock: Vec<&'static str>,
+
+    /// Worker threads, comma separated.
+    #[arg(long, short = 't', value_delimiter = ',', value_parser = parse_count,
+          default_value = "4", allow_negative_numbers = true)]
+    pub threads: Vec<u32>,
+
+    /// Spin budget: user-space attempts before sleeping (locks that have one;
+    /// default 100).
+    #[arg(long, short = 's', value_delimiter = ',', value_parser = parse_count,
+          allow_negative_numbers = true)]
+    pub spin: Vec<u32>,
+
+    /// Time inside the lock: DURATION (busy-wait on the clock), busy:DURATION
+    /// or sleep:DURATION (nanosleep). Units: ns, us, ms, s.
+    #[arg(long, value_delimiter = ',', value_parser = parse_work, default_value = "1us",
+          value_name = "WORK", conflicts_with_all = ["period", "duty"])]
+    pub hold: Vec<Work>,
+
+    /// Time outside the lock between acquisitions, same syntax as --hold.
+    #[arg(long, value_delimiter = ',', value_parser = parse_work, default_value = "0",
+          value_name = "WORK", conflicts_with_all = ["period", "duty"])]
+    pub idle: Vec<Work>,
+
+    /// Alternative to --hold/--idle: the period of one lock+work cycle
+    /// (busy), split by --duty into hold and idle.
+    #[arg(long, value_delimiter = ',', value_parser = parse_nanos, requires = "duty",
+          value_name = "DURATION")]
+    pub period: Vec<u64>,
+
+    /// Share of --period spent holding the lock, e.g. 10% (hold 10%, idle 90%).
+    #[arg(long, value_delimiter = ',', value_parser = parse_percent, requires = "period",
+          value_name = "PERCENT")]
+    pub duty: Vec<f64>,
+
+    /// Measured window per point (rates divide by the measured length).
+    #[arg(long, short = 'd', value_parser = parse_duration, default_value = "2s")]
+    pub duration: Duration,
+
+    /// Run before counting starts, per point.
+    #[arg(long, value_parser = parse_duration, default_value = "250ms")]
+    pub warmup: Duration,
+
+    /// Output on stdout: a table, or futex-scalability.c's summary lines.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Write every result, the spec and the environment as JSON to FILE
+    /// (`-` for stdout, which then carries only the JSON).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Never show the progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// Output formats on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// One row per point.
+    Table,
+    /// futex-scalability.c's lines: entries, M entries/s, entries per thread.
+    Seed,
+}
+
+/// `contend list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// What to list.
+    #[arg(value_enum, default_value_t = ListWhat::Locks)]
+    pub what: ListWhat,
+}
+
+/// Things `contend list` can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListWhat {
+    /// The lock registry with capabilities.
+    Locks,
+}

@@ -1,0 +1,77 @@
+//! contend's entry point, read top to bottom: parse, validate, run the
+//! sweep, report. User mistakes exit 2, failures during a run exit 1.
+
+#![forbid(unsafe_code)]
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use contend::cli::{Cli, Command, Format, ListWhat, LockArgs};
+use contend::measure::env::Environment;
+use contend::report::{self, json::LockExport};
+use contend::runner::sweep::run_lock_sweep;
+use contend::spec::{LockSpec, SpecError};
+use std::io::Write;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Lock(args) => lock(&args),
+        Command::List(args) => match args.what {
+            ListWhat::Locks => print(&report::list::locks()),
+        },
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<SpecError>() => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn lock(args: &LockArgs) -> Result<()> {
+    let spec = LockSpec::from_args(args)?;
+    let environment = Environment::capture();
+    let outcome = run_lock_sweep(&spec)?;
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    let json_to_stdout = spec.export_json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    if !json_to_stdout {
+        match spec.format {
+            Format::Table => print(&report::table::render(&outcome.results, environment.cpus_online))?,
+            Format::Seed => print(&report::seed::render(&outcome.results))?,
+        }
+    }
+    if let Some(path) = &spec.export_json {
+        let text = report::json::render(&LockExport {
+            schema_version: report::json::SCHEMA_VERSION,
+            tool: "contend",
+            family: "lock",
+            environment: &environment,
+            spec: &spec,
+            warnings: &outcome.warnings,
+            points: &outcome.results,
+        })?;
+        if json_to_stdout {
+            print(&format!("{text}\n"))?;
+        } else {
+            std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error worth a trace.
+fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to stdout"),
+    }
+}

@@ -1,0 +1,118 @@
+//! The environment a result came from, carried in every export so a number
+//! can be traced to the machine, kernel and build that produced it.
+
+use serde::Serialize;
+use std::path::Path;
+
+/// Facts about the machine and the tool.
+#[derive(Debug, Clone, Serialize)]
+pub struct Environment {
+    /// `uname -r`.
+    pub kernel: String,
+    /// `uname -v`.
+    pub kernel_build: String,
+    /// First "model name" of /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Number of online CPUs.
+    pub cpus_online: usize,
+    /// /sys/devices/system/cpu/online, e.g. "0-1".
+    pub cpus_online_list: String,
+    /// CPUs this process may run on (its affinity mask).
+    pub cpus_allowed: usize,
+    /// Current clocksource (tsc, kvm-clock, ...): it decides what a clock
+    /// read costs.
+    pub clocksource: String,
+    /// glibc version.
+    pub glibc: String,
+    /// contend's version.
+    pub tool_version: String,
+    /// The git commit contend was built from.
+    pub git_hash: String,
+    /// The command line, as given.
+    pub command_line: Vec<String>,
+}
+
+fn read_trimmed(path: impl AsRef<Path>) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// Counts the CPUs in a list like "0-3,8,10-11".
+pub fn count_cpu_list(list: &str) -> usize {
+    list.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|range| match range.trim().split_once('-') {
+            Some((a, b)) => match (a.parse::<usize>(), b.parse::<usize>()) {
+                (Ok(a), Ok(b)) if b >= a => b - a + 1,
+                _ => 0,
+            },
+            None => usize::from(range.trim().parse::<usize>().is_ok()),
+        })
+        .sum()
+}
+
+/// Number of online CPUs.
+pub fn cpus_online() -> usize {
+    let n = count_cpu_list(&read_trimmed("/sys/devices/system/cpu/online"));
+    if n > 0 {
+        n
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
+impl Environment {
+    /// Reads the environment now.
+    pub fn capture() -> Self {
+        let uts = nix::sys::utsname::uname().ok();
+        let field = |f: fn(&nix::sys::utsname::UtsName) -> &std::ffi::OsStr| {
+            uts.as_ref()
+                .map_or_else(|| "unknown".into(), |u| f(u).to_string_lossy().into_owned())
+        };
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|info| {
+                info.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_string())
+            })
+            .unwrap_or_else(|| "unknown".into());
+        Environment {
+            kernel: field(|u| u.release()),
+            kernel_build: field(|u| u.version()),
+            cpu_model,
+            cpus_online: cpus_online(),
+            cpus_online_list: read_trimmed("/sys/devices/system/cpu/online"),
+            cpus_allowed: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            clocksource: read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+            glibc: locks::sys::libc_info::glibc_version(),
+            tool_version: env!("CARGO_PKG_VERSION").into(),
+            git_hash: env!("CONTEND_GIT_HASH").into(),
+            command_line: std::env::args().collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_count() {
+        assert_eq!(count_cpu_list("0-1"), 2);
+        assert_eq!(count_cpu_list("0-3,8,10-11"), 7);
+        assert_eq!(count_cpu_list("5"), 1);
+        assert_eq!(count_cpu_list(""), 0);
+        assert_eq!(count_cpu_list("garbage"), 0);
+    }
+
+    #[test]
+    fn capture_fills_the_basics() {
+        let e = Environment::capture();
+        assert!(e.cpus_online >= 1);
+        assert!(!e.glibc.is_empty());
+        assert_ne!(e.kernel, "unknown");
+    }
+}

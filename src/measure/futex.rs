@@ -1,0 +1,161 @@
+//! Futex syscall counts over a window, as `strace -c` would report them
+//! (calls, and errors such as EAGAIN from a FUTEX_WAIT that lost a race),
+//! from the `syscalls:sys_enter_futex*` / `sys_exit_futex*` tracepoints.
+//!
+//! Needs tracefs (mounted here when root and not mounted yet) and the right
+//! to open tracepoint perf events (root, CAP_PERFMON, or a low
+//! kernel.perf_event_paranoid). When that is not possible the columns say
+//! unavailable and the caller prints one warning with the reason.
+//!
+//! The counters are opened once per sweep, on the main thread, and left
+//! running: every worker thread started later inherits them, and a window's
+//! count is the difference of two reads. Opening per point would be simpler
+//! but closing a tracepoint event waits for an RCU grace period (about 40 ms
+//! each on this kind of VM), which would add a quarter second to every point.
+
+use locks::sys::perf::TracepointCounter;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// The futex syscalls a lock here can issue: the classic multiplexer and the
+/// futex2 wait/wake calls (Linux 6.7+), counted together where they exist.
+const SYSCALLS: &[&str] = &["futex", "futex_wait", "futex_wake"];
+
+const TRACEFS_MOUNTS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+/// Futex syscalls issued during a window by the measuring thread and every
+/// worker it started.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FutexCounts {
+    /// Syscalls entered.
+    pub calls: u64,
+    /// Syscalls that returned an error (ret < 0).
+    pub errors: u64,
+}
+
+/// Where the syscall tracepoints are, found (or mounted) once per run.
+#[derive(Debug, Clone)]
+pub struct FutexTracepoints {
+    /// (enter id, exit id) per available syscall.
+    ids: Vec<(u64, u64)>,
+}
+
+/// Running counters; open them before the workers start so the workers
+/// inherit them.
+#[derive(Debug)]
+pub struct FutexCounters {
+    calls: Vec<TracepointCounter>,
+    errors: Vec<TracepointCounter>,
+}
+
+impl FutexTracepoints {
+    /// Finds the futex tracepoints, mounting tracefs if we are root and it is
+    /// not mounted. The error says why counting is impossible.
+    pub fn find() -> Result<Self, String> {
+        let events = events_dir()?;
+        let read_id =
+            |path: PathBuf| -> Option<u64> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+        let ids: Vec<(u64, u64)> = SYSCALLS
+            .iter()
+            .filter_map(|name| {
+                let dir = events.join("syscalls");
+                Some((
+                    read_id(dir.join(format!("sys_enter_{name}/id")))?,
+                    read_id(dir.join(format!("sys_exit_{name}/id")))?,
+                ))
+            })
+            .collect();
+        if ids.is_empty() {
+            return Err(format!(
+                "{} has no syscalls:sys_enter_futex tracepoint (kernel built without CONFIG_FTRACE_SYSCALLS?)",
+                events.display()
+            ));
+        }
+        Ok(Self { ids })
+    }
+
+    /// Opens and starts counters on the calling thread, inherited by threads
+    /// it spawns afterwards.
+    pub fn open(&self) -> Result<FutexCounters, String> {
+        let explain = |e: std::io::Error| {
+            format!(
+                "perf_event_open on the futex syscall tracepoints failed: {e} \
+                 (needs root or CAP_PERFMON, or sysctl kernel.perf_event_paranoid=-1)"
+            )
+        };
+        let mut counters = FutexCounters {
+            calls: Vec::new(),
+            errors: Vec::new(),
+        };
+        for &(enter, exit) in &self.ids {
+            counters
+                .calls
+                .push(TracepointCounter::open(enter, None).map_err(explain)?);
+            counters
+                .errors
+                .push(TracepointCounter::open(exit, Some("ret < 0")).map_err(explain)?);
+        }
+        counters
+            .calls
+            .iter()
+            .chain(&counters.errors)
+            .try_for_each(|c| c.enable())
+            .map_err(explain)?;
+        Ok(counters)
+    }
+}
+
+impl FutexCounters {
+    /// The counts so far, over this thread and every thread it started.
+    pub fn read(&self) -> std::io::Result<FutexCounts> {
+        let sum = |cs: &[TracepointCounter]| -> std::io::Result<u64> { cs.iter().map(|c| c.read()).sum() };
+        Ok(FutexCounts {
+            calls: sum(&self.calls)?,
+            errors: sum(&self.errors)?,
+        })
+    }
+}
+
+impl std::ops::Sub for FutexCounts {
+    type Output = FutexCounts;
+    fn sub(self, earlier: FutexCounts) -> FutexCounts {
+        FutexCounts {
+            calls: self.calls.saturating_sub(earlier.calls),
+            errors: self.errors.saturating_sub(earlier.errors),
+        }
+    }
+}
+
+fn events_dir() -> Result<PathBuf, String> {
+    let found = |p: &Path| p.join("events/syscalls").is_dir();
+    if let Some(dir) = TRACEFS_MOUNTS.iter().map(Path::new).find(|p| found(p)) {
+        return Ok(dir.join("events"));
+    }
+    if !nix::unistd::geteuid().is_root() {
+        return Err("tracefs is not mounted and we are not root to mount it \
+                    (as root: mount -t tracefs nodev /sys/kernel/tracing)"
+            .into());
+    }
+    let target = Path::new(TRACEFS_MOUNTS[0]);
+    nix::mount::mount(
+        Some("nodev"),
+        target,
+        Some("tracefs"),
+        nix::mount::MsFlags::empty(),
+        None::<&str>,
+    )
+    .map_err(|e| {
+        format!(
+            "tracefs is not mounted and mounting it at {} failed: {e}",
+            target.display()
+        )
+    })?;
+    if found(target) {
+        Ok(target.join("events"))
+    } else {
+        Err(format!(
+            "mounted tracefs at {} but it has no syscall events",
+            target.display()
+        ))
+    }
+}

@@ -1,0 +1,12 @@
+//! What is measured around a run window: system-wide CPU split, the
+//! process's own CPU time and context switches, futex syscalls, fairness,
+//! and the environment the numbers came from.
+
+pub mod cpu;
+pub mod env;
+pub mod fairness;
+pub mod futex;
+pub mod rusage;
+pub mod window;
+
+pub use window::{Probes, WindowDelta};

@@ -1,0 +1,13 @@
+//! Parsers for the values users type: durations with units, hold/idle work
+//! with a mode, comma lists, percentages and counts. Each returns a message
+//! that names what was expected, which clap prints with the flag's name.
+
+pub mod count;
+pub mod duration;
+pub mod list;
+pub mod work;
+
+pub use count::{parse_count, parse_percent};
+pub use duration::{format_nanos, parse_duration, parse_nanos};
+pub use list::parse_list;
+pub use work::{parse_work, Work, WorkMode};

@@ -1,0 +1,34 @@
+//! `--export-json`: everything a run knows, with a schema version so readers
+//! can tell layouts apart.
+
+use crate::measure::env::Environment;
+use crate::runner::sweep::PointResult;
+use crate::spec::LockSpec;
+use serde::Serialize;
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The JSON document of `contend lock`.
+#[derive(Debug, Serialize)]
+pub struct LockExport<'a> {
+    /// Layout version of this document.
+    pub schema_version: u32,
+    /// Always "contend".
+    pub tool: &'static str,
+    /// Which family produced it: "lock".
+    pub family: &'static str,
+    /// Where the numbers came from.
+    pub environment: &'a Environment,
+    /// What was asked for.
+    pub spec: &'a LockSpec,
+    /// What the reader must know.
+    pub warnings: &'a [String],
+    /// One entry per point.
+    pub points: &'a [PointResult],
+}
+
+/// Serializes the export, pretty-printed.
+pub fn render(export: &LockExport<'_>) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(export)
+}

@@ -1,0 +1,8 @@
+//! Turning results into text: one file per format. Nothing below here runs
+//! anything; everything here only formats.
+
+pub mod json;
+pub mod list;
+pub mod number;
+pub mod seed;
+pub mod table;

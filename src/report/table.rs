@@ -1,0 +1,110 @@
+//! The terminal table: one row per point. Axes with a single value move to
+//! the heading line, so the columns show only what varies.
+
+use super::number::{ratio, si};
+use crate::parse::WorkMode;
+use crate::runner::sweep::PointResult;
+use comfy_table::{presets, CellAlignment, Table};
+
+/// Renders the results with a heading and a legend.
+pub fn render(results: &[PointResult], cpus: usize) -> String {
+    let Some(first) = results.first() else {
+        return "no points were run\n".into();
+    };
+    let varies = |f: &dyn Fn(&PointResult) -> String| results.iter().any(|r| f(r) != f(first));
+    type Axis = (&'static str, fn(&PointResult) -> String);
+    let axes: [Axis; 5] = [
+        ("lock", |r| r.point.lock.to_string()),
+        ("threads", |r| r.point.threads.to_string()),
+        ("spin", |r| r.point.spin.map_or("-".into(), |s| s.to_string())),
+        ("hold", |r| r.point.hold.to_string()),
+        ("idle", |r| r.point.idle.to_string()),
+    ];
+    let (varying, fixed): (Vec<&Axis>, Vec<&Axis>) = axes.iter().partition(|(_, f)| varies(f));
+
+    let mut heading: Vec<String> = fixed
+        .iter()
+        .filter(|(name, f)| !(*name == "spin" && f(first) == "-"))
+        .map(|(name, f)| format!("{name} {}", f(first)))
+        .collect();
+    heading.push(format!("{cpus} CPUs"));
+    heading.push(format!(
+        "{} window after {} warm-up",
+        crate::parse::format_nanos(first.point.duration_ns),
+        crate::parse::format_nanos(first.point.warmup_ns)
+    ));
+
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING);
+    let metrics = [
+        "cs/s", "%usr", "%sys", "%idle", "%steal", "hold µs", "min%", "max%", "Jain", "ctxsw/cs", "futex/cs",
+        "fail/cs", "spins/cs", "waits/cs", "wakes/cs",
+    ];
+    t.set_header(varying.iter().map(|(n, _)| *n).chain(metrics));
+    for r in results {
+        let s = &r.sample;
+        let counters = s.lock_counters;
+        let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
+        row.extend([
+            si(s.cs_per_s),
+            format!("{:.2}", s.cpu.usr_pct),
+            format!("{:.2}", s.cpu.sys_pct),
+            format!("{:.2}", s.cpu.idle_pct),
+            format!("{:.2}", s.cpu.steal_pct),
+            s.mean_hold_ns.map_or("-".into(), |ns| format!("{:.3}", ns / 1e3)),
+            format!("{:.1}", s.fairness.min_share_pct),
+            format!("{:.1}", s.fairness.max_share_pct),
+            format!("{:.4}", s.fairness.jain),
+            ratio(s.per_cs(s.process.context_switches())),
+            ratio(s.futex.and_then(|f| s.per_cs(f.calls))),
+            ratio(s.futex.and_then(|f| s.per_cs(f.errors))),
+            ratio(counters.and_then(|c| s.per_cs(c.spins))),
+            ratio(counters.and_then(|c| s.per_cs(c.waits))),
+            ratio(counters.and_then(|c| s.per_cs(c.wakes))),
+        ]);
+        t.add_row(row);
+    }
+    for i in varying.len()..varying.len() + metrics.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let notes: String = results
+        .iter()
+        .filter_map(hold_note)
+        .map(|n| format!("note: {n}\n"))
+        .collect();
+    format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
+}
+
+/// Explains an achieved hold more than 5% above the request, so a reader
+/// does not mistake preemption or sleep overshoot for a timing bug.
+fn hold_note(r: &PointResult) -> Option<String> {
+    let p = &r.point;
+    let s = &r.sample;
+    let requested = p.hold.ns as f64;
+    let mean = s.mean_hold_ns?;
+    if requested == 0.0 || mean <= requested * 1.05 {
+        return None;
+    }
+    let spin = p.spin.map_or(String::new(), |s| format!(" spin {s}"));
+    let above = 100.0 * (mean / requested - 1.0);
+    let cause = match p.hold.mode {
+        WorkMode::Sleep => "nanosleep returns late (timer slack and wake-up latency)".to_string(),
+        WorkMode::Busy => format!(
+            "{:.3}% of holds lasted over {} because the holder was preempted inside the lock",
+            s.per_cs(s.stretched_holds).unwrap_or(0.0) * 100.0,
+            crate::parse::format_nanos(p.hold.stretched_above())
+        ),
+    };
+    Some(format!(
+        "{} ×{}{spin}: mean hold {above:.1}% above {}: {cause}",
+        p.lock, p.threads, p.hold
+    ))
+}
+
+const LEGEND: &str = "\
+cs/s: critical sections per second of measured window. %usr %sys %idle %steal: whole system (/proc/stat).
+hold µs: achieved mean hold. min% max%: smallest and largest worker's share; Jain: fairness index (1 = even).
+ctxsw/cs: this process's context switches; futex/cs, fail/cs: futex syscalls and failed ones (tracepoints);
+spins/cs waits/cs wakes/cs: the lock's own counters (- where the lock is opaque). All per critical section.";

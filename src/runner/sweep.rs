@@ -1,0 +1,93 @@
+//! Runs every point of a spec in order, with a progress bar on a terminal,
+//! and collects the warnings that apply to the whole sweep.
+
+use crate::measure::env::cpus_online;
+use crate::measure::futex::FutexTracepoints;
+use crate::registry;
+use crate::spec::{LockSpec, Point};
+use crate::workloads::lock::RunContext;
+use crate::workloads::lock_sample::LockSample;
+use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+/// A point and what it measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct PointResult {
+    /// What was run.
+    pub point: Point,
+    /// What was measured.
+    pub sample: LockSample,
+}
+
+/// A finished sweep.
+#[derive(Debug, Clone)]
+pub struct SweepOutcome {
+    /// One result per point, in spec order.
+    pub results: Vec<PointResult>,
+    /// Things the reader must know to trust the numbers, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Below this estimated length no progress bar is worth drawing.
+const PROGRESS_MIN: Duration = Duration::from_secs(2);
+
+/// Runs the sweep.
+pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
+    let points = spec.points();
+    let mut warnings = Vec::new();
+    let ctx = RunContext {
+        // Opened here, on the thread that starts every point's workers, so
+        // that all of them inherit the counters.
+        futex: match FutexTracepoints::find().and_then(|tp| tp.open()) {
+            Ok(counters) => Some(counters),
+            Err(why) => {
+                warnings.push(format!("futex syscall counts unavailable: {why}"));
+                None
+            }
+        },
+    };
+    let cpus = cpus_online();
+    if let Some(&most) = spec.threads.iter().filter(|&&t| t as usize > cpus).max() {
+        warnings.push(format!(
+            "{most} threads on {cpus} online CPUs: oversubscribed, so lock holders get preempted \
+             inside the critical section and waiters that spin burn CPU the holder needs"
+        ));
+    }
+
+    let per_point = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
+    let bar = progress_bar(spec.progress, points.len(), per_point);
+    let mut results = Vec::with_capacity(points.len());
+    for point in points {
+        bar.set_message(describe(&point));
+        let entry = registry::find(point.lock).ok_or_else(|| anyhow!("lock `{}` vanished", point.lock))?;
+        let sample = (entry.run)(&point, &ctx)?;
+        results.push(PointResult { point, sample });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(SweepOutcome { results, warnings })
+}
+
+fn describe(p: &Point) -> String {
+    let spin = p.spin.map_or(String::new(), |s| format!(" spin {s}"));
+    format!("{} ×{}{spin} hold {} idle {}", p.lock, p.threads, p.hold, p.idle)
+}
+
+fn progress_bar(wanted: bool, points: usize, per_point: Duration) -> ProgressBar {
+    let estimate = per_point * points as u32;
+    if !wanted || !std::io::stderr().is_terminal() || estimate < PROGRESS_MIN {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(points as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta}  {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}

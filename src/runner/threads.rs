@@ -1,0 +1,46 @@
+//! Starting worker threads inside a scope, with an error that names the
+//! system limit when the kernel refuses another thread.
+
+use super::limits::Limits;
+use super::StartGate;
+use anyhow::{anyhow, Result};
+use std::thread::{Builder, Scope, ScopedJoinHandle};
+
+/// Worker stacks: the measured loop is shallow, and 1000 threads with the
+/// default 2 MiB stacks would reserve 2 GiB of address space for nothing.
+const WORKER_STACK: usize = 256 * 1024;
+
+/// Spawns `n` workers running `body(index)` in `scope`. If one cannot be
+/// started, the gate is aborted so the started ones return, and the error
+/// says which limit was likely hit.
+pub fn spawn_workers<'scope, 'env, T, F>(
+    scope: &'scope Scope<'scope, 'env>,
+    n: usize,
+    gate: &'env StartGate,
+    body: F,
+) -> Result<Vec<ScopedJoinHandle<'scope, T>>>
+where
+    T: Send + 'scope,
+    F: Fn(usize) -> T + Send + Sync + Copy + 'scope,
+{
+    let mut handles = Vec::with_capacity(n);
+    for i in 0..n {
+        let spawned = Builder::new()
+            .name(format!("contend-w{i}"))
+            .stack_size(WORKER_STACK)
+            .spawn_scoped(scope, move || body(i));
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                gate.abort();
+                return Err(anyhow!(
+                    "could not start worker thread {} of {n}: {e} ({})",
+                    i + 1,
+                    Limits::read().describe()
+                ));
+            }
+        }
+    }
+    gate.wait_for(n);
+    Ok(handles)
+}

@@ -1,0 +1,239 @@
+//! The validated experiment: what the CLI asked for, checked across flags
+//! and expanded into the points of the sweep (the cartesian product of the
+//! list flags). Everything here is serializable, so exports carry the spec.
+
+use crate::cli::{Format, LockArgs};
+use crate::parse::Work;
+use crate::registry;
+use crate::runner::limits::Limits;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+use thiserror::Error;
+
+/// A user mistake; the message names the flag that fixes it. Exit status 2.
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+/// One point of a sweep: everything a single run needs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// Registry name of the lock.
+    pub lock: &'static str,
+    /// Worker threads.
+    pub threads: u32,
+    /// Spin budget, for locks that have one.
+    pub spin: Option<u32>,
+    /// Work inside the lock.
+    pub hold: Work,
+    /// Work outside the lock.
+    pub idle: Work,
+    /// Requested window, ns.
+    pub duration_ns: u64,
+    /// Warm-up before the window, ns.
+    pub warmup_ns: u64,
+}
+
+impl Point {
+    /// Requested window.
+    pub fn duration(&self) -> Duration {
+        Duration::from_nanos(self.duration_ns)
+    }
+
+    /// Warm-up.
+    pub fn warmup(&self) -> Duration {
+        Duration::from_nanos(self.warmup_ns)
+    }
+}
+
+/// `contend lock`, validated.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockSpec {
+    /// Locks swept.
+    pub locks: Vec<&'static str>,
+    /// Thread counts swept.
+    pub threads: Vec<u32>,
+    /// Spin budgets swept (empty: each lock's default).
+    pub spins: Vec<u32>,
+    /// (hold, idle) pairs swept: the product of --hold and --idle, or one
+    /// pair per --period x --duty.
+    pub work: Vec<(Work, Work)>,
+    /// Requested window per point, ns.
+    pub duration_ns: u64,
+    /// Warm-up per point, ns.
+    pub warmup_ns: u64,
+    /// Output format on stdout.
+    pub format: Format,
+    /// JSON export target.
+    pub export_json: Option<PathBuf>,
+    /// Whether a progress bar may be shown.
+    pub progress: bool,
+}
+
+fn err(msg: impl Into<String>) -> SpecError {
+    SpecError(msg.into())
+}
+
+impl LockSpec {
+    /// Validates the arguments of `contend lock`.
+    pub fn from_args(args: &LockArgs) -> Result<Self, SpecError> {
+        let mut locks = args.lock.clone();
+        locks.dedup();
+        let entries: Vec<_> = locks.iter().filter_map(|n| registry::find(n)).collect();
+
+        if !args.spin.is_empty() {
+            let refused: Vec<&str> = entries.iter().filter(|e| !e.caps.spin).map(|e| e.name).collect();
+            if !refused.is_empty() {
+                return Err(err(format!(
+                    "--spin does not apply to {}: {} no spin budget (locks that take --spin: {})",
+                    refused.join(", "),
+                    if refused.len() == 1 { "it has" } else { "they have" },
+                    registry::spin_names()
+                )));
+            }
+        }
+        let max_threads = args.threads.iter().copied().max().unwrap_or(1);
+        if let Some(e) = entries.iter().find(|e| !e.caps.exclusive) {
+            if max_threads > 1 {
+                return Err(err(format!(
+                    "lock `{}` provides no mutual exclusion; use it with --threads 1",
+                    e.name
+                )));
+            }
+        }
+        Limits::read().check_threads(max_threads as u64).map_err(err)?;
+        if args.duration.is_zero() {
+            return Err(err("--duration must be longer than 0 (e.g. --duration 2s)"));
+        }
+
+        let work = if args.period.is_empty() {
+            let mut pairs = Vec::new();
+            for &hold in &args.hold {
+                for &idle in &args.idle {
+                    pairs.push((hold, idle));
+                }
+            }
+            pairs
+        } else {
+            let mut pairs = Vec::new();
+            for &period in &args.period {
+                for &duty in &args.duty {
+                    let hold = (period as f64 * duty).round() as u64;
+                    pairs.push((Work::busy(hold), Work::busy(period - hold)));
+                }
+            }
+            pairs
+        };
+
+        Ok(LockSpec {
+            locks,
+            threads: args.threads.clone(),
+            spins: args.spin.clone(),
+            work,
+            duration_ns: args.duration.as_nanos() as u64,
+            warmup_ns: args.warmup.as_nanos() as u64,
+            format: args.format,
+            export_json: args.export_json.clone(),
+            progress: !args.no_progress,
+        })
+    }
+
+    /// The points of the sweep, lock-major, in the order given.
+    pub fn points(&self) -> Vec<Point> {
+        let mut points = Vec::new();
+        for &lock in &self.locks {
+            let takes_spin = registry::find(lock).is_some_and(|e| e.caps.spin);
+            let spins: Vec<Option<u32>> = match (takes_spin, self.spins.is_empty()) {
+                (false, _) => vec![None],
+                (true, true) => vec![Some(locks::LockConfig::default().spin)],
+                (true, false) => self.spins.iter().copied().map(Some).collect(),
+            };
+            for &threads in &self.threads {
+                for &spin in &spins {
+                    for &(hold, idle) in &self.work {
+                        points.push(Point {
+                            lock,
+                            threads,
+                            spin,
+                            hold,
+                            idle,
+                            duration_ns: self.duration_ns,
+                            warmup_ns: self.warmup_ns,
+                        });
+                    }
+                }
+            }
+        }
+        points
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn spec(args: &str) -> Result<LockSpec, SpecError> {
+        let cli = Cli::try_parse_from(format!("contend lock {args}").split_whitespace()).unwrap();
+        match cli.command {
+            Command::Lock(a) => LockSpec::from_args(&a),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn sweep_is_the_cartesian_product() {
+        let s = spec("--lock seed,pthread --threads 2,4 --spin 1,10 --hold 1us,2us --idle 0,sleep:5us")
+            .unwrap_err();
+        assert!(s.0.contains("pthread"), "{}", s.0);
+        let s =
+            spec("--lock seed,futex --threads 2,4 --spin 1,10 --hold 1us,2us --idle 0,sleep:5us").unwrap();
+        let points = s.points();
+        assert_eq!(points.len(), 2 * 2 * 2 * 2 * 2);
+        assert_eq!(points[0].lock, "seed");
+        assert_eq!(points[0].spin, Some(1));
+        assert_eq!(points.last().unwrap().lock, "futex");
+        assert_eq!(points.last().unwrap().idle.to_string(), "sleep:5µs");
+    }
+
+    #[test]
+    fn locks_without_spin_get_none_and_with_spin_the_default() {
+        let s = spec("--lock pthread,futex --threads 1").unwrap();
+        let p = s.points();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].spin, None);
+        assert_eq!(p[1].spin, Some(100));
+    }
+
+    #[test]
+    fn period_and_duty_split_into_hold_and_idle() {
+        let s = spec("--period 1000ns --duty 10%,75%").unwrap();
+        assert_eq!(
+            s.work,
+            vec![
+                (Work::busy(100), Work::busy(900)),
+                (Work::busy(750), Work::busy(250))
+            ]
+        );
+    }
+
+    #[test]
+    fn cross_flag_mistakes_are_refused() {
+        assert!(spec("--lock noop --threads 2")
+            .unwrap_err()
+            .0
+            .contains("--threads 1"));
+        assert!(spec("--duration 0").unwrap_err().0.contains("--duration"));
+        assert!(spec("--threads 4000000000")
+            .unwrap_err()
+            .0
+            .contains("threads-max"));
+        let e = spec("--lock pthread --spin 5").unwrap_err().0;
+        assert!(
+            e.contains("--spin does not apply to pthread") && e.contains("seed, futex"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,90 @@
+//! What one point of `contend lock` measured: the result schema.
+
+use crate::measure::cpu::CpuSplit;
+use crate::measure::fairness::Fairness;
+use crate::measure::futex::FutexCounts;
+use crate::measure::rusage::ProcessUsage;
+use serde::Serialize;
+use std::ops::Sub;
+
+/// One worker's cumulative counters, as it publishes them after every
+/// critical section.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct WorkerCounts {
+    /// Critical sections completed.
+    pub acquisitions: u64,
+    /// Nanoseconds spent in the hold work (busy or sleeping).
+    pub hold_ns: u64,
+    /// Holds that lasted over twice the request plus 5 µs: the holder was
+    /// preempted (or overslept) inside the critical section.
+    pub stretched_holds: u64,
+    /// Failed user-space attempts (the lock's own counter).
+    pub spins: u64,
+    /// Futex waits the lock issued.
+    pub waits: u64,
+    /// Futex wakes the lock issued.
+    pub wakes: u64,
+}
+
+impl Sub for WorkerCounts {
+    type Output = WorkerCounts;
+    fn sub(self, earlier: WorkerCounts) -> WorkerCounts {
+        WorkerCounts {
+            acquisitions: self.acquisitions.saturating_sub(earlier.acquisitions),
+            hold_ns: self.hold_ns.saturating_sub(earlier.hold_ns),
+            stretched_holds: self.stretched_holds.saturating_sub(earlier.stretched_holds),
+            spins: self.spins.saturating_sub(earlier.spins),
+            waits: self.waits.saturating_sub(earlier.waits),
+            wakes: self.wakes.saturating_sub(earlier.wakes),
+        }
+    }
+}
+
+/// The lock's own slow-path counters, summed over workers.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct LockCounters {
+    /// Failed user-space attempts.
+    pub spins: u64,
+    /// Futex waits issued.
+    pub waits: u64,
+    /// Futex wakes issued.
+    pub wakes: u64,
+}
+
+/// One measured point.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockSample {
+    /// Measured window length in seconds (t1 - t0).
+    pub window_s: f64,
+    /// Critical sections completed in the window, all workers.
+    pub acquisitions: u64,
+    /// `acquisitions / window_s`.
+    pub cs_per_s: f64,
+    /// Achieved mean hold time in ns, `None` when the hold is 0.
+    pub mean_hold_ns: Option<f64>,
+    /// Holds stretched by preemption (see [`WorkerCounts::stretched_holds`]),
+    /// all workers.
+    pub stretched_holds: u64,
+    /// How evenly the workers shared the lock.
+    pub fairness: Fairness,
+    /// System-wide CPU split over the window.
+    pub cpu: CpuSplit,
+    /// This process's CPU time and context switches over the window.
+    pub process: ProcessUsage,
+    /// Futex syscalls over the window, `None` when they cannot be counted.
+    pub futex: Option<FutexCounts>,
+    /// The lock's own counters, `None` for locks whose internals are opaque.
+    pub lock_counters: Option<LockCounters>,
+    /// Per-worker counts in the window, in worker order.
+    pub workers: Vec<WorkerCounts>,
+    /// Acquisitions over the whole run (warm-up and drain included); equal
+    /// to the mutual-exclusion witness counter, or the run would have failed.
+    pub total_acquisitions: u64,
+}
+
+impl LockSample {
+    /// `count` per critical section in the window, `None` with none.
+    pub fn per_cs(&self, count: u64) -> Option<f64> {
+        (self.acquisitions > 0).then(|| count as f64 / self.acquisitions as f64)
+    }
+}

@@ -1,0 +1,4 @@
+//! Workloads: each turns one point of a spec into a sample.
+
+pub mod lock;
+pub mod lock_sample;
