@@ -1,7 +1,9 @@
 //! The command line, as clap sees it. Parsing only: validation that spans
 //! several flags lives in `spec`.
 
-use crate::parse::{parse_count, parse_duration, parse_nanos, parse_percent, parse_work, Work};
+use crate::parse::{
+    parse_count, parse_duration, parse_list, parse_nanos, parse_percent, parse_work, List, Work,
+};
 use crate::registry::parse_lock;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -41,48 +43,47 @@ Examples:
 #[derive(Debug, Args)]
 pub struct LockArgs {
     /// Locks to measure, comma separated (`contend list locks` shows them).
-    #[arg(long, short = 'l', value_delimiter = ',', value_parser = parse_lock, default_value = "futex")]
-    pub lock: Vec<&'static str>,
+    #[arg(long, short = 'l', value_parser = lock_list, default_value = "futex", value_name = "LOCKS")]
+    pub lock: List<&'static str>,
 
     /// Worker threads, comma separated.
-    #[arg(long, short = 't', value_delimiter = ',', value_parser = parse_count,
-          default_value = "4", allow_negative_numbers = true)]
-    pub threads: Vec<u32>,
+    #[arg(long, short = 't', value_parser = count_list, default_value = "4", allow_hyphen_values = true,
+          value_name = "N[,N...]")]
+    pub threads: List<u32>,
 
     /// Spin budget: user-space attempts before sleeping (locks that have one;
     /// default 100).
-    #[arg(long, short = 's', value_delimiter = ',', value_parser = parse_count,
-          allow_negative_numbers = true)]
-    pub spin: Vec<u32>,
+    #[arg(long, short = 's', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
+    pub spin: Option<List<u32>>,
 
     /// Time inside the lock: DURATION (busy-wait on the clock), busy:DURATION
     /// or sleep:DURATION (nanosleep). Units: ns, us, ms, s.
-    #[arg(long, value_delimiter = ',', value_parser = parse_work, default_value = "1us",
-          value_name = "WORK", conflicts_with_all = ["period", "duty"])]
-    pub hold: Vec<Work>,
+    #[arg(long, value_parser = work_list, default_value = "1us", value_name = "WORK[,WORK...]",
+          allow_hyphen_values = true, conflicts_with_all = ["period", "duty"])]
+    pub hold: List<Work>,
 
     /// Time outside the lock between acquisitions, same syntax as --hold.
-    #[arg(long, value_delimiter = ',', value_parser = parse_work, default_value = "0",
-          value_name = "WORK", conflicts_with_all = ["period", "duty"])]
-    pub idle: Vec<Work>,
+    #[arg(long, value_parser = work_list, default_value = "0", value_name = "WORK[,WORK...]",
+          allow_hyphen_values = true, conflicts_with_all = ["period", "duty"])]
+    pub idle: List<Work>,
 
     /// Alternative to --hold/--idle: the period of one lock+work cycle
     /// (busy), split by --duty into hold and idle.
-    #[arg(long, value_delimiter = ',', value_parser = parse_nanos, requires = "duty",
-          value_name = "DURATION")]
-    pub period: Vec<u64>,
+    #[arg(long, value_parser = nanos_list, requires = "duty", allow_hyphen_values = true,
+          value_name = "DURATION[,...]")]
+    pub period: Option<List<u64>>,
 
     /// Share of --period spent holding the lock, e.g. 10% (hold 10%, idle 90%).
-    #[arg(long, value_delimiter = ',', value_parser = parse_percent, requires = "period",
-          value_name = "PERCENT")]
-    pub duty: Vec<f64>,
+    #[arg(long, value_parser = percent_list, requires = "period", allow_hyphen_values = true,
+          value_name = "PERCENT[,...]")]
+    pub duty: Option<List<f64>>,
 
     /// Measured window per point (rates divide by the measured length).
-    #[arg(long, short = 'd', value_parser = parse_duration, default_value = "2s")]
+    #[arg(long, short = 'd', value_parser = parse_duration, default_value = "2s", allow_hyphen_values = true)]
     pub duration: Duration,
 
     /// Run before counting starts, per point.
-    #[arg(long, value_parser = parse_duration, default_value = "250ms")]
+    #[arg(long, value_parser = parse_duration, default_value = "250ms", allow_hyphen_values = true)]
     pub warmup: Duration,
 
     /// Output on stdout: a table, or futex-scalability.c's summary lines.
@@ -97,6 +98,26 @@ pub struct LockArgs {
     /// Never show the progress bar.
     #[arg(long)]
     pub no_progress: bool,
+}
+
+fn lock_list(s: &str) -> Result<List<&'static str>, String> {
+    parse_list(s, parse_lock).map(List)
+}
+
+fn count_list(s: &str) -> Result<List<u32>, String> {
+    parse_list(s, parse_count).map(List)
+}
+
+fn work_list(s: &str) -> Result<List<Work>, String> {
+    parse_list(s, parse_work).map(List)
+}
+
+fn nanos_list(s: &str) -> Result<List<u64>, String> {
+    parse_list(s, parse_nanos).map(List)
+}
+
+fn percent_list(s: &str) -> Result<List<f64>, String> {
+    parse_list(s, parse_percent).map(List)
 }
 
 /// Output formats on stdout.

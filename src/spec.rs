@@ -78,11 +78,12 @@ fn err(msg: impl Into<String>) -> SpecError {
 impl LockSpec {
     /// Validates the arguments of `contend lock`.
     pub fn from_args(args: &LockArgs) -> Result<Self, SpecError> {
-        let mut locks = args.lock.clone();
+        let mut locks = args.lock.0.clone();
         locks.dedup();
         let entries: Vec<_> = locks.iter().filter_map(|n| registry::find(n)).collect();
 
-        if !args.spin.is_empty() {
+        let spins = args.spin.as_ref().map_or_else(Vec::new, |l| l.0.clone());
+        if !spins.is_empty() {
             let refused: Vec<&str> = entries.iter().filter(|e| !e.caps.spin).map(|e| e.name).collect();
             if !refused.is_empty() {
                 return Err(err(format!(
@@ -93,7 +94,7 @@ impl LockSpec {
                 )));
             }
         }
-        let max_threads = args.threads.iter().copied().max().unwrap_or(1);
+        let max_threads = args.threads.0.iter().copied().max().unwrap_or(1);
         if let Some(e) = entries.iter().find(|e| !e.caps.exclusive) {
             if max_threads > 1 {
                 return Err(err(format!(
@@ -107,20 +108,20 @@ impl LockSpec {
             return Err(err("--duration must be longer than 0 (e.g. --duration 2s)"));
         }
 
-        let work = if args.period.is_empty() {
+        let work = if let (Some(periods), Some(duties)) = (&args.period, &args.duty) {
             let mut pairs = Vec::new();
-            for &hold in &args.hold {
-                for &idle in &args.idle {
-                    pairs.push((hold, idle));
+            for &period in &periods.0 {
+                for &duty in &duties.0 {
+                    let hold = (period as f64 * duty).round() as u64;
+                    pairs.push((Work::busy(hold), Work::busy(period - hold)));
                 }
             }
             pairs
         } else {
             let mut pairs = Vec::new();
-            for &period in &args.period {
-                for &duty in &args.duty {
-                    let hold = (period as f64 * duty).round() as u64;
-                    pairs.push((Work::busy(hold), Work::busy(period - hold)));
+            for &hold in &args.hold.0 {
+                for &idle in &args.idle.0 {
+                    pairs.push((hold, idle));
                 }
             }
             pairs
@@ -128,8 +129,8 @@ impl LockSpec {
 
         Ok(LockSpec {
             locks,
-            threads: args.threads.clone(),
-            spins: args.spin.clone(),
+            threads: args.threads.0.clone(),
+            spins,
             work,
             duration_ns: args.duration.as_nanos() as u64,
             warmup_ns: args.warmup.as_nanos() as u64,

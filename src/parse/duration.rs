@@ -30,6 +30,12 @@ pub fn parse_nanos(text: &str) -> Result<u64, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| format!("`{t}` has no unit (write e.g. {t}ns, {t}us, {t}ms or {t}s)"))?;
     let (number, unit) = t.split_at(split);
+    let known_unit = UNITS.iter().any(|(name, _)| *name == unit);
+    if number.is_empty() && !known_unit {
+        return Err(format!(
+            "`{t}` is not a duration (expected a number and a unit, e.g. 250ns, 1us, 10ms, 2s)"
+        ));
+    }
     let scale = UNITS
         .iter()
         .find(|(name, _)| *name == unit)
@@ -128,9 +134,11 @@ mod tests {
         assert!(parse_nanos("-1us").unwrap_err().contains("negative"));
         assert!(parse_nanos("5 parsecs").unwrap_err().contains("unknown unit"));
         assert!(parse_nanos("us").unwrap_err().contains("no number"));
+        assert!(parse_nanos("soon").unwrap_err().contains("not a duration"));
         assert!(parse_nanos("1.2.3us").unwrap_err().contains("not a number"));
         assert!(parse_nanos("99999999999999999999s").is_err());
-        assert!(parse_nanos("18446744073s").unwrap_err().contains("too long"));
+        assert!(parse_nanos("18446744074s").unwrap_err().contains("too long"));
+        assert_eq!(parse_nanos("18446744073s"), Ok(18_446_744_073_000_000_000));
     }
 
     #[test]
@@ -154,6 +162,7 @@ mod tests {
         assert_eq!(format_nanos(1_234), "1.234µs");
         assert_eq!(format_nanos(1_234_567), "1234.567µs");
         assert_eq!(format_nanos(1_001), "1.001µs");
-        assert_eq!(format_nanos(1_000_001), "1000001ns");
+        assert_eq!(format_nanos(1_000_001), "1000.001µs");
+        assert_eq!(format_nanos(999), "999ns");
     }
 }

@@ -1,5 +1,9 @@
 //! Comma lists: `1,10,100` becomes a sweep axis.
 
+/// A comma list given to one flag: each list flag is one sweep axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct List<T>(pub Vec<T>);
+
 /// Splits `text` on commas and parses each element with `parse`, naming the
 /// element that failed. Empty elements (`1,,2`, a trailing comma) are
 /// refused.

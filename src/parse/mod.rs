@@ -9,5 +9,5 @@ pub mod work;
 
 pub use count::{parse_count, parse_percent};
 pub use duration::{format_nanos, parse_duration, parse_nanos};
-pub use list::parse_list;
+pub use list::{parse_list, List};
 pub use work::{parse_work, Work, WorkMode};

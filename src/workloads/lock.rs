@@ -5,8 +5,8 @@
 //! registry entry gets its own monomorphized copy with no dynamic dispatch.
 //!
 //! Mutual exclusion is checked on every run with a witness counter that is
-//! incremented inside the critical section by a separate load and store,
-//! not an atomic read-modify-write: if two workers are ever inside at once,
+//! read when the critical section starts and written (plus one) when it
+//! ends, not incremented atomically: if two workers are ever inside at once,
 //! increments get lost and the total no longer matches. (Relaxed atomics,
 //! not a plain integer, so a broken lock shows up as a wrong count rather
 //! than undefined behaviour; on x86 both compile to the same mov/mov.)
@@ -106,9 +106,12 @@ fn worker<L: RawLock>(sh: &Shared<L>, me: usize, hold: Work, idle: Work) -> u64 
     let mut held = HoldTally::default();
     while !sh.stop.load(Relaxed) {
         let this_hold = sh.lock.with(&node, &mut stats, || {
+            // Read on entry, write on exit: any overlap during the hold, not
+            // just in a nanosecond-wide gap, loses an increment.
             let seen = sh.witness.load(Relaxed);
+            let spent = hold.run();
             sh.witness.store(seen + 1, Relaxed);
-            hold.run()
+            spent
         });
         held.ns += this_hold;
         held.stretched += u64::from(this_hold > stretched_above);

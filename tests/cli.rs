@@ -1,0 +1,252 @@
+//! The command line, end to end, on short runs (100 ms windows): output
+//! formats, exports and every kind of bad input.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn contend() -> Command {
+    Command::cargo_bin("contend").expect("binary built")
+}
+
+/// `contend lock` with a short window and the given extra arguments.
+fn lock(args: &[&str]) -> Command {
+    let mut c = contend();
+    c.args(["lock", "--duration", "100ms", "--warmup", "0"])
+        .args(args);
+    c
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = lock(&[args, &["--export-json", "-"]].concat()).assert().success();
+    serde_json::from_slice(&out.get_output().stdout).expect("stdout is JSON")
+}
+
+#[test]
+fn table_has_one_row_per_point_and_a_legend() {
+    let out = lock(&["--lock", "seed", "--threads", "2", "--spin", "1,1000"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let mut lines = text.lines();
+    let heading = lines.next().unwrap();
+    assert!(
+        heading.starts_with("lock seed · threads 2 · hold 1µs"),
+        "{heading}"
+    );
+    let header = lines.next().unwrap();
+    for col in [
+        "spin", "cs/s", "%usr", "%sys", "%idle", "Jain", "futex/cs", "ctxsw/cs", "hold µs",
+    ] {
+        assert!(header.contains(col), "missing {col} in {header}");
+    }
+    let rows: Vec<&str> = lines.take_while(|l| !l.trim().is_empty()).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows[0].trim_start().starts_with("1 "));
+    assert!(rows[1].trim_start().starts_with("1000 "));
+    assert!(text.contains("Jain: fairness index"));
+}
+
+#[test]
+fn json_carries_schema_spec_environment_and_per_worker_counts() {
+    let v = json(&[
+        "--lock",
+        "futex,pthread",
+        "--threads",
+        "3",
+        "--hold",
+        "sleep:10us",
+    ]);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["family"], "lock");
+    assert_eq!(v["spec"]["locks"], serde_json::json!(["futex", "pthread"]));
+    assert_eq!(v["spec"]["duration_ns"], 100_000_000);
+    let env = &v["environment"];
+    for key in [
+        "kernel",
+        "cpu_model",
+        "cpus_online",
+        "clocksource",
+        "tool_version",
+        "git_hash",
+        "glibc",
+    ] {
+        assert!(!env[key].is_null(), "environment.{key} missing");
+    }
+    assert!(env["command_line"].as_array().unwrap().len() > 3);
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2);
+    for p in points {
+        assert_eq!(p["point"]["hold"]["mode"], "sleep");
+        let s = &p["sample"];
+        let workers = s["workers"].as_array().unwrap();
+        assert_eq!(workers.len(), 3);
+        let sum: u64 = workers.iter().map(|w| w["acquisitions"].as_u64().unwrap()).sum();
+        assert_eq!(sum, s["acquisitions"].as_u64().unwrap());
+        let rate = s["acquisitions"].as_f64().unwrap() / s["window_s"].as_f64().unwrap();
+        assert!((rate - s["cs_per_s"].as_f64().unwrap()).abs() < 1e-6 * rate.max(1.0));
+        for key in ["usr_pct", "sys_pct", "idle_pct", "steal_pct"] {
+            assert!(s["cpu"][key].is_number(), "cpu.{key}");
+        }
+        assert!(s["process"]["voluntary_context_switches"].is_u64());
+        assert!(s["fairness"]["jain"].is_number());
+    }
+    assert!(points[0]["sample"]["lock_counters"].is_object());
+    assert!(
+        points[1]["sample"]["lock_counters"].is_null(),
+        "pthread is opaque"
+    );
+}
+
+#[test]
+fn json_export_to_a_file_keeps_the_table_on_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.json");
+    lock(&["--threads", "1", "--export-json", path.to_str().unwrap()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cs/s"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["points"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn seed_format_prints_the_original_summary_lines() {
+    let out = lock(&[
+        "--lock",
+        "seed",
+        "--threads",
+        "3",
+        "--spin",
+        "10",
+        "--format",
+        "seed",
+    ])
+    .assert()
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    let total: u64 = {
+        let rest = lines[0]
+            .strip_prefix("The number of entries in the critical section = ")
+            .expect(lines[0]);
+        let (n, rate) = rest.split_once(" (").unwrap();
+        let rate = rate.strip_suffix(" M entries/s)").expect(rate);
+        assert_eq!(
+            rate.split_once('.').unwrap().1.len(),
+            6,
+            "six decimals like %6.6f"
+        );
+        n.parse().unwrap()
+    };
+    let mut sum = 0;
+    for (i, line) in lines[1..].iter().enumerate() {
+        let n = line
+            .strip_prefix(&format!("Thread {i} = "))
+            .and_then(|r| r.strip_suffix(" entries"))
+            .expect(line);
+        sum += n.parse::<u64>().unwrap();
+    }
+    assert_eq!(sum, total);
+}
+
+#[test]
+fn seed_format_labels_each_point_of_a_sweep() {
+    lock(&[
+        "--lock",
+        "seed",
+        "--threads",
+        "1",
+        "--spin",
+        "1,2",
+        "--format",
+        "seed",
+    ])
+    .assert()
+    .success()
+    .stdout(predicate::str::contains(
+        "# lock=seed threads=1 spin=1 hold=1µs idle=0",
+    ))
+    .stdout(predicate::str::contains(
+        "# lock=seed threads=1 spin=2 hold=1µs idle=0",
+    ));
+}
+
+#[test]
+fn period_and_duty_sweep() {
+    let v = json(&["--threads", "1", "--period", "1000ns", "--duty", "10%,50%"]);
+    let holds: Vec<u64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["point"]["hold"]["ns"].as_u64().unwrap())
+        .collect();
+    assert_eq!(holds, [100, 500]);
+}
+
+#[test]
+fn list_locks_names_every_lock_with_capabilities() {
+    contend()
+        .args(["list", "locks"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("seed"))
+        .stdout(predicate::str::contains("futex"))
+        .stdout(predicate::str::contains("pthread"))
+        .stdout(predicate::str::contains("spin"));
+}
+
+/// Bad input: exit status 2, a message naming the problem, no panic.
+fn refused(args: &[&str], says: &str) {
+    let out = contend().args(args).assert().code(2).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(says), "{args:?}: expected `{says}` in:\n{err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked:\n{err}");
+    assert!(out.stdout.is_empty(), "{args:?} printed results");
+}
+
+#[test]
+fn bad_input_is_refused_with_status_2() {
+    refused(&["lock", "--threads", "0"], "0 is not allowed");
+    refused(&["lock", "--threads", "-2"], "negative");
+    refused(&["lock", "--threads", "two"], "not a whole number");
+    refused(&["lock", "--spin", "0"], "0 is not allowed");
+    refused(&["lock", "--spin", "-5"], "negative");
+    refused(
+        &["lock", "--lock", "nope"],
+        "unknown lock `nope`; known locks: seed, futex, pthread",
+    );
+    refused(&["lock", "--hold", "5"], "no unit");
+    refused(&["lock", "--hold", "5 parsecs"], "unknown unit");
+    refused(&["lock", "--hold", "nap:5us"], "unknown mode `nap`");
+    refused(&["lock", "--idle", "-1us"], "negative");
+    refused(&["lock", "--duration", "-2s"], "negative");
+    refused(&["lock", "--period", "-1us", "--duty", "5%"], "negative");
+    refused(&["lock", "--duration", "0"], "--duration must be longer than 0");
+    refused(&["lock", "--duration", "soon"], "not a duration");
+    refused(
+        &["lock", "--lock", "pthread", "--spin", "10"],
+        "--spin does not apply to pthread",
+    );
+    refused(
+        &["lock", "--lock", "noop", "--threads", "2"],
+        "no mutual exclusion",
+    );
+    refused(&["lock", "--threads", "4000000000"], "kernel.threads-max");
+    refused(&["lock", "--period", "1us"], "--duty");
+    refused(&["lock", "--period", "1us", "--duty", "150%"], "below 100%");
+    refused(
+        &["lock", "--hold", "1us", "--period", "1us", "--duty", "5%"],
+        "cannot be used with",
+    );
+    refused(&["lock", "--threads", "1,,2"], "empty element");
+    refused(&["lock", "--format", "csv"], "invalid value 'csv'");
+    refused(&["frobnicate"], "unrecognized subcommand");
+}

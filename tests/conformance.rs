@@ -1,0 +1,115 @@
+//! Every lock in the registry, run through the real workload: mutual
+//! exclusion with 8 threads on this (2-CPU) machine, with no hold and with
+//! sleeping holds that force the slow paths; every worker must finish (no
+//! lost wake-up). A new registry entry is covered without touching this
+//! file. A deliberately broken lock proves the check can fail.
+
+use contend::parse::{Work, WorkMode};
+use contend::registry::LOCKS;
+use contend::spec::Point;
+use contend::workloads::lock::{run, RunContext};
+use locks::{Caps, LockConfig, LockStats, RawLock};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+fn point(lock: &'static str, threads: u32, spin: Option<u32>, hold: Work) -> Point {
+    Point {
+        lock,
+        threads,
+        spin,
+        hold,
+        idle: Work::NONE,
+        duration_ns: 100_000_000,
+        warmup_ns: 10_000_000,
+    }
+}
+
+#[test]
+fn every_exclusive_lock_excludes_with_8_threads() {
+    let sleep = Work {
+        mode: WorkMode::Sleep,
+        ns: 20_000,
+    };
+    for entry in LOCKS.iter().filter(|e| e.caps.exclusive) {
+        let spins: &[Option<u32>] = if entry.caps.spin {
+            &[Some(1), Some(1000)]
+        } else {
+            &[None]
+        };
+        for &spin in spins {
+            for hold in [Work::NONE, sleep] {
+                let p = point(entry.name, 8, spin, hold);
+                let s = (entry.run)(&p, &RunContext::default())
+                    .unwrap_or_else(|e| panic!("{} spin {spin:?} hold {hold}: {e:#}", entry.name));
+                assert_eq!(s.workers.len(), 8);
+                assert!(s.acquisitions > 0, "{}: no progress", entry.name);
+                assert!(s.acquisitions <= s.total_acquisitions);
+                assert_eq!(
+                    s.workers.iter().map(|w| w.acquisitions).sum::<u64>(),
+                    s.acquisitions
+                );
+                assert_eq!(s.lock_counters.is_some(), entry.caps.counters, "{}", entry.name);
+                if hold.ns > 0 {
+                    let mean = s.mean_hold_ns.expect("hold was measured");
+                    assert!(
+                        mean >= hold.ns as f64,
+                        "{}: mean hold {mean} < {}",
+                        entry.name,
+                        hold.ns
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_baseline_runs_alone() {
+    let entry = LOCKS
+        .iter()
+        .find(|e| !e.caps.exclusive)
+        .expect("noop is registered");
+    let s = (entry.run)(&point(entry.name, 1, None, Work::NONE), &RunContext::default()).unwrap();
+    assert_eq!(s.workers.len(), 1);
+    assert!(s.acquisitions > 0);
+}
+
+/// A lock that lets two threads in at once: every other acquisition skips
+/// the real lock. Its node remembers whether this acquisition took it.
+struct Leaky {
+    inner: locks::raw::FutexMutex,
+    skip: AtomicBool,
+}
+
+// SAFETY: it is not a correct lock; that is the point. It claims to be
+// exclusive so the runner checks it, and the test expects that check to fail.
+unsafe impl RawLock for Leaky {
+    type Node = Cell<bool>;
+    const CAPS: Caps = <locks::raw::FutexMutex as RawLock>::CAPS;
+    fn new(config: &LockConfig) -> Self {
+        Leaky {
+            inner: locks::raw::FutexMutex::new(config),
+            skip: AtomicBool::new(false),
+        }
+    }
+    fn lock(&self, took: &Cell<bool>, stats: &mut LockStats) {
+        took.set(!self.skip.fetch_xor(true, Ordering::Relaxed));
+        if took.get() {
+            self.inner.lock(&(), stats);
+        }
+    }
+    unsafe fn unlock(&self, took: &Cell<bool>, stats: &mut LockStats) {
+        if took.get() {
+            // SAFETY: this acquisition took the inner lock.
+            unsafe { self.inner.unlock(&(), stats) }
+        }
+    }
+}
+
+#[test]
+fn a_broken_lock_is_caught_and_named() {
+    let p = point("leaky", 4, Some(1), Work::busy(200));
+    let err = run::<Leaky>(&p, &RunContext::default()).expect_err("the witness must catch it");
+    let msg = format!("{err:#}");
+    assert!(msg.contains("mutual exclusion violated by lock `leaky`"), "{msg}");
+}
