@@ -131,6 +131,18 @@ fn events_dir() -> Result<PathBuf, String> {
     if let Some(dir) = TRACEFS_MOUNTS.iter().map(Path::new).find(|p| found(p)) {
         return Ok(dir.join("events"));
     }
+    // Mounted but closed to us (tracefs is mode 0700) reads the same as
+    // absent through is_dir; tell the two apart so the advice is right.
+    let denied = TRACEFS_MOUNTS.iter().map(Path::new).find(|p| {
+        std::fs::read_dir(p.join("events")).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+    });
+    if let Some(dir) = denied {
+        return Err(format!(
+            "{} is not readable by this user (run as root, or grant access to tracefs \
+             and set kernel.perf_event_paranoid=-1)",
+            dir.display()
+        ));
+    }
     if !nix::unistd::geteuid().is_root() {
         return Err("tracefs is not mounted and we are not root to mount it \
                     (as root: mount -t tracefs nodev /sys/kernel/tracing)"
