@@ -64,6 +64,7 @@ fn harness_ns_per_acquisition() -> f64 {
         lock: "noop",
         threads: 1,
         spin: None,
+        spinners: None,
         hold: Work::NONE,
         idle: Work::NONE,
         duration_ns: 1_000_000_000,

@@ -2,7 +2,8 @@
 //! several flags lives in `spec`.
 
 use crate::parse::{
-    parse_count, parse_duration, parse_list, parse_nanos, parse_percent, parse_work, List, Work,
+    parse_count, parse_duration, parse_list, parse_nanos, parse_percent, parse_spinners, parse_work, List,
+    SpinPolicy, Work,
 };
 use crate::registry::parse_lock;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -36,6 +37,7 @@ Examples:
   contend lock --lock seed --threads 4 --hold 1us --spin 1,10,100,1000,10000,100000 --duration 5s
   contend lock --lock futex,pthread --threads 2,4,8 --hold 1us --idle sleep:50us
   contend lock --lock futex --threads 4 --period 1000ns --duty 10%,50%,90%
+  contend lock --lock adaptive --spinners none,one,many --threads 256 --period 1000ns --duty 50%
   contend lock --lock seed --threads 4 --format seed
   contend lock --lock futex --export-json result.json";
 
@@ -55,6 +57,12 @@ pub struct LockArgs {
     /// default 100).
     #[arg(long, short = 's', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
     pub spin: Option<List<u32>>,
+
+    /// Waiting policy for `adaptive`: none (sleep at once), one (one
+    /// adaptive spinner, the rest sleep) or many (every waiter spins);
+    /// default one.
+    #[arg(long, value_parser = spinners_list, value_name = "POLICY[,...]")]
+    pub spinners: Option<List<SpinPolicy>>,
 
     /// Time inside the lock: DURATION (busy-wait on the clock), busy:DURATION
     /// or sleep:DURATION (nanosleep). Units: ns, us, ms, s.
@@ -114,6 +122,10 @@ fn work_list(s: &str) -> Result<List<Work>, String> {
 
 fn nanos_list(s: &str) -> Result<List<u64>, String> {
     parse_list(s, parse_nanos).map(List)
+}
+
+fn spinners_list(s: &str) -> Result<List<SpinPolicy>, String> {
+    parse_list(s, parse_spinners).map(List)
 }
 
 fn percent_list(s: &str) -> Result<List<f64>, String> {

@@ -3,7 +3,7 @@
 //! list flags). Everything here is serializable, so exports carry the spec.
 
 use crate::cli::{Format, LockArgs};
-use crate::parse::Work;
+use crate::parse::{SpinPolicy, Work};
 use crate::registry;
 use crate::runner::limits::Limits;
 use serde::Serialize;
@@ -25,6 +25,8 @@ pub struct Point {
     pub threads: u32,
     /// Spin budget, for locks that have one.
     pub spin: Option<u32>,
+    /// Waiting policy, for locks that have one.
+    pub spinners: Option<SpinPolicy>,
     /// Work inside the lock.
     pub hold: Work,
     /// Work outside the lock.
@@ -56,6 +58,8 @@ pub struct LockSpec {
     pub threads: Vec<u32>,
     /// Spin budgets swept (empty: each lock's default).
     pub spins: Vec<u32>,
+    /// Waiting policies swept (empty: the default, one).
+    pub spinners: Vec<SpinPolicy>,
     /// (hold, idle) pairs swept: the product of --hold and --idle, or one
     /// pair per --period x --duty.
     pub work: Vec<(Work, Work)>,
@@ -82,6 +86,10 @@ impl LockSpec {
         locks.dedup();
         let entries: Vec<_> = locks.iter().filter_map(|n| registry::find(n)).collect();
 
+        for entry in &entries {
+            (entry.available)()
+                .map_err(|why| err(format!("lock `{}` cannot run here: {why}", entry.name)))?;
+        }
         let spins = args.spin.as_ref().map_or_else(Vec::new, |l| l.0.clone());
         if !spins.is_empty() {
             let refused: Vec<&str> = entries.iter().filter(|e| !e.caps.spin).map(|e| e.name).collect();
@@ -90,7 +98,22 @@ impl LockSpec {
                     "--spin does not apply to {}: {} no spin budget (locks that take --spin: {})",
                     refused.join(", "),
                     if refused.len() == 1 { "it has" } else { "they have" },
-                    registry::spin_names()
+                    registry::names_with(|c| c.spin)
+                )));
+            }
+        }
+        let spinners = args.spinners.as_ref().map_or_else(Vec::new, |l| l.0.clone());
+        if !spinners.is_empty() {
+            let refused: Vec<&str> = entries
+                .iter()
+                .filter(|e| !e.caps.spinners)
+                .map(|e| e.name)
+                .collect();
+            if !refused.is_empty() {
+                return Err(err(format!(
+                    "--spinners does not apply to {} (locks that take --spinners: {})",
+                    refused.join(", "),
+                    registry::names_with(|c| c.spinners)
                 )));
             }
         }
@@ -131,6 +154,7 @@ impl LockSpec {
             locks,
             threads: args.threads.0.clone(),
             spins,
+            spinners,
             work,
             duration_ns: args.duration.as_nanos() as u64,
             warmup_ns: args.warmup.as_nanos() as u64,
@@ -144,29 +168,43 @@ impl LockSpec {
     pub fn points(&self) -> Vec<Point> {
         let mut points = Vec::new();
         for &lock in &self.locks {
-            let takes_spin = registry::find(lock).is_some_and(|e| e.caps.spin);
-            let spins: Vec<Option<u32>> = match (takes_spin, self.spins.is_empty()) {
-                (false, _) => vec![None],
-                (true, true) => vec![Some(locks::LockConfig::default().spin)],
-                (true, false) => self.spins.iter().copied().map(Some).collect(),
-            };
+            let caps = registry::find(lock).map(|e| e.caps);
+            let spins = axis(
+                caps.is_some_and(|c| c.spin),
+                &self.spins,
+                locks::LockConfig::DEFAULT_SPIN,
+            );
+            let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One);
             for &threads in &self.threads {
-                for &spin in &spins {
-                    for &(hold, idle) in &self.work {
-                        points.push(Point {
-                            lock,
-                            threads,
-                            spin,
-                            hold,
-                            idle,
-                            duration_ns: self.duration_ns,
-                            warmup_ns: self.warmup_ns,
-                        });
+                for &spinners in &policies {
+                    for &spin in &spins {
+                        for &(hold, idle) in &self.work {
+                            points.push(Point {
+                                lock,
+                                threads,
+                                spin,
+                                spinners,
+                                hold,
+                                idle,
+                                duration_ns: self.duration_ns,
+                                warmup_ns: self.warmup_ns,
+                            });
+                        }
                     }
                 }
             }
         }
         points
+    }
+}
+
+/// The values of an optional axis for one lock: none if the lock does not
+/// take it, the default if the user gave none, else the user's list.
+fn axis<T: Copy>(applies: bool, given: &[T], default: T) -> Vec<Option<T>> {
+    match (applies, given.is_empty()) {
+        (false, _) => vec![None],
+        (true, true) => vec![Some(default)],
+        (true, false) => given.iter().copied().map(Some).collect(),
     }
 }
 
@@ -206,6 +244,28 @@ mod tests {
         assert_eq!(p.len(), 2);
         assert_eq!(p[0].spin, None);
         assert_eq!(p[1].spin, Some(100));
+    }
+
+    #[test]
+    fn spinners_sweep_only_adaptive() {
+        let s = spec("--lock adaptive --spinners none,one,many --threads 2").unwrap();
+        let p: Vec<_> = s.points().iter().map(|p| p.spinners).collect();
+        assert_eq!(
+            p,
+            [
+                Some(SpinPolicy::None),
+                Some(SpinPolicy::One),
+                Some(SpinPolicy::Many)
+            ]
+        );
+        let e = spec("--lock futex,adaptive --spinners many").unwrap_err().0;
+        assert!(
+            e.contains("--spinners does not apply to futex") && e.contains("adaptive"),
+            "{e}"
+        );
+        let s = spec("--lock futex,adaptive --threads 1").unwrap();
+        assert_eq!(s.points()[0].spinners, None);
+        assert_eq!(s.points()[1].spinners, Some(SpinPolicy::One));
     }
 
     #[test]

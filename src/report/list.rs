@@ -11,25 +11,38 @@ pub fn locks() -> String {
         "lock",
         "family",
         "spin",
+        "spinners",
         "try",
         "procs",
         "counters",
+        "available",
         "description",
     ]);
-    let yes = |b: bool| if b { "yes" } else { "-" };
+    let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
+    let mut unavailable = String::new();
     for e in LOCKS {
+        let available = match (e.available)() {
+            Ok(()) => "yes".to_string(),
+            Err(why) => {
+                unavailable.push_str(&format!("{}: {why}\n", e.name));
+                "no".to_string()
+            }
+        };
         t.add_row([
-            e.name,
-            e.family,
+            e.name.to_string(),
+            e.family.to_string(),
             yes(e.caps.spin),
+            yes(e.caps.spinners),
             yes(e.caps.try_lock),
             yes(e.caps.process_shared),
             yes(e.caps.counters),
-            e.about,
+            available,
+            e.about.to_string(),
         ]);
     }
     format!(
-        "{t}\n\nspin: takes --spin; try: has try-lock; procs: can be shared by processes; \
-         counters: reports its own spins/waits/wakes\n"
+        "{t}\n\nspin: takes --spin; spinners: takes --spinners; try: has try-lock; \
+         procs: can live in shared memory for processes;\ncounters: reports its own \
+         spins/waits/wakes; available: runs on this kernel\n{unavailable}"
     )
 }

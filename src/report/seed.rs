@@ -17,9 +17,10 @@ pub fn render(results: &[PointResult]) -> String {
                 out.push('\n');
             }
             let spin = p.spin.map_or(String::new(), |s| format!(" spin={s}"));
+            let spinners = p.spinners.map_or(String::new(), |s| format!(" spinners={s}"));
             let _ = writeln!(
                 out,
-                "# lock={} threads={}{spin} hold={} idle={}",
+                "# lock={} threads={}{spinners}{spin} hold={} idle={}",
                 p.lock, p.threads, p.hold, p.idle
             );
         }

@@ -13,9 +13,12 @@ pub fn render(results: &[PointResult], cpus: usize) -> String {
     };
     let varies = |f: &dyn Fn(&PointResult) -> String| results.iter().any(|r| f(r) != f(first));
     type Axis = (&'static str, fn(&PointResult) -> String);
-    let axes: [Axis; 5] = [
+    let axes: [Axis; 6] = [
         ("lock", |r| r.point.lock.to_string()),
         ("threads", |r| r.point.threads.to_string()),
+        ("spinners", |r| {
+            r.point.spinners.map_or("-".into(), |s| s.to_string())
+        }),
         ("spin", |r| r.point.spin.map_or("-".into(), |s| s.to_string())),
         ("hold", |r| r.point.hold.to_string()),
         ("idle", |r| r.point.idle.to_string()),
@@ -24,7 +27,7 @@ pub fn render(results: &[PointResult], cpus: usize) -> String {
 
     let mut heading: Vec<String> = fixed
         .iter()
-        .filter(|(name, f)| !(*name == "spin" && f(first) == "-"))
+        .filter(|(_, f)| f(first) != "-")
         .map(|(name, f)| format!("{name} {}", f(first)))
         .collect();
     heading.push(format!("{cpus} CPUs"));

@@ -73,7 +73,11 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
 
 fn describe(p: &Point) -> String {
     let spin = p.spin.map_or(String::new(), |s| format!(" spin {s}"));
-    format!("{} ×{}{spin} hold {} idle {}", p.lock, p.threads, p.hold, p.idle)
+    let spinners = p.spinners.map_or(String::new(), |s| format!(" spinners {s}"));
+    format!(
+        "{} ×{}{spinners}{spin} hold {} idle {}",
+        p.lock, p.threads, p.hold, p.idle
+    )
 }
 
 fn progress_bar(wanted: bool, points: usize, per_point: Duration) -> ProgressBar {

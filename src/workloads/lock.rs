@@ -125,10 +125,13 @@ fn worker<L: RawLock>(sh: &Shared<L>, me: usize, hold: Work, idle: Work) -> u64 
 /// Runs one point with lock type `L`.
 pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
     let threads = point.threads as usize;
+    let config = LockConfig {
+        spin: point.spin.unwrap_or(LockConfig::DEFAULT_SPIN),
+        spinners: point.spinners.map(Into::into).unwrap_or_default(),
+    };
+    let lock = L::try_new(&config).map_err(|why| anyhow::anyhow!("creating lock `{}`: {why}", point.lock))?;
     let sh = Shared {
-        lock: CachePadded::new(L::new(&LockConfig {
-            spin: point.spin.unwrap_or(LockConfig::default().spin),
-        })),
+        lock: CachePadded::new(lock),
         witness: CachePadded::new(AtomicU64::new(0)),
         stop: CachePadded::new(AtomicBool::new(false)),
         slots: (0..threads).map(|_| CachePadded::new(Slot::default())).collect(),

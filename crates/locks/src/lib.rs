@@ -5,8 +5,10 @@
 //! [`raw`] and implements [`RawLock`]; the binary's registry turns each into a
 //! monomorphized workload so no dynamic dispatch sits inside a measured loop.
 
+#[cfg(not(loom))]
+pub mod check;
 pub mod primitive;
 pub mod raw;
 pub mod sys;
 
-pub use raw::{Caps, LockConfig, LockStats, RawLock};
+pub use raw::{Caps, LockConfig, LockStats, RawLock, Spinners, TryLock};

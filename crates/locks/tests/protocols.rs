@@ -1,9 +1,8 @@
 //! Protocol facts of each lock that a benchmark result depends on, checked
 //! through the lock's own counters.
 
-use locks::raw::{FutexMutex, PthreadMutex, Seed};
-use locks::{LockConfig, LockStats, RawLock};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use locks::raw::{Adaptive, FutexMutex, Seed};
+use locks::{LockConfig, LockStats, RawLock, Spinners};
 use std::time::Duration;
 
 fn cycles<L: RawLock<Node = ()>>(lock: &L, n: u64) -> LockStats {
@@ -18,7 +17,13 @@ fn cycles<L: RawLock<Node = ()>>(lock: &L, n: u64) -> LockStats {
 fn seed_wakes_on_every_unlock_even_uncontended() {
     // The baseline's defining flaw; a "fixed" seed would invalidate the
     // comparison with the published tables.
-    let stats = cycles(&<Seed>::new(&LockConfig { spin: 1 }), 1000);
+    let stats = cycles(
+        &<Seed>::new(&LockConfig {
+            spin: 1,
+            ..LockConfig::default()
+        }),
+        1000,
+    );
     assert_eq!(stats.wakes, 1000);
     assert_eq!(stats.waits, 0);
     assert_eq!(stats.spins, 0);
@@ -43,7 +48,10 @@ fn futex_mutex_try_lock_fails_while_held() {
 fn futex_mutex_announces_waiters_and_wakes_them() {
     // One thread holds the lock while another runs out of its spin budget
     // and sleeps: the word must go to 2 and the unlock must wake.
-    let lock = <FutexMutex>::new(&LockConfig { spin: 1 });
+    let lock = <FutexMutex>::new(&LockConfig {
+        spin: 1,
+        ..LockConfig::default()
+    });
     let mut holder = LockStats::default();
     std::thread::scope(|s| {
         lock.lock(&(), &mut holder);
@@ -64,33 +72,47 @@ fn futex_mutex_announces_waiters_and_wakes_them() {
     assert_eq!(lock.word(), 0);
 }
 
-/// Mutual exclusion with sleeping inside the critical section, so the slow
-/// paths (futex wait and wake) run on every lock.
-fn exclusive_under_sleep<L: RawLock<Node = ()>>(config: LockConfig) {
-    let lock = L::new(&config);
-    let counter = AtomicU64::new(0);
+/// Runs `threads` threads through `rounds` critical sections that sleep, so
+/// waiters pile up, and returns the summed stats.
+fn contended<L: RawLock<Node = ()>>(lock: &L, threads: usize, rounds: usize) -> LockStats {
+    let total = std::sync::Mutex::new(LockStats::default());
     std::thread::scope(|s| {
-        for _ in 0..8 {
+        for _ in 0..threads {
             s.spawn(|| {
                 let mut stats = LockStats::default();
-                for _ in 0..50 {
-                    lock.with(&(), &mut stats, || {
-                        let v = counter.load(Relaxed);
-                        std::thread::sleep(Duration::from_micros(50));
-                        counter.store(v + 1, Relaxed);
-                    });
+                for _ in 0..rounds {
+                    lock.with(&(), &mut stats, || std::thread::sleep(Duration::from_micros(50)));
                 }
+                let mut t = total.lock().unwrap();
+                t.spins += stats.spins;
+                t.waits += stats.waits;
+                t.wakes += stats.wakes;
             });
         }
     });
-    assert_eq!(counter.load(Relaxed), 8 * 50);
+    total.into_inner().unwrap()
 }
 
 #[test]
-fn every_lock_excludes_with_sleeping_holders() {
-    exclusive_under_sleep::<Seed>(LockConfig { spin: 1 });
-    exclusive_under_sleep::<Seed>(LockConfig { spin: 1000 });
-    exclusive_under_sleep::<FutexMutex>(LockConfig { spin: 1 });
-    exclusive_under_sleep::<FutexMutex>(LockConfig { spin: 1000 });
-    exclusive_under_sleep::<PthreadMutex>(LockConfig::default());
+fn adaptive_without_spinners_never_spins() {
+    let lock = <Adaptive>::new(&LockConfig {
+        spinners: Spinners::None,
+        ..LockConfig::default()
+    });
+    let stats = contended(&lock, 4, 50);
+    assert_eq!(stats.spins, 0, "{stats:?}");
+    assert!(stats.waits > 0, "{stats:?}");
+}
+
+#[test]
+fn adaptive_spinners_spin_then_sleep_on_long_holds() {
+    // 50 µs holds outlast any budget: spinners must give up and sleep.
+    for policy in [Spinners::One, Spinners::Many] {
+        let lock = <Adaptive>::new(&LockConfig {
+            spinners: policy,
+            ..LockConfig::default()
+        });
+        let stats = contended(&lock, 4, 50);
+        assert!(stats.spins > 0 && stats.waits > 0, "{policy:?}: {stats:?}");
+    }
 }

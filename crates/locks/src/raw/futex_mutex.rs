@@ -23,7 +23,7 @@ use crate::primitive::{spin_loop, AtomicU32, Ordering};
 #[cfg(not(loom))]
 use crate::sys::futex::PrivateFutex;
 use crate::sys::Futex;
-use crate::{Caps, LockConfig, LockStats, RawLock};
+use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 use std::marker::PhantomData;
 
 const UNLOCKED: u32 = 0;
@@ -93,6 +93,7 @@ unsafe impl<F: Futex> RawLock for FutexMutex<F> {
         process_shared: false,
         counters: true,
         exclusive: true,
+        spinners: false,
     };
 
     fn new(config: &LockConfig) -> Self {
@@ -118,5 +119,13 @@ unsafe impl<F: Futex> RawLock for FutexMutex<F> {
             stats.wakes += 1;
             F::wake(&self.word, 1);
         }
+    }
+}
+
+// SAFETY: `try_lock` is the fast path of `lock`: a CAS 0 -> 1.
+unsafe impl<F: Futex> TryLock for FutexMutex<F> {
+    #[inline]
+    fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
+        FutexMutex::try_lock(self)
     }
 }

@@ -5,17 +5,57 @@
 //! on its slow paths, so every run can report spins, futex waits and wakes
 //! without a shared counter in the hot path.
 
+mod adaptive;
+mod backoff;
+mod clh;
+#[cfg(not(loom))]
+mod futex2;
 mod futex_mutex;
+mod mcs;
 mod noop;
+#[cfg(not(loom))]
+mod parking_lot;
+#[cfg(not(loom))]
+mod pi;
+#[cfg(not(loom))]
+mod posix_sem;
 #[cfg(not(loom))]
 mod pthread;
 mod seed;
+#[cfg(not(loom))]
+mod std_mutex;
+#[cfg(not(loom))]
+mod sysv_sem;
+mod tas;
+mod ticket;
+mod ttas;
+mod yield_spin;
 
+pub use adaptive::Adaptive;
+pub use backoff::Backoff;
+pub use clh::{Clh, ClhHandle};
+#[cfg(not(loom))]
+pub use futex2::Futex2Mutex;
 pub use futex_mutex::FutexMutex;
+pub use mcs::{Mcs, McsNode};
 pub use noop::NoLock;
 #[cfg(not(loom))]
-pub use pthread::PthreadMutex;
+pub use parking_lot::ParkingLot;
+#[cfg(not(loom))]
+pub use pi::PiFutex;
+#[cfg(not(loom))]
+pub use posix_sem::PosixSem;
+#[cfg(not(loom))]
+pub use pthread::{PthreadAdaptive, PthreadMutex, PthreadPi};
 pub use seed::Seed;
+#[cfg(not(loom))]
+pub use std_mutex::{GuardSlot, StdMutex};
+#[cfg(not(loom))]
+pub use sysv_sem::SysvSem;
+pub use tas::Tas;
+pub use ticket::Ticket;
+pub use ttas::Ttas;
+pub use yield_spin::YieldSpin;
 
 /// What a lock can do besides lock and unlock. The CLI validates flags
 /// against these, and `contend list locks` prints them.
@@ -32,19 +72,57 @@ pub struct Caps {
     /// Provides mutual exclusion. Only the `noop` baseline says no: it exists
     /// to measure the harness and is refused with more than one worker.
     pub exclusive: bool,
+    /// Takes a waiting policy (`--spinners none|one|many`).
+    pub spinners: bool,
+}
+
+impl Caps {
+    /// A sleeping or spinning lock with no options: exclusive, nothing else.
+    pub const PLAIN: Caps = Caps {
+        spin: false,
+        try_lock: false,
+        process_shared: false,
+        counters: false,
+        exclusive: true,
+        spinners: false,
+    };
+}
+
+/// Which waiters spin before sleeping: the three policies of the FUTEX_LOCK
+/// RFC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Spinners {
+    /// Sleep at once.
+    None,
+    /// At most one waiter spins (it holds a spinner token); the rest sleep.
+    #[default]
+    One,
+    /// Every waiter spins before sleeping.
+    Many,
 }
 
 /// Parameters a lock is built with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LockConfig {
     /// Spin budget for locks with [`Caps::spin`]: how many attempts a waiter
-    /// makes in user space before it sleeps. At least 1.
+    /// makes in user space before it sleeps (for `adaptive`, the most its
+    /// adaptive budget may grow to). At least 1.
     pub spin: u32,
+    /// Waiting policy for locks with [`Caps::spinners`].
+    pub spinners: Spinners,
+}
+
+impl LockConfig {
+    /// The spin budget when `--spin` is not given.
+    pub const DEFAULT_SPIN: u32 = 100;
 }
 
 impl Default for LockConfig {
     fn default() -> Self {
-        Self { spin: 100 }
+        Self {
+            spin: Self::DEFAULT_SPIN,
+            spinners: Spinners::default(),
+        }
     }
 }
 
@@ -78,6 +156,12 @@ pub unsafe trait RawLock: Send + Sync + Sized + 'static {
 
     /// Builds an unlocked lock.
     fn new(config: &LockConfig) -> Self;
+
+    /// Builds an unlocked lock, or says why it cannot (a kernel object could
+    /// not be created). Locks that cannot fail keep the default.
+    fn try_new(config: &LockConfig) -> Result<Self, String> {
+        Ok(Self::new(config))
+    }
 
     /// Acquires the lock, blocking or spinning as the algorithm does.
     fn lock(&self, node: &Self::Node, stats: &mut LockStats);
@@ -115,4 +199,15 @@ pub unsafe trait RawLock: Send + Sync + Sized + 'static {
         };
         f()
     }
+}
+
+/// Locks that can be tried without blocking.
+///
+/// # Safety
+///
+/// A `true` return must give the same guarantees as a return from
+/// [`RawLock::lock`]; the caller then releases with [`RawLock::unlock`].
+pub unsafe trait TryLock: RawLock {
+    /// Takes the lock if it is free right now.
+    fn try_lock(&self, node: &Self::Node, stats: &mut LockStats) -> bool;
 }

@@ -20,10 +20,11 @@ unsafe impl RawLock for NoLock {
     type Node = ();
     const CAPS: Caps = Caps {
         spin: false,
-        try_lock: true,
+        try_lock: false,
         process_shared: true,
         counters: true,
         exclusive: false,
+        spinners: false,
     };
 
     fn new(_config: &LockConfig) -> Self {

@@ -1,43 +1,64 @@
-//! `pthread`: glibc's default mutex (`PTHREAD_MUTEX_NORMAL`).
+//! `pthread`, `pthread-adaptive`, `pthread-pi`: glibc's mutexes.
 //!
-//! | word (`__lock`) | meaning |
+//! | word (`__lock`) | meaning (default and adaptive) |
 //! |------|---------|
 //! | 0 | unlocked |
 //! | 1 | locked |
 //! | 2 | locked, waiters possible |
 //!
-//! Origin: glibc nptl `pthread_mutex_lock`, which implements Drepper's
-//! mutex 3 (`lll_lock`) without spinning. Its word is private to glibc, so
-//! contend cannot count its spins, waits or wakes; the futex tracepoint
-//! counters still see its syscalls.
+//! For `pthread-pi` the word holds the owner's TID and the kernel's
+//! FUTEX_WAITERS bit instead, as in `pi`.
 //!
-//! Known failure mode: no spinning at all, so every contended acquisition
-//! sleeps, and the unlocker pays a FUTEX_WAKE while newcomers barge ahead of
-//! the woken thread.
+//! Origin: glibc nptl. The default mutex is Drepper's mutex 3 without
+//! spinning. `PTHREAD_MUTEX_ADAPTIVE_NP` spins up to a per-mutex moving
+//! average (`__spins`, capped by the `glibc.pthread.mutex_spin_count`
+//! tunable, default 100) before sleeping. `PTHREAD_PRIO_INHERIT` uses
+//! FUTEX_LOCK_PI. Their words are private to glibc, so contend cannot count
+//! their spins, waits or wakes; the futex tracepoint counters still see the
+//! syscalls.
+//!
+//! Known failure modes: the default mutex never spins, so every contended
+//! acquisition sleeps and the unlocker pays a FUTEX_WAKE while newcomers
+//! barge ahead of the woken thread; the adaptive one spins blindly (it
+//! cannot tell a running owner from a preempted one); the PI one pays a
+//! syscall on every contended lock and unlock.
 
-use crate::sys::pthread::Mutex;
-use crate::{Caps, LockConfig, LockStats, RawLock};
+use crate::sys::pthread::{Kind, Mutex};
+use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 
-/// glibc's default mutex; see the module docs.
-pub struct PthreadMutex {
+/// A glibc mutex of kind `KIND` (0 default, 1 adaptive, 2 priority
+/// inheritance); use the aliases.
+pub struct PthreadLock<const KIND: u8> {
     inner: Mutex,
+}
+
+/// glibc's default mutex.
+pub type PthreadMutex = PthreadLock<0>;
+/// glibc's `PTHREAD_MUTEX_ADAPTIVE_NP`.
+pub type PthreadAdaptive = PthreadLock<1>;
+/// glibc's `PTHREAD_PRIO_INHERIT` mutex.
+pub type PthreadPi = PthreadLock<2>;
+
+const fn kind(k: u8) -> Kind {
+    match k {
+        1 => Kind::Adaptive,
+        2 => Kind::PriorityInherit,
+        _ => Kind::Default,
+    }
 }
 
 // SAFETY: pthread_mutex_lock/unlock provide mutual exclusion with the
 // required ordering (POSIX 4.12 memory synchronization).
-unsafe impl RawLock for PthreadMutex {
+unsafe impl<const KIND: u8> RawLock for PthreadLock<KIND> {
     type Node = ();
     const CAPS: Caps = Caps {
-        spin: false,
         try_lock: true,
-        process_shared: false,
-        counters: false,
-        exclusive: true,
+        ..Caps::PLAIN
     };
 
     fn new(_config: &LockConfig) -> Self {
         Self {
-            inner: Mutex::new_default(),
+            inner: Mutex::new(kind(KIND)),
         }
     }
 
@@ -50,5 +71,13 @@ unsafe impl RawLock for PthreadMutex {
     unsafe fn unlock(&self, _node: &(), _stats: &mut LockStats) {
         // SAFETY: the trait's contract: the caller holds the lock.
         unsafe { self.inner.unlock() }
+    }
+}
+
+// SAFETY: pthread_mutex_trylock success is an acquisition.
+unsafe impl<const KIND: u8> TryLock for PthreadLock<KIND> {
+    #[inline]
+    fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
+        self.inner.try_lock()
     }
 }

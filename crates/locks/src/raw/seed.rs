@@ -20,7 +20,7 @@ use crate::primitive::{AtomicU32, Ordering};
 #[cfg(not(loom))]
 use crate::sys::futex::PrivateFutex;
 use crate::sys::Futex;
-use crate::{Caps, LockConfig, LockStats, RawLock};
+use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 use std::marker::PhantomData;
 
 const BLOCKED: u32 = 0;
@@ -60,6 +60,7 @@ unsafe impl<F: Futex> RawLock for Seed<F> {
         process_shared: false,
         counters: true,
         exclusive: true,
+        spinners: false,
     };
 
     fn new(config: &LockConfig) -> Self {
@@ -98,5 +99,15 @@ unsafe impl<F: Futex> RawLock for Seed<F> {
             stats.wakes += 1;
             F::wake(&self.word, 1);
         }
+    }
+}
+
+// SAFETY: a successful CAS AVAILABLE -> BLOCKED is exactly what `lock` does.
+unsafe impl<F: Futex> TryLock for Seed<F> {
+    #[inline]
+    fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
+        self.word
+            .compare_exchange(AVAILABLE, BLOCKED, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
     }
 }

@@ -3,12 +3,24 @@
 #[cfg(not(loom))]
 pub mod futex;
 #[cfg(not(loom))]
-pub mod perf;
+pub mod futex2;
+#[cfg(loom)]
+pub mod futex_loom;
 #[cfg(not(loom))]
-pub mod pthread;
-
-pub mod futex_api;
+pub mod futex_pi;
 #[cfg(not(loom))]
 pub mod libc_info;
+#[cfg(not(loom))]
+pub mod perf;
+#[cfg(not(loom))]
+pub mod posix_sem;
+#[cfg(not(loom))]
+pub mod pthread;
+#[cfg(not(loom))]
+pub mod sysv_sem;
+#[cfg(not(loom))]
+pub mod tid;
+
+pub mod futex_api;
 
 pub use futex_api::{Futex, WaitOutcome};

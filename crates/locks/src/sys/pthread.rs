@@ -1,6 +1,24 @@
-//! glibc's `pthread_mutex_t`, boxed so it never moves after initialisation.
+//! glibc's `pthread_mutex_t`, boxed so it never moves after initialisation,
+//! in the kinds contend compares: default, adaptive (spins a while before
+//! sleeping) and priority-inheritance.
 
 use std::cell::UnsafeCell;
+
+/// glibc's adaptive mutex type (`PTHREAD_MUTEX_ADAPTIVE_NP`).
+const PTHREAD_MUTEX_ADAPTIVE_NP: libc::c_int = 3;
+/// `PTHREAD_PRIO_INHERIT` protocol.
+const PTHREAD_PRIO_INHERIT: libc::c_int = 1;
+
+/// Which pthread mutex to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `PTHREAD_MUTEX_INITIALIZER`.
+    Default,
+    /// `PTHREAD_MUTEX_ADAPTIVE_NP`.
+    Adaptive,
+    /// `PTHREAD_PRIO_INHERIT` (FUTEX_LOCK_PI underneath).
+    PriorityInherit,
+}
 
 /// An initialised `pthread_mutex_t` at a stable heap address.
 pub struct Mutex {
@@ -13,12 +31,48 @@ unsafe impl Send for Mutex {}
 // SAFETY: as above.
 unsafe impl Sync for Mutex {}
 
+fn check(what: &str, r: libc::c_int) {
+    assert_eq!(r, 0, "{what} failed: errno {r}");
+}
+
 impl Mutex {
-    /// A default (`PTHREAD_MUTEX_NORMAL`-like, non-robust, private) mutex.
+    /// A default mutex.
     pub fn new_default() -> Self {
-        Self {
-            raw: Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER)),
+        Self::new(Kind::Default)
+    }
+
+    /// A mutex of the given kind.
+    pub fn new(kind: Kind) -> Self {
+        let raw = Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER));
+        if kind != Kind::Default {
+            let mut attr = std::mem::MaybeUninit::<libc::pthread_mutexattr_t>::uninit();
+            // SAFETY: attr is initialised by pthread_mutexattr_init before
+            // any other use and destroyed after the mutex is initialised;
+            // `raw` is a valid, not yet used mutex at its final address.
+            unsafe {
+                check(
+                    "pthread_mutexattr_init",
+                    libc::pthread_mutexattr_init(attr.as_mut_ptr()),
+                );
+                match kind {
+                    Kind::Adaptive => check(
+                        "pthread_mutexattr_settype",
+                        libc::pthread_mutexattr_settype(attr.as_mut_ptr(), PTHREAD_MUTEX_ADAPTIVE_NP),
+                    ),
+                    Kind::PriorityInherit => check(
+                        "pthread_mutexattr_setprotocol",
+                        libc::pthread_mutexattr_setprotocol(attr.as_mut_ptr(), PTHREAD_PRIO_INHERIT),
+                    ),
+                    Kind::Default => {}
+                }
+                check(
+                    "pthread_mutex_init",
+                    libc::pthread_mutex_init(raw.get(), attr.as_ptr()),
+                );
+                libc::pthread_mutexattr_destroy(attr.as_mut_ptr());
+            }
         }
+        Self { raw }
     }
 
     /// Locks, blocking as glibc does.
@@ -28,6 +82,18 @@ impl Mutex {
         // `self`.
         let r = unsafe { libc::pthread_mutex_lock(self.raw.get()) };
         assert_eq!(r, 0, "pthread_mutex_lock failed: errno {r}");
+    }
+
+    /// Tries to lock without blocking.
+    #[inline]
+    pub fn try_lock(&self) -> bool {
+        // SAFETY: as in `lock`.
+        let r = unsafe { libc::pthread_mutex_trylock(self.raw.get()) };
+        match r {
+            0 => true,
+            libc::EBUSY => false,
+            _ => panic!("pthread_mutex_trylock failed: errno {r}"),
+        }
     }
 
     /// Unlocks.

@@ -1,0 +1,208 @@
+//! The lock registry: every lock `contend lock --lock NAME` can run.
+//!
+//! Adding a lock is one entry here (plus its file in crates/locks):
+//! `entry` records its capabilities and monomorphizes the workload for it;
+//! `tried` also registers its try-lock check; `needs` names a probe for
+//! whether this machine can run it.
+
+use crate::spec::Point;
+use crate::workloads::lock::{self, RunContext};
+use crate::workloads::lock_sample::LockSample;
+use anyhow::Result;
+use locks::raw::*;
+use locks::{Caps, RawLock, TryLock};
+
+/// Runs one point with a particular lock type.
+pub type RunFn = fn(&Point, &RunContext) -> Result<LockSample>;
+/// A check that passes or says what failed.
+pub type CheckFn = fn() -> Result<(), String>;
+
+/// One lock the CLI knows.
+#[derive(Debug)]
+pub struct LockEntry {
+    /// CLI name.
+    pub name: &'static str,
+    /// Family, for `contend list locks`.
+    pub family: &'static str,
+    /// One line on what it is.
+    pub about: &'static str,
+    /// What it supports.
+    pub caps: Caps,
+    /// The workload monomorphized for it.
+    pub run: RunFn,
+    /// Whether it can run on this machine, and if not why.
+    pub available: CheckFn,
+    /// Its try-lock semantics check, for locks that offer try-lock.
+    pub try_check: Option<CheckFn>,
+}
+
+fn always() -> Result<(), String> {
+    Ok(())
+}
+
+const fn entry<L: RawLock>(name: &'static str, family: &'static str, about: &'static str) -> LockEntry {
+    LockEntry {
+        name,
+        family,
+        about,
+        caps: L::CAPS,
+        run: lock::run::<L>,
+        available: always,
+        try_check: None,
+    }
+}
+
+const fn tried<L: TryLock>(name: &'static str, family: &'static str, about: &'static str) -> LockEntry {
+    LockEntry {
+        try_check: Some(locks::check::try_semantics::<L>),
+        ..entry::<L>(name, family, about)
+    }
+}
+
+impl LockEntry {
+    const fn needs(self, available: CheckFn) -> Self {
+        LockEntry { available, ..self }
+    }
+}
+
+/// Every lock, in the order `contend list locks` shows them.
+pub static LOCKS: &[LockEntry] = &[
+    tried::<Seed>(
+        "seed",
+        "futex",
+        "futex-scalability.c's lock: CAS retries, FUTEX_WAIT, FUTEX_WAKE on every unlock",
+    ),
+    tried::<FutexMutex>(
+        "futex",
+        "futex",
+        "Drepper's 3-state mutex with a spin budget; wakes only when waiters may exist",
+    ),
+    tried::<Futex2Mutex>(
+        "futex2",
+        "futex",
+        "the 3-state mutex over futex_wait(2)/futex_wake(2) (Linux 6.7+)",
+    )
+    .needs(locks::sys::futex2::available),
+    tried::<PiFutex>(
+        "pi",
+        "futex",
+        "FUTEX_LOCK_PI/FUTEX_UNLOCK_PI: owner TID in the word, the kernel's rt_mutex spins",
+    ),
+    tried::<Adaptive>(
+        "adaptive",
+        "futex",
+        "3-state mutex with the FUTEX_LOCK RFC's waiting policies (--spinners none|one|many)",
+    ),
+    tried::<Tas>("tas", "spin", "test-and-set spinlock"),
+    tried::<Ttas>("ttas", "spin", "test-and-test-and-set spinlock"),
+    tried::<Backoff>("backoff", "spin", "TTAS with bounded exponential backoff"),
+    tried::<YieldSpin>(
+        "yield",
+        "spin",
+        "TTAS that calls sched_yield while the lock is taken",
+    ),
+    tried::<Ticket>(
+        "ticket",
+        "spin",
+        "ticket lock: FIFO, all waiters spin on one line",
+    ),
+    tried::<Mcs>(
+        "mcs",
+        "spin",
+        "MCS queue lock: FIFO, each waiter spins on its own node",
+    ),
+    entry::<Clh>(
+        "clh",
+        "spin",
+        "CLH queue lock: FIFO, waiters spin on the predecessor's node",
+    ),
+    tried::<PthreadMutex>("pthread", "library", "glibc's default pthread_mutex_t"),
+    tried::<PthreadAdaptive>(
+        "pthread-adaptive",
+        "library",
+        "glibc PTHREAD_MUTEX_ADAPTIVE_NP: spins a moving-average budget, then sleeps",
+    ),
+    tried::<PthreadPi>(
+        "pthread-pi",
+        "library",
+        "glibc PTHREAD_PRIO_INHERIT mutex (FUTEX_LOCK_PI underneath)",
+    ),
+    tried::<StdMutex>(
+        "std",
+        "library",
+        "Rust's std::sync::Mutex (futex, 3-state, short spin)",
+    ),
+    tried::<ParkingLot>(
+        "parking_lot",
+        "library",
+        "parking_lot::Mutex: one byte, global parking lot, eventual fairness",
+    ),
+    tried::<PosixSem>("posix-sem", "semaphore", "POSIX sem_t initialised to 1"),
+    tried::<SysvSem>(
+        "sysv",
+        "semaphore",
+        "SysV semaphore set of one (semop per lock and unlock)",
+    ),
+    entry::<NoLock>(
+        "noop",
+        "baseline",
+        "no lock at all: measures the harness itself (one worker only)",
+    ),
+];
+
+/// Looks a lock up by CLI name.
+pub fn find(name: &str) -> Option<&'static LockEntry> {
+    LOCKS.iter().find(|e| e.name == name)
+}
+
+/// The known names, comma separated, for error messages.
+pub fn names() -> String {
+    LOCKS.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The names of the locks with a capability, comma separated.
+pub fn names_with(has: impl Fn(&Caps) -> bool) -> String {
+    LOCKS
+        .iter()
+        .filter(|e| has(&e.caps))
+        .map(|e| e.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Parses a lock name (clap value parser), listing the known ones on error.
+pub fn parse_lock(name: &str) -> Result<&'static str, String> {
+    find(name.trim())
+        .map(|e| e.name)
+        .ok_or_else(|| format!("unknown lock `{}`; known locks: {}", name.trim(), names()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_parse() {
+        for (i, e) in LOCKS.iter().enumerate() {
+            assert!(
+                LOCKS[i + 1..].iter().all(|o| o.name != e.name),
+                "{} twice",
+                e.name
+            );
+            assert_eq!(parse_lock(e.name), Ok(e.name));
+            assert_eq!(
+                e.try_check.is_some(),
+                e.caps.try_lock,
+                "{}: try capability",
+                e.name
+            );
+        }
+        assert!(parse_lock("nope").unwrap_err().contains("known locks: seed"));
+    }
+
+    #[test]
+    fn capability_lists() {
+        assert_eq!(names_with(|c| c.spinners), "adaptive");
+        assert_eq!(names_with(|c| c.spin), "seed, futex, futex2, adaptive");
+    }
+}
