@@ -2,7 +2,7 @@
 //! uncontended lock paths are to their physical floor.
 //!
 //! - floor: two locked read-modify-writes on one word (a CAS to lock, an
-//!   atomic decrement to unlock), the least any futex mutex can do;
+//!   exchange to unlock), the least any futex mutex can do;
 //! - each lock's uncontended lock+unlock, interleaved with the floor in the
 //!   same run so machine noise hits both, reported as a ratio;
 //! - harness: the real `contend lock` worker loop with the no-op lock, one
@@ -34,7 +34,7 @@ fn ns_per_op(mut f: impl FnMut()) -> f64 {
 
 fn floor_op(word: &AtomicU32) {
     let _ = black_box(word).compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed);
-    black_box(word).fetch_sub(1, Ordering::Release);
+    black_box(word).swap(0, Ordering::Release);
 }
 
 fn lock_op<L: RawLock<Node = ()>>(lock: &L, stats: &mut LockStats) {

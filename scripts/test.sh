@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, on a fresh machine: formatting, lints, and every test
-# of the workspace (unit, lock conformance, CLI). This is the command the
-# README gives and .ci/run calls.
+# The whole test suite, on a fresh machine: formatting, lints, every test of
+# the workspace (unit, lock conformance, CLI) and the loom models of the futex
+# protocols. This is the command the README gives and .ci/run calls.
 #
 # Needs only the Rust toolchain (cargo with rustfmt and clippy). As root it
 # also mounts tracefs if needed, so the futex syscall counters are exercised;
@@ -24,3 +24,7 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
 echo "== cargo test"
 cargo test --workspace --release
+echo "== loom models of the futex protocols"
+# Its own target directory: --cfg loom rebuilds every dependency, and
+# sharing target/ would throw away the normal build each time.
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p locks --test loom --release

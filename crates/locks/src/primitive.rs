@@ -7,6 +7,8 @@ pub use std::hint::spin_loop;
 pub use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 #[cfg(loom)]
-pub use loom::hint::spin_loop;
-#[cfg(loom)]
 pub use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+/// Under loom a spinning thread must yield, or the model checker explores
+/// the spin forever instead of running the thread it waits for.
+#[cfg(loom)]
+pub use loom::thread::yield_now as spin_loop;

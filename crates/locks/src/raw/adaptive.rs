@@ -37,32 +37,14 @@
 //! and the unlocker pays a wake), and a preempted owner in a busy lock can
 //! look like progress when others hand the lock around.
 
+use super::mutex3::{self, UNLOCKED};
 use crate::primitive::{spin_loop, AtomicBool, AtomicU32, Ordering};
-#[cfg(not(loom))]
-use crate::sys::futex::PrivateFutex;
-use crate::sys::Futex;
+use crate::sys::{DefaultFutex, Futex};
 use crate::{Caps, LockConfig, LockStats, RawLock, Spinners, TryLock};
 use std::marker::PhantomData;
 
-const UNLOCKED: u32 = 0;
-const LOCKED: u32 = 1;
-const CONTENDED: u32 = 2;
-
 /// The adaptive three-state mutex; see the module docs.
-#[cfg(not(loom))]
-pub struct Adaptive<F: Futex = PrivateFutex> {
-    word: AtomicU32,
-    releases: AtomicU32,
-    spinner: AtomicBool,
-    avg: AtomicU32,
-    cap: u32,
-    policy: Spinners,
-    futex: PhantomData<F>,
-}
-
-/// The adaptive three-state mutex; see the module docs.
-#[cfg(loom)]
-pub struct Adaptive<F: Futex> {
+pub struct Adaptive<F: Futex = DefaultFutex> {
     word: AtomicU32,
     releases: AtomicU32,
     spinner: AtomicBool,
@@ -80,9 +62,7 @@ impl<F: Futex> Adaptive<F> {
 
     #[inline]
     fn try_acquire(&self) -> bool {
-        self.word
-            .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        mutex3::try_acquire(&self.word)
     }
 
     /// Whether this waiter may spin under the policy; for `one`, takes the
@@ -144,12 +124,7 @@ impl<F: Futex> Adaptive<F> {
                 return;
             }
         }
-        let mut c = self.word.swap(CONTENDED, Ordering::Acquire);
-        while c != UNLOCKED {
-            stats.waits += 1;
-            F::wait(&self.word, CONTENDED);
-            c = self.word.swap(CONTENDED, Ordering::Acquire);
-        }
+        mutex3::sleep_until_acquired::<F>(&self.word, stats);
     }
 }
 
@@ -190,11 +165,7 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
         // Only the owner writes `releases`, so load + store is enough.
         let n = self.releases.load(Ordering::Relaxed);
         self.releases.store(n.wrapping_add(1), Ordering::Relaxed);
-        if self.word.fetch_sub(1, Ordering::Release) != LOCKED {
-            self.word.store(UNLOCKED, Ordering::Release);
-            stats.wakes += 1;
-            F::wake(&self.word, 1);
-        }
+        mutex3::release::<F>(&self.word, stats);
     }
 }
 

@@ -10,8 +10,10 @@
 //! protocol glibc's default mutex still uses. Lock: poll the word up to
 //! `spin` times, trying `0 -> 1` whenever it reads 0; then announce a waiter
 //! by exchanging in 2 and sleep on 2 until the exchange returns 0. Unlock:
-//! decrement; only if the old value was 2 store 0 and wake one waiter, so an
-//! uncontended lock/unlock is two atomic read-modify-writes and no syscall.
+//! exchange in 0 and, only if the old value was 2, wake one waiter (the
+//! paper decrements then stores; see `mutex3::release` for why we exchange),
+//! so an uncontended lock/unlock is two atomic read-modify-writes and no
+//! syscall.
 //!
 //! Known failure mode: a thread that slept takes the lock in state 2, so its
 //! unlock wakes someone even when nobody waits any more (one spurious wake
@@ -19,28 +21,14 @@
 //! while a spinning newcomer can barge past the woken thread, which is the
 //! convoy the spinning-vs-sleeping studies measure.
 
+use super::mutex3::{self, UNLOCKED};
 use crate::primitive::{spin_loop, AtomicU32, Ordering};
-#[cfg(not(loom))]
-use crate::sys::futex::PrivateFutex;
-use crate::sys::Futex;
+use crate::sys::{DefaultFutex, Futex};
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 use std::marker::PhantomData;
 
-const UNLOCKED: u32 = 0;
-const LOCKED: u32 = 1;
-const CONTENDED: u32 = 2;
-
 /// Drepper's mutex 3 with a user-space spin budget; see the module docs.
-#[cfg(not(loom))]
-pub struct FutexMutex<F: Futex = PrivateFutex> {
-    word: AtomicU32,
-    spin: u32,
-    futex: PhantomData<F>,
-}
-
-/// Drepper's mutex 3 with a user-space spin budget; see the module docs.
-#[cfg(loom)]
-pub struct FutexMutex<F: Futex> {
+pub struct FutexMutex<F: Futex = DefaultFutex> {
     word: AtomicU32,
     spin: u32,
     futex: PhantomData<F>,
@@ -55,9 +43,7 @@ impl<F: Futex> FutexMutex<F> {
     /// Tries `0 -> 1` once.
     #[inline]
     pub fn try_lock(&self) -> bool {
-        self.word
-            .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        mutex3::try_acquire(&self.word)
     }
 
     #[cold]
@@ -72,13 +58,7 @@ impl<F: Futex> FutexMutex<F> {
                 return;
             }
         }
-        // Sleep: mark the lock contended; whoever sees 0 come back owns it.
-        let mut c = self.word.swap(CONTENDED, Ordering::Acquire);
-        while c != UNLOCKED {
-            stats.waits += 1;
-            F::wait(&self.word, CONTENDED);
-            c = self.word.swap(CONTENDED, Ordering::Acquire);
-        }
+        mutex3::sleep_until_acquired::<F>(&self.word, stats);
     }
 }
 
@@ -113,12 +93,7 @@ unsafe impl<F: Futex> RawLock for FutexMutex<F> {
 
     #[inline]
     unsafe fn unlock(&self, _node: &(), stats: &mut LockStats) {
-        if self.word.fetch_sub(1, Ordering::Release) != LOCKED {
-            // The old value was CONTENDED: someone may sleep.
-            self.word.store(UNLOCKED, Ordering::Release);
-            stats.wakes += 1;
-            F::wake(&self.word, 1);
-        }
+        mutex3::release::<F>(&self.word, stats);
     }
 }
 

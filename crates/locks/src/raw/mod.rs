@@ -12,6 +12,7 @@ mod clh;
 mod futex2;
 mod futex_mutex;
 mod mcs;
+mod mutex3;
 mod noop;
 #[cfg(not(loom))]
 mod parking_lot;

@@ -17,9 +17,7 @@
 //! when uncontended, and the CAS retries hammer the cache line with no pause.
 
 use crate::primitive::{AtomicU32, Ordering};
-#[cfg(not(loom))]
-use crate::sys::futex::PrivateFutex;
-use crate::sys::Futex;
+use crate::sys::{DefaultFutex, Futex};
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 use std::marker::PhantomData;
 
@@ -27,16 +25,7 @@ const BLOCKED: u32 = 0;
 const AVAILABLE: u32 = 1;
 
 /// futex-scalability.c's mutex; see the module docs.
-#[cfg(not(loom))]
-pub struct Seed<F: Futex = PrivateFutex> {
-    word: AtomicU32,
-    spin: u32,
-    futex: PhantomData<F>,
-}
-
-/// futex-scalability.c's mutex; see the module docs.
-#[cfg(loom)]
-pub struct Seed<F: Futex> {
+pub struct Seed<F: Futex = DefaultFutex> {
     word: AtomicU32,
     spin: u32,
     futex: PhantomData<F>,

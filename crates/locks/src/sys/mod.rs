@@ -24,3 +24,12 @@ pub mod tid;
 pub mod futex_api;
 
 pub use futex_api::{Futex, WaitOutcome};
+
+/// The futex the lock algorithms use unless told otherwise: the real
+/// syscalls, or loom's model when model checking.
+#[cfg(not(loom))]
+pub type DefaultFutex = futex::PrivateFutex;
+/// The futex the lock algorithms use unless told otherwise: the real
+/// syscalls, or loom's model when model checking.
+#[cfg(loom)]
+pub type DefaultFutex = futex_loom::LoomFutex;
