@@ -62,7 +62,8 @@ fn versus_floor<L: RawLock<Node = ()>>() -> (f64, f64) {
 fn harness_ns_per_acquisition() -> f64 {
     let point = Point {
         lock: "noop",
-        threads: 1,
+        mode: contend::spec::Mode::Threads,
+        workers: 1,
         spin: None,
         spinners: None,
         hold: Work::NONE,

@@ -28,6 +28,9 @@ pub enum Command {
     Lock(Box<LockArgs>),
     /// List what contend can measure.
     List(ListArgs),
+    /// Remove what runs killed with SIGKILL left behind (SysV semaphore
+    /// sets, lock directories), as recorded in the per-user ledger.
+    Cleanup,
 }
 
 const LOCK_EXAMPLES: &str = "\
@@ -39,7 +42,8 @@ Examples:
   contend lock --lock futex --threads 4 --period 1000ns --duty 10%,50%,90%
   contend lock --lock adaptive --spinners none,one,many --threads 256 --period 1000ns --duty 50%
   contend lock --lock seed --threads 4 --format seed
-  contend lock --lock futex --export-json result.json";
+  contend lock --lock futex --export-json result.json
+  contend lock --procs 10,100,1000 --lock flock,fcntl,sysv --hold sleep:100us --idle 0 --duration 10s --format gnuplot";
 
 /// `contend lock`.
 #[derive(Debug, Args)]
@@ -48,10 +52,20 @@ pub struct LockArgs {
     #[arg(long, short = 'l', value_parser = lock_list, default_value = "futex", value_name = "LOCKS")]
     pub lock: List<&'static str>,
 
-    /// Worker threads, comma separated.
-    #[arg(long, short = 't', value_parser = count_list, default_value = "4", allow_hyphen_values = true,
-          value_name = "N[,N...]")]
-    pub threads: List<u32>,
+    /// Worker threads, comma separated (default 4).
+    #[arg(long, short = 't', value_parser = count_list, allow_hyphen_values = true,
+          value_name = "N[,N...]", conflicts_with = "procs")]
+    pub threads: Option<List<u32>>,
+
+    /// Worker processes instead of threads, comma separated: forked
+    /// workers share the lock through shared memory.
+    #[arg(long, short = 'p', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
+    pub procs: Option<List<u32>>,
+
+    /// Directory for the lock file of file locks and sysv (a private
+    /// subdirectory is created and removed); default /dev/shm (tmpfs).
+    #[arg(long, value_name = "DIR")]
+    pub lock_dir: Option<PathBuf>,
 
     /// Spin budget: user-space attempts before sleeping (locks that have one;
     /// default 100).
@@ -94,9 +108,14 @@ pub struct LockArgs {
     #[arg(long, value_parser = parse_duration, default_value = "250ms", allow_hyphen_values = true)]
     pub warmup: Duration,
 
-    /// Output on stdout: a table, or futex-scalability.c's summary lines.
+    /// Output on stdout: a table, futex-scalability.c's summary lines, or
+    /// lockscale's gnuplot columns.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+
+    /// Also write lockscale's gnuplot columns to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_gnuplot: Option<PathBuf>,
 
     /// Write every result, the spec and the environment as JSON to FILE
     /// (`-` for stdout, which then carries only the JSON).
@@ -140,6 +159,10 @@ pub enum Format {
     Table,
     /// futex-scalability.c's lines: entries, M entries/s, entries per thread.
     Seed,
+    /// lockscale's layout: a `# lock hold idle duration` line, then per
+    /// worker count: workers, seconds, user s, sys s, total, min, max,
+    /// mean, stddev of per-worker acquisitions.
+    Gnuplot,
 }
 
 /// `contend list`.

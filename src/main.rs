@@ -1,5 +1,7 @@
-//! contend's entry point, read top to bottom: parse, validate, run the
-//! sweep, report. User mistakes exit 2, failures during a run exit 1.
+//! contend's entry point, read top to bottom: take over SIGINT/SIGTERM,
+//! parse, validate, run the sweep, report. User mistakes exit 2, failures
+//! during a run exit 1, and a run ended by SIGINT/SIGTERM reports what it
+//! measured and exits 130/143.
 
 #![forbid(unsafe_code)]
 
@@ -9,20 +11,26 @@ use contend::cli::{Cli, Command, Format, ListWhat, LockArgs};
 use contend::measure::env::Environment;
 use contend::report::{self, json::LockExport};
 use contend::runner::sweep::run_lock_sweep;
+use contend::runner::{cleanup, signals};
 use contend::spec::{LockSpec, SpecError};
 use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before any thread exists, so every thread and worker inherits the mask.
+    if let Err(e) = signals::install() {
+        eprintln!("warning: cannot take over SIGINT/SIGTERM ({e}); Ctrl-C will not clean up");
+    }
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Lock(args) => lock(&args),
         Command::List(args) => match args.what {
-            ListWhat::Locks => print(&report::list::locks()),
+            ListWhat::Locks => print(&report::list::locks()).map(|()| ExitCode::SUCCESS),
         },
+        Command::Cleanup => print(&(cleanup::run().join("\n") + "\n")).map(|()| ExitCode::SUCCESS),
     };
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(e) if e.is::<SpecError>() => {
             eprintln!("error: {e}");
             ExitCode::from(2)
@@ -34,7 +42,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn lock(args: &LockArgs) -> Result<()> {
+fn lock(args: &LockArgs) -> Result<ExitCode> {
     let spec = LockSpec::from_args(args)?;
     let environment = Environment::capture();
     let outcome = run_lock_sweep(&spec)?;
@@ -46,7 +54,12 @@ fn lock(args: &LockArgs) -> Result<()> {
         match spec.format {
             Format::Table => print(&report::table::render(&outcome.results, environment.cpus_online))?,
             Format::Seed => print(&report::seed::render(&outcome.results))?,
+            Format::Gnuplot => print(&report::gnuplot::render(&outcome.results))?,
         }
+    }
+    if let Some(path) = &spec.export_gnuplot {
+        std::fs::write(path, report::gnuplot::render(&outcome.results))
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &spec.export_json {
         let text = report::json::render(&LockExport {
@@ -64,7 +77,10 @@ fn lock(args: &LockArgs) -> Result<()> {
             std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
         }
     }
-    Ok(())
+    Ok(match outcome.interrupted {
+        Some(sig) => ExitCode::from(signals::exit_status(sig)),
+        None => ExitCode::SUCCESS,
+    })
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a trace.

@@ -6,6 +6,7 @@ use crate::cli::{Format, LockArgs};
 use crate::parse::{SpinPolicy, Work};
 use crate::registry;
 use crate::runner::limits::Limits;
+use crate::runner::resources::DEFAULT_LOCK_DIR;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -16,13 +17,35 @@ use thiserror::Error;
 #[error("{0}")]
 pub struct SpecError(pub String);
 
+/// Whether workers are threads of contend or processes forked from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Threads of this process.
+    Threads,
+    /// Forked worker processes sharing memory.
+    Processes,
+}
+
+impl Mode {
+    /// "threads" or "procs", for headings.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Threads => "threads",
+            Mode::Processes => "procs",
+        }
+    }
+}
+
 /// One point of a sweep: everything a single run needs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Point {
     /// Registry name of the lock.
     pub lock: &'static str,
-    /// Worker threads.
-    pub threads: u32,
+    /// Threads or processes.
+    pub mode: Mode,
+    /// Number of workers.
+    pub workers: u32,
     /// Spin budget, for locks that have one.
     pub spin: Option<u32>,
     /// Waiting policy, for locks that have one.
@@ -54,8 +77,12 @@ impl Point {
 pub struct LockSpec {
     /// Locks swept.
     pub locks: Vec<&'static str>,
-    /// Thread counts swept.
-    pub threads: Vec<u32>,
+    /// Threads or processes.
+    pub mode: Mode,
+    /// Worker counts swept.
+    pub workers: Vec<u32>,
+    /// Where lock files go.
+    pub lock_dir: PathBuf,
     /// Spin budgets swept (empty: each lock's default).
     pub spins: Vec<u32>,
     /// Waiting policies swept (empty: the default, one).
@@ -71,9 +98,15 @@ pub struct LockSpec {
     pub format: Format,
     /// JSON export target.
     pub export_json: Option<PathBuf>,
+    /// gnuplot export target.
+    pub export_gnuplot: Option<PathBuf>,
     /// Whether a progress bar may be shown.
     pub progress: bool,
 }
+
+/// Worker threads when neither --threads nor --procs is given
+/// (futex-scalability.c's default).
+pub const DEFAULT_THREADS: u32 = 4;
 
 fn err(msg: impl Into<String>) -> SpecError {
     SpecError(msg.into())
@@ -117,16 +150,63 @@ impl LockSpec {
                 )));
             }
         }
-        let max_threads = args.threads.0.iter().copied().max().unwrap_or(1);
+        let (mode, workers) = match (&args.threads, &args.procs) {
+            (_, Some(procs)) => (Mode::Processes, procs.0.clone()),
+            (Some(threads), None) => (Mode::Threads, threads.0.clone()),
+            (None, None) => (Mode::Threads, vec![DEFAULT_THREADS]),
+        };
+        let most = workers.iter().copied().max().unwrap_or(1);
         if let Some(e) = entries.iter().find(|e| !e.caps.exclusive) {
-            if max_threads > 1 {
+            if most > 1 {
                 return Err(err(format!(
-                    "lock `{}` provides no mutual exclusion; use it with --threads 1",
+                    "lock `{}` provides no mutual exclusion; use it with one worker",
                     e.name
                 )));
             }
         }
-        Limits::read().check_threads(max_threads as u64).map_err(err)?;
+        match mode {
+            Mode::Processes => {
+                let refused: Vec<&str> = entries
+                    .iter()
+                    .filter(|e| e.run_procs.is_none())
+                    .map(|e| e.name)
+                    .collect();
+                if !refused.is_empty() {
+                    return Err(err(format!(
+                        "--procs needs locks that work across processes; {} cannot (locks that can: {})",
+                        refused.join(", "),
+                        registry::names_with(|c| c.process_shared)
+                    )));
+                }
+            }
+            Mode::Threads => {
+                if let Some(e) = entries.iter().find(|e| !e.caps.threads) {
+                    if most > 1 {
+                        return Err(err(format!(
+                            "lock `{}` belongs to the process, so threads of one process never exclude \
+                             each other; run it with --procs",
+                            e.name
+                        )));
+                    }
+                }
+            }
+        }
+        let limits = Limits::read();
+        limits.check_threads(u64::from(most)).map_err(err)?;
+        let needs_file = entries.iter().any(|e| e.caps.needs_file);
+        if needs_file && mode == Mode::Threads {
+            limits.check_files(u64::from(most)).map_err(err)?;
+        }
+        let lock_dir = args
+            .lock_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_LOCK_DIR));
+        if needs_file && !lock_dir.is_dir() {
+            return Err(err(format!(
+                "--lock-dir {} is not a directory (the lock file is created in a private directory there)",
+                lock_dir.display()
+            )));
+        }
         if args.duration.is_zero() {
             return Err(err("--duration must be longer than 0 (e.g. --duration 2s)"));
         }
@@ -152,7 +232,9 @@ impl LockSpec {
 
         Ok(LockSpec {
             locks,
-            threads: args.threads.0.clone(),
+            mode,
+            workers,
+            lock_dir,
             spins,
             spinners,
             work,
@@ -160,6 +242,7 @@ impl LockSpec {
             warmup_ns: args.warmup.as_nanos() as u64,
             format: args.format,
             export_json: args.export_json.clone(),
+            export_gnuplot: args.export_gnuplot.clone(),
             progress: !args.no_progress,
         })
     }
@@ -175,13 +258,14 @@ impl LockSpec {
                 locks::LockConfig::DEFAULT_SPIN,
             );
             let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One);
-            for &threads in &self.threads {
+            for &workers in &self.workers {
                 for &spinners in &policies {
                     for &spin in &spins {
                         for &(hold, idle) in &self.work {
                             points.push(Point {
                                 lock,
-                                threads,
+                                mode: self.mode,
+                                workers,
                                 spin,
                                 spinners,
                                 hold,
@@ -243,6 +327,18 @@ mod tests {
         let p = s.points();
         assert_eq!(p.len(), 2);
         assert_eq!(p[0].spin, None);
+        assert_eq!(p[0].mode, Mode::Threads);
+        assert_eq!(p[0].workers, 1);
+        let defaults = spec("--lock futex").unwrap().points();
+        assert_eq!(
+            (defaults[0].mode, defaults[0].workers),
+            (Mode::Threads, DEFAULT_THREADS)
+        );
+        let procs = spec("--lock futex --procs 3,5").unwrap().points();
+        assert_eq!(
+            procs.iter().map(|p| (p.mode, p.workers)).collect::<Vec<_>>(),
+            [(Mode::Processes, 3), (Mode::Processes, 5)]
+        );
         assert_eq!(p[1].spin, Some(100));
     }
 
@@ -285,7 +381,17 @@ mod tests {
         assert!(spec("--lock noop --threads 2")
             .unwrap_err()
             .0
-            .contains("--threads 1"));
+            .contains("one worker"));
+        assert!(spec("--lock std --procs 2").unwrap_err().0.contains("std cannot"));
+        assert!(spec("--lock lockf --threads 2")
+            .unwrap_err()
+            .0
+            .contains("--procs"));
+        assert!(spec("--lock lockf --procs 2").is_ok());
+        assert!(spec("--lock flock --lock-dir /nonexistent")
+            .unwrap_err()
+            .0
+            .contains("--lock-dir"));
         assert!(spec("--duration 0").unwrap_err().0.contains("--duration"));
         assert!(spec("--threads 4000000000")
             .unwrap_err()

@@ -1,5 +1,6 @@
 //! Every lock in the registry, run through the real workload: mutual
-//! exclusion with 8 threads on this (2-CPU) machine, with no hold and with
+//! exclusion with 8 threads, and with 8 worker processes for locks that
+//! work across processes, on this (2-CPU) machine, with no hold and with
 //! sleeping holds that force the slow paths; every worker must finish (no
 //! lost wake-up: a watchdog fails the test, naming the lock, instead of
 //! letting it hang); try-lock semantics where offered. A new registry entry
@@ -7,8 +8,9 @@
 //! the mutual-exclusion check can fail.
 
 use contend::parse::{SpinPolicy, Work, WorkMode};
-use contend::registry::{LockEntry, LOCKS};
-use contend::spec::Point;
+use contend::registry::{LockEntry, RunFn, LOCKS};
+use contend::runner::resources::{Resources, DEFAULT_LOCK_DIR};
+use contend::spec::{Mode, Point};
 use contend::workloads::lock::{run, RunContext};
 use contend::workloads::lock_sample::LockSample;
 use locks::{Caps, LockConfig, LockStats, RawLock};
@@ -22,10 +24,11 @@ use std::time::Duration;
 /// spinlocks on 2 CPUs can take a few scheduler slices).
 const WATCHDOG: Duration = Duration::from_secs(60);
 
-fn point(lock: &'static str, threads: u32, spin: Option<u32>, hold: Work) -> Point {
+fn point(lock: &'static str, workers: u32, spin: Option<u32>, hold: Work) -> Point {
     Point {
         lock,
-        threads,
+        mode: Mode::Threads,
+        workers,
         spin,
         spinners: None,
         hold,
@@ -35,15 +38,38 @@ fn point(lock: &'static str, threads: u32, spin: Option<u32>, hold: Work) -> Poi
     }
 }
 
-/// Runs `p` on a helper thread and fails loudly if it does not finish.
-fn run_watched(entry: &'static LockEntry, p: Point) -> LockSample {
+/// The resources a run of any lock needs (a lock file, a SysV set), and a
+/// context pointing at them. Dropping the resources removes them.
+fn context() -> (Resources, RunContext) {
+    let mut resources = Resources::new();
+    let ctx = RunContext {
+        futex: None,
+        lock_file: Some(
+            resources
+                .lock_file(std::path::Path::new(DEFAULT_LOCK_DIR))
+                .unwrap(),
+        ),
+        sysv_set: Some(resources.sem_set().unwrap()),
+    };
+    (resources, ctx)
+}
+
+/// Runs `p` with `run` on a helper thread and fails loudly if it does not
+/// finish.
+fn run_watched(entry: &'static LockEntry, run: RunFn, p: Point) -> LockSample {
     let (tx, rx) = mpsc::channel();
     let what = format!(
-        "{} spin {:?} spinners {:?} hold {}",
-        entry.name, p.spin, p.spinners, p.hold
+        "{} {} {:?} spin {:?} spinners {:?} hold {}",
+        entry.name, p.workers, p.mode, p.spin, p.spinners, p.hold
     );
     std::thread::spawn(move || {
-        let _ = tx.send((entry.run)(&p, &RunContext::default()));
+        // Drop the resources before reporting, so the test cannot end (and
+        // the process exit) while they are still being removed.
+        let result = {
+            let (_resources, ctx) = context();
+            run(&p, &ctx)
+        };
+        let _ = tx.send(result);
     });
     match rx.recv_timeout(WATCHDOG) {
         Ok(Ok(sample)) => sample,
@@ -68,7 +94,10 @@ fn every_exclusive_lock_excludes_with_8_threads() {
         mode: WorkMode::Sleep,
         ns: 20_000,
     };
-    for entry in LOCKS.iter().filter(|e| e.caps.exclusive && available(e)) {
+    for entry in LOCKS
+        .iter()
+        .filter(|e| e.caps.exclusive && e.caps.threads && available(e))
+    {
         let spins: &[Option<u32>] = if entry.caps.spin {
             &[Some(1), Some(1000)]
         } else {
@@ -90,7 +119,7 @@ fn every_exclusive_lock_excludes_with_8_threads() {
                         spinners,
                         ..point(entry.name, 8, spin, hold)
                     };
-                    let s = run_watched(entry, p);
+                    let s = run_watched(entry, entry.run, p);
                     assert_eq!(s.workers.len(), 8);
                     assert!(s.acquisitions > 0, "{}: no progress", entry.name);
                     assert!(s.acquisitions <= s.total_acquisitions);
@@ -115,11 +144,46 @@ fn every_exclusive_lock_excludes_with_8_threads() {
 }
 
 #[test]
+fn every_process_lock_excludes_with_8_processes() {
+    let sleep = Work {
+        mode: WorkMode::Sleep,
+        ns: 20_000,
+    };
+    let mut checked = 0;
+    for entry in LOCKS.iter().filter(|e| e.caps.exclusive && available(e)) {
+        let Some(run) = entry.run_procs else { continue };
+        for hold in [Work::NONE, sleep] {
+            let p = Point {
+                mode: Mode::Processes,
+                spin: entry.caps.spin.then_some(100),
+                ..point(entry.name, 8, None, hold)
+            };
+            let s = run_watched(entry, run, p);
+            assert_eq!(s.workers.len(), 8);
+            assert!(s.acquisitions > 0, "{}: no progress", entry.name);
+            assert!(
+                s.memory.worker_rss_max_kib.is_some_and(|kib| kib > 0),
+                "{}",
+                entry.name
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 15, "only {checked} locks work across processes?");
+}
+
+#[test]
 fn every_try_lock_behaves() {
+    let (_resources, ctx) = context();
+    let config = locks::LockConfig {
+        lock_file: ctx.lock_file,
+        sysv_set: ctx.sysv_set,
+        ..locks::LockConfig::default()
+    };
     let mut checked = 0;
     for entry in LOCKS.iter().filter(|e| available(e)) {
         if let Some(check) = entry.try_check {
-            check().unwrap_or_else(|e| panic!("{}: {e}", entry.name));
+            check(&config).unwrap_or_else(|e| panic!("{}: {e}", entry.name));
             checked += 1;
         }
     }

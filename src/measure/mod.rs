@@ -2,6 +2,7 @@
 //! process's own CPU time and context switches, futex syscalls, fairness,
 //! and the environment the numbers came from.
 
+pub mod children;
 pub mod cpu;
 pub mod env;
 pub mod fairness;
@@ -9,4 +10,4 @@ pub mod futex;
 pub mod rusage;
 pub mod window;
 
-pub use window::{Probes, WindowDelta};
+pub use window::{Probes, UsageSource, WindowDelta};

@@ -1,21 +1,39 @@
 //! The probes read at the start and end of a measured window.
 
+use super::children::ChildrenSnapshot;
 use super::cpu::{CpuSplit, CpuTicks};
 use super::futex::{FutexCounters, FutexCounts};
 use super::rusage::{ProcessUsage, RusageSnapshot};
 use anyhow::{Context, Result};
+use nix::unistd::Pid;
+
+/// Whose CPU time and context switches the window reports.
+#[derive(Debug, Clone)]
+pub enum UsageSource {
+    /// This process (the workers are its threads).
+    SelfProcess,
+    /// These worker processes.
+    Children(Vec<Pid>),
+}
 
 /// Everything measured around one window.
 #[derive(Debug)]
 pub struct Probes<'a> {
     futex: Option<&'a FutexCounters>,
+    usage: UsageSource,
+}
+
+#[derive(Debug)]
+enum UsageStart {
+    Rusage(RusageSnapshot),
+    Children(ChildrenSnapshot),
 }
 
 /// Probe readings taken at the start of the window.
 #[derive(Debug)]
 pub struct ProbeStart {
     cpu: CpuTicks,
-    rusage: RusageSnapshot,
+    usage: UsageStart,
     futex: Option<FutexCounts>,
 }
 
@@ -24,24 +42,31 @@ pub struct ProbeStart {
 pub struct WindowDelta {
     /// System-wide CPU split.
     pub cpu: CpuSplit,
-    /// This process's usage.
+    /// The workers' usage.
     pub process: ProcessUsage,
     /// Futex syscalls, when countable.
     pub futex: Option<FutexCounts>,
 }
 
 impl<'a> Probes<'a> {
-    /// Probes with futex counting when `futex` is given; its counters must
-    /// have been opened before the workers started.
-    pub fn new(futex: Option<&'a FutexCounters>) -> Self {
-        Self { futex }
+    /// Probes with futex counting when `futex` is given (its counters must
+    /// have been opened before the workers started, so they inherit them).
+    pub fn new(futex: Option<&'a FutexCounters>, usage: UsageSource) -> Self {
+        Self { futex, usage }
+    }
+
+    fn read_usage(&self) -> Result<UsageStart> {
+        Ok(match &self.usage {
+            UsageSource::SelfProcess => UsageStart::Rusage(RusageSnapshot::read().context("getrusage")?),
+            UsageSource::Children(pids) => UsageStart::Children(ChildrenSnapshot::read(pids)),
+        })
     }
 
     /// Reads the start values.
     pub fn begin(&self) -> Result<ProbeStart> {
         Ok(ProbeStart {
             cpu: CpuTicks::read().context("reading /proc/stat")?,
-            rusage: RusageSnapshot::read().context("getrusage")?,
+            usage: self.read_usage()?,
             futex: self.read_futex()?,
         })
     }
@@ -52,11 +77,15 @@ impl<'a> Probes<'a> {
             .read_futex()?
             .zip(start.futex)
             .map(|(end, begin)| end - begin);
-        let rusage = RusageSnapshot::read().context("getrusage")?;
+        let process = match (start.usage, self.read_usage()?) {
+            (UsageStart::Rusage(a), UsageStart::Rusage(b)) => a.until(&b),
+            (UsageStart::Children(a), UsageStart::Children(b)) => a.until(&b),
+            _ => unreachable!("the usage source does not change during a window"),
+        };
         let cpu = CpuTicks::read().context("reading /proc/stat")?;
         Ok(WindowDelta {
             cpu: start.cpu.split_until(&cpu),
-            process: start.rusage.until(&rusage),
+            process,
             futex,
         })
     }

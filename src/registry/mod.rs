@@ -2,20 +2,23 @@
 //!
 //! Adding a lock is one entry here (plus its file in crates/locks):
 //! `entry` records its capabilities and monomorphizes the workload for it;
-//! `tried` also registers its try-lock check; `needs` names a probe for
-//! whether this machine can run it.
+//! `tried` also registers its try-lock check; `procs` names the type to use
+//! in shared memory for `--procs`; `needs` names a probe for whether this
+//! machine can run it.
 
 use crate::spec::Point;
 use crate::workloads::lock::{self, RunContext};
 use crate::workloads::lock_sample::LockSample;
 use anyhow::Result;
 use locks::raw::*;
-use locks::{Caps, RawLock, TryLock};
+use locks::{Caps, LockConfig, ProcessShared, RawLock, TryLock};
 
 /// Runs one point with a particular lock type.
 pub type RunFn = fn(&Point, &RunContext) -> Result<LockSample>;
 /// A check that passes or says what failed.
 pub type CheckFn = fn() -> Result<(), String>;
+/// A check of a lock built with the given configuration.
+pub type ConfigCheckFn = fn(&LockConfig) -> Result<(), String>;
 
 /// One lock the CLI knows.
 #[derive(Debug)]
@@ -28,12 +31,14 @@ pub struct LockEntry {
     pub about: &'static str,
     /// What it supports.
     pub caps: Caps,
-    /// The workload monomorphized for it.
+    /// The workload monomorphized for it, in threads.
     pub run: RunFn,
+    /// The workload in worker processes, for locks that work across them.
+    pub run_procs: Option<RunFn>,
     /// Whether it can run on this machine, and if not why.
     pub available: CheckFn,
     /// Its try-lock semantics check, for locks that offer try-lock.
-    pub try_check: Option<CheckFn>,
+    pub try_check: Option<ConfigCheckFn>,
 }
 
 fn always() -> Result<(), String> {
@@ -47,6 +52,7 @@ const fn entry<L: RawLock>(name: &'static str, family: &'static str, about: &'st
         about,
         caps: L::CAPS,
         run: lock::run::<L>,
+        run_procs: None,
         available: always,
         try_check: None,
     }
@@ -63,6 +69,14 @@ impl LockEntry {
     const fn needs(self, available: CheckFn) -> Self {
         LockEntry { available, ..self }
     }
+
+    /// Runs `--procs` with `S`, the lock's shared-memory form.
+    const fn procs<S: ProcessShared>(self) -> Self {
+        LockEntry {
+            run_procs: Some(lock::run_procs::<S>),
+            ..self
+        }
+    }
 }
 
 /// Every lock, in the order `contend list locks` shows them.
@@ -71,41 +85,48 @@ pub static LOCKS: &[LockEntry] = &[
         "seed",
         "futex",
         "futex-scalability.c's lock: CAS retries, FUTEX_WAIT, FUTEX_WAKE on every unlock",
-    ),
+    )
+    .procs::<SharedSeed>(),
     tried::<FutexMutex>(
         "futex",
         "futex",
         "Drepper's 3-state mutex with a spin budget; wakes only when waiters may exist",
-    ),
+    )
+    .procs::<SharedFutexMutex>(),
     tried::<Futex2Mutex>(
         "futex2",
         "futex",
         "the 3-state mutex over futex_wait(2)/futex_wake(2) (Linux 6.7+)",
     )
+    .procs::<SharedFutex2Mutex>()
     .needs(locks::sys::futex2::available),
     tried::<PiFutex>(
         "pi",
         "futex",
         "FUTEX_LOCK_PI/FUTEX_UNLOCK_PI: owner TID in the word, the kernel's rt_mutex spins",
-    ),
+    )
+    .procs::<SharedPiFutex>(),
     tried::<Adaptive>(
         "adaptive",
         "futex",
         "3-state mutex with the FUTEX_LOCK RFC's waiting policies (--spinners none|one|many)",
-    ),
-    tried::<Tas>("tas", "spin", "test-and-set spinlock"),
-    tried::<Ttas>("ttas", "spin", "test-and-test-and-set spinlock"),
-    tried::<Backoff>("backoff", "spin", "TTAS with bounded exponential backoff"),
+    )
+    .procs::<SharedAdaptive>(),
+    tried::<Tas>("tas", "spin", "test-and-set spinlock").procs::<Tas>(),
+    tried::<Ttas>("ttas", "spin", "test-and-test-and-set spinlock").procs::<Ttas>(),
+    tried::<Backoff>("backoff", "spin", "TTAS with bounded exponential backoff").procs::<Backoff>(),
     tried::<YieldSpin>(
         "yield",
         "spin",
         "TTAS that calls sched_yield while the lock is taken",
-    ),
+    )
+    .procs::<YieldSpin>(),
     tried::<Ticket>(
         "ticket",
         "spin",
         "ticket lock: FIFO, all waiters spin on one line",
-    ),
+    )
+    .procs::<Ticket>(),
     tried::<Mcs>(
         "mcs",
         "spin",
@@ -116,17 +137,20 @@ pub static LOCKS: &[LockEntry] = &[
         "spin",
         "CLH queue lock: FIFO, waiters spin on the predecessor's node",
     ),
-    tried::<PthreadMutex>("pthread", "library", "glibc's default pthread_mutex_t"),
+    tried::<PthreadMutex>("pthread", "library", "glibc's default pthread_mutex_t")
+        .procs::<SharedPthreadMutex>(),
     tried::<PthreadAdaptive>(
         "pthread-adaptive",
         "library",
         "glibc PTHREAD_MUTEX_ADAPTIVE_NP: spins a moving-average budget, then sleeps",
-    ),
+    )
+    .procs::<SharedPthreadAdaptive>(),
     tried::<PthreadPi>(
         "pthread-pi",
         "library",
         "glibc PTHREAD_PRIO_INHERIT mutex (FUTEX_LOCK_PI underneath)",
-    ),
+    )
+    .procs::<SharedPthreadPi>(),
     tried::<StdMutex>(
         "std",
         "library",
@@ -137,17 +161,37 @@ pub static LOCKS: &[LockEntry] = &[
         "library",
         "parking_lot::Mutex: one byte, global parking lot, eventual fairness",
     ),
-    tried::<PosixSem>("posix-sem", "semaphore", "POSIX sem_t initialised to 1"),
+    tried::<PosixSem>("posix-sem", "semaphore", "POSIX sem_t initialised to 1").procs::<SharedPosixSem>(),
     tried::<SysvSem>(
         "sysv",
         "semaphore",
-        "SysV semaphore set of one (semop per lock and unlock)",
-    ),
+        "one semaphore of a SysV set (largest power of two <= SEMMSL), picked by the lock file's name",
+    )
+    .procs::<SysvSem>(),
+    tried::<Flock>(
+        "flock",
+        "file",
+        "flock(2) LOCK_EX on the lock file, one open file description per worker",
+    )
+    .procs::<Flock>(),
+    tried::<OfdLock>(
+        "fcntl",
+        "file",
+        "fcntl F_OFD_SETLKW on the whole lock file (open-file-description lock)",
+    )
+    .procs::<OfdLock>(),
+    entry::<Lockf>(
+        "lockf",
+        "file",
+        "lockf(3)/F_SETLKW classic POSIX record lock: per process, --procs only",
+    )
+    .procs::<Lockf>(),
     entry::<NoLock>(
         "noop",
         "baseline",
         "no lock at all: measures the harness itself (one worker only)",
-    ),
+    )
+    .procs::<NoLock>(),
 ];
 
 /// Looks a lock up by CLI name.

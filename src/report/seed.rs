@@ -21,7 +21,7 @@ pub fn render(results: &[PointResult]) -> String {
             let _ = writeln!(
                 out,
                 "# lock={} threads={}{spinners}{spin} hold={} idle={}",
-                p.lock, p.threads, p.hold, p.idle
+                p.lock, p.workers, p.hold, p.idle
             );
         }
         let _ = writeln!(

@@ -15,7 +15,7 @@ pub fn render(results: &[PointResult], cpus: usize) -> String {
     type Axis = (&'static str, fn(&PointResult) -> String);
     let axes: [Axis; 6] = [
         ("lock", |r| r.point.lock.to_string()),
-        ("threads", |r| r.point.threads.to_string()),
+        (first.point.mode.label(), |r| r.point.workers.to_string()),
         ("spinners", |r| {
             r.point.spinners.map_or("-".into(), |s| s.to_string())
         }),
@@ -39,17 +39,38 @@ pub fn render(results: &[PointResult], cpus: usize) -> String {
 
     let mut t = Table::new();
     t.load_preset(presets::NOTHING);
+    // With a hold, the lock can do at most one critical section per hold:
+    // lockscale's theoretical maximum, and the share of it achieved.
+    let holds = results.iter().any(|r| r.point.hold.ns > 0);
+    let bound: &[&str] = if holds { &["max cs/s", "eff%"] } else { &[] };
     let metrics = [
-        "cs/s", "%usr", "%sys", "%idle", "%steal", "hold µs", "min%", "max%", "Jain", "ctxsw/cs", "futex/cs",
+        "%usr", "%sys", "%idle", "%steal", "hold µs", "min%", "max%", "Jain", "ctxsw/cs", "futex/cs",
         "fail/cs", "spins/cs", "waits/cs", "wakes/cs",
     ];
-    t.set_header(varying.iter().map(|(n, _)| *n).chain(metrics));
+    let columns: Vec<&str> = std::iter::once("cs/s")
+        .chain(bound.iter().copied())
+        .chain(metrics)
+        .collect();
+    t.set_header(varying.iter().map(|(n, _)| *n).chain(columns.iter().copied()));
     for r in results {
         let s = &r.sample;
         let counters = s.lock_counters;
         let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
+        row.push(si(s.cs_per_s));
+        if holds {
+            let hold_s = r.point.hold.ns as f64 / 1e9;
+            row.push(if hold_s > 0.0 {
+                si(1.0 / hold_s)
+            } else {
+                "-".into()
+            });
+            row.push(if hold_s > 0.0 {
+                format!("{:.1}", 100.0 * s.cs_per_s * hold_s)
+            } else {
+                "-".into()
+            });
+        }
         row.extend([
-            si(s.cs_per_s),
             format!("{:.2}", s.cpu.usr_pct),
             format!("{:.2}", s.cpu.sys_pct),
             format!("{:.2}", s.cpu.idle_pct),
@@ -67,7 +88,7 @@ pub fn render(results: &[PointResult], cpus: usize) -> String {
         ]);
         t.add_row(row);
     }
-    for i in varying.len()..varying.len() + metrics.len() {
+    for i in varying.len()..varying.len() + columns.len() {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -102,12 +123,13 @@ fn hold_note(r: &PointResult) -> Option<String> {
     };
     Some(format!(
         "{} ×{}{spin}: mean hold {above:.1}% above {}: {cause}",
-        p.lock, p.threads, p.hold
+        p.lock, p.workers, p.hold
     ))
 }
 
 const LEGEND: &str = "\
-cs/s: critical sections per second of measured window. %usr %sys %idle %steal: whole system (/proc/stat).
+cs/s: critical sections per second of measured window; max cs/s = 1/hold, eff% = cs/s x hold (lock utilization).
+%usr %sys %idle %steal: whole system (/proc/stat).
 hold µs: achieved mean hold. min% max%: smallest and largest worker's share; Jain: fairness index (1 = even).
-ctxsw/cs: this process's context switches; futex/cs, fail/cs: futex syscalls and failed ones (tracepoints);
+ctxsw/cs: the workers' context switches; futex/cs, fail/cs: futex syscalls and failed ones (tracepoints);
 spins/cs waits/cs wakes/cs: the lock's own counters (- where the lock is opaque). All per critical section.";

@@ -52,6 +52,22 @@ impl Limits {
         Ok(())
     }
 
+    /// Checks that `workers` threads can each open the lock file (plus a
+    /// margin for the descriptors contend itself holds).
+    pub fn check_files(&self, workers: u64) -> Result<(), String> {
+        let soft = getrlimit(Resource::RLIMIT_NOFILE)
+            .map(|(soft, _)| soft)
+            .unwrap_or(RLIM_INFINITY);
+        if soft != RLIM_INFINITY && workers + 64 > soft {
+            return Err(format!(
+                "{workers} threads each need a descriptor for the lock file, but RLIMIT_NOFILE is {soft} \
+                 (raise it with: ulimit -n {})",
+                workers + 64
+            ));
+        }
+        Ok(())
+    }
+
     /// One line naming the limits, for error messages.
     pub fn describe(&self) -> String {
         let show = |v: Option<u64>| v.map_or("unlimited".to_string(), |v| v.to_string());

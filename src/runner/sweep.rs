@@ -1,14 +1,19 @@
 //! Runs every point of a spec in order, with a progress bar on a terminal,
-//! and collects the warnings that apply to the whole sweep.
+//! owning the run's resources and collecting the warnings that apply to the
+//! whole sweep. An interrupt ends the sweep after the point it cut short;
+//! what was measured so far is kept.
 
+use super::resources::Resources;
+use super::Interrupted;
 use crate::measure::env::cpus_online;
 use crate::measure::futex::FutexTracepoints;
 use crate::registry;
-use crate::spec::{LockSpec, Point};
+use crate::spec::{LockSpec, Mode, Point};
 use crate::workloads::lock::RunContext;
 use crate::workloads::lock_sample::LockSample;
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use nix::sys::signal::Signal;
 use serde::Serialize;
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -22,13 +27,15 @@ pub struct PointResult {
     pub sample: LockSample,
 }
 
-/// A finished sweep.
+/// A finished (or interrupted) sweep.
 #[derive(Debug, Clone)]
 pub struct SweepOutcome {
-    /// One result per point, in spec order.
+    /// One result per point measured, in spec order.
     pub results: Vec<PointResult>,
     /// Things the reader must know to trust the numbers, one line each.
     pub warnings: Vec<String>,
+    /// The signal that stopped the sweep early, if one did.
+    pub interrupted: Option<Signal>,
 }
 
 /// Below this estimated length no progress bar is worth drawing.
@@ -38,9 +45,11 @@ const PROGRESS_MIN: Duration = Duration::from_secs(2);
 pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     let points = spec.points();
     let mut warnings = Vec::new();
+    let entries: Vec<_> = spec.locks.iter().filter_map(|l| registry::find(l)).collect();
+    let mut resources = Resources::new();
     let ctx = RunContext {
         // Opened here, on the thread that starts every point's workers, so
-        // that all of them inherit the counters.
+        // that all of them (threads and forked processes) inherit them.
         futex: match FutexTracepoints::find().and_then(|tp| tp.open()) {
             Ok(counters) => Some(counters),
             Err(why) => {
@@ -48,35 +57,85 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
                 None
             }
         },
+        lock_file: match entries.iter().any(|e| e.caps.needs_file) {
+            true => Some(resources.lock_file(&spec.lock_dir)?),
+            false => None,
+        },
+        sysv_set: match entries.iter().any(|e| e.caps.needs_sem_set) {
+            true => Some(resources.sem_set()?),
+            false => None,
+        },
     };
     let cpus = cpus_online();
-    if let Some(&most) = spec.threads.iter().filter(|&&t| t as usize > cpus).max() {
+    if let Some(&most) = spec.workers.iter().filter(|&&t| t as usize > cpus).max() {
         warnings.push(format!(
-            "{most} threads on {cpus} online CPUs: oversubscribed, so lock holders get preempted \
-             inside the critical section and waiters that spin burn CPU the holder needs"
+            "{most} {} on {cpus} online CPUs: oversubscribed, so lock holders get preempted \
+             inside the critical section and waiters that spin burn CPU the holder needs",
+            spec.mode.label()
         ));
     }
 
     let per_point = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
     let bar = progress_bar(spec.progress, points.len(), per_point);
     let mut results = Vec::with_capacity(points.len());
+    let mut interrupted = None;
     for point in points {
         bar.set_message(describe(&point));
         let entry = registry::find(point.lock).ok_or_else(|| anyhow!("lock `{}` vanished", point.lock))?;
-        let sample = (entry.run)(&point, &ctx)?;
-        results.push(PointResult { point, sample });
+        let run = match point.mode {
+            Mode::Threads => entry.run,
+            Mode::Processes => entry
+                .run_procs
+                .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
+        };
+        match run(&point, &ctx) {
+            Ok(sample) => {
+                let stop = sample
+                    .interrupted
+                    .as_deref()
+                    .and_then(|s| s.parse::<Signal>().ok());
+                results.push(PointResult { point, sample });
+                if stop.is_some() {
+                    interrupted = stop;
+                    break;
+                }
+            }
+            Err(e) => match e.downcast_ref::<Interrupted>() {
+                Some(Interrupted(sig)) => {
+                    interrupted = Some(*sig);
+                    break;
+                }
+                None => return Err(e),
+            },
+        }
         bar.inc(1);
     }
     bar.finish_and_clear();
-    Ok(SweepOutcome { results, warnings })
+    if let Some(sig) = interrupted {
+        warnings.push(format!(
+            "interrupted by {sig}: {} of {} points measured; the last one's window was cut short \
+             (its rates still divide by the time it really ran)",
+            results.len(),
+            spec.points().len()
+        ));
+    }
+    Ok(SweepOutcome {
+        results,
+        warnings,
+        interrupted,
+    })
 }
 
 fn describe(p: &Point) -> String {
     let spin = p.spin.map_or(String::new(), |s| format!(" spin {s}"));
     let spinners = p.spinners.map_or(String::new(), |s| format!(" spinners {s}"));
     format!(
-        "{} ×{}{spinners}{spin} hold {} idle {}",
-        p.lock, p.threads, p.hold, p.idle
+        "{} ×{} {}{spinners}{spin} hold {} idle {}",
+        p.lock,
+        p.workers,
+        p.mode.label(),
+        p.hold,
+        p.idle
     )
 }
 

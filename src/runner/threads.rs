@@ -2,8 +2,8 @@
 //! system limit when the kernel refuses another thread.
 
 use super::limits::Limits;
-use super::StartGate;
 use anyhow::{anyhow, Result};
+use locks::gate::Gate;
 use std::thread::{Builder, Scope, ScopedJoinHandle};
 
 /// Worker stacks: the measured loop is shallow, and 1000 threads with the
@@ -16,7 +16,7 @@ const WORKER_STACK: usize = 256 * 1024;
 pub fn spawn_workers<'scope, 'env, T, F>(
     scope: &'scope Scope<'scope, 'env>,
     n: usize,
-    gate: &'env StartGate,
+    gate: &'env Gate,
     body: F,
 ) -> Result<Vec<ScopedJoinHandle<'scope, T>>>
 where
@@ -41,6 +41,5 @@ where
             }
         }
     }
-    gate.wait_for(n);
     Ok(handles)
 }

@@ -1,12 +1,20 @@
-//! The measured window, as the coordinator sees it: open the gate, let the
-//! warm-up pass, stamp t0 and snapshot the counters, sleep, stamp t1 and
-//! snapshot again. Rates divide by the measured t1 - t0, never by the
-//! requested duration: a coordinator that wakes late on a busy machine
-//! makes the window longer, not the rate higher.
+//! The measured window, as the coordinator sees it: wait for every worker
+//! at the start gate, open it, let the warm-up pass, stamp t0 and snapshot
+//! the counters, wait, stamp t1 and snapshot again. Rates divide by the
+//! measured t1 - t0, never by the requested duration: a coordinator that
+//! wakes late on a busy machine makes the window longer, not the rate
+//! higher.
+//!
+//! Every wait is a poll on the signal fd: SIGINT/SIGTERM end the window
+//! early (the sample is marked interrupted), and a worker process that
+//! exits ends the run with an error naming it (`watch`).
 
-use super::StartGate;
+use super::signals::{self, Event};
+use super::Interrupted;
 use crate::measure::{Probes, WindowDelta};
-use anyhow::Result;
+use anyhow::{anyhow, Result};
+use locks::gate::Gate;
+use nix::sys::signal::Signal;
 use std::time::{Duration, Instant};
 
 /// One measured window.
@@ -20,23 +28,55 @@ pub struct Window<C> {
     pub end: C,
     /// What the probes saw between t0 and t1.
     pub probes: WindowDelta,
+    /// The signal that cut the window short, if one did.
+    pub interrupted: Option<Signal>,
 }
 
-/// Runs the window. The workers must all be waiting at `gate`; `snapshot`
+/// Waits until `n` workers have arrived at the gate, aborting the gate on
+/// an interrupt or when `watch` reports a dead worker.
+pub fn wait_arrivals(gate: &Gate, n: usize, watch: &mut dyn FnMut() -> Result<()>) -> Result<()> {
+    while (gate.arrived() as usize) < n {
+        let outcome = match signals::wait_for(Duration::from_millis(2)) {
+            Event::Interrupted(sig) => Err(anyhow!(Interrupted(sig))),
+            _ => watch(),
+        };
+        if outcome.is_err() {
+            gate.abort();
+            return outcome;
+        }
+    }
+    Ok(())
+}
+
+/// Sleeps until `deadline`; returns the interrupting signal, if any.
+fn wait_watching(deadline: Instant, watch: &mut dyn FnMut() -> Result<()>) -> Result<Option<Signal>> {
+    loop {
+        match signals::wait_until(deadline) {
+            Event::Deadline => return Ok(None),
+            Event::Interrupted(sig) => return Ok(Some(sig)),
+            Event::Child => watch()?,
+        }
+    }
+}
+
+/// Runs the window. Every worker must have arrived at `gate`; `snapshot`
 /// reads their published counters. The caller raises the stop flag after.
 pub fn measure_window<C>(
-    gate: &StartGate,
+    gate: &Gate,
     warmup: Duration,
     duration: Duration,
     probes: &Probes,
     snapshot: impl Fn() -> C,
+    watch: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Window<C>> {
     gate.open();
-    std::thread::sleep(warmup);
+    if let Some(sig) = wait_watching(Instant::now() + warmup, watch)? {
+        return Err(anyhow!(Interrupted(sig)));
+    }
     let begun = probes.begin()?;
     let t0 = Instant::now();
     let start = snapshot();
-    std::thread::sleep(duration);
+    let interrupted = wait_watching(t0 + duration, watch)?;
     let t1 = Instant::now();
     let end = snapshot();
     let probes = probes.end(begun)?;
@@ -45,5 +85,6 @@ pub fn measure_window<C>(
         start,
         end,
         probes,
+        interrupted,
     })
 }

@@ -1,28 +1,39 @@
-//! `contend lock`: N threads contend for one lock.
+//! `contend lock`: N workers, threads or processes, contend for one lock.
 //!
-//! Each worker loops: lock; bump the witness counter; hold; unlock; publish
-//! its counters; idle. The loop is generic over the lock type, so each
-//! registry entry gets its own monomorphized copy with no dynamic dispatch.
+//! Each worker loops: lock; read the witness; hold; write the witness + 1;
+//! unlock; publish its counters; idle. The loop is generic over the lock
+//! type, so each registry entry gets its own monomorphized copy with no
+//! dynamic dispatch. Threads and processes run the same loop on the same
+//! arena (the lock, a header and a slot per worker), which is MAP_SHARED
+//! when the workers are forked processes.
 //!
-//! Mutual exclusion is checked on every run with a witness counter that is
-//! read when the critical section starts and written (plus one) when it
-//! ends, not incremented atomically: if two workers are ever inside at once,
-//! increments get lost and the total no longer matches. (Relaxed atomics,
-//! not a plain integer, so a broken lock shows up as a wrong count rather
-//! than undefined behaviour; on x86 both compile to the same mov/mov.)
+//! Mutual exclusion is checked on every run with the witness: read when the
+//! critical section starts and written (plus one) when it ends, not
+//! incremented atomically. If two workers are ever inside at once,
+//! increments get lost and the total no longer matches the sum of the
+//! workers' acquisitions. (Relaxed atomics, not a plain integer, so a broken
+//! lock shows up as a wrong count rather than undefined behaviour; on x86
+//! both compile to the same mov/mov.)
 
-use super::lock_sample::{LockCounters, LockSample, WorkerCounts};
+use super::lock_sample::{LockCounters, LockSample, MemoryUse, WorkerCounts};
+use crate::measure::children;
 use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounters;
-use crate::measure::Probes;
+use crate::measure::{Probes, UsageSource};
 use crate::parse::Work;
+use crate::runner::procs::Children;
 use crate::runner::threads::spawn_workers;
-use crate::runner::{measure_window, StartGate};
+use crate::runner::{measure_window, wait_arrivals, Window};
 use crate::spec::Point;
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use crossbeam_utils::CachePadded;
-use locks::{LockConfig, LockStats, RawLock};
+use locks::gate::Gate;
+use locks::sys::lockfile::InlinePath;
+use locks::sys::shm::Arena;
+use locks::{LockConfig, LockStats, ProcessShared, RawLock};
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
 
 /// What every point of a sweep shares.
 #[derive(Debug, Default)]
@@ -30,12 +41,16 @@ pub struct RunContext {
     /// Futex syscall counters, opened on the thread that runs the points,
     /// when counting is possible.
     pub futex: Option<FutexCounters>,
+    /// The run's lock file, for locks that need one.
+    pub lock_file: Option<InlinePath>,
+    /// The run's SysV semaphore set (id, size), for `sysv`.
+    pub sysv_set: Option<(i32, u16)>,
 }
 
 /// A worker's published counters: written only by their owner, read by the
-/// coordinator at the window edges; each in its own cache line.
+/// coordinator at the window edges.
 #[derive(Default)]
-struct Slot {
+pub struct Slot {
     acquisitions: AtomicU64,
     hold_ns: AtomicU64,
     stretched_holds: AtomicU64,
@@ -75,16 +90,18 @@ struct HoldTally {
     stretched: u64,
 }
 
-struct Shared<L> {
-    lock: CachePadded<L>,
+/// The arena's shared header.
+#[derive(Default)]
+pub struct Header {
     witness: CachePadded<AtomicU64>,
     stop: CachePadded<AtomicBool>,
-    slots: Vec<CachePadded<Slot>>,
-    gate: StartGate,
+    gate: CachePadded<Gate>,
 }
 
+type LockArena<L> = Arena<L, Header, CachePadded<Slot>>;
+
 /// Raises the stop flag when dropped, so every exit from the coordinator,
-/// errors included, lets the workers finish and the scope join them.
+/// errors included, lets the workers finish.
 struct StopOnDrop<'a>(&'a AtomicBool);
 
 impl Drop for StopOnDrop<'_> {
@@ -94,23 +111,24 @@ impl Drop for StopOnDrop<'_> {
 }
 
 #[inline(never)]
-fn worker<L: RawLock>(sh: &Shared<L>, me: usize, hold: Work, idle: Work) -> u64 {
-    if !sh.gate.arrive_and_wait() {
-        return 0;
+fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work) {
+    let header = arena.header();
+    if !header.gate.arrive_and_wait() {
+        return;
     }
-    let slot = &sh.slots[me];
+    let (lock, slot) = (arena.lock(), arena.slot(me));
     let node = L::Node::default();
     let mut stats = LockStats::default();
     let stretched_above = hold.stretched_above();
     let mut acquisitions = 0u64;
     let mut held = HoldTally::default();
-    while !sh.stop.load(Relaxed) {
-        let this_hold = sh.lock.with(&node, &mut stats, || {
+    while !header.stop.load(Relaxed) {
+        let this_hold = lock.with(&node, &mut stats, || {
             // Read on entry, write on exit: any overlap during the hold, not
             // just in a nanosecond-wide gap, loses an increment.
-            let seen = sh.witness.load(Relaxed);
+            let seen = header.witness.load(Relaxed);
             let spent = hold.run();
-            sh.witness.store(seen + 1, Relaxed);
+            header.witness.store(seen + 1, Relaxed);
             spent
         });
         held.ns += this_hold;
@@ -119,46 +137,119 @@ fn worker<L: RawLock>(sh: &Shared<L>, me: usize, hold: Work, idle: Work) -> u64 
         slot.publish(acquisitions, &held, &stats);
         idle.run();
     }
-    acquisitions
 }
 
-/// Runs one point with lock type `L`.
-pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
-    let threads = point.threads as usize;
-    let config = LockConfig {
+fn lock_config(point: &Point, ctx: &RunContext) -> LockConfig {
+    LockConfig {
         spin: point.spin.unwrap_or(LockConfig::DEFAULT_SPIN),
         spinners: point.spinners.map(Into::into).unwrap_or_default(),
-    };
-    let lock = L::try_new(&config).map_err(|why| anyhow::anyhow!("creating lock `{}`: {why}", point.lock))?;
-    let sh = Shared {
-        lock: CachePadded::new(lock),
-        witness: CachePadded::new(AtomicU64::new(0)),
-        stop: CachePadded::new(AtomicBool::new(false)),
-        slots: (0..threads).map(|_| CachePadded::new(Slot::default())).collect(),
-        gate: StartGate::default(),
-    };
-    let probes = Probes::new(ctx.futex.as_ref());
-    let snapshot = || sh.slots.iter().map(|s| s.read()).collect::<Vec<_>>();
+        lock_file: ctx.lock_file,
+        sysv_set: ctx.sysv_set,
+    }
+}
 
-    let (window, totals) = std::thread::scope(|scope| -> Result<_> {
-        let stop = StopOnDrop(&sh.stop);
-        let (sh_ref, hold, idle) = (&sh, point.hold, point.idle);
-        let handles = spawn_workers(scope, threads, &sh.gate, move |i| {
-            worker::<L>(sh_ref, i, hold, idle)
-        })?;
-        let window = measure_window(&sh.gate, point.warmup(), point.duration(), &probes, snapshot);
-        drop(stop);
-        let totals = handles
-            .into_iter()
-            .map(|h| h.join())
-            .collect::<Result<Vec<u64>, _>>()
-            .map_err(|_| anyhow::anyhow!("a worker thread panicked under lock `{}`", point.lock))?;
-        Ok((window?, totals))
+/// How long stopped workers get to leave the lock: a worker may be in one
+/// last hold, or asleep behind others that each hold once more.
+fn drain_grace(point: &Point) -> Duration {
+    let per_turn = Duration::from_nanos(point.hold.ns + point.idle.ns);
+    Duration::from_secs(10).max(per_turn * point.workers.saturating_mul(4))
+}
+
+/// Runs one point with lock type `L` in worker threads.
+pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
+    let n = point.workers as usize;
+    let arena = LockArena::<L>::private(&lock_config(point, ctx), Header::default(), n, Default::default)
+        .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
+    let arena = &arena;
+    std::thread::scope(|scope| {
+        let (hold, idle) = (point.hold, point.idle);
+        let handles = spawn_workers(scope, n, &arena.header().gate, move |i| {
+            worker(arena, i, hold, idle)
+        });
+        let handles = RefCell::new(Some(
+            handles.inspect_err(|_| arena.header().stop.store(true, Relaxed))?,
+        ));
+        let mut watch = || -> Result<()> {
+            match handles.borrow().as_ref() {
+                Some(h) if h.iter().any(|h| h.is_finished()) => {
+                    bail!("a worker thread stopped early (it panicked)")
+                }
+                _ => Ok(()),
+            }
+        };
+        let mut finish = || -> Result<()> {
+            for h in handles.borrow_mut().take().into_iter().flatten() {
+                h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
+            }
+            Ok(())
+        };
+        measure::<L>(
+            point,
+            ctx,
+            arena,
+            UsageSource::SelfProcess,
+            &mut watch,
+            &mut finish,
+        )
     })
-    .with_context(|| format!("running lock `{}`", point.lock))?;
+    .with_context(|| format!("running lock `{}`", point.lock))
+}
 
-    let total: u64 = totals.iter().sum();
-    let witness = sh.witness.load(Relaxed);
+/// Runs one point with lock type `L` in forked worker processes.
+pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
+    let n = point.workers as usize;
+    let arena = LockArena::<L>::shared(&lock_config(point, ctx), Header::default(), n, Default::default)
+        .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
+    let (hold, idle) = (point.hold, point.idle);
+    let children = RefCell::new(Children::spawn(n, &arena.header().gate, |i| {
+        worker(&arena, i, hold, idle);
+        0
+    })?);
+    let usage = UsageSource::Children(children.borrow().pids().to_vec());
+    let mut watch = || children.borrow_mut().check();
+    let mut finish = || children.borrow_mut().finish(drain_grace(point));
+    measure::<L>(point, ctx, &arena, usage, &mut watch, &mut finish)
+        .with_context(|| format!("running lock `{}` in {n} processes", point.lock))
+}
+
+/// Everything after the workers exist: arrivals, window, stop, drain,
+/// mutual-exclusion check.
+fn measure<L: RawLock>(
+    point: &Point,
+    ctx: &RunContext,
+    arena: &LockArena<L>,
+    usage: UsageSource,
+    watch: &mut dyn FnMut() -> Result<()>,
+    finish: &mut dyn FnMut() -> Result<()>,
+) -> Result<LockSample> {
+    let header = arena.header();
+    let n = arena.len();
+    let worker_pids = match &usage {
+        UsageSource::Children(pids) => Some(pids.clone()),
+        UsageSource::SelfProcess => None,
+    };
+    let probes = Probes::new(ctx.futex.as_ref(), usage);
+    let snapshot = || (0..n).map(|i| arena.slot(i).read()).collect::<Vec<_>>();
+    let (window, worker_rss) = {
+        // Stops the workers on every way out of this block.
+        let _stop = StopOnDrop(&header.stop);
+        let window = wait_arrivals(&header.gate, n, watch).and_then(|()| {
+            measure_window(
+                &header.gate,
+                point.warmup(),
+                point.duration(),
+                &probes,
+                snapshot,
+                watch,
+            )
+        });
+        (window, worker_pids.as_deref().map(children::rss_kib))
+    };
+    finish()?;
+    let window = window?;
+
+    let total: u64 = (0..n).map(|i| arena.slot(i).read().acquisitions).sum();
+    let witness = header.witness.load(Relaxed);
     if L::CAPS.exclusive && witness != total {
         bail!(
             "mutual exclusion violated by lock `{}`: the counter incremented inside the \
@@ -168,10 +259,15 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
             total.abs_diff(witness)
         );
     }
-    Ok(summarize::<L>(window, total))
+    let memory = MemoryUse {
+        coordinator_peak_kib: children::own_peak_rss_kib(),
+        worker_rss_mean_kib: worker_rss.map(|(mean, _)| mean),
+        worker_rss_max_kib: worker_rss.map(|(_, max)| max),
+    };
+    Ok(summarize::<L>(window, total, memory))
 }
 
-fn summarize<L: RawLock>(window: crate::runner::Window<Vec<WorkerCounts>>, total: u64) -> LockSample {
+fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: MemoryUse) -> LockSample {
     let workers: Vec<WorkerCounts> = window
         .end
         .iter()
@@ -195,6 +291,8 @@ fn summarize<L: RawLock>(window: crate::runner::Window<Vec<WorkerCounts>>, total
         fairness: Fairness::of(&counts),
         cpu: window.probes.cpu,
         process: window.probes.process,
+        memory,
+        interrupted: window.interrupted.map(|sig| sig.as_str().to_string()),
         futex: window.probes.futex,
         lock_counters,
         workers,

@@ -51,6 +51,17 @@ pub struct LockCounters {
     pub wakes: u64,
 }
 
+/// Memory use of a run, kB.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
+pub struct MemoryUse {
+    /// The coordinator's peak resident set (VmHWM) so far.
+    pub coordinator_peak_kib: u64,
+    /// Mean resident set of the worker processes at the end of the window.
+    pub worker_rss_mean_kib: Option<f64>,
+    /// Largest resident set among the worker processes.
+    pub worker_rss_max_kib: Option<u64>,
+}
+
 /// One measured point.
 #[derive(Debug, Clone, Serialize)]
 pub struct LockSample {
@@ -69,8 +80,14 @@ pub struct LockSample {
     pub fairness: Fairness,
     /// System-wide CPU split over the window.
     pub cpu: CpuSplit,
-    /// This process's CPU time and context switches over the window.
+    /// The workers' CPU time and context switches over the window (this
+    /// process for threads, the worker processes for `--procs`).
     pub process: ProcessUsage,
+    /// Memory use.
+    pub memory: MemoryUse,
+    /// The signal (SIGINT, SIGTERM) that cut the window short, if one did:
+    /// the rates still divide by the measured (shorter) window.
+    pub interrupted: Option<String>,
     /// Futex syscalls over the window, `None` when they cannot be counted.
     pub futex: Option<FutexCounts>,
     /// The lock's own counters, `None` for locks whose internals are opaque.

@@ -6,8 +6,8 @@ use crate::{LockConfig, LockStats, TryLock};
 
 /// try-lock semantics: succeeds on a free lock, fails from another thread
 /// while held, and succeeds again after the unlock.
-pub fn try_semantics<L: TryLock>() -> Result<(), String> {
-    let lock = L::try_new(&LockConfig::default())?;
+pub fn try_semantics<L: TryLock>(config: &LockConfig) -> Result<(), String> {
+    let lock = L::try_new(config)?;
     let node = L::Node::default();
     let mut stats = LockStats::default();
     if !lock.try_lock(&node, &mut stats) {

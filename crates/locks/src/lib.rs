@@ -7,8 +7,10 @@
 
 #[cfg(not(loom))]
 pub mod check;
+#[cfg(not(loom))]
+pub mod gate;
 pub mod primitive;
 pub mod raw;
 pub mod sys;
 
-pub use raw::{Caps, LockConfig, LockStats, RawLock, Spinners, TryLock};
+pub use raw::{Caps, LockConfig, LockStats, ProcessShared, RawLock, Spinners, TryLock};

@@ -138,6 +138,7 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
         try_lock: true,
         counters: true,
         spinners: true,
+        process_shared: true,
         ..Caps::PLAIN
     };
 
@@ -176,3 +177,12 @@ unsafe impl<F: Futex> TryLock for Adaptive<F> {
         self.try_acquire()
     }
 }
+
+/// The same lock over process-shared futex operations, for worker processes.
+#[cfg(not(loom))]
+pub type SharedAdaptive = Adaptive<crate::sys::futex::SharedFutex>;
+
+// SAFETY: the word is plain data and the futex operations are the shared
+// ones, keyed on the page rather than the address space.
+#[cfg(not(loom))]
+unsafe impl crate::ProcessShared for SharedAdaptive {}

@@ -68,3 +68,7 @@ unsafe impl TryLock for Backoff {
         self.inner.attempt()
     }
 }
+
+// SAFETY: plain atomics with no pointers; atomics in shared memory work
+// across processes as they do across threads.
+unsafe impl crate::ProcessShared for Backoff {}

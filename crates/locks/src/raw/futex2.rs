@@ -16,7 +16,13 @@
 //! episode, convoys when newcomers barge past woken threads).
 
 use super::FutexMutex;
-use crate::sys::futex2::Futex2Private;
+use crate::sys::futex2::{Futex2Private, Futex2Shared};
 
 /// Drepper's mutex 3 over futex_wait(2)/futex_wake(2).
 pub type Futex2Mutex = FutexMutex<Futex2Private>;
+
+/// The same over process-shared futex2 operations, for worker processes.
+pub type SharedFutex2Mutex = FutexMutex<Futex2Shared>;
+
+// SAFETY: as `SharedFutexMutex`: plain word, shared futex operations.
+unsafe impl crate::ProcessShared for SharedFutex2Mutex {}

@@ -70,10 +70,10 @@ unsafe impl<F: Futex> RawLock for FutexMutex<F> {
     const CAPS: Caps = Caps {
         spin: true,
         try_lock: true,
-        process_shared: false,
+        process_shared: true,
         counters: true,
         exclusive: true,
-        spinners: false,
+        ..Caps::PLAIN
     };
 
     fn new(config: &LockConfig) -> Self {
@@ -104,3 +104,12 @@ unsafe impl<F: Futex> TryLock for FutexMutex<F> {
         FutexMutex::try_lock(self)
     }
 }
+
+/// The same lock over process-shared futex operations, for worker processes.
+#[cfg(not(loom))]
+pub type SharedFutexMutex = FutexMutex<crate::sys::futex::SharedFutex>;
+
+// SAFETY: the word is plain data and the futex operations are the shared
+// ones, keyed on the page rather than the address space.
+#[cfg(not(loom))]
+unsafe impl crate::ProcessShared for SharedFutexMutex {}

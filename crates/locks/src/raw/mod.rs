@@ -9,11 +9,19 @@ mod adaptive;
 mod backoff;
 mod clh;
 #[cfg(not(loom))]
+mod file_lock;
+#[cfg(not(loom))]
+mod flock;
+#[cfg(not(loom))]
 mod futex2;
 mod futex_mutex;
+#[cfg(not(loom))]
+mod lockf;
 mod mcs;
 mod mutex3;
 mod noop;
+#[cfg(not(loom))]
+mod ofd;
 #[cfg(not(loom))]
 mod parking_lot;
 #[cfg(not(loom))]
@@ -36,27 +44,37 @@ pub use adaptive::Adaptive;
 pub use backoff::Backoff;
 pub use clh::{Clh, ClhHandle};
 #[cfg(not(loom))]
-pub use futex2::Futex2Mutex;
+pub use flock::Flock;
+#[cfg(not(loom))]
+pub use futex2::{Futex2Mutex, SharedFutex2Mutex};
 pub use futex_mutex::FutexMutex;
+#[cfg(not(loom))]
+pub use lockf::Lockf;
 pub use mcs::{Mcs, McsNode};
 pub use noop::NoLock;
 #[cfg(not(loom))]
+pub use ofd::OfdLock;
+#[cfg(not(loom))]
 pub use parking_lot::ParkingLot;
 #[cfg(not(loom))]
-pub use pi::PiFutex;
+pub use pi::{PiFutex, SharedPiFutex};
 #[cfg(not(loom))]
-pub use posix_sem::PosixSem;
+pub use posix_sem::{PosixSem, SharedPosixSem};
 #[cfg(not(loom))]
-pub use pthread::{PthreadAdaptive, PthreadMutex, PthreadPi};
+pub use pthread::{
+    PthreadAdaptive, PthreadMutex, PthreadPi, SharedPthreadAdaptive, SharedPthreadMutex, SharedPthreadPi,
+};
 pub use seed::Seed;
 #[cfg(not(loom))]
 pub use std_mutex::{GuardSlot, StdMutex};
 #[cfg(not(loom))]
-pub use sysv_sem::SysvSem;
+pub use sysv_sem::{index_for, SysvSem};
 pub use tas::Tas;
 pub use ticket::Ticket;
 pub use ttas::Ttas;
 pub use yield_spin::YieldSpin;
+#[cfg(not(loom))]
+pub use {adaptive::SharedAdaptive, futex_mutex::SharedFutexMutex, seed::SharedSeed};
 
 /// What a lock can do besides lock and unlock. The CLI validates flags
 /// against these, and `contend list locks` prints them.
@@ -75,6 +93,13 @@ pub struct Caps {
     pub exclusive: bool,
     /// Takes a waiting policy (`--spinners none|one|many`).
     pub spinners: bool,
+    /// Can be used by several threads of one process. False for classic
+    /// POSIX record locks, which belong to the process, not the thread.
+    pub threads: bool,
+    /// Needs a lock file (file locks, and SysV, which hashes its name).
+    pub needs_file: bool,
+    /// Needs the run's SysV semaphore set.
+    pub needs_sem_set: bool,
 }
 
 impl Caps {
@@ -86,6 +111,9 @@ impl Caps {
         counters: false,
         exclusive: true,
         spinners: false,
+        threads: true,
+        needs_file: false,
+        needs_sem_set: false,
     };
 }
 
@@ -103,7 +131,7 @@ pub enum Spinners {
 }
 
 /// Parameters a lock is built with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct LockConfig {
     /// Spin budget for locks with [`Caps::spin`]: how many attempts a waiter
     /// makes in user space before it sleeps (for `adaptive`, the most its
@@ -111,6 +139,11 @@ pub struct LockConfig {
     pub spin: u32,
     /// Waiting policy for locks with [`Caps::spinners`].
     pub spinners: Spinners,
+    /// The lock file, for locks with [`Caps::needs_file`].
+    #[cfg(not(loom))]
+    pub lock_file: Option<crate::sys::lockfile::InlinePath>,
+    /// The run's SysV semaphore set (id, size), for `sysv`.
+    pub sysv_set: Option<(i32, u16)>,
 }
 
 impl LockConfig {
@@ -123,6 +156,9 @@ impl Default for LockConfig {
         Self {
             spin: Self::DEFAULT_SPIN,
             spinners: Spinners::default(),
+            #[cfg(not(loom))]
+            lock_file: None,
+            sysv_set: None,
         }
     }
 }
@@ -212,3 +248,13 @@ pub unsafe trait TryLock: RawLock {
     /// Takes the lock if it is free right now.
     fn try_lock(&self, node: &Self::Node, stats: &mut LockStats) -> bool;
 }
+
+/// Locks that work when placed in a `MAP_SHARED` mapping and used by forked
+/// worker processes: no pointers into one process's private memory, and
+/// shared (not process-private) futex operations.
+///
+/// # Safety
+///
+/// Implementors must provide mutual exclusion between processes that share
+/// the mapping the lock was built in, used through their own nodes.
+pub unsafe trait ProcessShared: RawLock {}

@@ -24,7 +24,7 @@ unsafe impl RawLock for NoLock {
         process_shared: true,
         counters: true,
         exclusive: false,
-        spinners: false,
+        ..Caps::PLAIN
     };
 
     fn new(_config: &LockConfig) -> Self {
@@ -37,3 +37,7 @@ unsafe impl RawLock for NoLock {
     #[inline(always)]
     unsafe fn unlock(&self, _node: &(), _stats: &mut LockStats) {}
 }
+
+// SAFETY: plain atomics with no pointers; atomics in shared memory work
+// across processes as they do across threads.
+unsafe impl crate::ProcessShared for NoLock {}

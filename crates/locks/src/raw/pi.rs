@@ -21,12 +21,20 @@ use crate::primitive::{AtomicU32, Ordering};
 use crate::sys::{futex_pi, tid};
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 
-/// A PI futex; see the module docs.
-pub struct PiFutex {
+/// A PI futex; see the module docs. `SHARED`: in memory shared between
+/// processes (the kernel then keys it on the page, not the address space).
+pub struct PiFutex<const SHARED: bool = false> {
     word: AtomicU32,
 }
 
-impl PiFutex {
+/// A PI futex for worker processes.
+pub type SharedPiFutex = PiFutex<true>;
+
+// SAFETY: the word holds TIDs, which are global; the operations are the
+// shared ones.
+unsafe impl crate::ProcessShared for SharedPiFutex {}
+
+impl<const SHARED: bool> PiFutex<SHARED> {
     /// The raw word, for diagnostics.
     pub fn word(&self) -> u32 {
         self.word.load(Ordering::Relaxed)
@@ -43,11 +51,12 @@ impl PiFutex {
 // SAFETY: the word holds the owner's TID from a successful CAS or from the
 // kernel's FUTEX_LOCK_PI until the owner's CAS back to 0 or FUTEX_UNLOCK_PI;
 // the kernel's rt_mutex gives the ordering on the slow paths.
-unsafe impl RawLock for PiFutex {
+unsafe impl<const SHARED: bool> RawLock for PiFutex<SHARED> {
     type Node = ();
     const CAPS: Caps = Caps {
         try_lock: true,
         counters: true,
+        process_shared: true,
         ..Caps::PLAIN
     };
 
@@ -62,7 +71,7 @@ unsafe impl RawLock for PiFutex {
         let me = tid::current();
         while !self.fast_lock(me) {
             stats.waits += 1;
-            if futex_pi::lock_pi(&self.word) {
+            if futex_pi::lock_pi(&self.word, SHARED) {
                 return;
             }
         }
@@ -78,16 +87,16 @@ unsafe impl RawLock for PiFutex {
         {
             // FUTEX_WAITERS is set: the kernel picks the next owner.
             stats.wakes += 1;
-            futex_pi::unlock_pi(&self.word);
+            futex_pi::unlock_pi(&self.word, SHARED);
         }
     }
 }
 
 // SAFETY: success means the word now holds our TID, as after `lock`.
-unsafe impl TryLock for PiFutex {
+unsafe impl<const SHARED: bool> TryLock for PiFutex<SHARED> {
     #[inline]
     fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
         self.fast_lock(tid::current())
-            || (self.word() & libc::FUTEX_TID_MASK == 0 && futex_pi::trylock_pi(&self.word))
+            || (self.word() & libc::FUTEX_TID_MASK == 0 && futex_pi::trylock_pi(&self.word, SHARED))
     }
 }

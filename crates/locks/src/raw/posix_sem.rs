@@ -16,23 +16,31 @@
 use crate::sys::posix_sem::Semaphore;
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 
-/// A POSIX semaphore used as a lock.
-pub struct PosixSem {
+/// A POSIX semaphore used as a lock, `SHARED` between processes or not.
+pub struct PosixSem<const SHARED: bool = false> {
     sem: Semaphore,
 }
 
+/// A process-shared (`pshared`) semaphore, for worker processes.
+pub type SharedPosixSem = PosixSem<true>;
+
+// SAFETY: sem_init with pshared = 1 is specified to work in shared memory;
+// the sem_t is stored inline.
+unsafe impl crate::ProcessShared for SharedPosixSem {}
+
 // SAFETY: a semaphore of value 1 admits one thread between wait and post;
 // sem_wait/sem_post are full memory barriers in glibc.
-unsafe impl RawLock for PosixSem {
+unsafe impl<const SHARED: bool> RawLock for PosixSem<SHARED> {
     type Node = ();
     const CAPS: Caps = Caps {
         try_lock: true,
+        process_shared: true,
         ..Caps::PLAIN
     };
 
     fn new(_config: &LockConfig) -> Self {
         Self {
-            sem: Semaphore::new(1),
+            sem: Semaphore::new(1, SHARED),
         }
     }
 
@@ -48,7 +56,7 @@ unsafe impl RawLock for PosixSem {
 }
 
 // SAFETY: sem_trywait success is a wait.
-unsafe impl TryLock for PosixSem {
+unsafe impl<const SHARED: bool> TryLock for PosixSem<SHARED> {
     #[inline]
     fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
         self.sem.try_wait()

@@ -27,8 +27,8 @@ use crate::sys::pthread::{Kind, Mutex};
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 
 /// A glibc mutex of kind `KIND` (0 default, 1 adaptive, 2 priority
-/// inheritance); use the aliases.
-pub struct PthreadLock<const KIND: u8> {
+/// inheritance), `SHARED` between processes or not; use the aliases.
+pub struct PthreadLock<const KIND: u8, const SHARED: bool = false> {
     inner: Mutex,
 }
 
@@ -38,6 +38,16 @@ pub type PthreadMutex = PthreadLock<0>;
 pub type PthreadAdaptive = PthreadLock<1>;
 /// glibc's `PTHREAD_PRIO_INHERIT` mutex.
 pub type PthreadPi = PthreadLock<2>;
+/// The default mutex with `PTHREAD_PROCESS_SHARED`.
+pub type SharedPthreadMutex = PthreadLock<0, true>;
+/// The adaptive mutex with `PTHREAD_PROCESS_SHARED`.
+pub type SharedPthreadAdaptive = PthreadLock<1, true>;
+/// The PI mutex with `PTHREAD_PROCESS_SHARED`.
+pub type SharedPthreadPi = PthreadLock<2, true>;
+
+// SAFETY: PTHREAD_PROCESS_SHARED mutexes are specified to work in shared
+// memory, and the mutex is stored inline (no pointers).
+unsafe impl<const KIND: u8> crate::ProcessShared for PthreadLock<KIND, true> {}
 
 const fn kind(k: u8) -> Kind {
     match k {
@@ -49,16 +59,17 @@ const fn kind(k: u8) -> Kind {
 
 // SAFETY: pthread_mutex_lock/unlock provide mutual exclusion with the
 // required ordering (POSIX 4.12 memory synchronization).
-unsafe impl<const KIND: u8> RawLock for PthreadLock<KIND> {
+unsafe impl<const KIND: u8, const SHARED: bool> RawLock for PthreadLock<KIND, SHARED> {
     type Node = ();
     const CAPS: Caps = Caps {
         try_lock: true,
+        process_shared: true,
         ..Caps::PLAIN
     };
 
     fn new(_config: &LockConfig) -> Self {
         Self {
-            inner: Mutex::new(kind(KIND)),
+            inner: Mutex::new(kind(KIND), SHARED),
         }
     }
 
@@ -75,7 +86,7 @@ unsafe impl<const KIND: u8> RawLock for PthreadLock<KIND> {
 }
 
 // SAFETY: pthread_mutex_trylock success is an acquisition.
-unsafe impl<const KIND: u8> TryLock for PthreadLock<KIND> {
+unsafe impl<const KIND: u8, const SHARED: bool> TryLock for PthreadLock<KIND, SHARED> {
     #[inline]
     fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
         self.inner.try_lock()

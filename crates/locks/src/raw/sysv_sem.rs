@@ -1,25 +1,40 @@
-//! `sysv`: a System V semaphore set of one, initialised to 1, used as a lock.
+//! `sysv`: one semaphore of a System V set, initialised to 1, used as a lock.
 //!
 //! | semval | meaning |
 //! |------|---------|
 //! | 1 | unlocked |
 //! | 0 | locked |
 //!
-//! Origin: System V IPC (1983), still the lock of choice in some databases
-//! and in lockscale's process experiments. Every operation, contended or
-//! not, is a semop(2) syscall that takes the set's kernel lock.
+//! Origin: System V IPC (1983), as lockscale used it: one set as large as
+//! the system allows (the largest power of two up to SEMMSL), created
+//! IPC_PRIVATE with mode 0600, and the lock file's name hashed to pick the
+//! semaphore, so unrelated lock files would spread over the set. The hash
+//! is SipHash-1-3 with fixed keys (std's DefaultHasher); lockscale used
+//! SpookyHash, and any good hash serves. The run's coordinator creates and
+//! removes the set; the lock only uses its id, so it also works in worker
+//! processes.
 //!
-//! Known failure mode: no user-space fast path at all (a syscall per lock
-//! and unlock), and the set is a kernel object that outlives a killed
-//! process (contend removes it on drop; `ipcs -s` shows leftovers).
+//! Known failure mode: no user-space fast path at all (a semop syscall per
+//! lock and per unlock, under the set's kernel lock), and the set is a
+//! kernel object that outlives a killed process (`ipcs -s` shows it;
+//! `contend cleanup` removes what a killed run left).
 
-use crate::sys::sysv_sem::SysvSemaphore;
+use crate::sys::sysv_sem::Sem;
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 /// A SysV semaphore used as a lock.
 #[derive(Debug)]
 pub struct SysvSem {
-    sem: SysvSemaphore,
+    sem: Sem,
+}
+
+/// The semaphore a lock file's name maps to in a set of `size` (a power of
+/// two).
+pub fn index_for(file_name: &[u8], size: u16) -> u16 {
+    let mut h = DefaultHasher::new();
+    file_name.hash(&mut h);
+    (h.finish() & u64::from(size.max(1) - 1)) as u16
 }
 
 // SAFETY: semval 1 admits one thread between the -1 and +1 operations;
@@ -28,6 +43,9 @@ unsafe impl RawLock for SysvSem {
     type Node = ();
     const CAPS: Caps = Caps {
         try_lock: true,
+        process_shared: true,
+        needs_file: true,
+        needs_sem_set: true,
         ..Caps::PLAIN
     };
 
@@ -35,10 +53,17 @@ unsafe impl RawLock for SysvSem {
         Self::try_new(config).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    fn try_new(_config: &LockConfig) -> Result<Self, String> {
-        SysvSemaphore::new(1)
+    fn try_new(config: &LockConfig) -> Result<Self, String> {
+        let (id, size) = config
+            .sysv_set
+            .ok_or("sysv needs the run's semaphore set (LockConfig::sysv_set)")?;
+        let file = config
+            .lock_file
+            .ok_or("sysv needs the run's lock file (LockConfig::lock_file)")?;
+        let index = index_for(file.file_name(), size);
+        Sem::init(id, index, 1)
             .map(|sem| Self { sem })
-            .map_err(|e| format!("semget(IPC_PRIVATE) failed: {e} (see kernel.sem, the SEMMNI limit)"))
+            .map_err(|e| format!("setting semaphore {index} of set {id}: {e}"))
     }
 
     #[inline]
@@ -59,3 +84,6 @@ unsafe impl TryLock for SysvSem {
         self.sem.try_wait()
     }
 }
+
+// SAFETY: the semaphore is named by a global id and index.
+unsafe impl crate::ProcessShared for SysvSem {}

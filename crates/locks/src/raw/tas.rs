@@ -59,3 +59,7 @@ unsafe impl TryLock for Tas {
         !self.locked.swap(true, Ordering::Acquire)
     }
 }
+
+// SAFETY: plain atomics with no pointers; atomics in shared memory work
+// across processes as they do across threads.
+unsafe impl crate::ProcessShared for Tas {}

@@ -74,3 +74,7 @@ unsafe impl TryLock for Ticket {
             .is_ok()
     }
 }
+
+// SAFETY: plain atomics with no pointers; atomics in shared memory work
+// across processes as they do across threads.
+unsafe impl crate::ProcessShared for Ticket {}

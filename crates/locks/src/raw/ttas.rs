@@ -80,3 +80,7 @@ unsafe impl TryLock for Ttas {
         self.attempt()
     }
 }
+
+// SAFETY: plain atomics with no pointers; atomics in shared memory work
+// across processes as they do across threads.
+unsafe impl crate::ProcessShared for Ttas {}

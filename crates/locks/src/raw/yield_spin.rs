@@ -67,3 +67,7 @@ fn yield_now() {
 fn yield_now() {
     loom::thread::yield_now();
 }
+
+// SAFETY: plain atomics with no pointers; atomics in shared memory work
+// across processes as they do across threads.
+unsafe impl crate::ProcessShared for YieldSpin {}

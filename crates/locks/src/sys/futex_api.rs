@@ -20,6 +20,10 @@ pub enum WaitOutcome {
     Interrupted,
 }
 
+/// Wake count meaning "every waiter". The kernel reads the count as a C
+/// `int`, so `u32::MAX` would arrive as -1 and wake only one.
+pub const WAKE_ALL: u32 = i32::MAX as u32;
+
 /// Futex wait/wake on a 32-bit word.
 pub trait Futex: Send + Sync + 'static {
     /// Sleep while `*word == expected`.

@@ -5,14 +5,15 @@
 
 use std::sync::atomic::AtomicU32;
 
-fn pi_op(word: &AtomicU32, op: libc::c_int) -> Result<(), i32> {
+fn pi_op(word: &AtomicU32, op: libc::c_int, shared: bool) -> Result<(), i32> {
+    let op = if shared { op } else { op | libc::FUTEX_PRIVATE_FLAG };
     // SAFETY: a valid aligned u32 owned by the caller's lock; null timeout
     // (wait forever); the other arguments are ignored by the PI operations.
     let r = unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            op | libc::FUTEX_PRIVATE_FLAG,
+            op,
             0u32,
             std::ptr::null::<libc::timespec>(),
             std::ptr::null::<u32>(),
@@ -27,9 +28,10 @@ fn pi_op(word: &AtomicU32, op: libc::c_int) -> Result<(), i32> {
 }
 
 /// Blocks in the kernel until this thread owns `word`. Returns after EINTR
-/// or EAGAIN too (the caller retries its user-space fast path).
-pub fn lock_pi(word: &AtomicU32) -> bool {
-    match pi_op(word, libc::FUTEX_LOCK_PI) {
+/// or EAGAIN too (the caller retries its user-space fast path). `shared`:
+/// the word is in memory shared between processes.
+pub fn lock_pi(word: &AtomicU32, shared: bool) -> bool {
+    match pi_op(word, libc::FUTEX_LOCK_PI, shared) {
         Ok(()) => true,
         Err(libc::EINTR) | Err(libc::EAGAIN) => false,
         Err(e) => panic!("FUTEX_LOCK_PI failed: errno {e}"),
@@ -37,8 +39,8 @@ pub fn lock_pi(word: &AtomicU32) -> bool {
 }
 
 /// Asks the kernel to take `word` if it is free (the waiters bit may be set).
-pub fn trylock_pi(word: &AtomicU32) -> bool {
-    match pi_op(word, libc::FUTEX_TRYLOCK_PI) {
+pub fn trylock_pi(word: &AtomicU32, shared: bool) -> bool {
+    match pi_op(word, libc::FUTEX_TRYLOCK_PI, shared) {
         Ok(()) => true,
         Err(libc::EWOULDBLOCK) | Err(libc::EINTR) | Err(libc::EDEADLK) => false,
         Err(e) => panic!("FUTEX_TRYLOCK_PI failed: errno {e}"),
@@ -46,8 +48,8 @@ pub fn trylock_pi(word: &AtomicU32) -> bool {
 }
 
 /// Hands `word` to the highest-priority waiter, or frees it.
-pub fn unlock_pi(word: &AtomicU32) {
-    if let Err(e) = pi_op(word, libc::FUTEX_UNLOCK_PI) {
+pub fn unlock_pi(word: &AtomicU32, shared: bool) {
+    if let Err(e) = pi_op(word, libc::FUTEX_UNLOCK_PI, shared) {
         panic!("FUTEX_UNLOCK_PI failed: errno {e}");
     }
 }

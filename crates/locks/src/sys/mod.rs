@@ -11,11 +11,17 @@ pub mod futex_pi;
 #[cfg(not(loom))]
 pub mod libc_info;
 #[cfg(not(loom))]
+pub mod lockfile;
+#[cfg(not(loom))]
 pub mod perf;
 #[cfg(not(loom))]
 pub mod posix_sem;
 #[cfg(not(loom))]
+pub mod process;
+#[cfg(not(loom))]
 pub mod pthread;
+#[cfg(not(loom))]
+pub mod shm;
 #[cfg(not(loom))]
 pub mod sysv_sem;
 #[cfg(not(loom))]
@@ -23,7 +29,7 @@ pub mod tid;
 
 pub mod futex_api;
 
-pub use futex_api::{Futex, WaitOutcome};
+pub use futex_api::{Futex, WaitOutcome, WAKE_ALL};
 
 /// The futex the lock algorithms use unless told otherwise: the real
 /// syscalls, or loom's model when model checking.

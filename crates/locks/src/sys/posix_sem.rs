@@ -1,10 +1,12 @@
-//! An unnamed POSIX semaphore (`sem_t`), boxed at a stable address.
+//! An unnamed POSIX semaphore (`sem_t`), stored inline: glibc's sem_t is
+//! plain data (a value and a waiter count), position-independent before
+//! first use, so it can also live in a shared mapping (`pshared`).
 
 use std::cell::UnsafeCell;
 
-/// A process-private `sem_t`.
+/// A `sem_t`, private to the process or shared between processes.
 pub struct Semaphore {
-    raw: Box<UnsafeCell<libc::sem_t>>,
+    raw: UnsafeCell<libc::sem_t>,
 }
 
 // SAFETY: sem_t is designed for concurrent use through the sem_* calls.
@@ -13,14 +15,18 @@ unsafe impl Send for Semaphore {}
 unsafe impl Sync for Semaphore {}
 
 impl Semaphore {
-    /// A semaphore with the given initial value.
-    pub fn new(value: u32) -> Self {
-        // SAFETY: sem_t is plain data; sem_init initialises it below.
-        let raw = Box::new(UnsafeCell::new(unsafe { std::mem::zeroed::<libc::sem_t>() }));
-        // SAFETY: `raw` is at its final heap address; pshared 0 = threads only.
-        let r = unsafe { libc::sem_init(raw.get(), 0, value) };
+    /// A semaphore with the given initial value; `shared` between processes.
+    pub fn new(value: u32, shared: bool) -> Self {
+        // SAFETY: sem_t is plain data for which all-zero is a valid bit
+        // pattern; sem_init initialises it below.
+        let zeroed = unsafe { std::mem::zeroed::<libc::sem_t>() };
+        let sem = Self {
+            raw: UnsafeCell::new(zeroed),
+        };
+        // SAFETY: the semaphore is not yet in use.
+        let r = unsafe { libc::sem_init(sem.raw.get(), libc::c_int::from(shared), value) };
         assert_eq!(r, 0, "sem_init failed: {}", std::io::Error::last_os_error());
-        Self { raw }
+        sem
     }
 
     /// Decrements, sleeping while the value is 0 (retries on EINTR).

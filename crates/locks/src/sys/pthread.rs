@@ -1,6 +1,12 @@
-//! glibc's `pthread_mutex_t`, boxed so it never moves after initialisation,
-//! in the kinds contend compares: default, adaptive (spins a while before
-//! sleeping) and priority-inheritance.
+//! glibc's `pthread_mutex_t`, stored inline, in the kinds contend compares:
+//! default, adaptive (spins a while before sleeping) and priority-
+//! inheritance, each private to the process or shared between processes.
+//!
+//! Inline storage: glibc's mutex is plain data with no pointer into itself
+//! until it is used (the static `PTHREAD_MUTEX_INITIALIZER` form shows it is
+//! position-independent), so it may be moved after initialisation and
+//! before first use; once in use it stays put because every use borrows it.
+//! That lets the same type live in a shared mapping for worker processes.
 
 use std::cell::UnsafeCell;
 
@@ -12,7 +18,7 @@ const PTHREAD_PRIO_INHERIT: libc::c_int = 1;
 /// Which pthread mutex to build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
-    /// `PTHREAD_MUTEX_INITIALIZER`.
+    /// The default type.
     Default,
     /// `PTHREAD_MUTEX_ADAPTIVE_NP`.
     Adaptive,
@@ -20,13 +26,14 @@ pub enum Kind {
     PriorityInherit,
 }
 
-/// An initialised `pthread_mutex_t` at a stable heap address.
+/// An initialised `pthread_mutex_t`.
 pub struct Mutex {
-    raw: Box<UnsafeCell<libc::pthread_mutex_t>>,
+    raw: UnsafeCell<libc::pthread_mutex_t>,
 }
 
-// SAFETY: a pthread mutex is designed to be shared between threads; all
-// access goes through the pthread functions, which synchronize internally.
+// SAFETY: a pthread mutex is designed to be shared between threads (and,
+// with PTHREAD_PROCESS_SHARED, processes); all access goes through the
+// pthread functions, which synchronize internally.
 unsafe impl Send for Mutex {}
 // SAFETY: as above.
 unsafe impl Sync for Mutex {}
@@ -36,50 +43,50 @@ fn check(what: &str, r: libc::c_int) {
 }
 
 impl Mutex {
-    /// A default mutex.
-    pub fn new_default() -> Self {
-        Self::new(Kind::Default)
-    }
-
-    /// A mutex of the given kind.
-    pub fn new(kind: Kind) -> Self {
-        let raw = Box::new(UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER));
-        if kind != Kind::Default {
-            let mut attr = std::mem::MaybeUninit::<libc::pthread_mutexattr_t>::uninit();
-            // SAFETY: attr is initialised by pthread_mutexattr_init before
-            // any other use and destroyed after the mutex is initialised;
-            // `raw` is a valid, not yet used mutex at its final address.
-            unsafe {
-                check(
-                    "pthread_mutexattr_init",
-                    libc::pthread_mutexattr_init(attr.as_mut_ptr()),
-                );
-                match kind {
-                    Kind::Adaptive => check(
-                        "pthread_mutexattr_settype",
-                        libc::pthread_mutexattr_settype(attr.as_mut_ptr(), PTHREAD_MUTEX_ADAPTIVE_NP),
-                    ),
-                    Kind::PriorityInherit => check(
-                        "pthread_mutexattr_setprotocol",
-                        libc::pthread_mutexattr_setprotocol(attr.as_mut_ptr(), PTHREAD_PRIO_INHERIT),
-                    ),
-                    Kind::Default => {}
-                }
-                check(
-                    "pthread_mutex_init",
-                    libc::pthread_mutex_init(raw.get(), attr.as_ptr()),
-                );
-                libc::pthread_mutexattr_destroy(attr.as_mut_ptr());
+    /// A mutex of the given kind; `shared` makes it PTHREAD_PROCESS_SHARED.
+    pub fn new(kind: Kind, shared: bool) -> Self {
+        let mutex = Self {
+            raw: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
+        };
+        let mut attr = std::mem::MaybeUninit::<libc::pthread_mutexattr_t>::uninit();
+        // SAFETY: attr is initialised by pthread_mutexattr_init before any
+        // other use and destroyed after the mutex is initialised; the mutex
+        // is not yet in use.
+        unsafe {
+            check(
+                "pthread_mutexattr_init",
+                libc::pthread_mutexattr_init(attr.as_mut_ptr()),
+            );
+            match kind {
+                Kind::Adaptive => check(
+                    "pthread_mutexattr_settype",
+                    libc::pthread_mutexattr_settype(attr.as_mut_ptr(), PTHREAD_MUTEX_ADAPTIVE_NP),
+                ),
+                Kind::PriorityInherit => check(
+                    "pthread_mutexattr_setprotocol",
+                    libc::pthread_mutexattr_setprotocol(attr.as_mut_ptr(), PTHREAD_PRIO_INHERIT),
+                ),
+                Kind::Default => {}
             }
+            if shared {
+                check(
+                    "pthread_mutexattr_setpshared",
+                    libc::pthread_mutexattr_setpshared(attr.as_mut_ptr(), libc::PTHREAD_PROCESS_SHARED),
+                );
+            }
+            check(
+                "pthread_mutex_init",
+                libc::pthread_mutex_init(mutex.raw.get(), attr.as_ptr()),
+            );
+            libc::pthread_mutexattr_destroy(attr.as_mut_ptr());
         }
-        Self { raw }
+        mutex
     }
 
     /// Locks, blocking as glibc does.
     #[inline]
     pub fn lock(&self) {
-        // SAFETY: `raw` points to an initialised mutex that lives as long as
-        // `self`.
+        // SAFETY: an initialised mutex that lives as long as `self`.
         let r = unsafe { libc::pthread_mutex_lock(self.raw.get()) };
         assert_eq!(r, 0, "pthread_mutex_lock failed: errno {r}");
     }

@@ -1,0 +1,153 @@
+//! Worker processes: forked after the shared arena exists, watched while
+//! they run, stopped and reaped on every path. Dropping `Children` kills and
+//! reaps whatever is still alive, so no exit from the coordinator, error
+//! included, leaves a worker behind.
+
+use super::limits::Limits;
+use super::signals;
+use anyhow::{bail, Result};
+use locks::gate::Gate;
+use locks::sys::process::fork_worker;
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use std::time::{Duration, Instant};
+
+/// The worker processes of one point.
+#[derive(Debug)]
+pub struct Children {
+    pids: Vec<Pid>,
+    reaped: Vec<bool>,
+}
+
+fn describe(status: WaitStatus) -> String {
+    match status {
+        WaitStatus::Exited(_, code) => format!("exited with status {code}"),
+        WaitStatus::Signaled(_, sig, core) => {
+            format!("was killed by {sig}{}", if core { " (core dumped)" } else { "" })
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+impl Children {
+    /// Forks `n` workers running `body(index)`. If a fork fails, the gate
+    /// is aborted so the started ones return, and they are reaped.
+    pub fn spawn(n: usize, gate: &Gate, body: impl Fn(usize) -> i32) -> Result<Self> {
+        let mut children = Self {
+            pids: Vec::with_capacity(n),
+            reaped: Vec::with_capacity(n),
+        };
+        for i in 0..n {
+            match fork_worker(|| body(i)) {
+                Ok(pid) => {
+                    children.pids.push(Pid::from_raw(pid));
+                    children.reaped.push(false);
+                }
+                Err(e) => {
+                    gate.abort();
+                    children.reap_within(Duration::from_secs(5));
+                    bail!(
+                        "could not start worker process {} of {n}: {e} ({})",
+                        i + 1,
+                        Limits::read().describe()
+                    );
+                }
+            }
+        }
+        Ok(children)
+    }
+
+    /// The pids, in worker order.
+    pub fn pids(&self) -> &[Pid] {
+        &self.pids
+    }
+
+    /// Fails if any worker has exited: during a run none may.
+    pub fn check(&mut self) -> Result<()> {
+        for (i, pid) in self.pids.iter().enumerate() {
+            if self.reaped[i] {
+                continue;
+            }
+            match waitpid(*pid, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::StillAlive) => {}
+                Ok(status) => {
+                    self.reaped[i] = true;
+                    bail!(
+                        "worker process {i} (pid {pid}) {} during the run",
+                        describe(status)
+                    );
+                }
+                Err(e) => bail!("waiting for worker process {i} (pid {pid}): {e}"),
+            }
+        }
+        Ok(())
+    }
+
+    /// After the stop flag: waits up to `grace` for every worker to exit
+    /// cleanly, then kills the rest. Errors name workers that failed or had
+    /// to be killed (a worker stuck in the lock: a lost wake-up, or a peer
+    /// that died holding it).
+    pub fn finish(&mut self, grace: Duration) -> Result<()> {
+        let failures = self.reap_within(grace);
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            bail!("{}", failures.join("; "))
+        }
+    }
+
+    fn reap_within(&mut self, grace: Duration) -> Vec<String> {
+        let deadline = Instant::now() + grace;
+        let mut failures = Vec::new();
+        loop {
+            for (i, pid) in self.pids.iter().enumerate() {
+                if self.reaped[i] {
+                    continue;
+                }
+                match waitpid(*pid, Some(WaitPidFlag::WNOHANG)) {
+                    Ok(WaitStatus::StillAlive) => {}
+                    Ok(WaitStatus::Exited(_, 0)) => self.reaped[i] = true,
+                    Ok(status) => {
+                        self.reaped[i] = true;
+                        failures.push(format!("worker process {i} (pid {pid}) {}", describe(status)));
+                    }
+                    Err(_) => self.reaped[i] = true,
+                }
+            }
+            let alive = self.reaped.iter().filter(|r| !**r).count();
+            if alive == 0 {
+                return failures;
+            }
+            if Instant::now() >= deadline {
+                failures.push(format!(
+                    "{alive} worker process(es) did not stop within {grace:?} and were killed \
+                     (stuck in the lock: a lost wake-up, or a peer died holding it)"
+                ));
+                self.kill_all();
+                return failures;
+            }
+            let _ = signals::wait_for(Duration::from_millis(5));
+        }
+    }
+
+    fn kill_all(&mut self) {
+        for (i, pid) in self.pids.iter().enumerate() {
+            if !self.reaped[i] {
+                let _ = kill(*pid, Signal::SIGKILL);
+            }
+        }
+        for (i, pid) in self.pids.iter().enumerate() {
+            if !self.reaped[i] {
+                let _ = waitpid(*pid, None);
+                self.reaped[i] = true;
+            }
+        }
+    }
+}
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}

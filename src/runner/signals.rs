@@ -1,0 +1,98 @@
+//! Signals, handled synchronously: SIGINT, SIGTERM and SIGCHLD are blocked
+//! in every thread from the start of `main` (threads and forked workers
+//! inherit the mask) and read from a signalfd. The coordinator's waits
+//! (the measured window, the start gate, the drain) are polls on that fd
+//! with a timeout, so Ctrl-C or a dying worker ends them at once, and the
+//! cleanup runs on the coordinator's own stack instead of in a handler.
+//! Workers never see SIGINT: the coordinator stops them.
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use std::os::fd::AsFd;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// What ended a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The deadline passed.
+    Deadline,
+    /// SIGINT or SIGTERM arrived.
+    Interrupted(Signal),
+    /// A child process changed state.
+    Child,
+}
+
+static SIGNALS: OnceLock<SignalFd> = OnceLock::new();
+
+fn mask() -> SigSet {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGTERM);
+    set.add(Signal::SIGCHLD);
+    set
+}
+
+/// Blocks the signals and opens the signalfd. Call first thing in `main`,
+/// before any thread exists.
+pub fn install() -> nix::Result<()> {
+    mask().thread_block()?;
+    let fd = SignalFd::with_flags(&mask(), SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
+    let _ = SIGNALS.set(fd);
+    Ok(())
+}
+
+/// The exit status for a run ended by `signal`, as a shell reports it.
+pub fn exit_status(signal: Signal) -> u8 {
+    128 + signal as u8
+}
+
+/// Waits until `deadline` or a signal. Without `install` (library use, as in
+/// the tests), sleeps until the deadline.
+pub fn wait_until(deadline: Instant) -> Event {
+    let Some(fd) = SIGNALS.get() else {
+        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        return Event::Deadline;
+    };
+    loop {
+        if let Some(event) = drain(fd) {
+            return event;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Event::Deadline;
+        }
+        // Round up so a sub-millisecond remainder does not become a busy
+        // loop of zero timeouts.
+        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+        let _ = poll(&mut fds, PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX));
+    }
+}
+
+/// Waits for `d` (see [`wait_until`]).
+pub fn wait_for(d: Duration) -> Event {
+    wait_until(Instant::now() + d)
+}
+
+/// Reads pending signals; an interrupt wins over a child event.
+fn drain(fd: &SignalFd) -> Option<Event> {
+    let mut event = None;
+    while let Ok(Some(info)) = fd.read_signal() {
+        match Signal::try_from(info.ssi_signo as i32) {
+            Ok(sig @ (Signal::SIGINT | Signal::SIGTERM)) => event = Some(Event::Interrupted(sig)),
+            Ok(Signal::SIGCHLD) if event.is_none() => event = Some(Event::Child),
+            _ => {}
+        }
+    }
+    event
+}
+
+/// Whether an interrupt is pending right now (without waiting).
+pub fn interrupted() -> Option<Signal> {
+    match SIGNALS.get().and_then(drain) {
+        Some(Event::Interrupted(sig)) => Some(sig),
+        _ => None,
+    }
+}
