@@ -177,7 +177,9 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
                 _ => Ok(()),
             }
         };
-        let mut finish = || -> Result<()> {
+        // Threads cannot be killed: even after a failure they are joined,
+        // which the stop flag makes possible unless one is stuck in the lock.
+        let mut finish = |_failed: bool| -> Result<()> {
             for h in handles.borrow_mut().take().into_iter().flatten() {
                 h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
             }
@@ -207,7 +209,16 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
     })?);
     let usage = UsageSource::Children(children.borrow().pids().to_vec());
     let mut watch = || children.borrow_mut().check();
-    let mut finish = || children.borrow_mut().finish(drain_grace(point));
+    // After a failure (a worker died, perhaps holding the lock) there is
+    // nothing to drain: kill the rest at once instead of waiting them out.
+    let mut finish = |failed: bool| {
+        let grace = if failed {
+            Duration::ZERO
+        } else {
+            drain_grace(point)
+        };
+        children.borrow_mut().finish(grace)
+    };
     measure::<L>(point, ctx, &arena, usage, &mut watch, &mut finish)
         .with_context(|| format!("running lock `{}` in {n} processes", point.lock))
 }
@@ -220,7 +231,7 @@ fn measure<L: RawLock>(
     arena: &LockArena<L>,
     usage: UsageSource,
     watch: &mut dyn FnMut() -> Result<()>,
-    finish: &mut dyn FnMut() -> Result<()>,
+    finish: &mut dyn FnMut(bool) -> Result<()>,
 ) -> Result<LockSample> {
     let header = arena.header();
     let n = arena.len();
@@ -245,8 +256,9 @@ fn measure<L: RawLock>(
         });
         (window, worker_pids.as_deref().map(children::rss_kib))
     };
-    finish()?;
+    let drained = finish(window.is_err());
     let window = window?;
+    drained?;
 
     let total: u64 = (0..n).map(|i| arena.slot(i).read().acquisitions).sum();
     let witness = header.witness.load(Relaxed);

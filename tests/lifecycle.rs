@@ -1,0 +1,237 @@
+//! Every resource a run creates (SysV set, lock directory, worker
+//! processes, ledger record) is gone after every way a run can end: SIGINT
+//! (exit 130, partial results reported), SIGTERM (143), a worker killed
+//! mid-run (exit 1, naming it), and SIGKILL of the coordinator, after which
+//! `contend cleanup` removes what was left. Each test uses its own lock
+//! directory and ledger directory; they run one at a time because the SysV
+//! set count is system-wide.
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn sem_sets() -> usize {
+    std::fs::read_to_string("/proc/sysvipc/sem").map_or(0, |s| s.lines().count().saturating_sub(1))
+}
+
+fn entries(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| d.count())
+}
+
+/// The coordinator and its scratch directories; kills it if a test fails
+/// half-way.
+struct Run {
+    child: Child,
+    lock_dir: tempfile::TempDir,
+    ledger_dir: tempfile::TempDir,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(args: &[&str]) -> Run {
+    let lock_dir = tempfile::tempdir().unwrap();
+    let ledger_dir = tempfile::tempdir().unwrap();
+    let child = Command::new(assert_cmd::cargo::cargo_bin("contend"))
+        .arg("lock")
+        .args(args)
+        .args(["--lock-dir", lock_dir.path().to_str().unwrap()])
+        .env("XDG_RUNTIME_DIR", ledger_dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("contend starts");
+    Run {
+        child,
+        lock_dir,
+        ledger_dir,
+    }
+}
+
+/// Worker processes of `pid` (its direct children).
+fn children(pid: u32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Waits until the coordinator has `n` children and the window has begun.
+fn wait_running(run: &Run, n: usize) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let kids = children(run.child.id());
+        if kids.len() >= n {
+            // Past the 100 ms warm-up, into the measured window.
+            std::thread::sleep(Duration::from_millis(600));
+            return kids;
+        }
+        assert!(Instant::now() < deadline, "workers never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie is dead for our purposes; /proc/PID/stat's state says so.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+/// Waits for the coordinator to exit, at most `limit`.
+fn finish(run: &mut Run, limit: Duration) -> (Option<i32>, String, String) {
+    let deadline = Instant::now() + limit;
+    while run.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "contend did not exit within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = std::mem::replace(&mut run.child, Command::new("true").spawn().unwrap())
+        .wait_with_output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_clean(run: &Run, sets_before: usize, workers: &[i32]) {
+    assert_eq!(sem_sets(), sets_before, "a SysV set was left behind");
+    assert_eq!(
+        entries(run.lock_dir.path()),
+        0,
+        "the lock directory was left behind"
+    );
+    assert_eq!(
+        entries(&run.ledger_dir.path().join("contend")),
+        0,
+        "the ledger record was left behind"
+    );
+    for &w in workers {
+        assert!(!alive(w), "worker {w} outlived the run");
+    }
+}
+
+const LONG_RUN: &[&str] = &["--hold", "sleep:50us", "--duration", "30s", "--warmup", "100ms"];
+
+#[test]
+fn sigint_mid_run_reports_partial_results_and_cleans_up() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sets_before = sem_sets();
+    let json = tempfile::NamedTempFile::new().unwrap();
+    let mut run = start(
+        &[
+            &[
+                "--lock",
+                "sysv",
+                "--procs",
+                "4",
+                "--export-json",
+                json.path().to_str().unwrap(),
+            ],
+            LONG_RUN,
+        ]
+        .concat(),
+    );
+    let workers = wait_running(&run, 4);
+    assert_eq!(sem_sets(), sets_before + 1, "the run should own one SysV set");
+    assert_eq!(
+        entries(run.lock_dir.path()),
+        1,
+        "the run should own one lock directory"
+    );
+    kill(Pid::from_raw(run.child.id() as i32), Signal::SIGINT).unwrap();
+    let (code, stdout, stderr) = finish(&mut run, Duration::from_secs(15));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(stdout.contains("cs/s"), "partial results are printed:\n{stdout}");
+    assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
+    let sample = &v["points"][0]["sample"];
+    assert_eq!(sample["interrupted"], "SIGINT");
+    assert!(sample["window_s"].as_f64().unwrap() < 30.0);
+    assert_clean(&run, sets_before, &workers);
+}
+
+#[test]
+fn sigterm_in_a_thread_run_exits_143_and_cleans_up() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sets_before = sem_sets();
+    let mut run = start(&[&["--lock", "flock", "--threads", "3"], LONG_RUN].concat());
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(entries(run.lock_dir.path()), 1);
+    kill(Pid::from_raw(run.child.id() as i32), Signal::SIGTERM).unwrap();
+    let (code, stdout, stderr) = finish(&mut run, Duration::from_secs(15));
+    assert_eq!(code, Some(143), "{stderr}");
+    assert!(stdout.contains("cs/s"), "{stdout}");
+    assert_clean(&run, sets_before, &[]);
+}
+
+#[test]
+fn a_killed_worker_is_named_and_nothing_is_left() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sets_before = sem_sets();
+    let mut run = start(&[&["--lock", "sysv", "--procs", "4"], LONG_RUN].concat());
+    let workers = wait_running(&run, 4);
+    // It may die holding the semaphore; the others must not hang the run.
+    kill(Pid::from_raw(workers[2]), Signal::SIGKILL).unwrap();
+    let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(15));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("worker process 2 (pid {})", workers[2])) && stderr.contains("SIGKILL"),
+        "{stderr}"
+    );
+    assert_clean(&run, sets_before, &workers);
+}
+
+#[test]
+fn after_a_sigkill_cleanup_removes_what_was_left() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sets_before = sem_sets();
+    let mut run = start(&[&["--lock", "sysv", "--procs", "2"], LONG_RUN].concat());
+    let workers = wait_running(&run, 2);
+    run.child.kill().unwrap();
+    run.child.wait().unwrap();
+    // The workers die with their parent (PR_SET_PDEATHSIG)...
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while workers.iter().any(|&w| alive(w)) {
+        assert!(
+            Instant::now() < deadline,
+            "workers outlived a SIGKILLed coordinator"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // ...but the kernel objects stay, recorded in the ledger.
+    assert_eq!(sem_sets(), sets_before + 1);
+    assert_eq!(entries(run.lock_dir.path()), 1);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("contend"))
+        .arg("cleanup")
+        .env("XDG_RUNTIME_DIR", run.ledger_dir.path())
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(report.contains("removed SysV semaphore set"), "{report}");
+    assert!(
+        report.contains("removed ") && report.contains(run.lock_dir.path().to_str().unwrap()),
+        "{report}"
+    );
+    assert_clean(&run, sets_before, &workers);
+    // A second cleanup has nothing to do.
+    let again = Command::new(assert_cmd::cargo::cargo_bin("contend"))
+        .arg("cleanup")
+        .env("XDG_RUNTIME_DIR", run.ledger_dir.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to clean up"));
+}
