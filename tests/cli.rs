@@ -192,6 +192,56 @@ fn period_and_duty_sweep() {
 }
 
 #[test]
+fn gnuplot_format_prints_lockscale_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lock(&[
+        "--lock",
+        "flock",
+        "--procs",
+        "2,3",
+        "--hold",
+        "sleep:20us",
+        "--format",
+        "gnuplot",
+        "--lock-dir",
+        dir.path().to_str().unwrap(),
+    ])
+    .assert()
+    .success()
+    .get_output()
+    .stdout
+    .clone();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "# flock sleep:20µs 0 100ms", "{text}");
+    assert!(lines[1].starts_with("# procs\tseconds\tuser_s\tsys_s\ttotal\tmin\tmax\tmean\tstddev\tcpu_s"));
+    for (row, workers) in lines[2..].iter().zip([2, 3]) {
+        let f: Vec<f64> = row.split('\t').map(|v| v.parse().unwrap()).collect();
+        assert_eq!(f.len(), 10, "{row}");
+        assert_eq!(f[0], f64::from(workers));
+        let (total, min, max, mean) = (f[4], f[5], f[6], f[7]);
+        assert!(f[1] > 0.0 && min <= mean && mean <= max, "{row}");
+        assert!((mean * f64::from(workers) - total).abs() < 1.0, "{row}");
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "lock directory removed"
+    );
+}
+
+#[test]
+fn procs_report_worker_memory_and_mode() {
+    let v = json(&["--lock", "futex", "--procs", "2"]);
+    let p = &v["points"][0];
+    assert_eq!(p["point"]["mode"], "processes");
+    assert_eq!(p["point"]["workers"], 2);
+    let memory = &p["sample"]["memory"];
+    assert!(memory["worker_rss_max_kib"].as_u64().unwrap() > 0);
+    assert!(memory["coordinator_peak_kib"].as_u64().unwrap() > 0);
+}
+
+#[test]
 fn list_locks_names_every_lock_with_capabilities() {
     contend()
         .args(["list", "locks"])
@@ -261,6 +311,18 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--threads", "1,,2"], "empty element");
     refused(&["lock", "--format", "csv"], "invalid value 'csv'");
     refused(&["frobnicate"], "unrecognized subcommand");
+    refused(&["lock", "--lock", "std,futex", "--procs", "2"], "std cannot");
+    refused(
+        &["lock", "--lock", "lockf", "--threads", "2"],
+        "run it with --procs",
+    );
+    refused(&["lock", "--threads", "2", "--procs", "2"], "cannot be used with");
+    refused(
+        &["lock", "--lock", "flock", "--lock-dir", "/nonexistent"],
+        "--lock-dir /nonexistent is not a directory",
+    );
+    refused(&["lock", "--procs", "0"], "0 is not allowed");
+    refused(&["lock", "--procs", "4000000000"], "kernel.threads-max");
 }
 
 /// Without privileges the futex columns say unavailable, one warning says

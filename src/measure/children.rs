@@ -1,7 +1,14 @@
-//! CPU time, context switches and memory of worker processes, from
-//! /proc/PID/stat and /proc/PID/status: forked workers are not in the
-//! coordinator's getrusage(RUSAGE_SELF), and RUSAGE_CHILDREN only counts
-//! them once reaped, which would include the warm-up and the drain.
+//! CPU time, context switches and memory of worker processes, from /proc:
+//! forked workers are not in the coordinator's getrusage(RUSAGE_SELF), and
+//! RUSAGE_CHILDREN only counts them once reaped, which would include the
+//! warm-up and the drain.
+//!
+//! CPU time: /proc/PID/stat counts user and system time in clock ticks
+//! (10 ms), truncated per process, so 1000 workers using 1 ms each sum to
+//! 0. The total therefore comes from /proc/PID/schedstat (run time in
+//! nanoseconds), and the user/system split from the summed ticks, the way
+//! the kernel itself splits precise run time. When no worker accrued a
+//! single tick the split is unknown and reported as NaN, never as 0.
 
 use super::rusage::ProcessUsage;
 use nix::unistd::Pid;
@@ -9,17 +16,11 @@ use nix::unistd::Pid;
 /// Summed counters of a set of processes at one moment.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ChildrenSnapshot {
+    runtime_ns: u64,
     user_ticks: u64,
     sys_ticks: u64,
     voluntary: u64,
     involuntary: u64,
-}
-
-fn ticks_per_second() -> f64 {
-    nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .map_or(100.0, |t| t as f64)
 }
 
 /// A field of /proc/PID/status, in its unit (kB for memory).
@@ -36,6 +37,13 @@ impl ChildrenSnapshot {
     pub fn read(pids: &[Pid]) -> Self {
         let mut s = Self::default();
         for pid in pids {
+            if let Ok(sched) = std::fs::read_to_string(format!("/proc/{pid}/schedstat")) {
+                s.runtime_ns += sched
+                    .split_whitespace()
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
             if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
                 // Fields resume after the ')' closing the command name:
                 // utime is field 14, stime 15 (indexes 11 and 12 here).
@@ -55,10 +63,18 @@ impl ChildrenSnapshot {
 
     /// Usage between `self` (earlier) and `later`.
     pub fn until(&self, later: &Self) -> ProcessUsage {
-        let hz = ticks_per_second();
+        let cpu_s = later.runtime_ns.saturating_sub(self.runtime_ns) as f64 / 1e9;
+        let user = later.user_ticks.saturating_sub(self.user_ticks) as f64;
+        let sys = later.sys_ticks.saturating_sub(self.sys_ticks) as f64;
+        let user_share = if user + sys > 0.0 {
+            user / (user + sys)
+        } else {
+            f64::NAN
+        };
         ProcessUsage {
-            user_s: later.user_ticks.saturating_sub(self.user_ticks) as f64 / hz,
-            sys_s: later.sys_ticks.saturating_sub(self.sys_ticks) as f64 / hz,
+            cpu_s,
+            user_s: cpu_s * user_share,
+            sys_s: cpu_s * (1.0 - user_share),
             voluntary_context_switches: later.voluntary.saturating_sub(self.voluntary),
             involuntary_context_switches: later.involuntary.saturating_sub(self.involuntary),
         }
@@ -101,11 +117,33 @@ mod tests {
     }
 
     #[test]
+    fn split_follows_ticks_and_total_follows_runtime() {
+        let a = ChildrenSnapshot::default();
+        let b = ChildrenSnapshot {
+            runtime_ns: 2_000_000_000,
+            user_ticks: 30,
+            sys_ticks: 10,
+            ..a
+        };
+        let u = a.until(&b);
+        assert!(
+            (u.cpu_s - 2.0).abs() < 1e-12 && (u.user_s - 1.5).abs() < 1e-12 && (u.sys_s - 0.5).abs() < 1e-12
+        );
+        // Below tick resolution: the total is known, the split is not.
+        let c = ChildrenSnapshot {
+            runtime_ns: 1_000_000,
+            ..a
+        };
+        let u = a.until(&c);
+        assert!((u.cpu_s - 0.001).abs() < 1e-12 && u.user_s.is_nan() && u.sys_s.is_nan());
+    }
+
+    #[test]
     fn own_process_is_readable() {
         let me = Pid::this();
         let a = ChildrenSnapshot::read(&[me]);
         let b = ChildrenSnapshot::read(&[me]);
-        assert!(a.until(&b).user_s >= 0.0);
+        assert!(a.until(&b).cpu_s >= 0.0);
         assert!(own_peak_rss_kib() > 0);
         assert!(rss_kib(&[me]).1 > 0);
     }

@@ -17,9 +17,11 @@ pub struct RusageSnapshot {
 /// The process's usage over a window.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
 pub struct ProcessUsage {
-    /// User CPU seconds, all threads.
+    /// CPU seconds, user + system.
+    pub cpu_s: f64,
+    /// User CPU seconds (NaN when too small to split; see `children`).
     pub user_s: f64,
-    /// System CPU seconds, all threads.
+    /// System CPU seconds (NaN when too small to split).
     pub sys_s: f64,
     /// Voluntary context switches (the thread blocked: futex wait, sleep).
     pub voluntary_context_switches: u64,
@@ -49,9 +51,14 @@ impl RusageSnapshot {
     /// Usage between `self` (earlier) and `later`.
     pub fn until(&self, later: &RusageSnapshot) -> ProcessUsage {
         let d = |a: i64, b: i64| b.saturating_sub(a).max(0);
+        let (user_s, sys_s) = (
+            d(self.user_us, later.user_us) as f64 / 1e6,
+            d(self.sys_us, later.sys_us) as f64 / 1e6,
+        );
         ProcessUsage {
-            user_s: d(self.user_us, later.user_us) as f64 / 1e6,
-            sys_s: d(self.sys_us, later.sys_us) as f64 / 1e6,
+            cpu_s: user_s + sys_s,
+            user_s,
+            sys_s,
             voluntary_context_switches: d(self.voluntary, later.voluntary) as u64,
             involuntary_context_switches: d(self.involuntary, later.involuntary) as u64,
         }
