@@ -54,7 +54,11 @@ fn check<L: RawLock>(config: LockConfig, threads: usize, rounds: usize) {
 }
 
 fn config(spin: u32, spinners: Spinners) -> LockConfig {
-    LockConfig { spin, spinners }
+    LockConfig {
+        spin,
+        spinners,
+        ..LockConfig::default()
+    }
 }
 
 #[test]
