@@ -5,6 +5,12 @@
 //! with a timeout, so Ctrl-C or a dying worker ends them at once, and the
 //! cleanup runs on the coordinator's own stack instead of in a handler.
 //! Workers never see SIGINT: the coordinator stops them.
+//!
+//! After the first SIGINT/SIGTERM the coordinator thread unblocks both, so
+//! a second one kills the process at once (the default action) even if a
+//! worker is stuck in a lock; what that leaves behind is in the ledger for
+//! `contend cleanup`. This is the one place below `report` that prints: the
+//! user must learn at once what the second Ctrl-C does.
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{SigSet, Signal};
@@ -84,6 +90,17 @@ fn drain(fd: &SignalFd) -> Option<Event> {
             Ok(sig @ (Signal::SIGINT | Signal::SIGTERM)) => event = Some(Event::Interrupted(sig)),
             Ok(Signal::SIGCHLD) if event.is_none() => event = Some(Event::Child),
             _ => {}
+        }
+    }
+    if let Some(Event::Interrupted(sig)) = event {
+        let mut again = SigSet::empty();
+        again.add(Signal::SIGINT);
+        again.add(Signal::SIGTERM);
+        if again.thread_unblock().is_ok() {
+            eprintln!(
+                "{sig}: stopping the workers and cleaning up; interrupt again to exit at once \
+                 (then run `contend cleanup`)"
+            );
         }
     }
     event
