@@ -70,6 +70,7 @@ fn harness_ns_per_acquisition() -> f64 {
         idle: Work::NONE,
         duration_ns: 1_000_000_000,
         warmup_ns: 100_000_000,
+        stall_timeout_ns: 0,
     };
     let entry = registry::find("noop").expect("noop is registered");
     let runs: Vec<f64> = (0..3)

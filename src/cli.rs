@@ -104,6 +104,12 @@ pub struct LockArgs {
     #[arg(long, short = 'd', value_parser = parse_duration, default_value = "2s", allow_hyphen_values = true)]
     pub duration: Duration,
 
+    /// Abort with a diagnosis (lock word, who holds, who waits) when no
+    /// worker completes a critical section for this long; default the
+    /// larger of 10s and 100 holds.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
+    pub stall_timeout: Option<Duration>,
+
     /// Run before counting starts, per point.
     #[arg(long, value_parser = parse_duration, default_value = "250ms", allow_hyphen_values = true)]
     pub warmup: Duration,

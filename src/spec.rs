@@ -58,9 +58,20 @@ pub struct Point {
     pub duration_ns: u64,
     /// Warm-up before the window, ns.
     pub warmup_ns: u64,
+    /// Abort when no worker completes a critical section for this long, ns
+    /// (0: the default, the larger of 10 s and 100 holds).
+    pub stall_timeout_ns: u64,
 }
 
 impl Point {
+    /// The stall timeout in force.
+    pub fn stall(&self) -> Duration {
+        match self.stall_timeout_ns {
+            0 => Duration::from_secs(10).max(Duration::from_nanos(self.hold.ns.saturating_mul(100))),
+            ns => Duration::from_nanos(ns),
+        }
+    }
+
     /// Requested window.
     pub fn duration(&self) -> Duration {
         Duration::from_nanos(self.duration_ns)
@@ -94,6 +105,8 @@ pub struct LockSpec {
     pub duration_ns: u64,
     /// Warm-up per point, ns.
     pub warmup_ns: u64,
+    /// Stall timeout, ns (0: per point, the larger of 10 s and 100 holds).
+    pub stall_timeout_ns: u64,
     /// Output format on stdout.
     pub format: Format,
     /// JSON export target.
@@ -207,6 +220,11 @@ impl LockSpec {
                 lock_dir.display()
             )));
         }
+        if args.stall_timeout.is_some_and(|d| d.is_zero()) {
+            return Err(err(
+                "--stall-timeout must be longer than 0 (e.g. --stall-timeout 10s)",
+            ));
+        }
         if args.duration.is_zero() {
             return Err(err("--duration must be longer than 0 (e.g. --duration 2s)"));
         }
@@ -240,6 +258,7 @@ impl LockSpec {
             work,
             duration_ns: args.duration.as_nanos() as u64,
             warmup_ns: args.warmup.as_nanos() as u64,
+            stall_timeout_ns: args.stall_timeout.map_or(0, |d| d.as_nanos() as u64),
             format: args.format,
             export_json: args.export_json.clone(),
             export_gnuplot: args.export_gnuplot.clone(),
@@ -272,6 +291,7 @@ impl LockSpec {
                                 idle,
                                 duration_ns: self.duration_ns,
                                 warmup_ns: self.warmup_ns,
+                                stall_timeout_ns: self.stall_timeout_ns,
                             });
                         }
                     }

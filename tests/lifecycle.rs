@@ -235,3 +235,67 @@ fn after_a_sigkill_cleanup_removes_what_was_left() {
         .unwrap();
     assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to clean up"));
 }
+
+#[test]
+fn a_stalled_lock_is_diagnosed_instead_of_hanging() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let started = Instant::now();
+    let mut run = start(&[
+        "--lock",
+        "lost-wake",
+        "--threads",
+        "3",
+        "--hold",
+        "sleep:1ms",
+        "--duration",
+        "60s",
+        "--stall-timeout",
+        "500ms",
+    ]);
+    let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(20));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20));
+    for part in [
+        "stalled",
+        "--stall-timeout 500ms",
+        "Lock word: 2",
+        "holding: none",
+        "waiting: worker",
+    ] {
+        assert!(stderr.contains(part), "missing `{part}` in:\n{stderr}");
+    }
+}
+
+#[test]
+fn a_second_sigint_exits_at_once_and_still_cleans_up() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sets_before = sem_sets();
+    // Holds of 3 s make the drain after the first SIGINT slow on purpose.
+    let mut run = start(&[
+        "--lock",
+        "sysv",
+        "--threads",
+        "2",
+        "--hold",
+        "sleep:3s",
+        "--duration",
+        "60s",
+        "--warmup",
+        "100ms",
+    ]);
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(sem_sets(), sets_before + 1);
+    let pid = Pid::from_raw(run.child.id() as i32);
+    kill(pid, Signal::SIGINT).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let second = Instant::now();
+    kill(pid, Signal::SIGINT).unwrap();
+    let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(10));
+    assert_eq!(code, Some(130), "{stderr}");
+    assert!(
+        second.elapsed() < Duration::from_millis(1500),
+        "the second SIGINT did not act at once"
+    );
+    assert!(stderr.contains("second SIGINT"), "{stderr}");
+    assert_clean(&run, sets_before, &[]);
+}

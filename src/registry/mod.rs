@@ -39,6 +39,9 @@ pub struct LockEntry {
     pub available: CheckFn,
     /// Its try-lock semantics check, for locks that offer try-lock.
     pub try_check: Option<ConfigCheckFn>,
+    /// A deliberately broken lock that exists to test contend itself;
+    /// conformance skips it and `list` says so.
+    pub test_only: bool,
 }
 
 fn always() -> Result<(), String> {
@@ -55,6 +58,7 @@ const fn entry<L: RawLock>(name: &'static str, family: &'static str, about: &'st
         run_procs: None,
         available: always,
         try_check: None,
+        test_only: false,
     }
 }
 
@@ -68,6 +72,14 @@ const fn tried<L: TryLock>(name: &'static str, family: &'static str, about: &'st
 impl LockEntry {
     const fn needs(self, available: CheckFn) -> Self {
         LockEntry { available, ..self }
+    }
+
+    /// Marks a lock that exists only to test contend.
+    const fn test_only(self) -> Self {
+        LockEntry {
+            test_only: true,
+            ..self
+        }
     }
 
     /// Runs `--procs` with `S`, the lock's shared-memory form.
@@ -186,6 +198,12 @@ pub static LOCKS: &[LockEntry] = &[
         "lockf(3)/F_SETLKW classic POSIX record lock: per process, --procs only",
     )
     .procs::<Lockf>(),
+    entry::<LostWake>(
+        "lost-wake",
+        "test",
+        "TEST ONLY: hands the lock to a sleeper and never wakes it (proves the stall watchdog)",
+    )
+    .test_only(),
     entry::<NoLock>(
         "noop",
         "baseline",

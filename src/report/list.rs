@@ -30,7 +30,11 @@ pub fn locks() -> String {
         };
         t.add_row([
             e.name.to_string(),
-            e.family.to_string(),
+            if e.test_only {
+                format!("{} (test only)", e.family)
+            } else {
+                e.family.to_string()
+            },
             yes(e.caps.spin),
             yes(e.caps.spinners),
             yes(e.caps.try_lock),

@@ -7,6 +7,32 @@ use locks::sys::sysv_sem::SemSet;
 
 /// Cleans up after dead runs; returns one line per action.
 pub fn run() -> Vec<String> {
+    sweep(|record| {
+        if start_ticks(record.pid) == Some(record.start_ticks) {
+            Err(format!("run {} is still running: left alone", record.pid))
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// Removes what this very process recorded (its emergency exit).
+pub fn remove_own() -> Vec<String> {
+    let me = std::process::id() as i32;
+    let mut lines = sweep(|record| {
+        if record.pid == me {
+            Ok(())
+        } else {
+            Err(String::new())
+        }
+    });
+    lines.retain(|l| !l.is_empty() && l != "nothing to clean up");
+    lines
+}
+
+/// Goes through the ledger records, removing the resources of those
+/// `take` accepts (its error is reported instead, if not empty).
+fn sweep(take: impl Fn(&Record) -> Result<(), String>) -> Vec<String> {
     let dir = directory();
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return vec![format!("nothing to clean up ({} does not exist)", dir.display())];
@@ -24,8 +50,10 @@ pub fn run() -> Vec<String> {
             report.push(format!("skipped {}: not a contend record", path.display()));
             continue;
         };
-        if start_ticks(record.pid) == Some(record.start_ticks) {
-            report.push(format!("run {} is still running: left alone", record.pid));
+        if let Err(why) = take(&record) {
+            if !why.is_empty() {
+                report.push(why);
+            }
             continue;
         }
         for id in &record.sem_sets {

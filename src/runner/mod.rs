@@ -4,6 +4,7 @@
 //! SIGKILL), and the sweep over a spec's points.
 
 pub mod cleanup;
+pub mod emergency;
 pub mod ledger;
 pub mod limits;
 pub mod procs;

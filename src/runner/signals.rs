@@ -6,16 +6,18 @@
 //! cleanup runs on the coordinator's own stack instead of in a handler.
 //! Workers never see SIGINT: the coordinator stops them.
 //!
-//! After the first SIGINT/SIGTERM the coordinator thread unblocks both, so
-//! a second one kills the process at once (the default action) even if a
-//! worker is stuck in a lock; what that leaves behind is in the ledger for
-//! `contend cleanup`. This is the one place below `report` that prints: the
-//! user must learn at once what the second Ctrl-C does.
+//! A second SIGINT/SIGTERM takes the emergency exit at once: resources are
+//! removed through the ledger and the process exits, even if a worker is
+//! stuck in a lock. Every coordinator wait is a poll on the signal fd, so
+//! the second interrupt is seen within milliseconds. This is the one place
+//! below `report` that prints: the user must learn at once what the second
+//! Ctrl-C does.
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{SigSet, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -31,6 +33,7 @@ pub enum Event {
 }
 
 static SIGNALS: OnceLock<SignalFd> = OnceLock::new();
+static ALREADY_INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
 fn mask() -> SigSet {
     let mut set = SigSet::empty();
@@ -93,15 +96,12 @@ fn drain(fd: &SignalFd) -> Option<Event> {
         }
     }
     if let Some(Event::Interrupted(sig)) = event {
-        let mut again = SigSet::empty();
-        again.add(Signal::SIGINT);
-        again.add(Signal::SIGTERM);
-        if again.thread_unblock().is_ok() {
-            eprintln!(
-                "{sig}: stopping the workers and cleaning up; interrupt again to exit at once \
-                 (then run `contend cleanup`)"
-            );
+        if ALREADY_INTERRUPTED.swap(true, Ordering::Relaxed) {
+            super::emergency::exit(exit_status(sig), &format!("second {sig}: exiting at once"));
         }
+        eprintln!(
+            "{sig}: stopping the workers and reporting what was measured; interrupt again to exit at once"
+        );
     }
     event
 }

@@ -5,9 +5,10 @@
 //! wakes late on a busy machine makes the window longer, not the rate
 //! higher.
 //!
-//! Every wait is a poll on the signal fd: SIGINT/SIGTERM end the window
-//! early (the sample is marked interrupted), and a worker process that
-//! exits ends the run with an error naming it (`watch`).
+//! Every wait is a poll on the signal fd that also wakes every `TICK` to
+//! call `watch`: SIGINT/SIGTERM end the window early (the sample is marked
+//! interrupted), and `watch` ends the run with an error when a worker
+//! process exits or the lock stalls.
 
 use super::signals::{self, Event};
 use super::Interrupted;
@@ -32,6 +33,9 @@ pub struct Window<C> {
     pub interrupted: Option<Signal>,
 }
 
+/// How often the coordinator checks on the workers while it waits.
+pub const TICK: Duration = Duration::from_millis(250);
+
 /// Waits until `n` workers have arrived at the gate, aborting the gate on
 /// an interrupt or when `watch` reports a dead worker.
 pub fn wait_arrivals(gate: &Gate, n: usize, watch: &mut dyn FnMut() -> Result<()>) -> Result<()> {
@@ -48,13 +52,17 @@ pub fn wait_arrivals(gate: &Gate, n: usize, watch: &mut dyn FnMut() -> Result<()
     Ok(())
 }
 
-/// Sleeps until `deadline`; returns the interrupting signal, if any.
+/// Sleeps until `deadline`, calling `watch` every tick and on every child
+/// event; returns the interrupting signal, if any.
 fn wait_watching(deadline: Instant, watch: &mut dyn FnMut() -> Result<()>) -> Result<Option<Signal>> {
     loop {
-        match signals::wait_until(deadline) {
-            Event::Deadline => return Ok(None),
+        let until = deadline.min(Instant::now() + TICK);
+        match signals::wait_until(until) {
             Event::Interrupted(sig) => return Ok(Some(sig)),
-            Event::Child => watch()?,
+            Event::Deadline | Event::Child => watch()?,
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
         }
     }
 }

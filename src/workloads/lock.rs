@@ -22,8 +22,9 @@ use crate::measure::futex::FutexCounters;
 use crate::measure::{Probes, UsageSource};
 use crate::parse::Work;
 use crate::runner::procs::Children;
+use crate::runner::signals;
 use crate::runner::threads::spawn_workers;
-use crate::runner::{measure_window, wait_arrivals, Window};
+use crate::runner::{emergency, measure_window, wait_arrivals, Interrupted, Window};
 use crate::spec::Point;
 use anyhow::{anyhow, bail, Context, Result};
 use crossbeam_utils::CachePadded;
@@ -32,8 +33,8 @@ use locks::sys::lockfile::InlinePath;
 use locks::sys::shm::Arena;
 use locks::{LockConfig, LockStats, ProcessShared, RawLock};
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
 
 /// What every point of a sweep shares.
 #[derive(Debug, Default)]
@@ -47,10 +48,16 @@ pub struct RunContext {
     pub sysv_set: Option<(i32, u16)>,
 }
 
+/// Where a worker is, for diagnosing a stalled lock.
+const IDLE: u32 = 0;
+const WAITING: u32 = 1;
+const HOLDING: u32 = 2;
+
 /// A worker's published counters: written only by their owner, read by the
 /// coordinator at the window edges.
 #[derive(Default)]
 pub struct Slot {
+    state: AtomicU32,
     acquisitions: AtomicU64,
     hold_ns: AtomicU64,
     stretched_holds: AtomicU64,
@@ -123,7 +130,9 @@ fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work) {
     let mut acquisitions = 0u64;
     let mut held = HoldTally::default();
     while !header.stop.load(Relaxed) {
+        slot.state.store(WAITING, Relaxed);
         let this_hold = lock.with(&node, &mut stats, || {
+            slot.state.store(HOLDING, Relaxed);
             // Read on entry, write on exit: any overlap during the hold, not
             // just in a nanosecond-wide gap, loses an increment.
             let seen = header.witness.load(Relaxed);
@@ -131,6 +140,7 @@ fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work) {
             header.witness.store(seen + 1, Relaxed);
             spent
         });
+        slot.state.store(IDLE, Relaxed);
         held.ns += this_hold;
         held.stretched += u64::from(this_hold > stretched_above);
         acquisitions += 1;
@@ -155,6 +165,68 @@ fn drain_grace(point: &Point) -> Duration {
     Duration::from_secs(10).max(per_turn * point.workers.saturating_mul(4))
 }
 
+/// Worker threads did not leave the lock: they can be neither killed nor
+/// joined, so the run takes the emergency exit.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} worker thread(s) did not stop within {1:?}: stuck in the lock")]
+struct StuckThreads(usize, Duration);
+
+/// Watches the workers' progress; fails with a diagnosis when no critical
+/// section has completed for the stall timeout.
+struct StallWatch {
+    timeout: Duration,
+    last_total: u64,
+    last_change: Instant,
+}
+
+impl StallWatch {
+    fn new(timeout: Duration) -> Self {
+        Self {
+            timeout,
+            last_total: 0,
+            last_change: Instant::now(),
+        }
+    }
+
+    fn check<L: RawLock>(&mut self, point: &Point, arena: &LockArena<L>) -> Result<()> {
+        let total: u64 = (0..arena.len()).map(|i| arena.slot(i).read().acquisitions).sum();
+        if total != self.last_total {
+            self.last_total = total;
+            self.last_change = Instant::now();
+            return Ok(());
+        }
+        let stalled = self.last_change.elapsed();
+        if stalled < self.timeout {
+            return Ok(());
+        }
+        let in_state = |state: u32| {
+            let who: Vec<String> = (0..arena.len())
+                .filter(|&i| arena.slot(i).state.load(Relaxed) == state)
+                .map(|i| i.to_string())
+                .collect();
+            match who.len() {
+                0 => "none".to_string(),
+                n if n > 12 => format!("workers {} ... ({n} in all)", who[..12].join(", ")),
+                _ => format!("worker {}", who.join(", ")),
+            }
+        };
+        let word = arena
+            .lock()
+            .state_word()
+            .map_or("not readable".to_string(), |w| format!("{w} ({w:#x})"));
+        bail!(
+            "lock `{}` stalled: no worker completed a critical section for {:.1} s \
+             (--stall-timeout {}). Lock word: {word}; holding: {}; waiting: {}; idle: {}",
+            point.lock,
+            stalled.as_secs_f64(),
+            crate::parse::format_nanos(self.timeout.as_nanos() as u64),
+            in_state(HOLDING),
+            in_state(WAITING),
+            in_state(IDLE)
+        )
+    }
+}
+
 /// Runs one point with lock type `L` in worker threads.
 pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
     let n = point.workers as usize;
@@ -169,17 +241,39 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
         let handles = RefCell::new(Some(
             handles.inspect_err(|_| arena.header().stop.store(true, Relaxed))?,
         ));
+        let mut stall = StallWatch::new(point.stall());
         let mut watch = || -> Result<()> {
             match handles.borrow().as_ref() {
                 Some(h) if h.iter().any(|h| h.is_finished()) => {
                     bail!("a worker thread stopped early (it panicked)")
                 }
-                _ => Ok(()),
+                _ => stall.check(point, arena),
             }
         };
-        // Threads cannot be killed: even after a failure they are joined,
-        // which the stop flag makes possible unless one is stuck in the lock.
-        let mut finish = |_failed: bool| -> Result<()> {
+        // Threads cannot be killed, only joined once they leave the lock:
+        // wait for that (briefly after a failure, when they may be stuck),
+        // watching for interrupts; if they do not, the caller takes the
+        // emergency exit.
+        let mut finish = |failed: bool| -> Result<()> {
+            let grace = if failed {
+                Duration::from_secs(1)
+            } else {
+                drain_grace(point)
+            };
+            let deadline = Instant::now() + grace;
+            loop {
+                let unfinished = handles
+                    .borrow()
+                    .as_ref()
+                    .map_or(0, |h| h.iter().filter(|h| !h.is_finished()).count());
+                if unfinished == 0 {
+                    break;
+                }
+                if Instant::now() >= deadline {
+                    return Err(anyhow!(StuckThreads(unfinished, grace)));
+                }
+                let _ = signals::wait_for(Duration::from_millis(5));
+            }
             for h in handles.borrow_mut().take().into_iter().flatten() {
                 h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
             }
@@ -208,7 +302,11 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
         0
     })?);
     let usage = UsageSource::Children(children.borrow().pids().to_vec());
-    let mut watch = || children.borrow_mut().check();
+    let mut stall = StallWatch::new(point.stall());
+    let mut watch = || {
+        children.borrow_mut().check()?;
+        stall.check(point, &arena)
+    };
     // After a failure (a worker died, perhaps holding the lock) there is
     // nothing to drain: kill the rest at once instead of waiting them out.
     let mut finish = |failed: bool| {
@@ -256,7 +354,24 @@ fn measure<L: RawLock>(
         });
         (window, worker_pids.as_deref().map(children::rss_kib))
     };
-    let drained = finish(window.is_err());
+    // An interrupt is not a failure: the workers get the full drain.
+    let interrupted = match &window {
+        Ok(w) => w.interrupted,
+        Err(e) => e.downcast_ref::<Interrupted>().map(|i| i.0),
+    };
+    let drained = finish(window.is_err() && interrupted.is_none());
+    if let Some(stuck) = drained
+        .as_ref()
+        .err()
+        .and_then(|e| e.downcast_ref::<StuckThreads>())
+    {
+        let cause = window
+            .as_ref()
+            .err()
+            .map_or(String::new(), |e| format!("{e:#}; then "));
+        let code = interrupted.map_or(1, signals::exit_status);
+        emergency::exit(code, &format!("running lock `{}`: {cause}{stuck}", point.lock));
+    }
     let window = window?;
     drained?;
 

@@ -84,6 +84,10 @@ unsafe impl<F: Futex> RawLock for FutexMutex<F> {
         }
     }
 
+    fn state_word(&self) -> Option<u32> {
+        Some(self.word.load(Ordering::Relaxed))
+    }
+
     #[inline]
     fn lock(&self, _node: &(), stats: &mut LockStats) {
         if !self.try_lock() {

@@ -17,6 +17,8 @@ mod futex2;
 mod futex_mutex;
 #[cfg(not(loom))]
 mod lockf;
+#[cfg(not(loom))]
+mod lost_wake;
 mod mcs;
 mod mutex3;
 mod noop;
@@ -50,6 +52,8 @@ pub use futex2::{Futex2Mutex, SharedFutex2Mutex};
 pub use futex_mutex::FutexMutex;
 #[cfg(not(loom))]
 pub use lockf::Lockf;
+#[cfg(not(loom))]
+pub use lost_wake::LostWake;
 pub use mcs::{Mcs, McsNode};
 pub use noop::NoLock;
 #[cfg(not(loom))]
@@ -202,6 +206,12 @@ pub unsafe trait RawLock: Send + Sync + Sized + 'static {
 
     /// Acquires the lock, blocking or spinning as the algorithm does.
     fn lock(&self, node: &Self::Node, stats: &mut LockStats);
+
+    /// The lock's state word, for diagnosing a hung run (locks that have
+    /// one and can read it without side effects).
+    fn state_word(&self) -> Option<u32> {
+        None
+    }
 
     /// Releases the lock.
     ///

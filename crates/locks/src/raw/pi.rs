@@ -66,6 +66,10 @@ unsafe impl<const SHARED: bool> RawLock for PiFutex<SHARED> {
         }
     }
 
+    fn state_word(&self) -> Option<u32> {
+        Some(self.word.load(Ordering::Relaxed))
+    }
+
     #[inline]
     fn lock(&self, _node: &(), stats: &mut LockStats) {
         let me = tid::current();

@@ -60,6 +60,10 @@ unsafe impl<F: Futex> RawLock for Seed<F> {
         }
     }
 
+    fn state_word(&self) -> Option<u32> {
+        Some(self.word.load(Ordering::Relaxed))
+    }
+
     #[inline]
     fn lock(&self, _node: &(), stats: &mut LockStats) {
         loop {
