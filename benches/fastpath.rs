@@ -11,7 +11,6 @@
 //! Run: `cargo bench --bench fastpath`. Prints a table; asserts nothing
 //! (timing belongs in benchmarks, not tests).
 
-use contend::parse::Work;
 use contend::registry;
 use contend::spec::Point;
 use contend::workloads::lock::RunContext;
@@ -61,16 +60,9 @@ fn versus_floor<L: RawLock<Node = ()>>() -> (f64, f64) {
 
 fn harness_ns_per_acquisition() -> f64 {
     let point = Point {
-        lock: "noop",
-        mode: contend::spec::Mode::Threads,
-        workers: 1,
-        spin: None,
-        spinners: None,
-        hold: Work::NONE,
-        idle: Work::NONE,
         duration_ns: 1_000_000_000,
         warmup_ns: 100_000_000,
-        stall_timeout_ns: 0,
+        ..Point::new("noop", contend::spec::Mode::Threads, 1)
     };
     let entry = registry::find("noop").expect("noop is registered");
     let runs: Vec<f64> = (0..3)

@@ -110,6 +110,13 @@ pub struct LockArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
     pub stall_timeout: Option<Duration>,
 
+    /// Fault injection (with --procs): this long into the window, the
+    /// worker holding the lock kills itself inside its critical section.
+    /// Robust locks (pthread-robust) recover and the report gives the
+    /// recovery time; the others end the run with an explanation.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
+    pub kill_holder_after: Option<Duration>,
+
     /// Run before counting starts, per point.
     #[arg(long, value_parser = parse_duration, default_value = "250ms", allow_hyphen_values = true)]
     pub warmup: Duration,

@@ -61,9 +61,30 @@ pub struct Point {
     /// Abort when no worker completes a critical section for this long, ns
     /// (0: the default, the larger of 10 s and 100 holds).
     pub stall_timeout_ns: u64,
+    /// Kill the lock holder this long into the window, ns (0: no fault).
+    pub kill_holder_after_ns: u64,
 }
 
 impl Point {
+    /// A point with no spin budget, policy, hold, idle or fault, a 1 s
+    /// window and 100 ms warm-up; callers set what they need with struct
+    /// update syntax.
+    pub fn new(lock: &'static str, mode: Mode, workers: u32) -> Self {
+        Point {
+            lock,
+            mode,
+            workers,
+            spin: None,
+            spinners: None,
+            hold: Work::NONE,
+            idle: Work::NONE,
+            duration_ns: 1_000_000_000,
+            warmup_ns: 100_000_000,
+            stall_timeout_ns: 0,
+            kill_holder_after_ns: 0,
+        }
+    }
+
     /// The stall timeout in force.
     pub fn stall(&self) -> Duration {
         match self.stall_timeout_ns {
@@ -107,6 +128,8 @@ pub struct LockSpec {
     pub warmup_ns: u64,
     /// Stall timeout, ns (0: per point, the larger of 10 s and 100 holds).
     pub stall_timeout_ns: u64,
+    /// Fault injection: kill the holder this long into the window, ns.
+    pub kill_holder_after_ns: u64,
     /// Output format on stdout.
     pub format: Format,
     /// JSON export target.
@@ -220,6 +243,19 @@ impl LockSpec {
                 lock_dir.display()
             )));
         }
+        if let Some(after) = args.kill_holder_after {
+            if mode != Mode::Processes {
+                return Err(err(
+                    "--kill-holder-after kills a worker process inside its critical section; \
+                     it needs --procs (killing a thread would kill contend)",
+                ));
+            }
+            if after.is_zero() || after >= args.duration {
+                return Err(err(
+                    "--kill-holder-after must be above 0 and shorter than --duration",
+                ));
+            }
+        }
         if args.stall_timeout.is_some_and(|d| d.is_zero()) {
             return Err(err(
                 "--stall-timeout must be longer than 0 (e.g. --stall-timeout 10s)",
@@ -259,6 +295,7 @@ impl LockSpec {
             duration_ns: args.duration.as_nanos() as u64,
             warmup_ns: args.warmup.as_nanos() as u64,
             stall_timeout_ns: args.stall_timeout.map_or(0, |d| d.as_nanos() as u64),
+            kill_holder_after_ns: args.kill_holder_after.map_or(0, |d| d.as_nanos() as u64),
             format: args.format,
             export_json: args.export_json.clone(),
             export_gnuplot: args.export_gnuplot.clone(),
@@ -292,6 +329,7 @@ impl LockSpec {
                                 duration_ns: self.duration_ns,
                                 warmup_ns: self.warmup_ns,
                                 stall_timeout_ns: self.stall_timeout_ns,
+                                kill_holder_after_ns: self.kill_holder_after_ns,
                             });
                         }
                     }

@@ -322,17 +322,34 @@ fn bad_input_is_refused_with_status_2() {
         "--lock-dir /nonexistent is not a directory",
     );
     refused(&["lock", "--procs", "0"], "0 is not allowed");
+    refused(
+        &["lock", "--threads", "2", "--kill-holder-after", "1s"],
+        "needs --procs",
+    );
+    refused(
+        &[
+            "lock",
+            "--procs",
+            "2",
+            "--duration",
+            "1s",
+            "--kill-holder-after",
+            "2s",
+        ],
+        "shorter than --duration",
+    );
+    refused(
+        &["lock", "--stall-timeout", "0"],
+        "--stall-timeout must be longer than 0",
+    );
     refused(&["lock", "--procs", "4000000000"], "kernel.threads-max");
 }
 
-/// Without privileges the futex columns say unavailable, one warning says
-/// why, and everything else still works. Runs only where the suite runs as
-/// root (it drops to `nobody` with setpriv).
-#[test]
-fn unprivileged_runs_degrade_to_one_warning() {
+/// Runs contend as `nobody` (setpriv), where the suite runs as root.
+fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
     if !nix::unistd::geteuid().is_root() || which("setpriv").is_none() {
         eprintln!("skipped: needs root and setpriv to drop privileges");
-        return;
+        return None;
     }
     let bin = assert_cmd::cargo::cargo_bin("contend");
     let out = std::process::Command::new("setpriv")
@@ -344,35 +361,53 @@ fn unprivileged_runs_degrade_to_one_warning() {
             "--",
         ])
         .arg(&bin)
-        .args([
-            "lock",
-            "--threads",
-            "2",
-            "--duration",
-            "100ms",
-            "--warmup",
-            "0",
-            "--export-json",
-            "-",
-        ])
+        .args(args)
+        .env_remove("XDG_RUNTIME_DIR")
         .output()
         .expect("setpriv runs");
     let err = String::from_utf8_lossy(&out.stderr);
     if err.contains("Permission denied") && err.contains("setpriv") {
         eprintln!("skipped: nobody cannot execute {}", bin.display());
-        return;
+        return None;
     }
-    assert!(out.status.success(), "{err}");
-    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: futex")).collect();
-    assert_eq!(warnings.len(), 1, "{err}");
-    assert!(warnings[0].contains("unavailable"), "{err}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let s = &v["points"][0]["sample"];
-    assert!(s["futex"].is_null());
-    assert!(s["acquisitions"].as_u64().unwrap() > 0);
-    assert!(
-        s["lock_counters"].is_object(),
-        "the lock's own counters need no privilege"
+    Some(out)
+}
+
+/// Without privileges the futex columns say unavailable, one warning says
+/// why, and everything else still works: threads, worker processes, file
+/// locks, SysV semaphores, with nothing left behind.
+#[test]
+fn unprivileged_runs_degrade_to_one_warning() {
+    let sets = || std::fs::read_to_string("/proc/sysvipc/sem").map_or(0, |s| s.lines().count());
+    let sets_before = sets();
+    let short = ["--duration", "100ms", "--warmup", "0", "--export-json", "-"];
+    for workers in [
+        &["lock", "--threads", "2"][..],
+        &["lock", "--procs", "2", "--lock", "futex,flock,sysv"][..],
+    ] {
+        let Some(out) = as_nobody(&[workers, &short[..]].concat()) else {
+            return;
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: futex")).collect();
+        assert_eq!(warnings.len(), 1, "{err}");
+        assert!(warnings[0].contains("unavailable"), "{err}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for p in v["points"].as_array().unwrap() {
+            let s = &p["sample"];
+            assert!(s["futex"].is_null());
+            assert!(s["acquisitions"].as_u64().unwrap() > 0, "{}", p["point"]["lock"]);
+        }
+        assert!(
+            v["points"][0]["sample"]["lock_counters"].is_object(),
+            "the lock's own counters need no privilege"
+        );
+    }
+    assert_eq!(
+        sets(),
+        sets_before,
+        "a SysV set created as nobody was left behind"
     );
 }
 

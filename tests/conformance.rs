@@ -26,16 +26,11 @@ const WATCHDOG: Duration = Duration::from_secs(60);
 
 fn point(lock: &'static str, workers: u32, spin: Option<u32>, hold: Work) -> Point {
     Point {
-        lock,
-        mode: Mode::Threads,
-        workers,
         spin,
-        spinners: None,
         hold,
-        idle: Work::NONE,
         duration_ns: 100_000_000,
         warmup_ns: 10_000_000,
-        stall_timeout_ns: 0,
+        ..Point::new(lock, Mode::Threads, workers)
     }
 }
 

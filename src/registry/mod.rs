@@ -163,6 +163,12 @@ pub static LOCKS: &[LockEntry] = &[
         "glibc PTHREAD_PRIO_INHERIT mutex (FUTEX_LOCK_PI underneath)",
     )
     .procs::<SharedPthreadPi>(),
+    tried::<PthreadRobust>(
+        "pthread-robust",
+        "library",
+        "glibc PTHREAD_MUTEX_ROBUST: a holder's death gives the next locker EOWNERDEAD",
+    )
+    .procs::<SharedPthreadRobust>(),
     tried::<StdMutex>(
         "std",
         "library",

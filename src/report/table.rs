@@ -95,10 +95,24 @@ pub fn render(results: &[PointResult], cpus: usize) -> String {
     }
     let notes: String = results
         .iter()
-        .filter_map(hold_note)
+        .filter_map(fault_note)
+        .chain(results.iter().filter_map(hold_note))
         .map(|n| format!("note: {n}\n"))
         .collect();
     format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
+}
+
+/// Says what --kill-holder-after did.
+fn fault_note(r: &PointResult) -> Option<String> {
+    let f = r.sample.fault?;
+    let recovery = match (f.recovered_by, f.recovery_us) {
+        (Some(by), Some(us)) => format!("worker {by} recovered it {us:.1} µs later (EOWNERDEAD)"),
+        _ => "nobody recovered it before the window ended".to_string(),
+    };
+    Some(format!(
+        "{}: worker {} (pid {}) was killed holding the lock {:.2} s into the window; {recovery}",
+        r.point.lock, f.victim, f.victim_pid, f.killed_after_s
+    ))
 }
 
 /// Explains an achieved hold more than 5% above the request, so a reader

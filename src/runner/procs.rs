@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 pub struct Children {
     pids: Vec<Pid>,
     reaped: Vec<bool>,
+    expected: Option<usize>,
 }
 
 fn describe(status: WaitStatus) -> String {
@@ -37,6 +38,7 @@ impl Children {
         let mut children = Self {
             pids: Vec::with_capacity(n),
             reaped: Vec::with_capacity(n),
+            expected: None,
         };
         for i in 0..n {
             match fork_worker(|| body(i)) {
@@ -63,7 +65,22 @@ impl Children {
         &self.pids
     }
 
-    /// Fails if any worker has exited: during a run none may.
+    /// Worker `i` is meant to die (fault injection): its SIGKILL is not an
+    /// error. Returns whether it is dead already.
+    pub fn expect_death(&mut self, i: usize) -> bool {
+        self.expected = Some(i);
+        if !self.reaped[i] {
+            if let Ok(WaitStatus::Signaled(_, Signal::SIGKILL, _)) =
+                waitpid(self.pids[i], Some(WaitPidFlag::WNOHANG))
+            {
+                self.reaped[i] = true;
+            }
+        }
+        self.reaped[i]
+    }
+
+    /// Fails if any worker has exited: during a run none may, except one
+    /// whose death was expected.
     pub fn check(&mut self) -> Result<()> {
         for (i, pid) in self.pids.iter().enumerate() {
             if self.reaped[i] {
@@ -71,6 +88,9 @@ impl Children {
             }
             match waitpid(*pid, Some(WaitPidFlag::WNOHANG)) {
                 Ok(WaitStatus::StillAlive) => {}
+                Ok(WaitStatus::Signaled(_, Signal::SIGKILL, _)) if self.expected == Some(i) => {
+                    self.reaped[i] = true;
+                }
                 Ok(status) => {
                     self.reaped[i] = true;
                     bail!(

@@ -15,7 +15,7 @@
 //! lock shows up as a wrong count rather than undefined behaviour; on x86
 //! both compile to the same mov/mov.)
 
-use super::lock_sample::{LockCounters, LockSample, MemoryUse, WorkerCounts};
+use super::lock_sample::{FaultReport, LockCounters, LockSample, MemoryUse, WorkerCounts};
 use crate::measure::children;
 use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounters;
@@ -58,6 +58,7 @@ const HOLDING: u32 = 2;
 #[derive(Default)]
 pub struct Slot {
     state: AtomicU32,
+    recoveries: AtomicU64,
     acquisitions: AtomicU64,
     hold_ns: AtomicU64,
     stretched_holds: AtomicU64,
@@ -75,6 +76,7 @@ impl Slot {
         self.spins.store(stats.spins, Relaxed);
         self.waits.store(stats.waits, Relaxed);
         self.wakes.store(stats.wakes, Relaxed);
+        self.recoveries.store(stats.recoveries, Relaxed);
     }
 
     fn read(&self) -> WorkerCounts {
@@ -85,6 +87,7 @@ impl Slot {
             spins: self.spins.load(Relaxed),
             waits: self.waits.load(Relaxed),
             wakes: self.wakes.load(Relaxed),
+            recoveries: self.recoveries.load(Relaxed),
         }
     }
 }
@@ -97,12 +100,36 @@ struct HoldTally {
     stretched: u64,
 }
 
+/// The fault injected by --kill-holder-after, in shared memory: armed by
+/// the coordinator, fired by the first worker that sees it while holding
+/// the lock (it records itself and raises SIGKILL), and the recovery
+/// stamped by the first acquisition that finds the owner dead.
+#[derive(Default)]
+pub struct Fault {
+    state: AtomicU32,
+    victim: AtomicU32,
+    killed_at_ns: AtomicU64,
+    recovered_at_ns: AtomicU64,
+    recovered_by: AtomicU32,
+}
+
+// The fault's state starts at 0 (not armed), as Default makes it.
+const FAULT_ARMED: u32 = 1;
+const FAULT_FIRED: u32 = 2;
+
+/// CLOCK_MONOTONIC in ns: the same clock in every process.
+fn monotonic_ns() -> u64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map_or(0, |t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+}
+
 /// The arena's shared header.
 #[derive(Default)]
 pub struct Header {
     witness: CachePadded<AtomicU64>,
     stop: CachePadded<AtomicBool>,
     gate: CachePadded<Gate>,
+    fault: CachePadded<Fault>,
 }
 
 type LockArena<L> = Arena<L, Header, CachePadded<Slot>>;
@@ -118,7 +145,7 @@ impl Drop for StopOnDrop<'_> {
 }
 
 #[inline(never)]
-fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work) {
+fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work, inject: bool) {
     let header = arena.header();
     if !header.gate.arrive_and_wait() {
         return;
@@ -131,8 +158,12 @@ fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work) {
     let mut held = HoldTally::default();
     while !header.stop.load(Relaxed) {
         slot.state.store(WAITING, Relaxed);
+        let recovered_before = stats.recoveries;
         let this_hold = lock.with(&node, &mut stats, || {
             slot.state.store(HOLDING, Relaxed);
+            if inject {
+                die_if_armed(&header.fault, me);
+            }
             // Read on entry, write on exit: any overlap during the hold, not
             // just in a nanosecond-wide gap, loses an increment.
             let seen = header.witness.load(Relaxed);
@@ -141,11 +172,36 @@ fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work) {
             spent
         });
         slot.state.store(IDLE, Relaxed);
+        if stats.recoveries != recovered_before
+            && header
+                .fault
+                .recovered_at_ns
+                .compare_exchange(0, monotonic_ns().saturating_sub(this_hold), Relaxed, Relaxed)
+                .is_ok()
+        {
+            header.fault.recovered_by.store(me as u32, Relaxed);
+        }
         held.ns += this_hold;
         held.stretched += u64::from(this_hold > stretched_above);
         acquisitions += 1;
         slot.publish(acquisitions, &held, &stats);
         idle.run();
+    }
+}
+
+/// Inside the critical section: if the fault is armed, this worker is the
+/// victim. It records itself and dies holding the lock.
+#[cold]
+fn die_if_armed(fault: &Fault, me: usize) {
+    if fault.state.load(Relaxed) == FAULT_ARMED
+        && fault
+            .state
+            .compare_exchange(FAULT_ARMED, FAULT_FIRED, Relaxed, Relaxed)
+            .is_ok()
+    {
+        fault.victim.store(me as u32, Relaxed);
+        fault.killed_at_ns.store(monotonic_ns(), Relaxed);
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }
 }
 
@@ -236,7 +292,7 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
     std::thread::scope(|scope| {
         let (hold, idle) = (point.hold, point.idle);
         let handles = spawn_workers(scope, n, &arena.header().gate, move |i| {
-            worker(arena, i, hold, idle)
+            worker(arena, i, hold, idle, false)
         });
         let handles = RefCell::new(Some(
             handles.inspect_err(|_| arena.header().stop.store(true, Relaxed))?,
@@ -297,13 +353,18 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
     let arena = LockArena::<L>::shared(&lock_config(point, ctx), Header::default(), n, Default::default)
         .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
     let (hold, idle) = (point.hold, point.idle);
+    let inject = point.kill_holder_after_ns > 0;
     let children = RefCell::new(Children::spawn(n, &arena.header().gate, |i| {
-        worker(&arena, i, hold, idle);
+        worker(&arena, i, hold, idle, inject);
         0
     })?);
     let usage = UsageSource::Children(children.borrow().pids().to_vec());
     let mut stall = StallWatch::new(point.stall());
+    let mut injector = inject.then(|| Injector::new(point));
     let mut watch = || {
+        if let Some(injector) = injector.as_mut() {
+            injector.tick::<L>(point, &arena, &mut children.borrow_mut())?;
+        }
         children.borrow_mut().check()?;
         stall.check(point, &arena)
     };
@@ -319,6 +380,69 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
     };
     measure::<L>(point, ctx, &arena, usage, &mut watch, &mut finish)
         .with_context(|| format!("running lock `{}` in {n} processes", point.lock))
+}
+
+/// The coordinator's side of --kill-holder-after: arms the fault once the
+/// window has run that long, and once the victim is dead either lets the
+/// run go on (robust locks recover) or ends it with an explanation.
+struct Injector {
+    arm_at: Option<Instant>,
+    armed_ns: u64,
+}
+
+impl Injector {
+    fn new(point: &Point) -> Self {
+        Self {
+            arm_at: Some(Instant::now() + point.warmup() + Duration::from_nanos(point.kill_holder_after_ns)),
+            armed_ns: 0,
+        }
+    }
+
+    fn tick<L: RawLock>(
+        &mut self,
+        point: &Point,
+        arena: &LockArena<L>,
+        children: &mut Children,
+    ) -> Result<()> {
+        let fault = &arena.header().fault;
+        if self.arm_at.is_some_and(|at| Instant::now() >= at) {
+            self.arm_at = None;
+            self.armed_ns = monotonic_ns();
+            fault.state.store(FAULT_ARMED, Relaxed);
+        }
+        if fault.state.load(Relaxed) != FAULT_FIRED {
+            return Ok(());
+        }
+        let victim = fault.victim.load(Relaxed) as usize;
+        if children.expect_death(victim) && !L::CAPS.robust {
+            bail!(
+                "worker process {victim} (pid {}) was killed inside its critical section \
+                 (--kill-holder-after); lock `{}` has no owner-death recovery, so the others \
+                 could never acquire it again: the run stops here (robust locks: {})",
+                children.pids()[victim],
+                point.lock,
+                crate::registry::names_with(|c| c.robust)
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The fault report, once a victim has died.
+fn fault_report(point: &Point, fault: &Fault, pids: Option<&[nix::unistd::Pid]>) -> Option<FaultReport> {
+    if point.kill_holder_after_ns == 0 || fault.state.load(Relaxed) != FAULT_FIRED {
+        return None;
+    }
+    let victim = fault.victim.load(Relaxed) as usize;
+    let killed = fault.killed_at_ns.load(Relaxed);
+    let recovered = fault.recovered_at_ns.load(Relaxed);
+    Some(FaultReport {
+        victim,
+        victim_pid: pids.and_then(|p| p.get(victim)).map_or(0, |p| p.as_raw()),
+        killed_after_s: point.kill_holder_after_ns as f64 / 1e9,
+        recovered_by: (recovered != 0).then(|| fault.recovered_by.load(Relaxed) as usize),
+        recovery_us: (recovered != 0).then(|| recovered.saturating_sub(killed) as f64 / 1e3),
+    })
 }
 
 /// Everything after the workers exist: arrivals, window, stop, drain,
@@ -386,12 +510,15 @@ fn measure<L: RawLock>(
             total.abs_diff(witness)
         );
     }
+    let fault = fault_report(point, &header.fault, worker_pids.as_deref());
     let memory = MemoryUse {
         coordinator_peak_kib: children::own_peak_rss_kib(),
         worker_rss_mean_kib: worker_rss.map(|(mean, _)| mean),
         worker_rss_max_kib: worker_rss.map(|(_, max)| max),
     };
-    Ok(summarize::<L>(window, total, memory))
+    let mut sample = summarize::<L>(window, total, memory);
+    sample.fault = fault;
+    Ok(sample)
 }
 
 fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: MemoryUse) -> LockSample {
@@ -419,6 +546,7 @@ fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: 
         cpu: window.probes.cpu,
         process: window.probes.process,
         memory,
+        fault: None,
         interrupted: window.interrupted.map(|sig| sig.as_str().to_string()),
         futex: window.probes.futex,
         lock_counters,

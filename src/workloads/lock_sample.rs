@@ -24,6 +24,8 @@ pub struct WorkerCounts {
     pub waits: u64,
     /// Futex wakes the lock issued.
     pub wakes: u64,
+    /// Acquisitions that recovered a lock whose owner died (robust locks).
+    pub recoveries: u64,
 }
 
 impl Sub for WorkerCounts {
@@ -36,6 +38,7 @@ impl Sub for WorkerCounts {
             spins: self.spins.saturating_sub(earlier.spins),
             waits: self.waits.saturating_sub(earlier.waits),
             wakes: self.wakes.saturating_sub(earlier.wakes),
+            recoveries: self.recoveries.saturating_sub(earlier.recoveries),
         }
     }
 }
@@ -49,6 +52,23 @@ pub struct LockCounters {
     pub waits: u64,
     /// Futex wakes issued.
     pub wakes: u64,
+}
+
+/// What `--kill-holder-after` did: a worker killed inside its critical
+/// section, and how the lock recovered.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct FaultReport {
+    /// The worker that was killed while holding the lock.
+    pub victim: usize,
+    /// Its pid.
+    pub victim_pid: i32,
+    /// When, in seconds after the start of the window (the fault is armed
+    /// at --kill-holder-after, checked every 250 ms).
+    pub killed_after_s: f64,
+    /// The worker that recovered the lock (EOWNERDEAD), if one did.
+    pub recovered_by: Option<usize>,
+    /// From the kill to the recovering acquisition, µs.
+    pub recovery_us: Option<f64>,
 }
 
 /// Memory use of a run, kB.
@@ -85,6 +105,8 @@ pub struct LockSample {
     pub process: ProcessUsage,
     /// Memory use.
     pub memory: MemoryUse,
+    /// The injected fault, with --kill-holder-after.
+    pub fault: Option<FaultReport>,
     /// The signal (SIGINT, SIGTERM) that cut the window short, if one did:
     /// the rates still divide by the measured (shorter) window.
     pub interrupted: Option<String>,

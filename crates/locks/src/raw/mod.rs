@@ -66,7 +66,8 @@ pub use pi::{PiFutex, SharedPiFutex};
 pub use posix_sem::{PosixSem, SharedPosixSem};
 #[cfg(not(loom))]
 pub use pthread::{
-    PthreadAdaptive, PthreadMutex, PthreadPi, SharedPthreadAdaptive, SharedPthreadMutex, SharedPthreadPi,
+    PthreadAdaptive, PthreadMutex, PthreadPi, PthreadRobust, SharedPthreadAdaptive, SharedPthreadMutex,
+    SharedPthreadPi, SharedPthreadRobust,
 };
 pub use seed::Seed;
 #[cfg(not(loom))]
@@ -104,6 +105,8 @@ pub struct Caps {
     pub needs_file: bool,
     /// Needs the run's SysV semaphore set.
     pub needs_sem_set: bool,
+    /// Survives its owner's death: the next locker recovers it (robust).
+    pub robust: bool,
 }
 
 impl Caps {
@@ -118,6 +121,7 @@ impl Caps {
         threads: true,
         needs_file: false,
         needs_sem_set: false,
+        robust: false,
     };
 }
 
@@ -178,6 +182,8 @@ pub struct LockStats {
     pub waits: u64,
     /// Futex wakes issued.
     pub wakes: u64,
+    /// Acquisitions that found the previous owner dead (robust locks).
+    pub recoveries: u64,
 }
 
 /// A mutual-exclusion lock that `contend` can measure.

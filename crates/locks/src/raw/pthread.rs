@@ -1,4 +1,5 @@
-//! `pthread`, `pthread-adaptive`, `pthread-pi`: glibc's mutexes.
+//! `pthread`, `pthread-adaptive`, `pthread-pi`, `pthread-robust`: glibc's
+//! mutexes.
 //!
 //! | word (`__lock`) | meaning (default and adaptive) |
 //! |------|---------|
@@ -13,7 +14,11 @@
 //! spinning. `PTHREAD_MUTEX_ADAPTIVE_NP` spins up to a per-mutex moving
 //! average (`__spins`, capped by the `glibc.pthread.mutex_spin_count`
 //! tunable, default 100) before sleeping. `PTHREAD_PRIO_INHERIT` uses
-//! FUTEX_LOCK_PI. Their words are private to glibc, so contend cannot count
+//! FUTEX_LOCK_PI. `PTHREAD_MUTEX_ROBUST` puts the mutex on the owner's
+//! robust list (set_robust_list), so if the owner dies holding it the
+//! kernel marks it FUTEX_OWNER_DIED and the next locker gets EOWNERDEAD;
+//! contend then calls pthread_mutex_consistent and counts a recovery.
+//! Their words are private to glibc, so contend cannot count
 //! their spins, waits or wakes; the futex tracepoint counters still see the
 //! syscalls.
 //!
@@ -27,7 +32,8 @@ use crate::sys::pthread::{Kind, Mutex};
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 
 /// A glibc mutex of kind `KIND` (0 default, 1 adaptive, 2 priority
-/// inheritance), `SHARED` between processes or not; use the aliases.
+/// inheritance, 3 robust), `SHARED` between processes or not; use the
+/// aliases.
 pub struct PthreadLock<const KIND: u8, const SHARED: bool = false> {
     inner: Mutex,
 }
@@ -38,6 +44,11 @@ pub type PthreadMutex = PthreadLock<0>;
 pub type PthreadAdaptive = PthreadLock<1>;
 /// glibc's `PTHREAD_PRIO_INHERIT` mutex.
 pub type PthreadPi = PthreadLock<2>;
+/// glibc's `PTHREAD_MUTEX_ROBUST` mutex.
+pub type PthreadRobust = PthreadLock<3>;
+/// The robust mutex with `PTHREAD_PROCESS_SHARED`: survives a worker
+/// process killed while holding it.
+pub type SharedPthreadRobust = PthreadLock<3, true>;
 /// The default mutex with `PTHREAD_PROCESS_SHARED`.
 pub type SharedPthreadMutex = PthreadLock<0, true>;
 /// The adaptive mutex with `PTHREAD_PROCESS_SHARED`.
@@ -53,6 +64,7 @@ const fn kind(k: u8) -> Kind {
     match k {
         1 => Kind::Adaptive,
         2 => Kind::PriorityInherit,
+        3 => Kind::Robust,
         _ => Kind::Default,
     }
 }
@@ -64,6 +76,7 @@ unsafe impl<const KIND: u8, const SHARED: bool> RawLock for PthreadLock<KIND, SH
     const CAPS: Caps = Caps {
         try_lock: true,
         process_shared: true,
+        robust: KIND == 3,
         ..Caps::PLAIN
     };
 
@@ -74,8 +87,10 @@ unsafe impl<const KIND: u8, const SHARED: bool> RawLock for PthreadLock<KIND, SH
     }
 
     #[inline]
-    fn lock(&self, _node: &(), _stats: &mut LockStats) {
-        self.inner.lock();
+    fn lock(&self, _node: &(), stats: &mut LockStats) {
+        if self.inner.lock() {
+            stats.recoveries += 1;
+        }
     }
 
     #[inline]

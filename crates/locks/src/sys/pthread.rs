@@ -24,6 +24,10 @@ pub enum Kind {
     Adaptive,
     /// `PTHREAD_PRIO_INHERIT` (FUTEX_LOCK_PI underneath).
     PriorityInherit,
+    /// `PTHREAD_MUTEX_ROBUST`: if the owner dies, the next locker gets
+    /// EOWNERDEAD (glibc keeps the thread's robust list with
+    /// set_robust_list, and the kernel walks it when the thread dies).
+    Robust,
 }
 
 /// An initialised `pthread_mutex_t`.
@@ -66,6 +70,10 @@ impl Mutex {
                     "pthread_mutexattr_setprotocol",
                     libc::pthread_mutexattr_setprotocol(attr.as_mut_ptr(), PTHREAD_PRIO_INHERIT),
                 ),
+                Kind::Robust => check(
+                    "pthread_mutexattr_setrobust",
+                    libc::pthread_mutexattr_setrobust(attr.as_mut_ptr(), libc::PTHREAD_MUTEX_ROBUST),
+                ),
                 Kind::Default => {}
             }
             if shared {
@@ -83,12 +91,22 @@ impl Mutex {
         mutex
     }
 
-    /// Locks, blocking as glibc does.
+    /// Locks, blocking as glibc does. Returns true if the previous owner
+    /// died holding it (a robust mutex's EOWNERDEAD), after marking the
+    /// mutex consistent again.
     #[inline]
-    pub fn lock(&self) {
+    pub fn lock(&self) -> bool {
         // SAFETY: an initialised mutex that lives as long as `self`.
         let r = unsafe { libc::pthread_mutex_lock(self.raw.get()) };
+        if r == libc::EOWNERDEAD {
+            // SAFETY: we now own the mutex; consistent() makes it usable
+            // again (the data it protected is the caller's to repair).
+            let c = unsafe { libc::pthread_mutex_consistent(self.raw.get()) };
+            assert_eq!(c, 0, "pthread_mutex_consistent failed: errno {c}");
+            return true;
+        }
         assert_eq!(r, 0, "pthread_mutex_lock failed: errno {r}");
+        false
     }
 
     /// Tries to lock without blocking.
@@ -99,6 +117,12 @@ impl Mutex {
         match r {
             0 => true,
             libc::EBUSY => false,
+            libc::EOWNERDEAD => {
+                // SAFETY: we own it now; see `lock`.
+                let c = unsafe { libc::pthread_mutex_consistent(self.raw.get()) };
+                assert_eq!(c, 0, "pthread_mutex_consistent failed: errno {c}");
+                true
+            }
             _ => panic!("pthread_mutex_trylock failed: errno {r}"),
         }
     }
