@@ -411,6 +411,40 @@ fn unprivileged_runs_degrade_to_one_warning() {
     );
 }
 
+/// Too many workers for RLIMIT_NPROC: refused before anything starts, with
+/// a message naming the limit and how to raise it. (Root is exempt from
+/// RLIMIT_NPROC, so the run drops to nobody.)
+#[test]
+fn the_process_limit_is_named_when_too_low() {
+    if !nix::unistd::geteuid().is_root() || which("setpriv").is_none() || which("prlimit").is_none() {
+        eprintln!("skipped: needs root, setpriv and prlimit");
+        return;
+    }
+    for workers in [["--threads", "20"], ["--procs", "20"]] {
+        let out = std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--",
+            ])
+            .args(["prlimit", "--nproc=5:5", "--"])
+            .arg(assert_cmd::cargo::cargo_bin("contend"))
+            .arg("lock")
+            .args(workers)
+            .args(["--duration", "100ms"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("RLIMIT_NPROC = 5") && err.contains("ulimit -u"),
+            "{err}"
+        );
+    }
+}
+
 fn which(program: &str) -> Option<std::path::PathBuf> {
     std::env::var_os("PATH")?
         .to_str()?

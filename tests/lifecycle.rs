@@ -370,3 +370,38 @@ fn a_holder_killed_in_a_plain_lock_ends_the_run_instead_of_hanging() {
     );
     assert_clean(&run, sets_before, &[]);
 }
+
+/// Restores /proc/sys/kernel/sem when dropped.
+struct SemLimits(String);
+
+impl Drop for SemLimits {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/proc/sys/kernel/sem", &self.0);
+    }
+}
+
+#[test]
+fn a_system_without_sysv_semaphores_is_named() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: changing kernel.sem needs root");
+        return;
+    }
+    let original = std::fs::read_to_string("/proc/sys/kernel/sem").unwrap();
+    let fields: Vec<&str> = original.split_whitespace().collect();
+    let _restore = SemLimits(original.clone());
+    // SEMMSL 0: no semaphore may exist in any set.
+    std::fs::write(
+        "/proc/sys/kernel/sem",
+        format!("0 {} {} {}", fields[1], fields[2], fields[3]),
+    )
+    .unwrap();
+    let mut run = start(&["--lock", "sysv", "--threads", "2", "--duration", "100ms"]);
+    let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(20));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("SEMMSL is 0") && stderr.contains("sysctl kernel.sem"),
+        "{stderr}"
+    );
+    assert_eq!(entries(run.lock_dir.path()), 0);
+}

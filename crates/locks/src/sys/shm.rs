@@ -64,7 +64,8 @@ impl<L: RawLock, H, S> Arena<L, H, S> {
         };
         if base == libc::MAP_FAILED {
             return Err(format!(
-                "mmap of {len} bytes failed: {}",
+                "mmap of {len} bytes for the run's arena failed: {} (memory limits: ulimit -v \
+                 (RLIMIT_AS), vm.overcommit_memory, cgroup memory.max)",
                 io::Error::last_os_error()
             ));
         }
