@@ -188,7 +188,9 @@ fn a_killed_worker_is_named_and_nothing_is_left() {
     let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(15));
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains(&format!("worker process 2 (pid {})", workers[2])) && stderr.contains("SIGKILL"),
+        stderr.contains(&format!("worker process 2 (pid {})", workers[2]))
+            && stderr.contains("SIGKILL")
+            && stderr.contains("s after the workers started"),
         "{stderr}"
     );
     assert_clean(&run, sets_before, &workers);

@@ -19,6 +19,7 @@ pub struct Children {
     pids: Vec<Pid>,
     reaped: Vec<bool>,
     expected: Option<usize>,
+    started: Instant,
 }
 
 fn describe(status: WaitStatus) -> String {
@@ -39,6 +40,7 @@ impl Children {
             pids: Vec::with_capacity(n),
             reaped: Vec::with_capacity(n),
             expected: None,
+            started: Instant::now(),
         };
         for i in 0..n {
             match fork_worker(|| body(i)) {
@@ -94,8 +96,9 @@ impl Children {
                 Ok(status) => {
                     self.reaped[i] = true;
                     bail!(
-                        "worker process {i} (pid {pid}) {} during the run",
-                        describe(status)
+                        "worker process {i} (pid {pid}) {} during the run, {:.2} s after the workers started",
+                        describe(status),
+                        self.started.elapsed().as_secs_f64()
                     );
                 }
                 Err(e) => bail!("waiting for worker process {i} (pid {pid}): {e}"),
