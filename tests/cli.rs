@@ -345,26 +345,30 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--procs", "4000000000"], "kernel.threads-max");
 }
 
-/// Runs contend as `nobody` (setpriv), where the suite runs as root.
-fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
+/// A command that runs `program` as `nobody` (setpriv), where the suite
+/// runs as root; `None` (the test is skipped) elsewhere.
+fn as_nobody_cmd(program: &std::path::Path) -> Option<std::process::Command> {
     if !nix::unistd::geteuid().is_root() || which("setpriv").is_none() {
         eprintln!("skipped: needs root and setpriv to drop privileges");
         return None;
     }
+    let mut cmd = std::process::Command::new("setpriv");
+    cmd.args([
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--",
+    ])
+    .arg(program)
+    .env_remove("XDG_RUNTIME_DIR");
+    Some(cmd)
+}
+
+/// Runs contend as `nobody` with `args`.
+fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
     let bin = assert_cmd::cargo::cargo_bin("contend");
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--",
-        ])
-        .arg(&bin)
-        .args(args)
-        .env_remove("XDG_RUNTIME_DIR")
-        .output()
-        .expect("setpriv runs");
+    let out = as_nobody_cmd(&bin)?.args(args).output().expect("setpriv runs");
     let err = String::from_utf8_lossy(&out.stderr);
     if err.contains("Permission denied") && err.contains("setpriv") {
         eprintln!("skipped: nobody cannot execute {}", bin.display());
@@ -416,20 +420,16 @@ fn unprivileged_runs_degrade_to_one_warning() {
 /// RLIMIT_NPROC, so the run drops to nobody.)
 #[test]
 fn the_process_limit_is_named_when_too_low() {
-    if !nix::unistd::geteuid().is_root() || which("setpriv").is_none() || which("prlimit").is_none() {
-        eprintln!("skipped: needs root, setpriv and prlimit");
+    let Some(prlimit) = which("prlimit") else {
+        eprintln!("skipped: no prlimit");
         return;
-    }
+    };
     for workers in [["--threads", "20"], ["--procs", "20"]] {
-        let out = std::process::Command::new("setpriv")
-            .args([
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--inh-caps=-all",
-                "--",
-            ])
-            .args(["prlimit", "--nproc=5:5", "--"])
+        let Some(mut cmd) = as_nobody_cmd(&prlimit) else {
+            return;
+        };
+        let out = cmd
+            .args(["--nproc=5:5", "--"])
             .arg(assert_cmd::cargo::cargo_bin("contend"))
             .arg("lock")
             .args(workers)

@@ -39,6 +39,11 @@ impl Gate {
         self.arrived.load(Ordering::Acquire)
     }
 
+    /// Whether the gate has been opened (the workers run).
+    pub fn is_open(&self) -> bool {
+        self.state.load(Ordering::Acquire) == OPEN
+    }
+
     /// Releases every waiting worker to run.
     pub fn open(&self) {
         self.set(OPEN);

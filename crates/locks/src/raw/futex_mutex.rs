@@ -64,7 +64,7 @@ impl<F: Futex> FutexMutex<F> {
 
 // SAFETY: a thread returns from `lock` only after its CAS or swap observed
 // UNLOCKED (Acquire), and the word returns to UNLOCKED only in `unlock`
-// (Release decrement or store).
+// (Release exchange).
 unsafe impl<F: Futex> RawLock for FutexMutex<F> {
     type Node = ();
     const CAPS: Caps = Caps {
