@@ -3,9 +3,9 @@
 # the workspace (unit, lock conformance, CLI) and the loom models of the futex
 # protocols. This is the command the README gives and .ci/run calls.
 #
-# Needs only the Rust toolchain (cargo with rustfmt and clippy). As root it
-# also mounts tracefs if needed, so the futex syscall counters are exercised;
-# without it those columns read "-" and the tests still pass.
+# Needs the Rust toolchain (cargo with rustfmt and clippy). As root it also
+# mounts tracefs if needed, so the futex syscall counters are exercised, and
+# installs the Debian allocator packages for `contend alloc`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +16,19 @@ fi
 
 if [ "$(id -u)" = 0 ] && [ ! -d /sys/kernel/tracing/events/syscalls ] && [ -d /sys/kernel/tracing ]; then
     mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
+fi
+
+# The allocators `contend alloc` compares, from Debian. With them installed
+# the alloc tests require all four (CONTEND_REQUIRE_ALLOCATORS).
+ALLOCATORS="libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    if ! dpkg -s $ALLOCATORS >/dev/null 2>&1; then
+        echo "== installing $ALLOCATORS"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $ALLOCATORS >/dev/null
+    fi
+    export CONTEND_REQUIRE_ALLOCATORS=1
+else
+    echo "scripts/test.sh: not root or no apt-get: allocators that are missing are skipped" >&2
 fi
 
 echo "== cargo fmt --check"

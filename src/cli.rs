@@ -5,7 +5,10 @@ use crate::parse::{
     parse_count, parse_duration, parse_list, parse_nanos, parse_percent, parse_spinners, parse_work, List,
     SpinPolicy, Work,
 };
+use crate::parse::{parse_sizes, Sizes};
 use crate::registry::parse_lock;
+use crate::runner::allocators::{parse_allocator, Allocator};
+use crate::workloads::alloc::Pattern;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -26,8 +29,18 @@ pub enum Command {
     /// split, fairness, context switches and futex syscalls per point.
     #[command(after_help = LOCK_EXAMPLES)]
     Lock(Box<LockArgs>),
+    /// Threads doing malloc/free, and producer/consumer pairs freeing each
+    /// other's blocks, under glibc, tcmalloc, jemalloc and mimalloc.
+    #[command(after_help = ALLOC_EXAMPLES)]
+    Alloc(Box<AllocArgs>),
     /// List what contend can measure.
     List(ListArgs),
+    /// Internal: the allocator child `contend alloc` starts.
+    #[command(name = "__alloc-child", hide = true)]
+    AllocChild {
+        /// The child's spec, as JSON.
+        spec: String,
+    },
     /// Remove what runs killed with SIGKILL left behind (SysV semaphore
     /// sets, lock directories), as recorded in the per-user ledger.
     Cleanup,
@@ -44,6 +57,68 @@ Examples:
   contend lock --lock seed --threads 4 --format seed
   contend lock --lock futex --export-json result.json
   contend lock --procs 10,100,1000 --lock flock,fcntl,sysv --hold sleep:100us --idle 0 --duration 10s --format gnuplot";
+
+const ALLOC_EXAMPLES: &str = "\
+Examples:
+  contend alloc --pattern local,pairs --allocator glibc,tcmalloc,jemalloc,mimalloc --threads 16
+  contend alloc --pattern pairs --allocator glibc,glibc:arena_max=1 --pairs 8 --size 16-4096:log";
+
+/// `contend alloc`.
+#[derive(Debug, Args)]
+pub struct AllocArgs {
+    /// Patterns: local (each thread frees its own blocks), pairs (consumers
+    /// free what producers allocated).
+    #[arg(long, value_parser = pattern_list, default_value = "local,pairs", value_name = "PATTERN[,...]")]
+    pub pattern: List<Pattern>,
+
+    /// Allocators: glibc (optionally glibc:arena_max=1:tcache_count=0 for
+    /// glibc tunables), tcmalloc, jemalloc, mimalloc.
+    #[arg(long, value_parser = allocator_list, default_value = "glibc,tcmalloc,jemalloc,mimalloc",
+          value_name = "ALLOCATOR[,...]")]
+    pub allocator: List<Allocator>,
+
+    /// Threads for the local pattern.
+    #[arg(long, short = 't', value_parser = parse_count, default_value = "16", allow_hyphen_values = true)]
+    pub threads: u32,
+
+    /// Producer/consumer pairs for the pairs pattern.
+    #[arg(long, value_parser = parse_count, default_value = "16", allow_hyphen_values = true)]
+    pub pairs: u32,
+
+    /// Rounds per thread (local) or per pair (pairs).
+    #[arg(long, default_value_t = 1000)]
+    pub iterations: u64,
+
+    /// Blocks per round.
+    #[arg(long, default_value_t = 1024)]
+    pub batch: usize,
+
+    /// Block sizes in bytes: a list (64 or 16,64,4k), a uniform range
+    /// (16-4096) or a log-uniform one (16-4096:log).
+    #[arg(long, value_parser = parse_sizes, default_value = "16-512")]
+    pub size: Sizes,
+
+    /// Write every result, the spec and the environment as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+
+    /// Write one CSV row per pattern and allocator to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+}
+
+fn pattern_list(s: &str) -> Result<List<Pattern>, String> {
+    parse_list(s, |p| match p {
+        "local" => Ok(Pattern::Local),
+        "pairs" => Ok(Pattern::Pairs),
+        other => Err(format!("unknown pattern `{other}` (expected local or pairs)")),
+    })
+    .map(List)
+}
+
+fn allocator_list(s: &str) -> Result<List<Allocator>, String> {
+    parse_list(s, parse_allocator).map(List)
+}
 
 /// `contend lock`.
 #[derive(Debug, Args)]
@@ -191,4 +266,6 @@ pub struct ListArgs {
 pub enum ListWhat {
     /// The lock registry with capabilities.
     Locks,
+    /// The allocators and whether this machine has them.
+    Allocators,
 }

@@ -7,12 +7,15 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use contend::cli::{Cli, Command, Format, ListWhat, LockArgs};
+use contend::cli::{AllocArgs, Cli, Command, Format, ListWhat, LockArgs};
 use contend::measure::env::Environment;
-use contend::report::{self, json::LockExport};
+use contend::report::{self, json::AllocExport, json::LockExport};
+use contend::runner::alloc_sweep::run_alloc_sweep;
 use contend::runner::sweep::run_lock_sweep;
 use contend::runner::{cleanup, signals};
+use contend::spec::alloc::AllocSpec;
 use contend::spec::{LockSpec, SpecError};
+use contend::workloads::alloc::{run_child, ChildSpec};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -24,8 +27,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Lock(args) => lock(&args),
+        Command::Alloc(args) => alloc(&args),
+        Command::AllocChild { spec } => alloc_child(&spec),
         Command::List(args) => match args.what {
             ListWhat::Locks => print(&report::list::locks()).map(|()| ExitCode::SUCCESS),
+            ListWhat::Allocators => print(&report::alloc::list()).map(|()| ExitCode::SUCCESS),
         },
         Command::Cleanup => print(&(cleanup::run().join("\n") + "\n")).map(|()| ExitCode::SUCCESS),
     };
@@ -81,6 +87,41 @@ fn lock(args: &LockArgs) -> Result<ExitCode> {
         Some(sig) => ExitCode::from(signals::exit_status(sig)),
         None => ExitCode::SUCCESS,
     })
+}
+
+fn alloc(args: &AllocArgs) -> Result<ExitCode> {
+    let spec = AllocSpec::from_args(args)?;
+    let environment = Environment::capture();
+    let outcome = run_alloc_sweep(&spec)?;
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    print(&report::alloc::table(&outcome.samples))?;
+    if let Some(path) = &spec.export_csv {
+        std::fs::write(path, report::alloc::csv(&outcome.samples))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &spec.export_json {
+        let text = serde_json::to_string_pretty(&AllocExport {
+            schema_version: report::json::SCHEMA_VERSION,
+            tool: "contend",
+            family: "alloc",
+            environment: &environment,
+            spec: &spec,
+            warnings: &outcome.warnings,
+            samples: &outcome.samples,
+        })?;
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The allocator child: runs the workload, prints its result as JSON.
+fn alloc_child(spec: &str) -> Result<ExitCode> {
+    let spec: ChildSpec = serde_json::from_str(spec).context("the child's spec")?;
+    let result = run_child(&spec).map_err(anyhow::Error::msg)?;
+    print(&(serde_json::to_string(&result)? + "\n"))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a trace.

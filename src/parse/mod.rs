@@ -5,11 +5,13 @@
 pub mod count;
 pub mod duration;
 pub mod list;
+pub mod size;
 pub mod spinners;
 pub mod work;
 
 pub use count::{parse_count, parse_percent};
 pub use duration::{format_nanos, parse_duration, parse_nanos};
 pub use list::{parse_list, List};
+pub use size::{parse_sizes, SizeStream, Sizes};
 pub use spinners::{parse_spinners, SpinPolicy};
 pub use work::{parse_work, Work, WorkMode};

@@ -32,3 +32,22 @@ pub struct LockExport<'a> {
 pub fn render(export: &LockExport<'_>) -> serde_json::Result<String> {
     serde_json::to_string_pretty(export)
 }
+
+/// The JSON document of `contend alloc`.
+#[derive(Debug, Serialize)]
+pub struct AllocExport<'a> {
+    /// Layout version of this document.
+    pub schema_version: u32,
+    /// Always "contend".
+    pub tool: &'static str,
+    /// "alloc".
+    pub family: &'static str,
+    /// Where the numbers came from.
+    pub environment: &'a Environment,
+    /// What was asked for.
+    pub spec: &'a crate::spec::alloc::AllocSpec,
+    /// What the reader must know.
+    pub warnings: &'a [String],
+    /// One entry per pattern and allocator.
+    pub samples: &'a [crate::runner::alloc_sweep::AllocSample],
+}

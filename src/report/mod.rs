@@ -1,6 +1,7 @@
 //! Turning results into text: one file per format. Nothing below here runs
 //! anything; everything here only formats.
 
+pub mod alloc;
 pub mod gnuplot;
 pub mod json;
 pub mod list;

@@ -3,6 +3,8 @@
 //! creates (and the ledger that lets `contend cleanup` remove them after a
 //! SIGKILL), and the sweep over a spec's points.
 
+pub mod alloc_sweep;
+pub mod allocators;
 pub mod cleanup;
 pub mod emergency;
 pub mod ledger;

@@ -1,4 +1,5 @@
 //! Workloads: each turns one point of a spec into a sample.
 
+pub mod alloc;
 pub mod lock;
 pub mod lock_sample;

@@ -11,6 +11,8 @@ pub mod check;
 pub mod gate;
 pub mod primitive;
 pub mod raw;
+#[cfg(not(loom))]
+pub mod sem;
 pub mod sys;
 
 pub use raw::{Caps, LockConfig, LockStats, ProcessShared, RawLock, Spinners, TryLock};

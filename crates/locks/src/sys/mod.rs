@@ -27,6 +27,8 @@ pub mod sysv_sem;
 #[cfg(not(loom))]
 pub mod tid;
 
+#[cfg(not(loom))]
+pub mod alloc;
 pub mod futex_api;
 
 pub use futex_api::{Futex, WaitOutcome, WAKE_ALL};

@@ -37,3 +37,48 @@ pub fn fork_worker(body: impl FnOnce() -> i32) -> io::Result<libc::pid_t> {
         pid => Ok(pid),
     }
 }
+
+/// What wait4(2) reports for a reaped child.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildUsage {
+    /// Exit status as waitpid returns it.
+    pub status: libc::c_int,
+    /// User CPU seconds.
+    pub user_s: f64,
+    /// System CPU seconds.
+    pub sys_s: f64,
+    /// Peak resident set, kB.
+    pub max_rss_kib: i64,
+    /// Voluntary context switches.
+    pub voluntary: i64,
+    /// Involuntary context switches.
+    pub involuntary: i64,
+}
+
+/// Reaps child `pid` with wait4(2), returning its status and resource usage
+/// (std's Child::wait does not give the rusage).
+pub fn wait4(pid: libc::pid_t) -> io::Result<ChildUsage> {
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waiting for our own child with valid out-pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            break;
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINTR) {
+            return Err(e);
+        }
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok(ChildUsage {
+        status,
+        user_s: secs(ru.ru_utime),
+        sys_s: secs(ru.ru_stime),
+        max_rss_kib: ru.ru_maxrss,
+        voluntary: ru.ru_nvcsw,
+        involuntary: ru.ru_nivcsw,
+    })
+}

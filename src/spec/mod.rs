@@ -2,6 +2,8 @@
 //! and expanded into the points of the sweep (the cartesian product of the
 //! list flags). Everything here is serializable, so exports carry the spec.
 
+pub mod alloc;
+
 use crate::cli::{Format, LockArgs};
 use crate::parse::{SpinPolicy, Work};
 use crate::registry;

@@ -1,0 +1,142 @@
+//! `contend alloc` end to end: the child really runs under the preloaded
+//! allocator (it reports the library mapped into it), results carry rusage
+//! and futex counts split between the benchmark's semaphores and the rest,
+//! and bad input is refused with exit status 2.
+//!
+//! scripts/test.sh installs the Debian allocator packages and sets
+//! CONTEND_REQUIRE_ALLOCATORS=1, so there every allocator must be found;
+//! elsewhere the missing ones are skipped with a note.
+
+use assert_cmd::Command;
+use contend::runner::allocators::{find_library, KNOWN};
+use serde_json::Value;
+
+fn contend() -> Command {
+    Command::cargo_bin("contend").expect("binary built")
+}
+
+fn available(name: &str) -> bool {
+    let (_, soname, _) = KNOWN
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .expect("a known allocator");
+    let found = find_library(soname).is_some();
+    if !found {
+        assert!(
+            std::env::var_os("CONTEND_REQUIRE_ALLOCATORS").is_none(),
+            "{name} must be installed here (scripts/test.sh installs it)"
+        );
+        eprintln!("skipped {name}: not installed");
+    }
+    found
+}
+
+#[test]
+fn every_allocator_runs_preloaded_with_split_futex_counts() {
+    let allocators: Vec<&str> = ["glibc", "tcmalloc", "jemalloc", "mimalloc"]
+        .into_iter()
+        .filter(|a| *a == "glibc" || available(a))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("alloc.json");
+    let csv = dir.path().join("alloc.csv");
+    contend()
+        .args([
+            "alloc",
+            "--threads",
+            "3",
+            "--pairs",
+            "2",
+            "--iterations",
+            "50",
+            "--batch",
+            "64",
+        ])
+        .args(["--allocator", &allocators.join(",")])
+        .args([
+            "--export-json",
+            json.to_str().unwrap(),
+            "--export-csv",
+            csv.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["family"], "alloc");
+    assert_eq!(v["schema_version"], 1);
+    let samples = v["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2 * allocators.len());
+    for s in samples {
+        let allocator = s["allocator"].as_str().unwrap();
+        let mapped = s["mapped_allocator"].as_str();
+        match allocator {
+            "glibc" => assert!(mapped.is_none(), "glibc run had {mapped:?} mapped"),
+            other => assert!(
+                mapped.is_some_and(|m| m.contains(other)),
+                "{other}: mapped {mapped:?}"
+            ),
+        }
+        let ops = s["operations"].as_u64().unwrap();
+        let expected = if s["pattern"] == "local" {
+            2 * 3 * 50 * 64
+        } else {
+            2 * 2 * 50 * 64
+        };
+        assert_eq!(ops, expected);
+        assert!(s["ops_per_s"].as_f64().unwrap() > 0.0 && s["max_rss_kib"].as_i64().unwrap() > 0);
+        if let Some(calls) = s["futex"]["calls"].as_u64() {
+            let own = s["own_futex_calls"].as_u64().unwrap();
+            assert_eq!(
+                s["allocator_futex_calls"].as_u64().unwrap(),
+                calls.saturating_sub(own)
+            );
+        }
+        if allocator == "glibc" {
+            assert_eq!(s["vs_glibc"], 1.0);
+        }
+    }
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert!(csv.starts_with("pattern,allocator,wall s"));
+    assert_eq!(csv.lines().count(), 1 + samples.len());
+}
+
+#[test]
+fn glibc_tunables_reach_the_child() {
+    let out = contend()
+        .args([
+            "alloc",
+            "--pattern",
+            "local",
+            "--allocator",
+            "glibc:arena_max=1",
+            "--threads",
+            "2",
+        ])
+        .args(["--iterations", "10", "--batch", "16"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(String::from_utf8(out).unwrap().contains("glibc:arena_max=1"));
+}
+
+#[test]
+fn bad_alloc_input_is_refused_with_status_2() {
+    for (args, says) in [
+        (
+            &["alloc", "--allocator", "hoard"][..],
+            "unknown allocator `hoard`",
+        ),
+        (&["alloc", "--allocator", "jemalloc:narenas=1"][..], "glibc only"),
+        (&["alloc", "--pattern", "ring"][..], "unknown pattern `ring`"),
+        (&["alloc", "--size", "0"][..], "at least 1 byte"),
+        (&["alloc", "--size", "4096-16"][..], "backwards"),
+        (&["alloc", "--threads", "0"][..], "0 is not allowed"),
+        (&["alloc", "--batch", "0"][..], "at least 1"),
+    ] {
+        let out = contend().args(args).assert().code(2).get_output().clone();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(says), "{args:?}: expected `{says}` in {err}");
+    }
+}
