@@ -64,8 +64,7 @@ fn lock(args: &LockArgs) -> Result<ExitCode> {
         }
     }
     if let Some(path) = &spec.export_gnuplot {
-        std::fs::write(path, report::gnuplot::render(&outcome.results))
-            .with_context(|| format!("writing {}", path.display()))?;
+        write(path, report::gnuplot::render(&outcome.results))?;
     }
     if let Some(path) = &spec.export_json {
         let text = report::json::render(&LockExport {
@@ -80,7 +79,7 @@ fn lock(args: &LockArgs) -> Result<ExitCode> {
         if json_to_stdout {
             print(&format!("{text}\n"))?;
         } else {
-            std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+            write(path, text + "\n")?;
         }
     }
     Ok(match outcome.interrupted {
@@ -98,8 +97,7 @@ fn alloc(args: &AllocArgs) -> Result<ExitCode> {
     }
     print(&report::alloc::table(&outcome.samples))?;
     if let Some(path) = &spec.export_csv {
-        std::fs::write(path, report::alloc::csv(&outcome.samples))
-            .with_context(|| format!("writing {}", path.display()))?;
+        write(path, report::alloc::csv(&outcome.samples))?;
     }
     if let Some(path) = &spec.export_json {
         let text = serde_json::to_string_pretty(&AllocExport {
@@ -111,7 +109,7 @@ fn alloc(args: &AllocArgs) -> Result<ExitCode> {
             warnings: &outcome.warnings,
             samples: &outcome.samples,
         })?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        write(path, text + "\n")?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -122,6 +120,11 @@ fn alloc_child(spec: &str) -> Result<ExitCode> {
     let result = run_child(&spec).map_err(anyhow::Error::msg)?;
     print(&(serde_json::to_string(&result)? + "\n"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes an export file, naming it if that fails.
+fn write(path: &std::path::Path, text: String) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a trace.
