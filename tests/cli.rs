@@ -394,7 +394,10 @@ fn unprivileged_runs_degrade_to_one_warning() {
         };
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{err}");
-        let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: futex")).collect();
+        let warnings: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("warning: futex syscall counts"))
+            .collect();
         assert_eq!(warnings.len(), 1, "{err}");
         assert!(warnings[0].contains("unavailable"), "{err}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();

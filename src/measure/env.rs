@@ -22,6 +22,15 @@ pub struct Environment {
     /// Current clocksource (tsc, kvm-clock, ...): it decides what a clock
     /// read costs.
     pub clocksource: String,
+    /// Whether SMT (hyper-threading) is active: two workers on sibling
+    /// threads share a core.
+    pub smt_active: Option<bool>,
+    /// cpufreq governor of CPU 0, `None` where the kernel exposes no
+    /// cpufreq (typical in virtual machines).
+    pub governor: Option<String>,
+    /// Transparent huge pages mode (the bracketed choice of
+    /// /sys/kernel/mm/transparent_hugepage/enabled).
+    pub transparent_hugepages: Option<String>,
     /// glibc version.
     pub glibc: String,
     /// contend's version.
@@ -36,6 +45,20 @@ fn read_trimmed(path: impl AsRef<Path>) -> String {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The cpufreq governor of CPU 0, if the kernel exposes one.
+pub fn governor() -> Option<String> {
+    std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// The `[chosen]` word of a sysfs choice list like "always [madvise] never".
+fn bracketed(text: &str) -> Option<String> {
+    let start = text.find('[')? + 1;
+    let end = start + text[start..].find(']')?;
+    Some(text[start..end].to_string())
 }
 
 /// Counts the CPUs in a list like "0-3,8,10-11".
@@ -87,6 +110,13 @@ impl Environment {
             cpus_online_list: read_trimmed("/sys/devices/system/cpu/online"),
             cpus_allowed: std::thread::available_parallelism().map_or(1, |n| n.get()),
             clocksource: read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
+            smt_active: std::fs::read_to_string("/sys/devices/system/cpu/smt/active")
+                .ok()
+                .map(|s| s.trim() == "1"),
+            governor: governor(),
+            transparent_hugepages: std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+                .ok()
+                .and_then(|s| bracketed(&s)),
             glibc: locks::sys::libc_info::glibc_version(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             git_hash: env!("CONTEND_GIT_HASH").into(),
@@ -106,6 +136,12 @@ mod tests {
         assert_eq!(count_cpu_list("5"), 1);
         assert_eq!(count_cpu_list(""), 0);
         assert_eq!(count_cpu_list("garbage"), 0);
+    }
+
+    #[test]
+    fn sysfs_choices() {
+        assert_eq!(bracketed("always [madvise] never\n").as_deref(), Some("madvise"));
+        assert_eq!(bracketed("no choice"), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod env;
 pub mod fairness;
 pub mod futex;
 pub mod rusage;
+pub mod warnings;
 pub mod window;
 
 pub use window::{Probes, UsageSource, WindowDelta};

@@ -75,6 +75,7 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
         ));
     }
 
+    warnings.extend(crate::measure::warnings::for_machine());
     let per_point = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
     let bar = progress_bar(spec.progress, points.len(), per_point);
     let mut results = Vec::with_capacity(points.len());
@@ -94,7 +95,9 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
                     .interrupted
                     .as_deref()
                     .and_then(|s| s.parse::<Signal>().ok());
-                results.push(PointResult { point, sample });
+                let result = PointResult { point, sample };
+                warnings.extend(crate::measure::warnings::for_point(&result, cpus));
+                results.push(result);
                 if stop.is_some() {
                     interrupted = stop;
                     break;

@@ -1,0 +1,121 @@
+//! Warnings about a measured point, each saying what to do about it, in the
+//! spirit of hyperfine's: numbers that a noisy or misconfigured machine
+//! bent should not pass as clean.
+
+use super::env::governor;
+use crate::runner::sweep::PointResult;
+
+/// Steal above this share of the window means the hypervisor took CPU time.
+const STEAL_PCT: f64 = 5.0;
+/// CPU busy time not explained by contend's workers above this share of
+/// all CPUs means something else was running.
+const OTHER_LOAD_PCT: f64 = 10.0;
+/// A window that lets each worker through the lock fewer times than this
+/// is too short for its hold time.
+const MIN_CS_PER_WORKER: f64 = 100.0;
+
+/// The warnings for one measured point.
+pub fn for_point(r: &PointResult, cpus: usize) -> Vec<String> {
+    let (p, s) = (&r.point, &r.sample);
+    let name = format!("{} ×{} {} hold {}", p.lock, p.workers, p.mode.label(), p.hold);
+    let mut out = Vec::new();
+    if s.cpu.steal_pct > STEAL_PCT {
+        out.push(format!(
+            "{name}: the hypervisor stole {:.1}% of the CPU time in the window; the numbers are lower \
+             and noisier than on a quiet host (pin the VM's vCPUs, or rerun when the host is idle)",
+            s.cpu.steal_pct
+        ));
+    }
+    // Busy time the system saw, against the CPU time our workers used.
+    let capacity = s.window_s * cpus as f64;
+    if capacity > 0.0 && s.process.cpu_s.is_finite() {
+        let busy = capacity * (s.cpu.usr_pct + s.cpu.sys_pct) / 100.0;
+        let other = 100.0 * (busy - s.process.cpu_s) / capacity;
+        if other > OTHER_LOAD_PCT {
+            out.push(format!(
+                "{name}: {other:.0}% of the CPUs' time was busy with work other than contend's workers \
+                 (other load on the machine); stop it, or expect skewed results"
+            ));
+        }
+    }
+    if p.workers > 0 && (s.acquisitions as f64 / f64::from(p.workers)) < MIN_CS_PER_WORKER {
+        out.push(format!(
+            "{name}: only {:.0} critical sections per worker in the window: too short for a hold of {}; \
+             use a longer --duration",
+            s.acquisitions as f64 / f64::from(p.workers),
+            p.hold
+        ));
+    }
+    out
+}
+
+/// Warnings about the machine rather than a point.
+pub fn for_machine() -> Vec<String> {
+    match governor() {
+        Some(g) if g != "performance" => vec![format!(
+            "the cpufreq governor is `{g}`: frequency changes add noise (cpupower frequency-set -g performance)"
+        )],
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{Mode, Point};
+    use crate::workloads::lock_sample::LockSample;
+
+    fn result(steal: f64, usr: f64, sys: f64, cpu_s: f64, acquisitions: u64) -> PointResult {
+        let mut sample = blank();
+        sample.window_s = 1.0;
+        sample.cpu.steal_pct = steal;
+        sample.cpu.usr_pct = usr;
+        sample.cpu.sys_pct = sys;
+        sample.process.cpu_s = cpu_s;
+        sample.acquisitions = acquisitions;
+        PointResult {
+            point: Point::new("futex", Mode::Threads, 2),
+            sample,
+        }
+    }
+
+    fn blank() -> LockSample {
+        LockSample {
+            window_s: 1.0,
+            acquisitions: 0,
+            cs_per_s: 0.0,
+            mean_hold_ns: None,
+            stretched_holds: 0,
+            fairness: Default::default(),
+            cpu: Default::default(),
+            process: Default::default(),
+            memory: Default::default(),
+            fault: None,
+            interrupted: None,
+            futex: None,
+            lock_counters: None,
+            workers: Vec::new(),
+            total_acquisitions: 0,
+        }
+    }
+
+    #[test]
+    fn a_clean_point_has_no_warning() {
+        // 2 CPUs fully busy, all of it our workers' 2 CPU-seconds.
+        assert!(for_point(&result(0.0, 60.0, 40.0, 2.0, 100_000), 2).is_empty());
+    }
+
+    #[test]
+    fn each_problem_is_named() {
+        let w = for_point(&result(7.5, 60.0, 40.0, 2.0, 100_000), 2);
+        assert!(w.len() == 1 && w[0].contains("stole 7.5%"), "{w:?}");
+        // 100% busy but our workers used only 1 of 2 CPU-seconds.
+        let w = for_point(&result(0.0, 60.0, 40.0, 1.0, 100_000), 2);
+        assert!(w.len() == 1 && w[0].contains("50% of the CPUs' time"), "{w:?}");
+        let w = for_point(&result(0.0, 60.0, 40.0, 2.0, 10), 2);
+        assert!(
+            w.len() == 1 && w[0].contains("only 5 critical sections per worker"),
+            "{w:?}"
+        );
+    }
+}
