@@ -12,7 +12,7 @@ use contend::measure::env::Environment;
 use contend::report::{self, json::AllocExport, json::LockExport};
 use contend::runner::alloc_sweep::run_alloc_sweep;
 use contend::runner::sweep::run_lock_sweep;
-use contend::runner::{cleanup, signals};
+use contend::runner::{cleanup, signals, Interrupted};
 use contend::spec::alloc::AllocSpec;
 use contend::spec::{LockSpec, SpecError};
 use contend::workloads::alloc::{run_child, ChildSpec};
@@ -20,11 +20,15 @@ use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    // Before any thread exists, so every thread and worker inherits the mask.
-    if let Err(e) = signals::install() {
+    let cli = Cli::parse();
+    if let Command::AllocChild { .. } = cli.command {
+        // The allocator child inherited the parent's blocked mask across
+        // exec; it should die of Ctrl-C, and the parent reports that.
+        let _ = signals::restore_default();
+    } else if let Err(e) = signals::install() {
+        // Before any thread exists, so every thread and worker inherits it.
         eprintln!("warning: cannot take over SIGINT/SIGTERM ({e}); Ctrl-C will not clean up");
     }
-    let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Lock(args) => lock(&args),
         Command::Alloc(args) => alloc(&args),
@@ -37,6 +41,13 @@ fn main() -> ExitCode {
     };
     match outcome {
         Ok(code) => code,
+        Err(e) if e.is::<Interrupted>() => {
+            let Some(Interrupted(sig)) = e.downcast_ref::<Interrupted>() else {
+                unreachable!()
+            };
+            eprintln!("{e:#}");
+            ExitCode::from(signals::exit_status(*sig))
+        }
         Err(e) if e.is::<SpecError>() => {
             eprintln!("error: {e}");
             ExitCode::from(2)

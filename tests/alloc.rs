@@ -140,3 +140,43 @@ fn bad_alloc_input_is_refused_with_status_2() {
         assert!(err.contains(says), "{args:?}: expected `{says}` in {err}");
     }
 }
+
+/// Ctrl-C reaches the whole process group, the allocator child included:
+/// the child must die of it (it inherited contend's blocked mask across
+/// exec, so it unblocks it) and contend must exit 130.
+#[test]
+fn ctrl_c_stops_an_alloc_run() {
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
+        .args([
+            "alloc",
+            "--pattern",
+            "pairs",
+            "--allocator",
+            "glibc",
+            "--pairs",
+            "2",
+        ])
+        .args(["--iterations", "100000000", "--batch", "64"])
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let group = nix::unistd::Pid::from_raw(-(child.id() as i32));
+    nix::sys::signal::kill(group, nix::sys::signal::Signal::SIGINT).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "contend alloc ignored Ctrl-C");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
+}

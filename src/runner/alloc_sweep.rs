@@ -5,11 +5,13 @@
 //! syscalls with the inherited tracepoint counters.
 
 use super::allocators::Allocator;
+use super::Interrupted;
 use crate::measure::futex::{FutexCounts, FutexTracepoints};
 use crate::spec::alloc::AllocSpec;
 use crate::workloads::alloc::{ChildResult, ChildSpec, Pattern};
 use anyhow::{bail, Context, Result};
 use locks::sys::process::wait4;
+use nix::sys::signal::Signal;
 use serde::Serialize;
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -102,6 +104,11 @@ fn run_one(
         .context("reading the child's result")?;
     let usage = wait4(child.id() as i32).context("reaping the allocator child")?;
     let after = futex.map(|f| f.read()).transpose()?;
+    // Ctrl-C reaches the child too (same process group); report it as the
+    // interrupt it is, not as a failed child.
+    if let Some(sig) = killed_by(usage.status).filter(|s| matches!(s, Signal::SIGINT | Signal::SIGTERM)) {
+        return Err(anyhow::anyhow!(Interrupted(sig)));
+    }
     if !(libc_exited_ok(usage.status)) {
         bail!(
             "the {} child failed (wait status {:#x})",
@@ -136,6 +143,14 @@ fn run_one(
         futex,
         own_futex_calls: result.own_futex_calls,
     })
+}
+
+/// The signal that killed a child, from its wait status.
+fn killed_by(status: i32) -> Option<Signal> {
+    let sig = status & 0x7f;
+    (sig != 0 && sig != 0x7f)
+        .then(|| Signal::try_from(sig).ok())
+        .flatten()
 }
 
 fn libc_exited_ok(status: i32) -> bool {

@@ -52,6 +52,13 @@ pub fn install() -> nix::Result<()> {
     Ok(())
 }
 
+/// Unblocks SIGINT/SIGTERM/SIGCHLD in the calling thread: for a process
+/// exec'd by contend (it inherits the blocked mask across exec) that should
+/// die of Ctrl-C like any program.
+pub fn restore_default() -> nix::Result<()> {
+    mask().thread_unblock()
+}
+
 /// The exit status for a run ended by `signal`, as a shell reports it.
 pub fn exit_status(signal: Signal) -> u8 {
     128 + signal as u8
