@@ -15,26 +15,31 @@
 //! lock shows up as a wrong count rather than undefined behaviour; on x86
 //! both compile to the same mov/mov.)
 
-use super::lock_sample::{FaultReport, LockCounters, LockSample, MemoryUse, WorkerCounts};
+mod fault;
+mod shared;
+mod stall;
+mod worker;
+
+use super::lock_sample::{LockCounters, LockSample, MemoryUse, WorkerCounts};
 use crate::measure::children;
 use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounters;
 use crate::measure::{Probes, UsageSource};
-use crate::parse::Work;
 use crate::runner::procs::Children;
 use crate::runner::signals;
 use crate::runner::threads::spawn_workers;
 use crate::runner::{emergency, measure_window, wait_arrivals, Interrupted, Window};
 use crate::spec::Point;
 use anyhow::{anyhow, bail, Context, Result};
-use crossbeam_utils::CachePadded;
-use locks::gate::Gate;
+use fault::{fault_report, Injector};
 use locks::sys::lockfile::InlinePath;
-use locks::sys::shm::Arena;
-use locks::{LockConfig, LockStats, ProcessShared, RawLock};
+use locks::{LockConfig, ProcessShared, RawLock};
+use shared::{Header, LockArena};
+use stall::StallWatch;
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
+use worker::worker;
 
 /// What every point of a sweep shares.
 #[derive(Debug, Default)]
@@ -48,92 +53,6 @@ pub struct RunContext {
     pub sysv_set: Option<(i32, u16)>,
 }
 
-/// Where a worker is, for diagnosing a stalled lock.
-const IDLE: u32 = 0;
-const WAITING: u32 = 1;
-const HOLDING: u32 = 2;
-
-/// A worker's published counters: written only by their owner, read by the
-/// coordinator at the window edges.
-#[derive(Default)]
-pub struct Slot {
-    state: AtomicU32,
-    recoveries: AtomicU64,
-    acquisitions: AtomicU64,
-    hold_ns: AtomicU64,
-    stretched_holds: AtomicU64,
-    spins: AtomicU64,
-    waits: AtomicU64,
-    wakes: AtomicU64,
-}
-
-impl Slot {
-    #[inline(always)]
-    fn publish(&self, acquisitions: u64, hold: &HoldTally, stats: &LockStats) {
-        self.acquisitions.store(acquisitions, Relaxed);
-        self.hold_ns.store(hold.ns, Relaxed);
-        self.stretched_holds.store(hold.stretched, Relaxed);
-        self.spins.store(stats.spins, Relaxed);
-        self.waits.store(stats.waits, Relaxed);
-        self.wakes.store(stats.wakes, Relaxed);
-        self.recoveries.store(stats.recoveries, Relaxed);
-    }
-
-    fn read(&self) -> WorkerCounts {
-        WorkerCounts {
-            acquisitions: self.acquisitions.load(Relaxed),
-            hold_ns: self.hold_ns.load(Relaxed),
-            stretched_holds: self.stretched_holds.load(Relaxed),
-            spins: self.spins.load(Relaxed),
-            waits: self.waits.load(Relaxed),
-            wakes: self.wakes.load(Relaxed),
-            recoveries: self.recoveries.load(Relaxed),
-        }
-    }
-}
-
-/// A worker's running total of hold time and of holds stretched by
-/// preemption.
-#[derive(Default)]
-struct HoldTally {
-    ns: u64,
-    stretched: u64,
-}
-
-/// The fault injected by --kill-holder-after, in shared memory: armed by
-/// the coordinator, fired by the first worker that sees it while holding
-/// the lock (it records itself and raises SIGKILL), and the recovery
-/// stamped by the first acquisition that finds the owner dead.
-#[derive(Default)]
-pub struct Fault {
-    state: AtomicU32,
-    victim: AtomicU32,
-    killed_at_ns: AtomicU64,
-    recovered_at_ns: AtomicU64,
-    recovered_by: AtomicU32,
-}
-
-// The fault's state starts at 0 (not armed), as Default makes it.
-const FAULT_ARMED: u32 = 1;
-const FAULT_FIRED: u32 = 2;
-
-/// CLOCK_MONOTONIC in ns: the same clock in every process.
-fn monotonic_ns() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
-        .map_or(0, |t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
-}
-
-/// The arena's shared header.
-#[derive(Default)]
-pub struct Header {
-    witness: CachePadded<AtomicU64>,
-    stop: CachePadded<AtomicBool>,
-    gate: CachePadded<Gate>,
-    fault: CachePadded<Fault>,
-}
-
-type LockArena<L> = Arena<L, Header, CachePadded<Slot>>;
-
 /// Raises the stop flag when dropped, so every exit from the coordinator,
 /// errors included, lets the workers finish.
 struct StopOnDrop<'a>(&'a AtomicBool);
@@ -141,67 +60,6 @@ struct StopOnDrop<'a>(&'a AtomicBool);
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
         self.0.store(true, Relaxed);
-    }
-}
-
-#[inline(never)]
-fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work, inject: bool) {
-    let header = arena.header();
-    if !header.gate.arrive_and_wait() {
-        return;
-    }
-    let (lock, slot) = (arena.lock(), arena.slot(me));
-    let node = L::Node::default();
-    let mut stats = LockStats::default();
-    let stretched_above = hold.stretched_above();
-    let mut acquisitions = 0u64;
-    let mut held = HoldTally::default();
-    while !header.stop.load(Relaxed) {
-        slot.state.store(WAITING, Relaxed);
-        let recovered_before = stats.recoveries;
-        let this_hold = lock.with(&node, &mut stats, || {
-            slot.state.store(HOLDING, Relaxed);
-            if inject {
-                die_if_armed(&header.fault, me);
-            }
-            // Read on entry, write on exit: any overlap during the hold, not
-            // just in a nanosecond-wide gap, loses an increment.
-            let seen = header.witness.load(Relaxed);
-            let spent = hold.run();
-            header.witness.store(seen + 1, Relaxed);
-            spent
-        });
-        slot.state.store(IDLE, Relaxed);
-        if stats.recoveries != recovered_before
-            && header
-                .fault
-                .recovered_at_ns
-                .compare_exchange(0, monotonic_ns().saturating_sub(this_hold), Relaxed, Relaxed)
-                .is_ok()
-        {
-            header.fault.recovered_by.store(me as u32, Relaxed);
-        }
-        held.ns += this_hold;
-        held.stretched += u64::from(this_hold > stretched_above);
-        acquisitions += 1;
-        slot.publish(acquisitions, &held, &stats);
-        idle.run();
-    }
-}
-
-/// Inside the critical section: if the fault is armed, this worker is the
-/// victim. It records itself and dies holding the lock.
-#[cold]
-fn die_if_armed(fault: &Fault, me: usize) {
-    if fault.state.load(Relaxed) == FAULT_ARMED
-        && fault
-            .state
-            .compare_exchange(FAULT_ARMED, FAULT_FIRED, Relaxed, Relaxed)
-            .is_ok()
-    {
-        fault.victim.store(me as u32, Relaxed);
-        fault.killed_at_ns.store(monotonic_ns(), Relaxed);
-        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }
 }
 
@@ -226,68 +84,6 @@ fn drain_grace(point: &Point) -> Duration {
 #[derive(Debug, thiserror::Error)]
 #[error("{0} worker thread(s) did not stop within {1:?}: stuck in the lock")]
 struct StuckThreads(usize, Duration);
-
-/// Watches the workers' progress; fails with a diagnosis when no critical
-/// section has completed for the stall timeout.
-struct StallWatch {
-    timeout: Duration,
-    last_total: u64,
-    last_change: Instant,
-}
-
-impl StallWatch {
-    fn new(timeout: Duration) -> Self {
-        Self {
-            timeout,
-            last_total: 0,
-            last_change: Instant::now(),
-        }
-    }
-
-    fn check<L: RawLock>(&mut self, point: &Point, arena: &LockArena<L>) -> Result<()> {
-        // Before the gate opens nobody may take the lock: starting 1000
-        // workers is not a stall.
-        if !arena.header().gate.is_open() {
-            self.last_change = Instant::now();
-            return Ok(());
-        }
-        let total: u64 = (0..arena.len()).map(|i| arena.slot(i).read().acquisitions).sum();
-        if total != self.last_total {
-            self.last_total = total;
-            self.last_change = Instant::now();
-            return Ok(());
-        }
-        let stalled = self.last_change.elapsed();
-        if stalled < self.timeout {
-            return Ok(());
-        }
-        let in_state = |state: u32| {
-            let who: Vec<String> = (0..arena.len())
-                .filter(|&i| arena.slot(i).state.load(Relaxed) == state)
-                .map(|i| i.to_string())
-                .collect();
-            match who.len() {
-                0 => "none".to_string(),
-                n if n > 12 => format!("workers {} ... ({n} in all)", who[..12].join(", ")),
-                _ => format!("worker {}", who.join(", ")),
-            }
-        };
-        let word = arena
-            .lock()
-            .state_word()
-            .map_or("not readable".to_string(), |w| format!("{w} ({w:#x})"));
-        bail!(
-            "lock `{}` stalled: no worker completed a critical section for {:.1} s \
-             (--stall-timeout {}). Lock word: {word}; holding: {}; waiting: {}; idle: {}",
-            point.lock,
-            stalled.as_secs_f64(),
-            crate::parse::format_nanos(self.timeout.as_nanos() as u64),
-            in_state(HOLDING),
-            in_state(WAITING),
-            in_state(IDLE)
-        )
-    }
-}
 
 /// Runs one point with lock type `L` in worker threads.
 pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
@@ -386,69 +182,6 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
     };
     measure::<L>(point, ctx, &arena, usage, &mut watch, &mut finish)
         .with_context(|| format!("running lock `{}` in {n} processes", point.lock))
-}
-
-/// The coordinator's side of --kill-holder-after: arms the fault once the
-/// window has run that long, and once the victim is dead either lets the
-/// run go on (robust locks recover) or ends it with an explanation.
-struct Injector {
-    arm_at: Option<Instant>,
-    armed_ns: u64,
-}
-
-impl Injector {
-    fn new(point: &Point) -> Self {
-        Self {
-            arm_at: Some(Instant::now() + point.warmup() + Duration::from_nanos(point.kill_holder_after_ns)),
-            armed_ns: 0,
-        }
-    }
-
-    fn tick<L: RawLock>(
-        &mut self,
-        point: &Point,
-        arena: &LockArena<L>,
-        children: &mut Children,
-    ) -> Result<()> {
-        let fault = &arena.header().fault;
-        if self.arm_at.is_some_and(|at| Instant::now() >= at) {
-            self.arm_at = None;
-            self.armed_ns = monotonic_ns();
-            fault.state.store(FAULT_ARMED, Relaxed);
-        }
-        if fault.state.load(Relaxed) != FAULT_FIRED {
-            return Ok(());
-        }
-        let victim = fault.victim.load(Relaxed) as usize;
-        if children.expect_death(victim) && !L::CAPS.robust {
-            bail!(
-                "worker process {victim} (pid {}) was killed inside its critical section \
-                 (--kill-holder-after); lock `{}` has no owner-death recovery, so the others \
-                 could never acquire it again: the run stops here (robust locks: {})",
-                children.pids()[victim],
-                point.lock,
-                crate::registry::names_with(|c| c.robust)
-            );
-        }
-        Ok(())
-    }
-}
-
-/// The fault report, once a victim has died.
-fn fault_report(point: &Point, fault: &Fault, pids: Option<&[nix::unistd::Pid]>) -> Option<FaultReport> {
-    if point.kill_holder_after_ns == 0 || fault.state.load(Relaxed) != FAULT_FIRED {
-        return None;
-    }
-    let victim = fault.victim.load(Relaxed) as usize;
-    let killed = fault.killed_at_ns.load(Relaxed);
-    let recovered = fault.recovered_at_ns.load(Relaxed);
-    Some(FaultReport {
-        victim,
-        victim_pid: pids.and_then(|p| p.get(victim)).map_or(0, |p| p.as_raw()),
-        killed_after_s: point.kill_holder_after_ns as f64 / 1e9,
-        recovered_by: (recovered != 0).then(|| fault.recovered_by.load(Relaxed) as usize),
-        recovery_us: (recovered != 0).then(|| recovered.saturating_sub(killed) as f64 / 1e3),
-    })
 }
 
 /// Everything after the workers exist: arrivals, window, stop, drain,
