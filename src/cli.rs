@@ -201,6 +201,14 @@ pub struct LockArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
+    /// Also write one CSV row per point to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+
+    /// Also write the table as Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+
     /// Also write lockscale's gnuplot columns to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_gnuplot: Option<PathBuf>,

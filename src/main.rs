@@ -74,6 +74,15 @@ fn lock(args: &LockArgs) -> Result<ExitCode> {
             Format::Gnuplot => print(&report::gnuplot::render(&outcome.results))?,
         }
     }
+    if let Some(path) = &spec.export_csv {
+        write(path, report::lock_csv::render(&outcome.results))?;
+    }
+    if let Some(path) = &spec.export_markdown {
+        write(
+            path,
+            report::table::markdown(&outcome.results, environment.cpus_online),
+        )?;
+    }
     if let Some(path) = &spec.export_gnuplot {
         write(path, report::gnuplot::render(&outcome.results))?;
     }

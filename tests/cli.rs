@@ -114,6 +114,38 @@ fn json_export_to_a_file_keeps_the_table_on_stdout() {
 }
 
 #[test]
+fn csv_and_markdown_exports_carry_every_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, md) = (dir.path().join("r.csv"), dir.path().join("r.md"));
+    lock(&["--lock", "futex,pthread", "--threads", "2"])
+        .args([
+            "--export-csv",
+            csv.to_str().unwrap(),
+            "--export-markdown",
+            md.to_str().unwrap(),
+        ])
+        .assert()
+        .success();
+    let csv = std::fs::read_to_string(csv).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    let width = lines[0].split(',').count();
+    assert!(lines[0].starts_with("lock,mode,workers,"));
+    for row in &lines[1..] {
+        assert_eq!(row.split(',').count(), width, "{row}");
+    }
+    assert!(lines[1].starts_with("futex,threads,2,") && lines[2].starts_with("pthread,threads,2,"));
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(md.contains("| lock ") && md.contains("|----"), "{md}");
+    assert_eq!(
+        md.lines()
+            .filter(|l| l.starts_with("| futex") || l.starts_with("| pthread"))
+            .count(),
+        2
+    );
+}
+
+#[test]
 fn seed_format_prints_the_original_summary_lines() {
     let out = lock(&[
         "--lock",

@@ -75,25 +75,9 @@ pub fn table(samples: &[AllocSample]) -> String {
     )
 }
 
-/// CSV: a header and one row per sample (RFC 4180 quoting where needed).
+/// CSV: a header and one row per sample.
 pub fn csv(samples: &[AllocSample]) -> String {
-    let quote = |f: &str| {
-        if f.contains([',', '"', '\n']) {
-            format!("\"{}\"", f.replace('"', "\"\""))
-        } else {
-            f.to_string()
-        }
-    };
-    let mut out = COLUMNS.iter().map(|c| quote(c)).collect::<Vec<_>>().join(",") + "\n";
-    for s in samples {
-        out += &(row(s, false)
-            .iter()
-            .map(|f| quote(f))
-            .collect::<Vec<_>>()
-            .join(",")
-            + "\n");
-    }
-    out
+    super::csv::render(&COLUMNS, samples.iter().map(|s| row(s, false)))
 }
 
 /// `contend list allocators`.

@@ -2,9 +2,11 @@
 //! anything; everything here only formats.
 
 pub mod alloc;
+pub mod csv;
 pub mod gnuplot;
 pub mod json;
 pub mod list;
+pub mod lock_csv;
 pub mod number;
 pub mod seed;
 pub mod table;

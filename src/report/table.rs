@@ -6,8 +6,18 @@ use crate::parse::WorkMode;
 use crate::runner::sweep::PointResult;
 use comfy_table::{presets, CellAlignment, Table};
 
-/// Renders the results with a heading and a legend.
+/// Renders the results for the terminal, with a heading and a legend.
 pub fn render(results: &[PointResult], cpus: usize) -> String {
+    render_with(results, cpus, presets::NOTHING)
+}
+
+/// The same table as Markdown (`--export-markdown`), ready for a README or
+/// an issue.
+pub fn markdown(results: &[PointResult], cpus: usize) -> String {
+    render_with(results, cpus, presets::ASCII_MARKDOWN)
+}
+
+fn render_with(results: &[PointResult], cpus: usize, preset: &str) -> String {
     let Some(first) = results.first() else {
         return "no points were run\n".into();
     };
@@ -38,7 +48,7 @@ pub fn render(results: &[PointResult], cpus: usize) -> String {
     ));
 
     let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
+    t.load_preset(preset);
     // With a hold, the lock can do at most one critical section per hold:
     // lockscale's theoretical maximum, and the share of it achieved.
     let holds = results.iter().any(|r| r.point.hold.ns > 0);

@@ -138,6 +138,10 @@ pub struct LockSpec {
     pub export_json: Option<PathBuf>,
     /// gnuplot export target.
     pub export_gnuplot: Option<PathBuf>,
+    /// CSV export target.
+    pub export_csv: Option<PathBuf>,
+    /// Markdown export target.
+    pub export_markdown: Option<PathBuf>,
     /// Whether a progress bar may be shown.
     pub progress: bool,
 }
@@ -301,6 +305,8 @@ impl LockSpec {
             format: args.format,
             export_json: args.export_json.clone(),
             export_gnuplot: args.export_gnuplot.clone(),
+            export_csv: args.export_csv.clone(),
+            export_markdown: args.export_markdown.clone(),
             progress: !args.no_progress,
         })
     }
