@@ -17,7 +17,7 @@ const MIN_CS_PER_WORKER: f64 = 100.0;
 /// The warnings for one measured point.
 pub fn for_point(r: &PointResult, cpus: usize) -> Vec<String> {
     let (p, s) = (&r.point, &r.sample);
-    let name = format!("{} ×{} {} hold {}", p.lock, p.workers, p.mode.label(), p.hold);
+    let name = p.label();
     let mut out = Vec::new();
     if s.cpu.steal_pct > STEAL_PCT {
         out.push(format!(

@@ -121,7 +121,10 @@ fn fault_note(r: &PointResult) -> Option<String> {
     };
     Some(format!(
         "{}: worker {} (pid {}) was killed holding the lock {:.2} s into the window; {recovery}",
-        r.point.lock, f.victim, f.victim_pid, f.killed_after_s
+        r.point.label(),
+        f.victim,
+        f.victim_pid,
+        f.killed_after_s
     ))
 }
 
@@ -135,7 +138,6 @@ fn hold_note(r: &PointResult) -> Option<String> {
     if requested == 0.0 || mean <= requested * 1.05 {
         return None;
     }
-    let spin = p.spin.map_or(String::new(), |s| format!(" spin {s}"));
     let above = 100.0 * (mean / requested - 1.0);
     let cause = match p.hold.mode {
         WorkMode::Sleep => "nanosleep returns late (timer slack and wake-up latency)".to_string(),
@@ -146,8 +148,9 @@ fn hold_note(r: &PointResult) -> Option<String> {
         ),
     };
     Some(format!(
-        "{} ×{}{spin}: mean hold {above:.1}% above {}: {cause}",
-        p.lock, p.workers, p.hold
+        "{}: mean hold {above:.1}% above {}: {cause}",
+        p.label(),
+        p.hold
     ))
 }
 

@@ -81,7 +81,7 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     let mut results = Vec::with_capacity(points.len());
     let mut interrupted = None;
     for point in points {
-        bar.set_message(describe(&point));
+        bar.set_message(point.label());
         let entry = registry::find(point.lock).ok_or_else(|| anyhow!("lock `{}` vanished", point.lock))?;
         let run = match point.mode {
             Mode::Threads => entry.run,
@@ -127,19 +127,6 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
         warnings,
         interrupted,
     })
-}
-
-fn describe(p: &Point) -> String {
-    let spin = p.spin.map_or(String::new(), |s| format!(" spin {s}"));
-    let spinners = p.spinners.map_or(String::new(), |s| format!(" spinners {s}"));
-    format!(
-        "{} ×{} {}{spinners}{spin} hold {} idle {}",
-        p.lock,
-        p.workers,
-        p.mode.label(),
-        p.hold,
-        p.idle
-    )
 }
 
 fn progress_bar(wanted: bool, points: usize, per_point: Duration) -> ProgressBar {

@@ -87,6 +87,21 @@ impl Point {
         }
     }
 
+    /// The point in a few words, for progress, notes and warnings:
+    /// `adaptive ×4 threads spinners one spin 100 hold 1µs idle 0`.
+    pub fn label(&self) -> String {
+        let spinners = self.spinners.map_or(String::new(), |s| format!(" spinners {s}"));
+        let spin = self.spin.map_or(String::new(), |s| format!(" spin {s}"));
+        format!(
+            "{} ×{} {}{spinners}{spin} hold {} idle {}",
+            self.lock,
+            self.workers,
+            self.mode.label(),
+            self.hold,
+            self.idle
+        )
+    }
+
     /// The stall timeout in force.
     pub fn stall(&self) -> Duration {
         match self.stall_timeout_ns {
