@@ -182,7 +182,7 @@ impl LockSpec {
         }
         let spins = args.spin.as_ref().map_or_else(Vec::new, |l| l.0.clone());
         if !spins.is_empty() {
-            let refused: Vec<&str> = entries.iter().filter(|e| !e.caps.spin).map(|e| e.name).collect();
+            let refused = lacking(&entries, |e| e.caps.spin);
             if !refused.is_empty() {
                 return Err(err(format!(
                     "--spin does not apply to {}: {} no spin budget (locks that take --spin: {})",
@@ -194,11 +194,7 @@ impl LockSpec {
         }
         let spinners = args.spinners.as_ref().map_or_else(Vec::new, |l| l.0.clone());
         if !spinners.is_empty() {
-            let refused: Vec<&str> = entries
-                .iter()
-                .filter(|e| !e.caps.spinners)
-                .map(|e| e.name)
-                .collect();
+            let refused = lacking(&entries, |e| e.caps.spinners);
             if !refused.is_empty() {
                 return Err(err(format!(
                     "--spinners does not apply to {} (locks that take --spinners: {})",
@@ -223,11 +219,7 @@ impl LockSpec {
         }
         match mode {
             Mode::Processes => {
-                let refused: Vec<&str> = entries
-                    .iter()
-                    .filter(|e| e.run_procs.is_none())
-                    .map(|e| e.name)
-                    .collect();
+                let refused = lacking(&entries, |e| e.run_procs.is_some());
                 if !refused.is_empty() {
                     return Err(err(format!(
                         "--procs needs locks that work across processes; {} cannot (locks that can: {})",
@@ -361,6 +353,12 @@ impl LockSpec {
         }
         points
     }
+}
+
+/// The names of the chosen locks that do not pass `ok`, for refusing a flag
+/// that only some locks take.
+fn lacking(entries: &[&registry::LockEntry], ok: impl Fn(&registry::LockEntry) -> bool) -> Vec<&'static str> {
+    entries.iter().filter(|e| !ok(e)).map(|e| e.name).collect()
 }
 
 /// The values of an optional axis for one lock: none if the lock does not
