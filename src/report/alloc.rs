@@ -90,9 +90,11 @@ pub fn list() -> String {
         let found = find_library(soname);
         t.add_row([
             name.to_string(),
-            found.map_or(soname.to_string(), |p| p.display().to_string()),
+            found
+                .as_ref()
+                .map_or(soname.to_string(), |p| p.display().to_string()),
             package.to_string(),
-            if find_library(soname).is_some() {
+            if found.is_some() {
                 "yes".into()
             } else {
                 format!("no: apt-get install {package}")

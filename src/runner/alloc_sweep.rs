@@ -68,7 +68,7 @@ fn run_one(
     allocator: &Allocator,
     futex: Option<&crate::measure::futex::FutexCounters>,
 ) -> Result<AllocSample> {
-    let preload = allocator.preload().map_err(anyhow::Error::msg)?;
+    let preload = allocator.library.clone();
     let child_spec = ChildSpec {
         pattern,
         workers: match pattern {

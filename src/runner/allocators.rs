@@ -13,6 +13,8 @@ pub struct Allocator {
     pub name: &'static str,
     /// glibc tunables (`glibc:arena_max=1` -> glibc.malloc.arena_max=1).
     pub tunables: Vec<(String, String)>,
+    /// The library to preload, once resolved (`None` for glibc).
+    pub library: Option<PathBuf>,
 }
 
 /// (name, shared object, Debian package) of the preloadable allocators.
@@ -43,9 +45,16 @@ impl Allocator {
         })
     }
 
+    /// The same allocator with its library resolved, once, when the spec is
+    /// validated: every run then preloads that exact file.
+    pub fn resolved(self) -> Result<Self, String> {
+        let library = self.find_preload()?;
+        Ok(Self { library, ..self })
+    }
+
     /// The library to preload: an absolute path to a regular file, found
     /// through the dynamic linker's cache; `None` for glibc.
-    pub fn preload(&self) -> Result<Option<PathBuf>, String> {
+    fn find_preload(&self) -> Result<Option<PathBuf>, String> {
         let Some(&(_, soname, package)) = KNOWN.iter().find(|(n, _, _)| *n == self.name) else {
             return Ok(None);
         };
@@ -102,7 +111,11 @@ pub fn parse_allocator(text: &str) -> Result<Allocator, String> {
         }
         tunables.push((k.to_string(), v.to_string()));
     }
-    Ok(Allocator { name, tunables })
+    Ok(Allocator {
+        name,
+        tunables,
+        library: None,
+    })
 }
 
 #[cfg(test)]
@@ -132,6 +145,9 @@ mod tests {
 
     #[test]
     fn glibc_needs_no_preload() {
-        assert_eq!(parse_allocator("glibc").unwrap().preload(), Ok(None));
+        assert_eq!(
+            parse_allocator("glibc").unwrap().resolved().unwrap().library,
+            None
+        );
     }
 }

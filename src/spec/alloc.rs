@@ -43,14 +43,19 @@ impl AllocSpec {
         if args.iterations == 0 || args.batch == 0 {
             return Err(SpecError("--iterations and --batch must be at least 1".into()));
         }
-        for a in &args.allocator.0 {
-            a.preload().map_err(SpecError)?;
-        }
+        let allocators = args
+            .allocator
+            .0
+            .iter()
+            .cloned()
+            .map(Allocator::resolved)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(SpecError)?;
         let mut patterns = args.pattern.0.clone();
         patterns.dedup();
         Ok(AllocSpec {
             patterns,
-            allocators: args.allocator.0.clone(),
+            allocators,
             threads: args.threads,
             pairs: args.pairs,
             iterations: args.iterations,
