@@ -18,17 +18,18 @@ if [ "$(id -u)" = 0 ] && [ ! -d /sys/kernel/tracing/events/syscalls ] && [ -d /s
     mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
 fi
 
-# The allocators `contend alloc` compares, from Debian. With them installed
-# the alloc tests require all four (CONTEND_REQUIRE_ALLOCATORS).
-ALLOCATORS="libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0"
+# From Debian: the allocators `contend alloc` compares (with them installed
+# the alloc tests require all four: CONTEND_REQUIRE_ALLOCATORS), and rt-tests
+# (svsematest, ptsematest), the oracle for `contend wakeup`.
+PACKAGES="libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    if ! dpkg -s $ALLOCATORS >/dev/null 2>&1; then
-        echo "== installing $ALLOCATORS"
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $ALLOCATORS >/dev/null
+    if ! dpkg -s $PACKAGES >/dev/null 2>&1; then
+        echo "== installing $PACKAGES"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $PACKAGES >/dev/null
     fi
     export CONTEND_REQUIRE_ALLOCATORS=1
 else
-    echo "scripts/test.sh: not root or no apt-get: allocators that are missing are skipped" >&2
+    echo "scripts/test.sh: not root or no apt-get: missing allocators and rt-tests are skipped" >&2
 fi
 
 echo "== cargo fmt --check"
@@ -41,3 +42,8 @@ echo "== loom models of the futex protocols"
 # Its own target directory: --cfg loom rebuilds every dependency, and
 # sharing target/ would throw away the normal build each time.
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p locks --test loom --release
+if [ "$(id -u)" = 0 ] && command -v svsematest >/dev/null && command -v python3 >/dev/null; then
+    # The benchmark script must keep working; its numbers are not asserted.
+    echo "== wakeup oracle (rt-tests), smoke run"
+    python3 scripts/wakeup-oracle.py --loops 200
+fi

@@ -7,13 +7,15 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use contend::cli::{AllocArgs, Cli, Command, Format, ListWhat, LockArgs};
+use contend::cli::{AllocArgs, Cli, Command, Format, ListWhat, LockArgs, WakeupArgs};
 use contend::measure::env::Environment;
-use contend::report::{self, json::AllocExport, json::LockExport};
+use contend::report::{self, json::AllocExport, json::LockExport, json::WakeupExport};
 use contend::runner::alloc_sweep::run_alloc_sweep;
 use contend::runner::sweep::run_lock_sweep;
+use contend::runner::wakeup_sweep::run_wakeup_sweep;
 use contend::runner::{cleanup, signals, Interrupted};
 use contend::spec::alloc::AllocSpec;
+use contend::spec::wakeup::WakeupSpec;
 use contend::spec::{LockSpec, SpecError};
 use contend::workloads::alloc::{run_child, ChildSpec};
 use std::io::Write;
@@ -31,11 +33,13 @@ fn main() -> ExitCode {
     }
     let outcome = match cli.command {
         Command::Lock(args) => lock(&args),
+        Command::Wakeup(args) => wakeup(&args),
         Command::Alloc(args) => alloc(&args),
         Command::AllocChild { spec } => alloc_child(&spec),
         Command::List(args) => match args.what {
             ListWhat::Locks => print(&report::list::locks()).map(|()| ExitCode::SUCCESS),
             ListWhat::Allocators => print(&report::alloc::list()).map(|()| ExitCode::SUCCESS),
+            ListWhat::Primitives => print(&report::list::primitives()).map(|()| ExitCode::SUCCESS),
         },
         Command::Cleanup => print(&(cleanup::run().join("\n") + "\n")).map(|()| ExitCode::SUCCESS),
     };
@@ -96,16 +100,50 @@ fn lock(args: &LockArgs) -> Result<ExitCode> {
             warnings: &outcome.warnings,
             points: &outcome.results,
         })?;
-        if json_to_stdout {
-            print(&format!("{text}\n"))?;
-        } else {
-            write(path, text + "\n")?;
+        emit_json(path, text)?;
+    }
+    Ok(exit_code(outcome.interrupted))
+}
+
+fn wakeup(args: &WakeupArgs) -> Result<ExitCode> {
+    let spec = WakeupSpec::from_args(args)?;
+    let environment = Environment::capture();
+    let outcome = run_wakeup_sweep(&spec)?;
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    let trace = outcome.trace.as_ref();
+    let json_to_stdout = spec.export_json.as_deref().is_some_and(|p| p.as_os_str() == "-");
+    if !json_to_stdout {
+        print(&report::wakeup::render(&outcome.results, &outcome.clock, trace))?;
+        if let Some(bucket) = spec.histogram_bucket_ns {
+            print(&report::histogram::render(&outcome.results, bucket))?;
         }
     }
-    Ok(match outcome.interrupted {
-        Some(sig) => ExitCode::from(signals::exit_status(sig)),
-        None => ExitCode::SUCCESS,
-    })
+    if let Some(path) = &spec.export_csv {
+        write(path, report::wakeup::csv(&outcome.results))?;
+    }
+    if let Some(path) = &spec.export_markdown {
+        write(
+            path,
+            report::wakeup::markdown(&outcome.results, &outcome.clock, trace),
+        )?;
+    }
+    if let Some(path) = &spec.export_json {
+        let text = serde_json::to_string_pretty(&WakeupExport {
+            schema_version: report::json::SCHEMA_VERSION,
+            tool: "contend",
+            family: "wakeup",
+            environment: &environment,
+            spec: &spec,
+            clock: &outcome.clock,
+            trace,
+            warnings: &outcome.warnings,
+            points: &outcome.results,
+        })?;
+        emit_json(path, text)?;
+    }
+    Ok(exit_code(outcome.interrupted))
 }
 
 fn alloc(args: &AllocArgs) -> Result<ExitCode> {
@@ -140,6 +178,23 @@ fn alloc_child(spec: &str) -> Result<ExitCode> {
     let result = run_child(&spec).map_err(anyhow::Error::msg)?;
     print(&(serde_json::to_string(&result)? + "\n"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the JSON export to its file, or to stdout for `-`.
+fn emit_json(path: &std::path::Path, text: String) -> Result<()> {
+    if path.as_os_str() == "-" {
+        print(&format!("{text}\n"))
+    } else {
+        write(path, text + "\n")
+    }
+}
+
+/// 0, or 128 + the signal that cut the run short.
+fn exit_code(interrupted: Option<nix::sys::signal::Signal>) -> ExitCode {
+    match interrupted {
+        Some(sig) => ExitCode::from(signals::exit_status(sig)),
+        None => ExitCode::SUCCESS,
+    }
 }
 
 /// Writes an export file, naming it if that fails.

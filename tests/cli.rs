@@ -5,6 +5,9 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
+mod common;
+use common::{as_nobody, as_nobody_cmd, which};
+
 fn contend() -> Command {
     Command::cargo_bin("contend").expect("binary built")
 }
@@ -377,38 +380,6 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--procs", "4000000000"], "kernel.threads-max");
 }
 
-/// A command that runs `program` as `nobody` (setpriv), where the suite
-/// runs as root; `None` (the test is skipped) elsewhere.
-fn as_nobody_cmd(program: &std::path::Path) -> Option<std::process::Command> {
-    if !nix::unistd::geteuid().is_root() || which("setpriv").is_none() {
-        eprintln!("skipped: needs root and setpriv to drop privileges");
-        return None;
-    }
-    let mut cmd = std::process::Command::new("setpriv");
-    cmd.args([
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        "--inh-caps=-all",
-        "--",
-    ])
-    .arg(program)
-    .env_remove("XDG_RUNTIME_DIR");
-    Some(cmd)
-}
-
-/// Runs contend as `nobody` with `args`.
-fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
-    let bin = assert_cmd::cargo::cargo_bin("contend");
-    let out = as_nobody_cmd(&bin)?.args(args).output().expect("setpriv runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    if err.contains("Permission denied") && err.contains("setpriv") {
-        eprintln!("skipped: nobody cannot execute {}", bin.display());
-        return None;
-    }
-    Some(out)
-}
-
 /// Without privileges the futex columns say unavailable, one warning says
 /// why, and everything else still works: threads, worker processes, file
 /// locks, SysV semaphores, with nothing left behind.
@@ -478,12 +449,4 @@ fn the_process_limit_is_named_when_too_low() {
             "{err}"
         );
     }
-}
-
-fn which(program: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH")?
-        .to_str()?
-        .split(':')
-        .map(|dir| std::path::Path::new(dir).join(program))
-        .find(|p| p.is_file())
 }

@@ -15,13 +15,11 @@
 
 use locks::sys::perf::TracepointCounter;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The futex syscalls a lock here can issue: the classic multiplexer and the
 /// futex2 wait/wake calls (Linux 6.7+), counted together where they exist.
 const SYSCALLS: &[&str] = &["futex", "futex_wait", "futex_wake"];
-
-const TRACEFS_MOUNTS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 /// Futex syscalls issued during a window by the measuring thread and every
 /// worker it started.
@@ -127,47 +125,10 @@ impl std::ops::Sub for FutexCounts {
 }
 
 fn events_dir() -> Result<PathBuf, String> {
-    let found = |p: &Path| p.join("events/syscalls").is_dir();
-    if let Some(dir) = TRACEFS_MOUNTS.iter().map(Path::new).find(|p| found(p)) {
-        return Ok(dir.join("events"));
-    }
-    // Mounted but closed to us (tracefs is mode 0700) reads the same as
-    // absent through is_dir; tell the two apart so the advice is right.
-    let denied = TRACEFS_MOUNTS.iter().map(Path::new).find(|p| {
-        std::fs::read_dir(p.join("events")).is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
-    });
-    if let Some(dir) = denied {
-        return Err(format!(
-            "{} is not readable by this user (run as root, or grant access to tracefs \
-             and set kernel.perf_event_paranoid=-1)",
-            dir.display()
-        ));
-    }
-    if !nix::unistd::geteuid().is_root() {
-        return Err("tracefs is not mounted and we are not root to mount it \
-                    (as root: mount -t tracefs nodev /sys/kernel/tracing)"
-            .into());
-    }
-    let target = Path::new(TRACEFS_MOUNTS[0]);
-    nix::mount::mount(
-        Some("nodev"),
-        target,
-        Some("tracefs"),
-        nix::mount::MsFlags::empty(),
-        None::<&str>,
-    )
-    .map_err(|e| {
-        format!(
-            "tracefs is not mounted and mounting it at {} failed: {e}",
-            target.display()
-        )
-    })?;
-    if found(target) {
-        Ok(target.join("events"))
+    let root = super::tracefs::root()?;
+    if root.join("events/syscalls").is_dir() {
+        Ok(root.join("events"))
     } else {
-        Err(format!(
-            "mounted tracefs at {} but it has no syscall events",
-            target.display()
-        ))
+        Err(format!("{} has no syscall events", root.display()))
     }
 }

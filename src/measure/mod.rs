@@ -3,11 +3,14 @@
 //! and the environment the numbers came from.
 
 pub mod children;
+pub mod clock;
 pub mod cpu;
 pub mod env;
 pub mod fairness;
 pub mod futex;
+pub mod latency;
 pub mod rusage;
+pub mod tracefs;
 pub mod warnings;
 pub mod window;
 

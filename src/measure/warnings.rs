@@ -2,6 +2,7 @@
 //! spirit of hyperfine's: numbers that a noisy or misconfigured machine
 //! bent should not pass as clean.
 
+use super::cpu::CpuSplit;
 use super::env::governor;
 use crate::runner::sweep::PointResult;
 
@@ -19,25 +20,7 @@ pub fn for_point(r: &PointResult, cpus: usize) -> Vec<String> {
     let (p, s) = (&r.point, &r.sample);
     let name = p.label();
     let mut out = Vec::new();
-    if s.cpu.steal_pct > STEAL_PCT {
-        out.push(format!(
-            "{name}: the hypervisor stole {:.1}% of the CPU time in the window; the numbers are lower \
-             and noisier than on a quiet host (pin the VM's vCPUs, or rerun when the host is idle)",
-            s.cpu.steal_pct
-        ));
-    }
-    // Busy time the system saw, against the CPU time our workers used.
-    let capacity = s.window_s * cpus as f64;
-    if capacity > 0.0 && s.process.cpu_s.is_finite() {
-        let busy = capacity * (s.cpu.usr_pct + s.cpu.sys_pct) / 100.0;
-        let other = 100.0 * (busy - s.process.cpu_s) / capacity;
-        if other > OTHER_LOAD_PCT {
-            out.push(format!(
-                "{name}: {other:.0}% of the CPUs' time was busy with work other than contend's workers \
-                 (other load on the machine); stop it, or expect skewed results"
-            ));
-        }
-    }
+    out.extend(noise(&name, &s.cpu, s.window_s, s.process.cpu_s, cpus));
     if p.workers > 0 && (s.acquisitions as f64 / f64::from(p.workers)) < MIN_CS_PER_WORKER {
         out.push(format!(
             "{name}: only {:.0} critical sections per worker in the window: too short for a hold of {}; \
@@ -45,6 +28,32 @@ pub fn for_point(r: &PointResult, cpus: usize) -> Vec<String> {
             s.acquisitions as f64 / f64::from(p.workers),
             p.hold
         ));
+    }
+    out
+}
+
+/// Steal time and other load during a window of `window_s` in which our
+/// workers used `own_cpu_s` of CPU time on `cpus` CPUs.
+pub fn noise(name: &str, cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    if cpu.steal_pct > STEAL_PCT {
+        out.push(format!(
+            "{name}: the hypervisor stole {:.1}% of the CPU time in the window; the numbers are lower \
+             and noisier than on a quiet host (pin the VM's vCPUs, or rerun when the host is idle)",
+            cpu.steal_pct
+        ));
+    }
+    // Busy time the system saw, against the CPU time our workers used.
+    let capacity = window_s * cpus as f64;
+    if capacity > 0.0 && own_cpu_s.is_finite() {
+        let busy = capacity * (cpu.usr_pct + cpu.sys_pct) / 100.0;
+        let other = 100.0 * (busy - own_cpu_s) / capacity;
+        if other > OTHER_LOAD_PCT {
+            out.push(format!(
+                "{name}: {other:.0}% of the CPUs' time was busy with work other than contend's workers \
+                 (other load on the machine); stop it, or expect skewed results"
+            ));
+        }
     }
     out
 }

@@ -3,6 +3,7 @@
 //! that names what was expected, which clap prints with the flag's name.
 
 pub mod count;
+pub mod cpus;
 pub mod duration;
 pub mod list;
 pub mod size;
@@ -10,6 +11,7 @@ pub mod spinners;
 pub mod work;
 
 pub use count::{parse_count, parse_percent};
+pub use cpus::{format_cpu_list, parse_cpu_list};
 pub use duration::{format_nanos, parse_duration, parse_nanos};
 pub use list::{parse_list, List};
 pub use size::{parse_sizes, SizeStream, Sizes};

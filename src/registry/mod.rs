@@ -6,6 +6,8 @@
 //! in shared memory for `--procs`; `needs` names a probe for whether this
 //! machine can run it.
 
+pub mod wakeup;
+
 use crate::spec::Point;
 use crate::workloads::lock::{self, RunContext};
 use crate::workloads::lock_sample::LockSample;

@@ -51,3 +51,26 @@ pub struct AllocExport<'a> {
     /// One entry per pattern and allocator.
     pub samples: &'a [crate::runner::alloc_sweep::AllocSample],
 }
+
+/// The JSON document of `contend wakeup`.
+#[derive(Debug, Serialize)]
+pub struct WakeupExport<'a> {
+    /// Layout version of this document.
+    pub schema_version: u32,
+    /// Always "contend".
+    pub tool: &'static str,
+    /// "wakeup".
+    pub family: &'static str,
+    /// Where the numbers came from.
+    pub environment: &'a Environment,
+    /// What was asked for.
+    pub spec: &'a crate::spec::wakeup::WakeupSpec,
+    /// What reading the clock costs.
+    pub clock: &'a crate::measure::clock::ClockCost,
+    /// What the outlier tracer did.
+    pub trace: Option<&'a crate::measure::tracefs::TraceReport>,
+    /// What the reader must know.
+    pub warnings: &'a [String],
+    /// One entry per point, full histograms included.
+    pub points: &'a [crate::runner::wakeup_sweep::WakeupResult],
+}

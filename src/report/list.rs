@@ -1,4 +1,4 @@
-//! `contend list locks`: the registry as a table.
+//! `contend list`: the lock registry and the wake-up primitives as tables.
 
 use crate::registry::LOCKS;
 use comfy_table::{presets, Table};
@@ -49,4 +49,24 @@ pub fn locks() -> String {
          procs: can live in shared memory for processes;\ncounters: reports its own \
          spins/waits/wakes; available: runs on this kernel\n{unavailable}"
     )
+}
+
+/// `contend list primitives`: the wake-up primitives.
+pub fn primitives() -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING);
+    t.set_header(["primitive", "procs", "available", "post / wait"]);
+    let mut unavailable = String::new();
+    for p in crate::registry::wakeup::PRIMITIVES {
+        let available = match (p.available)() {
+            Ok(()) => "yes",
+            Err(why) => {
+                unavailable.push_str(&format!("{}: {why}\n", p.name));
+                "no"
+            }
+        };
+        let procs = if p.run_procs.is_some() { "yes" } else { "-" };
+        t.add_row([p.name, procs, available, p.about]);
+    }
+    format!("{t}\n{unavailable}")
 }

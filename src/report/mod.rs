@@ -4,9 +4,11 @@
 pub mod alloc;
 pub mod csv;
 pub mod gnuplot;
+pub mod histogram;
 pub mod json;
 pub mod list;
 pub mod lock_csv;
 pub mod number;
 pub mod seed;
 pub mod table;
+pub mod wakeup;

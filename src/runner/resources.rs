@@ -31,17 +31,27 @@ impl Resources {
         Self::default()
     }
 
+    /// Creates the run's private directory (mkdtemp, mode 0700) under
+    /// `base`, once, and returns it. Worker processes of `contend wakeup`
+    /// leave their records there.
+    pub fn scratch_dir(&mut self, base: &Path) -> Result<PathBuf> {
+        if let Some(dir) = &self.dir {
+            return Ok(dir.clone());
+        }
+        let template = base.join(format!("{DIR_PREFIX}XXXXXX"));
+        let dir = nix::unistd::mkdtemp(&template)
+            .with_context(|| format!("creating a private directory in {}", base.display()))?;
+        // Owned before anything else can fail, so drop removes it.
+        self.dir = Some(dir.clone());
+        self.ledger.add_dir(&dir).context("writing the cleanup ledger")?;
+        Ok(dir)
+    }
+
     /// Creates a private directory (mkdtemp, mode 0700) under `base` holding
     /// an empty lock file, once.
     pub fn lock_file(&mut self, base: &Path) -> Result<InlinePath> {
         if self.file.is_none() {
-            let template = base.join(format!("{DIR_PREFIX}XXXXXX"));
-            let dir = nix::unistd::mkdtemp(&template).with_context(|| {
-                format!("creating a private directory in {} (--lock-dir)", base.display())
-            })?;
-            // Owned before anything else can fail, so drop removes it.
-            self.dir = Some(dir.clone());
-            self.ledger.add_dir(&dir).context("writing the cleanup ledger")?;
+            let dir = self.scratch_dir(base).context("(--lock-dir)")?;
             let file = dir.join("contend.lock");
             std::fs::File::create(&file).with_context(|| format!("creating {}", file.display()))?;
             self.file = Some(file);

@@ -4,7 +4,6 @@
 //! what was measured so far is kept.
 
 use super::resources::Resources;
-use super::Interrupted;
 use crate::measure::env::cpus_online;
 use crate::measure::futex::FutexTracepoints;
 use crate::registry;
@@ -89,27 +88,16 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
                 .run_procs
                 .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
         };
-        match run(&point, &ctx) {
-            Ok(sample) => {
-                let stop = sample
-                    .interrupted
-                    .as_deref()
-                    .and_then(|s| s.parse::<Signal>().ok());
-                let result = PointResult { point, sample };
-                warnings.extend(crate::measure::warnings::for_point(&result, cpus));
-                results.push(result);
-                if stop.is_some() {
-                    interrupted = stop;
-                    break;
-                }
-            }
-            Err(e) => match e.downcast_ref::<Interrupted>() {
-                Some(Interrupted(sig)) => {
-                    interrupted = Some(*sig);
-                    break;
-                }
-                None => return Err(e),
-            },
+        let cut_short = |s: &LockSample| s.interrupted.as_deref().and_then(|s| s.parse::<Signal>().ok());
+        let (sample, stop) = super::point_outcome(run(&point, &ctx), cut_short)?;
+        if let Some(sample) = sample {
+            let result = PointResult { point, sample };
+            warnings.extend(crate::measure::warnings::for_point(&result, cpus));
+            results.push(result);
+        }
+        if stop.is_some() {
+            interrupted = stop;
+            break;
         }
         bar.inc(1);
     }
@@ -129,7 +117,9 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     })
 }
 
-fn progress_bar(wanted: bool, points: usize, per_point: Duration) -> ProgressBar {
+/// A progress bar for `points` points of about `per_point` each, hidden when
+/// not wanted, not on a terminal, or too short to matter.
+pub(crate) fn progress_bar(wanted: bool, points: usize, per_point: Duration) -> ProgressBar {
     let estimate = per_point * points as u32;
     if !wanted || !std::io::stderr().is_terminal() || estimate < PROGRESS_MIN {
         return ProgressBar::hidden();

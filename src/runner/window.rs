@@ -52,41 +52,78 @@ pub fn wait_arrivals(gate: &Gate, n: usize, watch: &mut dyn FnMut() -> Result<()
     Ok(())
 }
 
-/// Sleeps until `deadline`, calling `watch` every tick and on every child
-/// event; returns the interrupting signal, if any.
-fn wait_watching(deadline: Instant, watch: &mut dyn FnMut() -> Result<()>) -> Result<Option<Signal>> {
+/// Which edge of the window a snapshot is taken at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// t0, right after the warm-up.
+    Start,
+    /// t1, the end.
+    End,
+}
+
+/// How a window ends: after `duration`, or earlier once `done` says the
+/// workers finished a fixed amount of work (checked every `poll`).
+pub struct Ending<'a> {
+    /// The longest the window lasts.
+    pub duration: Duration,
+    /// Whether the workers have finished on their own.
+    pub done: &'a dyn Fn() -> bool,
+    /// How often to check `done` (and to call `watch`).
+    pub poll: Duration,
+}
+
+impl Ending<'static> {
+    /// A window of exactly `duration`.
+    pub fn after(duration: Duration) -> Self {
+        Ending {
+            duration,
+            done: &|| false,
+            poll: TICK,
+        }
+    }
+}
+
+/// Sleeps until `deadline` or `done`, calling `watch` every `poll` and on
+/// every child event; returns the interrupting signal, if any.
+fn wait_watching(
+    deadline: Instant,
+    poll: Duration,
+    done: &dyn Fn() -> bool,
+    watch: &mut dyn FnMut() -> Result<()>,
+) -> Result<Option<Signal>> {
     loop {
-        let until = deadline.min(Instant::now() + TICK);
+        let until = deadline.min(Instant::now() + poll);
         match signals::wait_until(until) {
             Event::Interrupted(sig) => return Ok(Some(sig)),
             Event::Deadline | Event::Child => watch()?,
         }
-        if Instant::now() >= deadline {
+        if Instant::now() >= deadline || done() {
             return Ok(None);
         }
     }
 }
 
 /// Runs the window. Every worker must have arrived at `gate`; `snapshot`
-/// reads their published counters. The caller raises the stop flag after.
+/// reads their published counters at each edge (and may tell them which
+/// phase they are in). The caller raises the stop flag after.
 pub fn measure_window<C>(
     gate: &Gate,
     warmup: Duration,
-    duration: Duration,
+    ending: &Ending,
     probes: &Probes,
-    snapshot: impl Fn() -> C,
+    snapshot: impl Fn(Edge) -> C,
     watch: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Window<C>> {
     gate.open();
-    if let Some(sig) = wait_watching(Instant::now() + warmup, watch)? {
+    if let Some(sig) = wait_watching(Instant::now() + warmup, TICK, &|| false, watch)? {
         return Err(anyhow!(Interrupted(sig)));
     }
     let begun = probes.begin()?;
     let t0 = Instant::now();
-    let start = snapshot();
-    let interrupted = wait_watching(t0 + duration, watch)?;
+    let start = snapshot(Edge::Start);
+    let interrupted = wait_watching(t0 + ending.duration, ending.poll, ending.done, watch)?;
     let t1 = Instant::now();
-    let end = snapshot();
+    let end = snapshot(Edge::End);
     let probes = probes.end(begun)?;
     Ok(Window {
         seconds: (t1 - t0).as_secs_f64(),

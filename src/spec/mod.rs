@@ -3,6 +3,7 @@
 //! list flags). Everything here is serializable, so exports carry the spec.
 
 pub mod alloc;
+pub mod wakeup;
 
 use crate::cli::{Format, LockArgs};
 use crate::parse::{SpinPolicy, Work};

@@ -3,3 +3,4 @@
 pub mod alloc;
 pub mod lock;
 pub mod lock_sample;
+pub mod wakeup;

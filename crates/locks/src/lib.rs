@@ -2,7 +2,8 @@
 //!
 //! Everything `unsafe` in the project lives in this crate, mostly under
 //! [`sys`]: the binary only sees safe APIs. Each algorithm is one file under
-//! [`raw`] and implements [`RawLock`]; the binary's registry turns each into a
+//! [`raw`] and implements [`RawLock`]; the wake-up channels of `contend
+//! wakeup` are under [`wake`]; the binary's registry turns each into a
 //! monomorphized workload so no dynamic dispatch sits inside a measured loop.
 
 #[cfg(not(loom))]
@@ -14,5 +15,7 @@ pub mod raw;
 #[cfg(not(loom))]
 pub mod sem;
 pub mod sys;
+#[cfg(not(loom))]
+pub mod wake;
 
 pub use raw::{Caps, LockConfig, LockStats, ProcessShared, RawLock, Spinners, TryLock};

@@ -28,7 +28,7 @@ use crate::measure::{Probes, UsageSource};
 use crate::runner::procs::Children;
 use crate::runner::signals;
 use crate::runner::threads::spawn_workers;
-use crate::runner::{emergency, measure_window, wait_arrivals, Interrupted, Window};
+use crate::runner::{emergency, measure_window, wait_arrivals, Ending, Interrupted, Window};
 use crate::spec::Point;
 use anyhow::{anyhow, bail, Context, Result};
 use fault::{fault_report, Injector};
@@ -209,9 +209,9 @@ fn measure<L: RawLock>(
             measure_window(
                 &header.gate,
                 point.warmup(),
-                point.duration(),
+                &Ending::after(point.duration()),
                 &probes,
-                snapshot,
+                |_| snapshot(),
                 watch,
             )
         });

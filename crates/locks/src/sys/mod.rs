@@ -1,6 +1,8 @@
 //! The only place that talks to the kernel directly: one file per facility.
 
 #[cfg(not(loom))]
+pub mod fd;
+#[cfg(not(loom))]
 pub mod futex;
 #[cfg(not(loom))]
 pub mod futex2;
@@ -20,6 +22,10 @@ pub mod posix_sem;
 pub mod process;
 #[cfg(not(loom))]
 pub mod pthread;
+#[cfg(not(loom))]
+pub mod pthread_cond;
+#[cfg(not(loom))]
+pub mod sched;
 #[cfg(not(loom))]
 pub mod shm;
 #[cfg(not(loom))]

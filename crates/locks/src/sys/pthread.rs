@@ -127,6 +127,28 @@ impl Mutex {
         }
     }
 
+    /// The raw mutex, for pthread calls that take one (condition waits).
+    pub(crate) fn raw(&self) -> *mut libc::pthread_mutex_t {
+        self.raw.get()
+    }
+
+    /// Unlocks a default-kind mutex that another thread locked, which is
+    /// how ptsematest uses a mutex as a binary semaphore. POSIX leaves this
+    /// undefined; glibc's default mutex never looks at the owner on unlock
+    /// (it releases the word and wakes one waiter), and it is that
+    /// behaviour the `mutex-handoff` primitive measures.
+    ///
+    /// # Safety
+    ///
+    /// The mutex must be of [`Kind::Default`] and locked (by any thread).
+    #[inline]
+    pub unsafe fn unlock_for_owner(&self) {
+        // SAFETY: an initialised default-kind mutex (caller's contract), for
+        // which glibc's unlock path only touches the lock word and futex.
+        let r = unsafe { libc::pthread_mutex_unlock(self.raw.get()) };
+        debug_assert_eq!(r, 0, "pthread_mutex_unlock failed: errno {r}");
+    }
+
     /// Unlocks.
     ///
     /// # Safety

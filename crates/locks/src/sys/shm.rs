@@ -30,22 +30,19 @@ unsafe impl<L: Sync, H: Sync, S: Sync> Sync for Arena<L, H, S> {}
 // SAFETY: as above; nothing in it is tied to the creating thread.
 unsafe impl<L: Send + Sync, H: Send + Sync, S: Send + Sync> Send for Arena<L, H, S> {}
 
-impl<L: RawLock, H, S> Arena<L, H, S> {
+impl<L, H, S> Arena<L, H, S> {
     const HEADER_AT: usize = round_up(mem::size_of::<L>());
     const SLOTS_AT: usize = Self::HEADER_AT + round_up(mem::size_of::<H>());
     const SLOT_STRIDE: usize = round_up(mem::size_of::<S>());
 
-    /// An arena for threads of this process.
-    pub fn private(config: &LockConfig, header: H, n: usize, slot: impl Fn() -> S) -> Result<Self, String> {
-        Self::build(libc::MAP_PRIVATE, config, header, n, slot)
-    }
-
-    fn build(
+    /// Maps the arena and moves `lock`, `header` and the `n` slots `slot(i)`
+    /// makes into it.
+    fn place(
         share: libc::c_int,
-        config: &LockConfig,
+        lock: L,
         header: H,
         n: usize,
-        slot: impl Fn() -> S,
+        mut slot: impl FnMut(usize) -> S,
     ) -> Result<Self, String> {
         assert!(
             mem::align_of::<L>() <= ALIGN && mem::align_of::<H>() <= ALIGN && mem::align_of::<S>() <= ALIGN
@@ -70,11 +67,6 @@ impl<L: RawLock, H, S> Arena<L, H, S> {
             ));
         }
         let base = base.cast::<u8>();
-        // Build the lock first: if it fails, nothing else needs dropping.
-        let lock = L::try_new(config).inspect_err(|_| {
-            // SAFETY: unmapping the mapping made above, which nothing uses.
-            unsafe { libc::munmap(base.cast(), len.max(1)) };
-        })?;
         // SAFETY: the mapping is page-aligned (so ALIGN-aligned) and large
         // enough for the lock, the header and `n` slots at the offsets
         // computed above; each is written exactly once before any use.
@@ -84,7 +76,7 @@ impl<L: RawLock, H, S> Arena<L, H, S> {
             for i in 0..n {
                 base.add(Self::SLOTS_AT + i * Self::SLOT_STRIDE)
                     .cast::<S>()
-                    .write(slot());
+                    .write(slot(i));
             }
         }
         Ok(Self {
@@ -125,12 +117,36 @@ impl<L: RawLock, H, S> Arena<L, H, S> {
     }
 }
 
+impl<L: RawLock, H, S> Arena<L, H, S> {
+    /// An arena for threads of this process.
+    pub fn private(config: &LockConfig, header: H, n: usize, slot: impl Fn() -> S) -> Result<Self, String> {
+        Self::place(libc::MAP_PRIVATE, L::try_new(config)?, header, n, |_| slot())
+    }
+}
+
+impl<H, S> Arena<(), H, S> {
+    /// An arena with no lock: a header and the given slots, MAP_SHARED
+    /// when `shared` (for processes forked after it is built). Whatever
+    /// the slots hold must then work across processes, which the caller
+    /// checks (see `wake::Channel::PROCESS_SHARED`).
+    pub fn plain(shared: bool, header: H, slots: Vec<S>) -> Result<Self, String> {
+        let share = if shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
+        let n = slots.len();
+        let mut slots = slots.into_iter();
+        Self::place(share, (), header, n, |_| slots.next().expect("n slots"))
+    }
+}
+
 impl<L: ProcessShared, H, S> Arena<L, H, S> {
     /// An arena shared with worker processes forked after it was built.
     /// Only locks that work across processes may live here, which is what
     /// [`ProcessShared`] promises.
     pub fn shared(config: &LockConfig, header: H, n: usize, slot: impl Fn() -> S) -> Result<Self, String> {
-        Self::build(libc::MAP_SHARED, config, header, n, slot)
+        Self::place(libc::MAP_SHARED, L::try_new(config)?, header, n, |_| slot())
     }
 }
 

@@ -1,5 +1,9 @@
 //! The command line, as clap sees it. Parsing only: validation that spans
-//! several flags lives in `spec`.
+//! several flags lives in `spec`. One file per family that has many flags.
+
+mod wakeup;
+
+pub use wakeup::WakeupArgs;
 
 use crate::parse::{
     parse_count, parse_duration, parse_list, parse_nanos, parse_percent, parse_spinners, parse_work, List,
@@ -29,6 +33,12 @@ pub enum Command {
     /// split, fairness, context switches and futex syscalls per point.
     #[command(after_help = LOCK_EXAMPLES)]
     Lock(Box<LockArgs>),
+    /// Pairs of threads ping-pong through a primitive (semaphores, futex,
+    /// eventfd, pipe, condvar, mutex hand-off): wake-up latency per pair,
+    /// with percentiles, histograms, placement, real-time priority and
+    /// ftrace tagging of outliers.
+    #[command(after_help = wakeup::EXAMPLES)]
+    Wakeup(Box<WakeupArgs>),
     /// Threads doing malloc/free, and producer/consumer pairs freeing each
     /// other's blocks, under glibc, tcmalloc, jemalloc and mimalloc.
     #[command(after_help = ALLOC_EXAMPLES)]
@@ -276,4 +286,6 @@ pub enum ListWhat {
     Locks,
     /// The allocators and whether this machine has them.
     Allocators,
+    /// The wake-up primitives, and which work between processes.
+    Primitives,
 }

@@ -1,0 +1,220 @@
+//! Runs every point of a `contend wakeup` spec: owns the run's resources
+//! (SysV set, the private directory worker processes write their records
+//! to, the ftrace tracer), measures the clock's cost once, and collects the
+//! warnings. An interrupt ends the sweep after the point it cut short.
+
+use super::placement::allowed_cpus;
+use super::resources::{Resources, DEFAULT_LOCK_DIR};
+use super::sched::lock_memory;
+use crate::measure::clock::{measure_cost, ClockCost};
+use crate::measure::futex::FutexTracepoints;
+use crate::measure::tracefs::{TraceReport, Tracer};
+use crate::registry::wakeup as primitives;
+use crate::spec::wakeup::{WakeupPoint, WakeupSpec};
+use crate::spec::Mode;
+use crate::workloads::wakeup::{WakeupContext, WakeupSample};
+use anyhow::{anyhow, Result};
+use nix::sys::signal::Signal;
+use serde::Serialize;
+use std::path::Path;
+
+/// A point and what it measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct WakeupResult {
+    /// What was run.
+    pub point: WakeupPoint,
+    /// What was measured.
+    pub sample: WakeupSample,
+}
+
+/// A finished (or interrupted) sweep.
+#[derive(Debug, Clone)]
+pub struct WakeupOutcome {
+    /// One result per point measured.
+    pub results: Vec<WakeupResult>,
+    /// What reading the clock costs.
+    pub clock: ClockCost,
+    /// What the tracer did, when tracing.
+    pub trace: Option<TraceReport>,
+    /// One line each.
+    pub warnings: Vec<String>,
+    /// The signal that stopped the sweep early, if one did.
+    pub interrupted: Option<Signal>,
+}
+
+/// Runs the sweep.
+pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
+    let mut warnings = Vec::new();
+    let mut resources = Resources::new();
+    if spec.mlock {
+        lock_memory().map_err(anyhow::Error::msg)?;
+    }
+    let needs_set = spec
+        .primitives
+        .iter()
+        .any(|p| primitives::find(p).is_some_and(|e| e.needs_sem_set));
+    let mut ctx = WakeupContext {
+        futex: match FutexTracepoints::find().and_then(|tp| tp.open()) {
+            Ok(c) => Some(c),
+            Err(why) => {
+                warnings.push(format!("futex syscall counts unavailable: {why}"));
+                None
+            }
+        },
+        sysv_set: if needs_set {
+            Some(resources.sem_set()?)
+        } else {
+            None
+        },
+        tracer: match spec.trace {
+            Some(t) => Some(Tracer::open(t).map_err(anyhow::Error::msg)?),
+            None => None,
+        },
+        scratch: match spec.mode {
+            Mode::Processes => Some(resources.scratch_dir(Path::new(DEFAULT_LOCK_DIR))?),
+            Mode::Threads => None,
+        },
+    };
+    let clock = measure_cost(10_000);
+    warnings.extend(machine_warnings(spec));
+    let outcome = run_points(spec, &ctx, &mut warnings);
+    let stopped = match &outcome {
+        Ok((results, _)) => results.iter().any(|r| r.sample.stopped_trace),
+        Err(_) => false,
+    };
+    let trace = ctx.tracer.as_mut().map(|t| {
+        t.restore(stopped);
+        TraceReport {
+            tracefs: t.root().display().to_string(),
+            tagged: 0,
+            stopped,
+        }
+    });
+    let (results, interrupted) = outcome?;
+    let trace = trace.map(|mut t| {
+        t.tagged = results
+            .iter()
+            .flat_map(|r| &r.sample.pairs)
+            .map(|p| p.tagged)
+            .sum();
+        t
+    });
+    if let Some(sig) = interrupted {
+        warnings.push(format!(
+            "interrupted by {sig}: {} of {} points measured; the last one holds what was recorded \
+             before the signal",
+            results.len(),
+            spec.points().len()
+        ));
+    }
+    Ok(WakeupOutcome {
+        results,
+        clock,
+        trace,
+        warnings,
+        interrupted,
+    })
+}
+
+type Points = (Vec<WakeupResult>, Option<Signal>);
+
+fn run_points(spec: &WakeupSpec, ctx: &WakeupContext, warnings: &mut Vec<String>) -> Result<Points> {
+    let points = spec.points();
+    let bar = super::sweep::progress_bar(spec.progress, points.len(), estimate(spec));
+    let mut results = Vec::with_capacity(points.len());
+    let mut interrupted = None;
+    for point in points {
+        bar.set_message(point.label());
+        let entry = primitives::find(point.primitive)
+            .ok_or_else(|| anyhow!("primitive `{}` vanished", point.primitive))?;
+        let run = match point.mode {
+            Mode::Threads => entry.run,
+            Mode::Processes => entry
+                .run_procs
+                .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
+        };
+        let cut_short = |s: &WakeupSample| s.interrupted.as_deref().and_then(|s| s.parse::<Signal>().ok());
+        let (sample, stop) = super::point_outcome(run(&point, ctx), cut_short)?;
+        if let Some(sample) = sample {
+            warnings.extend(point_warnings(&point, &sample));
+            results.push(WakeupResult { point, sample });
+        }
+        if stop.is_some() {
+            interrupted = stop;
+            break;
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok((results, interrupted))
+}
+
+/// A rough length per point for the progress bar.
+fn estimate(spec: &WakeupSpec) -> std::time::Duration {
+    use crate::spec::wakeup::Length;
+    let ns = match spec.length {
+        Length::Duration(ns) => ns,
+        // A round costs at least the interval; 20 µs when there is none.
+        Length::Iterations(n) => n.saturating_mul(spec.interval_ns.max(20_000)),
+    };
+    std::time::Duration::from_nanos(ns + spec.warmup_ns)
+}
+
+fn machine_warnings(spec: &WakeupSpec) -> Vec<String> {
+    let mut out = crate::measure::warnings::for_machine();
+    let cpus = spec.cpus.len();
+    if spec.pairs as usize > cpus {
+        out.push(format!(
+            "{} pairs on {cpus} usable CPUs: more pairs than CPUs, so a woken thread often waits \
+             for another pair's thread to leave its CPU; that queueing is part of the latency",
+            spec.pairs
+        ));
+    }
+    if spec.sched.realtime() && spec.interval_ns == 0 {
+        out.push(
+            "real-time threads with --interval 0 never sleep between rounds: on a CPU they share \
+             they starve other work until the kernel's RT throttling (sched_rt_runtime_us) steps in"
+                .into(),
+        );
+    }
+    if !spec.mlock && spec.sched.realtime() {
+        out.push("real-time run without --mlock: a page fault can still land inside a round trip".into());
+    }
+    if allowed_cpus().len() > cpus {
+        out.push(format!(
+            "running on CPUs {} only (--cpus / --exclude-cpus)",
+            crate::parse::format_cpu_list(&spec.cpus)
+        ));
+    }
+    out
+}
+
+fn point_warnings(point: &WakeupPoint, s: &WakeupSample) -> Vec<String> {
+    let cpus = crate::measure::env::cpus_online();
+    let mut out = crate::measure::warnings::noise(&point.label(), &s.cpu, s.window_s, s.process.cpu_s, cpus);
+    let negative: u64 = s.pairs.iter().map(|p| p.negative_one_way).sum();
+    if negative > 0 {
+        out.push(format!(
+            "{}: {negative} one-way times came out negative (clock skew between CPUs) and were \
+             recorded as 0; trust the round trips, not the one-way split",
+            point.label()
+        ));
+    }
+    let late: u64 = s.pairs.iter().map(|p| p.late_starts).sum();
+    let rounds = s.round_trip.summary.map_or(0, |r| r.samples);
+    if rounds > 0 && late * 100 > rounds {
+        out.push(format!(
+            "{}: {late} of {rounds} rounds started a whole --interval late (the machine could not \
+             keep the schedule); the interval is shorter than a round trip plus wake-up",
+            point.label()
+        ));
+    }
+    if rounds > 0 && rounds < 1000 {
+        out.push(format!(
+            "{}: only {rounds} round trips: p99.9 and max rest on a handful of samples; use more \
+             --iterations",
+            point.label()
+        ));
+    }
+    out
+}

@@ -1,0 +1,116 @@
+//! What one wake-up point measured, as reported and exported: per pair and
+//! over all pairs, the round-trip and one-way distributions with their
+//! full histograms, plus the window's CPU, context-switch and futex
+//! counts.
+
+use super::record::{cpu_mask_list, PairRecord};
+use crate::measure::cpu::CpuSplit;
+use crate::measure::futex::FutexCounts;
+use crate::measure::latency::{Bucket, Latencies, LatencySummary};
+use crate::measure::rusage::ProcessUsage;
+use crate::runner::placement::Placement;
+use serde::Serialize;
+
+/// A distribution: its summary and everything needed to redraw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Distribution {
+    /// Min, percentiles, max, mean; None when nothing was recorded.
+    pub summary: Option<LatencySummary>,
+    /// Every non-empty bucket (3 significant digits).
+    pub buckets: Vec<Bucket>,
+    /// The same histogram in HdrHistogram's compressed V2 encoding, base64
+    /// (readable by HdrHistogram's own tools).
+    pub hdr_v2_base64: String,
+}
+
+impl Distribution {
+    /// Summarizes a histogram.
+    pub fn of(h: &Latencies) -> Self {
+        Self {
+            summary: h.summary(),
+            buckets: h.buckets(),
+            hdr_v2_base64: h.encode_base64(),
+        }
+    }
+}
+
+/// One pair.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairSample {
+    /// Index.
+    pub pair: usize,
+    /// Where its threads were allowed to run ("0→1").
+    pub placement: String,
+    /// CPUs A was seen on.
+    pub cpus_a: String,
+    /// CPUs B was seen on.
+    pub cpus_b: String,
+    /// Share of rounds with A and B on the same CPU, %.
+    pub same_cpu_pct: f64,
+    /// Round trip, as A measured it.
+    pub round_trip: Distribution,
+    /// One way, both directions pooled.
+    pub one_way: Distribution,
+    /// A's post to B's wake-up.
+    pub a_to_b: Option<LatencySummary>,
+    /// B's post to A's wake-up.
+    pub b_to_a: Option<LatencySummary>,
+    /// One-way times below 0 (clock skew), recorded as 0.
+    pub negative_one_way: u64,
+    /// Rounds that started a whole interval late.
+    pub late_starts: u64,
+    /// Round trips tagged in the trace buffer.
+    pub tagged: u64,
+}
+
+/// One point.
+#[derive(Debug, Clone, Serialize)]
+pub struct WakeupSample {
+    /// Measured window, s.
+    pub window_s: f64,
+    /// Recorded round trips of all pairs per second of window.
+    pub round_trips_per_s: f64,
+    /// System-wide CPU split.
+    pub cpu: CpuSplit,
+    /// The workers' CPU time and context switches.
+    pub process: ProcessUsage,
+    /// Futex syscalls during the window, when countable.
+    pub futex: Option<FutexCounts>,
+    /// Every pair.
+    pub pairs: Vec<PairSample>,
+    /// All pairs' round trips together.
+    pub round_trip: Distribution,
+    /// All pairs' one-way times together.
+    pub one_way: Distribution,
+    /// Whether tracing was stopped at an outlier during this point.
+    pub stopped_trace: bool,
+    /// The signal that cut the point short, if one did.
+    pub interrupted: Option<String>,
+}
+
+impl PairSample {
+    /// Summarizes pair `pair`'s record.
+    pub fn of(pair: usize, placement: &Placement, rec: &PairRecord) -> Self {
+        let mut one_way = rec.a_to_b.clone();
+        one_way.merge(&rec.b_to_a);
+        let rounds = rec.round_trip.len();
+        Self {
+            pair,
+            placement: placement.label(),
+            cpus_a: cpu_mask_list(rec.cpus_a),
+            cpus_b: cpu_mask_list(rec.cpus_b),
+            same_cpu_pct: if rounds == 0 {
+                0.0
+            } else {
+                100.0 * rec.same_cpu_rounds as f64 / rounds as f64
+            },
+            round_trip: Distribution::of(&rec.round_trip),
+            one_way: Distribution::of(&one_way),
+            a_to_b: rec.a_to_b.summary(),
+            b_to_a: rec.b_to_a.summary(),
+            negative_one_way: rec.negative_one_way,
+            late_starts: rec.late_starts,
+            tagged: rec.tagged,
+        }
+    }
+}
