@@ -57,7 +57,7 @@ def run_rt(program, placement, args, workdir):
 def run_contend(primitive, placement, args, workdir):
     out = os.path.join(workdir, f"{primitive}.json")
     cmd = [args.contend, "wakeup", "-P", primitive, "--policy", "fifo",
-           "--priority", str(args.priority), "--interval", "1ms", "-n", str(args.loops),
+           "--priority", str(args.priority), "--interval", "1ms", "-n", str(args.loops), "--runs", "1",
            "--no-progress", "--export-json", out] + placement
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with open(out) as f:

@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod compare;
 pub mod measure;
 pub mod parse;
 pub mod registry;

@@ -7,14 +7,17 @@
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use contend::cli::{AllocArgs, Cli, Command, Format, ListWhat, LockArgs, WakeupArgs};
+use contend::cli::{AllocArgs, Cli, Command, CompareArgs, Format, ListWhat, LockArgs, TuneArgs, WakeupArgs};
 use contend::measure::env::Environment;
-use contend::report::{self, json::AllocExport, json::LockExport, json::WakeupExport};
+use contend::report;
+use contend::report::json::{AllocExport, Header, LockExport, WakeupExport};
 use contend::runner::alloc_sweep::run_alloc_sweep;
 use contend::runner::sweep::run_lock_sweep;
+use contend::runner::tune::run_tune;
 use contend::runner::wakeup_sweep::run_wakeup_sweep;
 use contend::runner::{cleanup, signals, Interrupted};
 use contend::spec::alloc::AllocSpec;
+use contend::spec::tune::TuneSpec;
 use contend::spec::wakeup::WakeupSpec;
 use contend::spec::{LockSpec, SpecError};
 use contend::workloads::alloc::{run_child, ChildSpec};
@@ -34,11 +37,13 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Lock(args) => lock(&args),
         Command::Wakeup(args) => wakeup(&args),
+        Command::Compare(args) => compare(&args),
+        Command::Tune(args) => tune(&args),
         Command::Alloc(args) => alloc(&args),
         Command::AllocChild { spec } => alloc_child(&spec),
         Command::List(args) => match args.what {
             ListWhat::Locks => print(&report::list::locks()).map(|()| ExitCode::SUCCESS),
-            ListWhat::Allocators => print(&report::alloc::list()).map(|()| ExitCode::SUCCESS),
+            ListWhat::Allocators => print(&report::list::allocators()).map(|()| ExitCode::SUCCESS),
             ListWhat::Primitives => print(&report::list::primitives()).map(|()| ExitCode::SUCCESS),
         },
         Command::Cleanup => print(&(cleanup::run().join("\n") + "\n")).map(|()| ExitCode::SUCCESS),
@@ -73,31 +78,35 @@ fn lock(args: &LockArgs) -> Result<ExitCode> {
     let json_to_stdout = spec.export_json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     if !json_to_stdout {
         match spec.format {
-            Format::Table => print(&report::table::render(&outcome.results, environment.cpus_online))?,
+            Format::Table => print(&report::table::lock::render(
+                &outcome.results,
+                environment.cpus_online,
+            ))?,
             Format::Seed => print(&report::seed::render(&outcome.results))?,
-            Format::Gnuplot => print(&report::gnuplot::render(&outcome.results))?,
+            Format::Gnuplot => print(&report::gnuplot::lock::render(&outcome.results))?,
         }
     }
     if let Some(path) = &spec.export_csv {
-        write(path, report::lock_csv::render(&outcome.results))?;
+        write(path, report::csv::lock::render(&outcome.results))?;
     }
     if let Some(path) = &spec.export_markdown {
         write(
             path,
-            report::table::markdown(&outcome.results, environment.cpus_online),
+            report::markdown::lock(&outcome.results, environment.cpus_online),
         )?;
     }
     if let Some(path) = &spec.export_gnuplot {
-        write(path, report::gnuplot::render(&outcome.results))?;
+        write(path, report::gnuplot::lock::render(&outcome.results))?;
+    }
+    if let Some(path) = &spec.plot {
+        plot(path, |p| {
+            report::plot::lock::draw(&outcome.results, p, &plot_title(&environment))
+        })?;
     }
     if let Some(path) = &spec.export_json {
         let text = report::json::render(&LockExport {
-            schema_version: report::json::SCHEMA_VERSION,
-            tool: "contend",
-            family: "lock",
-            environment: &environment,
+            header: Header::new("lock", &environment, &outcome.warnings),
             spec: &spec,
-            warnings: &outcome.warnings,
             points: &outcome.results,
         })?;
         emit_json(path, text)?;
@@ -115,30 +124,79 @@ fn wakeup(args: &WakeupArgs) -> Result<ExitCode> {
     let trace = outcome.trace.as_ref();
     let json_to_stdout = spec.export_json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     if !json_to_stdout {
-        print(&report::wakeup::render(&outcome.results, &outcome.clock, trace))?;
+        print(&report::table::wakeup::render(
+            &outcome.results,
+            &outcome.clock,
+            trace,
+        ))?;
         if let Some(bucket) = spec.histogram_bucket_ns {
             print(&report::histogram::render(&outcome.results, bucket))?;
         }
     }
     if let Some(path) = &spec.export_csv {
-        write(path, report::wakeup::csv(&outcome.results))?;
+        write(path, report::csv::wakeup::render(&outcome.results))?;
     }
     if let Some(path) = &spec.export_markdown {
         write(
             path,
-            report::wakeup::markdown(&outcome.results, &outcome.clock, trace),
+            report::markdown::wakeup(&outcome.results, &outcome.clock, trace),
         )?;
     }
+    if let Some(path) = &spec.export_gnuplot {
+        write(path, report::gnuplot::wakeup::render(&outcome.results))?;
+    }
+    if let Some(path) = &spec.plot {
+        plot(path, |p| {
+            report::plot::wakeup::draw(&outcome.results, p, &plot_title(&environment))
+        })?;
+    }
     if let Some(path) = &spec.export_json {
-        let text = serde_json::to_string_pretty(&WakeupExport {
-            schema_version: report::json::SCHEMA_VERSION,
-            tool: "contend",
-            family: "wakeup",
-            environment: &environment,
+        let text = report::json::render(&WakeupExport {
+            header: Header::new("wakeup", &environment, &outcome.warnings),
             spec: &spec,
             clock: &outcome.clock,
             trace,
-            warnings: &outcome.warnings,
+            points: &outcome.results,
+        })?;
+        emit_json(path, text)?;
+    }
+    Ok(exit_code(outcome.interrupted))
+}
+
+fn compare(args: &CompareArgs) -> Result<ExitCode> {
+    let read = |path: &std::path::Path| -> Result<serde_json::Value> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| anyhow::anyhow!(SpecError(format!("{}: not JSON: {e}", path.display()))))
+    };
+    let (old, new) = (read(&args.old)?, read(&args.new)?);
+    let report = contend::compare::compare(&old, &new, args.threshold).map_err(SpecError)?;
+    print(&report::table::compare::render(&report, args.threshold))?;
+    Ok(if report.regressed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn tune(args: &TuneArgs) -> Result<ExitCode> {
+    let spec = TuneSpec::from_args(args)?;
+    let environment = Environment::capture();
+    let started = std::time::Instant::now();
+    let outcome = run_tune(&spec)?;
+    for w in &outcome.warnings {
+        eprintln!("warning: {w}");
+    }
+    print(&report::table::lock::render(
+        &outcome.results,
+        environment.cpus_online,
+    ))?;
+    print(&report::table::tune::summary(&outcome, started.elapsed()))?;
+    if let Some(path) = &spec.export_json {
+        let text = report::json::render(&report::json::TuneExport {
+            header: Header::new("lock", &environment, &outcome.warnings),
+            spec: &spec,
+            best_spin: outcome.best.and_then(|b| outcome.results[b].point.spin),
             points: &outcome.results,
         })?;
         emit_json(path, text)?;
@@ -153,19 +211,21 @@ fn alloc(args: &AllocArgs) -> Result<ExitCode> {
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    print(&report::alloc::table(&outcome.samples))?;
+    print(&report::table::alloc::table(&outcome.results))?;
     if let Some(path) = &spec.export_csv {
-        write(path, report::alloc::csv(&outcome.samples))?;
+        write(path, report::csv::alloc::render(&outcome.results))?;
+    }
+    if let Some(path) = &spec.export_markdown {
+        write(path, report::markdown::alloc(&outcome.results))?;
+    }
+    if let Some(path) = &spec.export_gnuplot {
+        write(path, report::gnuplot::alloc::render(&outcome.results))?;
     }
     if let Some(path) = &spec.export_json {
-        let text = serde_json::to_string_pretty(&AllocExport {
-            schema_version: report::json::SCHEMA_VERSION,
-            tool: "contend",
-            family: "alloc",
-            environment: &environment,
+        let text = report::json::render(&AllocExport {
+            header: Header::new("alloc", &environment, &outcome.warnings),
             spec: &spec,
-            warnings: &outcome.warnings,
-            samples: &outcome.samples,
+            results: &outcome.results,
         })?;
         write(path, text + "\n")?;
     }
@@ -178,6 +238,37 @@ fn alloc_child(spec: &str) -> Result<ExitCode> {
     let result = run_child(&spec).map_err(anyhow::Error::msg)?;
     print(&(serde_json::to_string(&result)? + "\n"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Draws a plot into `path`, naming it if that fails.
+fn plot(path: &std::path::Path, draw: impl FnOnce(&std::path::Path) -> Result<(), String>) -> Result<()> {
+    draw(path)
+        .map_err(anyhow::Error::msg)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// A plot's title: the command that made it and the machine it ran on.
+fn plot_title(env: &Environment) -> String {
+    // The arguments that shape the measurement; where results go does not.
+    let mut args = Vec::new();
+    let mut skip = false;
+    for a in env.command_line.iter().skip(1) {
+        if std::mem::take(&mut skip) {
+            continue;
+        }
+        if a == "--plot" || a.starts_with("--export") {
+            skip = !a.contains('=');
+            continue;
+        }
+        if a != "--no-progress" {
+            args.push(a.as_str());
+        }
+    }
+    let mut title = format!("contend {}", args.join(" "));
+    if title.chars().count() > 110 {
+        title = title.chars().take(107).collect::<String>() + "...";
+    }
+    format!("{title} ({} CPUs, Linux {})", env.cpus_online, env.kernel)
 }
 
 /// Writes the JSON export to its file, or to stdout for `-`.

@@ -40,6 +40,8 @@ fn every_allocator_runs_preloaded_with_split_futex_counts() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("alloc.json");
     let csv = dir.path().join("alloc.csv");
+    let md = dir.path().join("alloc.md");
+    let gnuplot = dir.path().join("alloc.dat");
     contend()
         .args([
             "alloc",
@@ -51,6 +53,8 @@ fn every_allocator_runs_preloaded_with_split_futex_counts() {
             "50",
             "--batch",
             "64",
+            "--runs",
+            "2",
         ])
         .args(["--allocator", &allocators.join(",")])
         .args([
@@ -58,15 +62,28 @@ fn every_allocator_runs_preloaded_with_split_futex_counts() {
             json.to_str().unwrap(),
             "--export-csv",
             csv.to_str().unwrap(),
+            "--export-markdown",
+            md.to_str().unwrap(),
+            "--export-gnuplot",
+            gnuplot.to_str().unwrap(),
         ])
         .assert()
         .success();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["family"], "alloc");
-    assert_eq!(v["schema_version"], 1);
-    let samples = v["samples"].as_array().unwrap();
-    assert_eq!(samples.len(), 2 * allocators.len());
-    for s in samples {
+    assert_eq!(v["schema_version"], 2);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2 * allocators.len());
+    for r in results {
+        // Two runs each; the mean is over them, the sample is one of them.
+        assert_eq!(r["runs"].as_array().unwrap().len(), 2);
+        assert_eq!(r["stats"]["n"], 2);
+        let s = &r["sample"];
+        assert!(r["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|run| run["ops_per_s"] == s["ops_per_s"]));
         let allocator = s["allocator"].as_str().unwrap();
         let mapped = s["mapped_allocator"].as_str();
         match allocator {
@@ -97,7 +114,21 @@ fn every_allocator_runs_preloaded_with_split_futex_counts() {
     }
     let csv = std::fs::read_to_string(&csv).unwrap();
     assert!(csv.starts_with("pattern,allocator,wall s"));
-    assert_eq!(csv.lines().count(), 1 + samples.len());
+    assert_eq!(csv.lines().count(), 1 + results.len());
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert_eq!(
+        md.lines()
+            .filter(|l| l.starts_with("| local") || l.starts_with("| pairs"))
+            .count(),
+        results.len()
+    );
+    let gnuplot = std::fs::read_to_string(&gnuplot).unwrap();
+    assert_eq!(gnuplot.matches("# pattern ").count(), 2);
+    let rows = gnuplot
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .count();
+    assert_eq!(rows, results.len());
 }
 
 #[test]

@@ -63,7 +63,7 @@ fn json_carries_schema_spec_environment_and_per_worker_counts() {
         "--hold",
         "sleep:10us",
     ]);
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["family"], "lock");
     assert_eq!(v["spec"]["locks"], serde_json::json!(["futex", "pthread"]));
     assert_eq!(v["spec"]["duration_ns"], 100_000_000);
@@ -96,6 +96,24 @@ fn json_carries_schema_spec_environment_and_per_worker_counts() {
         }
         assert!(s["process"]["voluntary_context_switches"].is_u64());
         assert!(s["fairness"]["jain"].is_number());
+        // Three runs by default: their statistics, and the sample is the
+        // median one of them.
+        let runs: Vec<f64> = p["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["cs_per_s"].as_f64().unwrap())
+            .collect();
+        assert_eq!(runs.len(), 3);
+        let st = &p["stats"];
+        assert_eq!(st["n"], 3);
+        let mean = runs.iter().sum::<f64>() / 3.0;
+        assert!((st["mean"].as_f64().unwrap() - mean).abs() < 1e-6 * mean);
+        assert!(st["ci95"].as_f64().unwrap() >= 0.0);
+        let mut sorted = runs.clone();
+        sorted.sort_by(f64::total_cmp);
+        assert_eq!(s["cs_per_s"].as_f64().unwrap(), sorted[1]);
+        assert_eq!(p["stopped"], "runs");
     }
     assert!(points[0]["sample"]["lock_counters"].is_object());
     assert!(

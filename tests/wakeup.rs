@@ -14,12 +14,16 @@ use common::as_nobody;
 
 /// Tests that touch the global ftrace state run one at a time.
 static TRACEFS: Mutex<()> = Mutex::new(());
+/// Tests whose worker processes make scratch directories in /dev/shm run
+/// one at a time, so one can count what the other left.
+static SCRATCH: Mutex<()> = Mutex::new(());
 
 fn contend() -> Command {
     Command::cargo_bin("contend").expect("binary built")
 }
 
-/// `contend wakeup` with short defaults and the JSON on stdout.
+/// `contend wakeup` with short defaults (one run unless `--runs` is
+/// given) and the JSON on stdout.
 fn json(args: &[&str]) -> Value {
     let out = contend()
         .args([
@@ -31,6 +35,11 @@ fn json(args: &[&str]) -> Value {
             "--export-json",
             "-",
         ])
+        .args(if args.contains(&"--runs") {
+            &[][..]
+        } else {
+            &["--runs", "1"][..]
+        })
         .args(args)
         .assert()
         .success();
@@ -109,6 +118,7 @@ fn every_primitive_ping_pongs_in_threads() {
 
 #[test]
 fn process_pairs_run_every_shareable_primitive_and_leave_nothing() {
+    let _serial = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
     let shm_before = contend_dirs();
     let d = json(&[
         "--primitive",
@@ -292,6 +302,8 @@ fn histogram_rows_add_up_to_the_samples() {
             "eventfd",
             "-n",
             "400",
+            "--runs",
+            "1",
             "--interval",
             "0",
             "--pairs",
@@ -395,6 +407,7 @@ fn list_primitives_says_which_cross_processes() {
 
 #[test]
 fn interrupt_reports_what_was_measured() {
+    let _serial = SCRATCH.lock().unwrap_or_else(|e| e.into_inner());
     use nix::sys::signal::{kill, Signal};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.json");
@@ -423,4 +436,42 @@ fn interrupt_reports_what_was_measured() {
     let s = &d["points"][0]["sample"];
     assert_eq!(s["interrupted"], "SIGINT");
     assert!(u(&s["round_trip"]["summary"]["samples"]) > 0);
+}
+
+#[test]
+fn runs_merge_into_one_distribution_with_an_interval_on_the_median() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plot, gnuplot) = (dir.path().join("w.svg"), dir.path().join("w.dat"));
+    let d = json(&[
+        "-P",
+        "futex,pipe",
+        "-n",
+        "200",
+        "--runs",
+        "2",
+        "--plot",
+        plot.to_str().unwrap(),
+        "--export-gnuplot",
+        gnuplot.to_str().unwrap(),
+    ]);
+    assert_eq!(d["schema_version"], 2);
+    for p in d["points"].as_array().unwrap() {
+        let runs = p["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2);
+        assert_eq!(p["stats"]["n"], 2);
+        // The sample holds every round trip of both runs.
+        assert_eq!(u(&p["sample"]["round_trip"]["summary"]["samples"]), 400);
+        for run in runs {
+            check_pair(&run["pairs"][0], 200, "a run");
+        }
+        let p50s: Vec<f64> = runs
+            .iter()
+            .map(|r| r["round_trip"]["summary"]["p50_ns"].as_f64().unwrap())
+            .collect();
+        assert_eq!(p["stats"]["mean"].as_f64().unwrap(), (p50s[0] + p50s[1]) / 2.0);
+    }
+    let svg = std::fs::read_to_string(plot).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("percentile") && svg.contains("futex none"));
+    let dat = std::fs::read_to_string(gnuplot).unwrap();
+    assert_eq!(dat.matches("# futex").count() + dat.matches("# pipe").count(), 2);
 }

@@ -1,8 +1,10 @@
 //! The command line, as clap sees it. Parsing only: validation that spans
 //! several flags lives in `spec`. One file per family that has many flags.
 
+mod repeat;
 mod wakeup;
 
+pub use repeat::RepeatArgs;
 pub use wakeup::WakeupArgs;
 
 use crate::parse::{
@@ -43,6 +45,15 @@ pub enum Command {
     /// other's blocks, under glibc, tcmalloc, jemalloc and mimalloc.
     #[command(after_help = ALLOC_EXAMPLES)]
     Alloc(Box<AllocArgs>),
+    /// Compare two JSON exports point by point: ratio of the means, its 95%
+    /// interval and a Welch t-test verdict. Exits 1 on a significant
+    /// regression beyond --threshold (for CI).
+    Compare(CompareArgs),
+    /// Find the spin budget that maximizes throughput for a lock, thread
+    /// count and hold time: a log-spaced search, then refinement around
+    /// the best, each point with its confidence interval.
+    #[command(after_help = TUNE_EXAMPLES)]
+    Tune(Box<TuneArgs>),
     /// List what contend can measure.
     List(ListArgs),
     /// Internal: the allocator child `contend alloc` starts.
@@ -72,6 +83,64 @@ const ALLOC_EXAMPLES: &str = "\
 Examples:
   contend alloc --pattern local,pairs --allocator glibc,tcmalloc,jemalloc,mimalloc --threads 16
   contend alloc --pattern pairs --allocator glibc,glibc:arena_max=1 --pairs 8 --size 16-4096:log";
+
+/// `contend compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline export (--export-json of any family).
+    pub old: PathBuf,
+    /// The export to judge against it (same family).
+    pub new: PathBuf,
+    /// A significant slowdown larger than this is a regression (exit 1).
+    #[arg(long, value_parser = parse_percent, default_value = "5%", value_name = "PERCENT")]
+    pub threshold: f64,
+}
+
+const TUNE_EXAMPLES: &str = "\
+Examples:
+  contend tune --lock futex --threads 4 --hold 1us
+  contend tune --lock adaptive --threads 2 --hold 2.5us --max-time 60s";
+
+/// `contend tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The lock to tune (one with a spin budget).
+    #[arg(long, short = 'l', value_parser = parse_lock, default_value = "futex")]
+    pub lock: &'static str,
+
+    /// Worker threads.
+    #[arg(long, short = 't', value_parser = parse_count, default_value = "4", allow_hyphen_values = true)]
+    pub threads: u32,
+
+    /// Time inside the lock (as for contend lock).
+    #[arg(long, value_parser = parse_work, default_value = "1us", allow_hyphen_values = true)]
+    pub hold: Work,
+
+    /// Time outside the lock.
+    #[arg(long, value_parser = parse_work, default_value = "0", allow_hyphen_values = true)]
+    pub idle: Work,
+
+    /// Window of each run.
+    #[arg(long, short = 'd', value_parser = parse_duration, default_value = "500ms", allow_hyphen_values = true)]
+    pub duration: Duration,
+
+    /// Warm-up before each run.
+    #[arg(long, value_parser = parse_duration, default_value = "100ms", allow_hyphen_values = true)]
+    pub warmup: Duration,
+
+    /// Runs per spin budget.
+    #[arg(long, value_parser = parse_count, default_value = "3", allow_hyphen_values = true)]
+    pub runs: u32,
+
+    /// Stop refining once this much time is spent (the coarse pass always
+    /// completes).
+    #[arg(long, value_parser = parse_duration, default_value = "60s", allow_hyphen_values = true)]
+    pub max_time: Duration,
+
+    /// Write every point measured (all runs) as a lock export to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+}
 
 /// `contend alloc`.
 #[derive(Debug, Args)]
@@ -115,6 +184,18 @@ pub struct AllocArgs {
     /// Write one CSV row per pattern and allocator to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
+
+    /// Write the table as Markdown to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+
+    /// Write gnuplot-ready columns (one block per pattern) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_gnuplot: Option<PathBuf>,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub repeat: RepeatArgs,
 }
 
 fn pattern_list(s: &str) -> Result<List<Pattern>, String> {
@@ -228,9 +309,18 @@ pub struct LockArgs {
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
 
+    /// Draw the results as an SVG: cs/s against the swept axis with 95%
+    /// intervals, one series per lock (and policy), and a fairness panel.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+
     /// Never show the progress bar.
     #[arg(long)]
     pub no_progress: bool,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub repeat: RepeatArgs,
 }
 
 fn lock_list(s: &str) -> Result<List<&'static str>, String> {

@@ -39,7 +39,8 @@ pub struct WakeupArgs {
     #[arg(long)]
     pub procs: bool,
 
-    /// Round trips measured per pair (default 10000 unless --duration).
+    /// Round trips measured per pair and run (default 3000 unless
+    /// --duration; with the default 3 runs, 9000 per pair).
     #[arg(long, short = 'n', conflicts_with = "duration")]
     pub iterations: Option<u64>,
 
@@ -122,9 +123,22 @@ pub struct WakeupArgs {
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
 
+    /// Also write gnuplot-ready percentile columns to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_gnuplot: Option<PathBuf>,
+
+    /// Draw the round-trip latency distributions as an SVG (one curve per
+    /// point: latency against percentile).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+
     /// Never show the progress bar.
     #[arg(long)]
     pub no_progress: bool,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub repeat: super::RepeatArgs,
 }
 
 fn primitive_list(s: &str) -> Result<List<&'static str>, String> {

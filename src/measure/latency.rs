@@ -128,6 +128,16 @@ impl Latencies {
             .collect()
     }
 
+    /// Rebuilds a histogram from its bucket list (exact at the histogram's
+    /// precision: each bucket's value lands in the bucket it came from).
+    pub fn from_buckets(buckets: &[Bucket]) -> Self {
+        let mut h = Self::new();
+        for b in buckets {
+            h.0.saturating_record_n(b.value_ns.max(1), b.count);
+        }
+        h
+    }
+
     /// The compressed V2 encoding (what HdrHistogram's tools call a
     /// histogram log entry).
     pub fn encode(&self) -> Vec<u8> {
@@ -205,6 +215,7 @@ mod tests {
         m.merge(&back);
         assert_eq!(m.len(), 4);
         assert!(Latencies::decode(b"not a histogram").is_err());
+        assert_eq!(Latencies::from_buckets(&m.buckets()).buckets(), m.buckets());
         // Zero and out-of-range values are clamped, not lost.
         let c = filled(&[0, u64::MAX]);
         assert_eq!(c.len(), 2);

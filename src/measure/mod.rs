@@ -10,6 +10,7 @@ pub mod fairness;
 pub mod futex;
 pub mod latency;
 pub mod rusage;
+pub mod stats;
 pub mod tracefs;
 pub mod warnings;
 pub mod window;

@@ -4,6 +4,7 @@
 
 use super::cpu::CpuSplit;
 use super::env::governor;
+use super::stats::Stats;
 use crate::runner::sweep::PointResult;
 
 /// Steal above this share of the window means the hypervisor took CPU time.
@@ -21,6 +22,8 @@ pub fn for_point(r: &PointResult, cpus: usize) -> Vec<String> {
     let name = p.label();
     let mut out = Vec::new();
     out.extend(noise(&name, &s.cpu, s.window_s, s.process.cpu_s, cpus));
+    let cs: Vec<f64> = r.runs.iter().map(|run| run.cs_per_s).collect();
+    out.extend(outliers(&name, "cs/s", &r.stats, &cs));
     if p.workers > 0 && (s.acquisitions as f64 / f64::from(p.workers)) < MIN_CS_PER_WORKER {
         out.push(format!(
             "{name}: only {:.0} critical sections per worker in the window: too short for a hold of {}; \
@@ -58,6 +61,33 @@ pub fn noise(name: &str, cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: us
     out
 }
 
+/// Runs whose metric stands out from the others by median absolute
+/// deviation (modified z-score above 3.5): something else was going on.
+pub fn outliers(name: &str, metric: &str, stats: &Stats, values: &[f64]) -> Vec<String> {
+    stats
+        .outliers
+        .iter()
+        .map(|&i| {
+            format!(
+                "{name}: run {} of {} is an outlier ({metric} {} against a median of {}, by median \
+                 absolute deviation): something else ran then; rerun it, or add --runs so it weighs less",
+                i + 1,
+                stats.n,
+                plain(values[i]),
+                plain(stats.median)
+            )
+        })
+        .collect()
+}
+
+fn plain(v: f64) -> String {
+    if v.abs() >= 1000.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
 /// Warnings about the machine rather than a point.
 pub fn for_machine() -> Vec<String> {
     match governor() {
@@ -82,10 +112,7 @@ mod tests {
         sample.cpu.sys_pct = sys;
         sample.process.cpu_s = cpu_s;
         sample.acquisitions = acquisitions;
-        PointResult {
-            point: Point::new("futex", Mode::Threads, 2),
-            sample,
-        }
+        PointResult::single(Point::new("futex", Mode::Threads, 2), sample)
     }
 
     fn blank() -> LockSample {

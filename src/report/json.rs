@@ -1,76 +1,102 @@
 //! `--export-json`: everything a run knows, with a schema version so readers
-//! can tell layouts apart.
+//! can tell layouts apart. Every family's document starts with the same
+//! header (schema version, tool, family, environment, warnings).
 
 use crate::measure::env::Environment;
 use crate::runner::sweep::PointResult;
-use crate::spec::LockSpec;
 use serde::Serialize;
 
-/// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped whenever a field changes meaning or disappears. Version 2 added
+/// repetitions: every point carries `runs` (each run in full), `stats`
+/// (mean, stdev, 95% interval, min/median/max and outliers of the family's
+/// metric over the runs) and `stopped`; `sample` became the median run
+/// (lock, alloc) or all runs merged (wakeup).
+pub const SCHEMA_VERSION: u32 = 2;
 
-/// The JSON document of `contend lock`.
+/// The fields every export starts with.
 #[derive(Debug, Serialize)]
-pub struct LockExport<'a> {
+pub struct Header<'a> {
     /// Layout version of this document.
     pub schema_version: u32,
     /// Always "contend".
     pub tool: &'static str,
-    /// Which family produced it: "lock".
+    /// Which family produced it: lock, wakeup or alloc.
     pub family: &'static str,
     /// Where the numbers came from.
     pub environment: &'a Environment,
-    /// What was asked for.
-    pub spec: &'a LockSpec,
     /// What the reader must know.
     pub warnings: &'a [String],
-    /// One entry per point.
-    pub points: &'a [PointResult],
 }
 
-/// Serializes the export, pretty-printed.
-pub fn render(export: &LockExport<'_>) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(export)
+impl<'a> Header<'a> {
+    /// The header of a `family` export.
+    pub fn new(family: &'static str, environment: &'a Environment, warnings: &'a [String]) -> Self {
+        Header {
+            schema_version: SCHEMA_VERSION,
+            tool: "contend",
+            family,
+            environment,
+            warnings,
+        }
+    }
+}
+
+/// The JSON document of `contend lock`.
+#[derive(Debug, Serialize)]
+pub struct LockExport<'a> {
+    /// Version, family, environment, warnings.
+    #[serde(flatten)]
+    pub header: Header<'a>,
+    /// What was asked for.
+    pub spec: &'a crate::spec::LockSpec,
+    /// One entry per point, with every run.
+    pub points: &'a [PointResult],
 }
 
 /// The JSON document of `contend alloc`.
 #[derive(Debug, Serialize)]
 pub struct AllocExport<'a> {
-    /// Layout version of this document.
-    pub schema_version: u32,
-    /// Always "contend".
-    pub tool: &'static str,
-    /// "alloc".
-    pub family: &'static str,
-    /// Where the numbers came from.
-    pub environment: &'a Environment,
+    /// Version, family, environment, warnings.
+    #[serde(flatten)]
+    pub header: Header<'a>,
     /// What was asked for.
     pub spec: &'a crate::spec::alloc::AllocSpec,
-    /// What the reader must know.
-    pub warnings: &'a [String],
-    /// One entry per pattern and allocator.
-    pub samples: &'a [crate::runner::alloc_sweep::AllocSample],
+    /// One entry per pattern and allocator, with every run.
+    pub results: &'a [crate::runner::alloc_sweep::AllocResult],
 }
 
 /// The JSON document of `contend wakeup`.
 #[derive(Debug, Serialize)]
 pub struct WakeupExport<'a> {
-    /// Layout version of this document.
-    pub schema_version: u32,
-    /// Always "contend".
-    pub tool: &'static str,
-    /// "wakeup".
-    pub family: &'static str,
-    /// Where the numbers came from.
-    pub environment: &'a Environment,
+    /// Version, family, environment, warnings.
+    #[serde(flatten)]
+    pub header: Header<'a>,
     /// What was asked for.
     pub spec: &'a crate::spec::wakeup::WakeupSpec,
     /// What reading the clock costs.
     pub clock: &'a crate::measure::clock::ClockCost,
     /// What the outlier tracer did.
     pub trace: Option<&'a crate::measure::tracefs::TraceReport>,
-    /// What the reader must know.
-    pub warnings: &'a [String],
     /// One entry per point, full histograms included.
     pub points: &'a [crate::runner::wakeup_sweep::WakeupResult],
+}
+
+/// The JSON document of `contend tune`: a lock export (so `contend
+/// compare` reads it) with the budget the search found best.
+#[derive(Debug, Serialize)]
+pub struct TuneExport<'a> {
+    /// Version, family ("lock"), environment, warnings.
+    #[serde(flatten)]
+    pub header: Header<'a>,
+    /// What was asked for.
+    pub spec: &'a crate::spec::tune::TuneSpec,
+    /// The spin budget with the highest mean throughput.
+    pub best_spin: Option<u32>,
+    /// Every budget measured, with all runs.
+    pub points: &'a [PointResult],
+}
+
+/// Serializes any export, pretty-printed.
+pub fn render<T: Serialize>(export: &T) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(export)
 }

@@ -1,6 +1,7 @@
 //! `contend list`: the lock registry and the wake-up primitives as tables.
 
 use crate::registry::LOCKS;
+use crate::runner::allocators::{find_library, KNOWN};
 use comfy_table::{presets, Table};
 
 /// The lock registry with capabilities.
@@ -69,4 +70,28 @@ pub fn primitives() -> String {
         t.add_row([p.name, procs, available, p.about]);
     }
     format!("{t}\n{unavailable}")
+}
+
+/// `contend list allocators`.
+pub fn allocators() -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING);
+    t.set_header(["allocator", "library", "Debian package", "available"]);
+    t.add_row(["glibc", "(the C library's malloc)", "libc6", "yes"]);
+    for (name, soname, package) in KNOWN {
+        let found = find_library(soname);
+        t.add_row([
+            name.to_string(),
+            found
+                .as_ref()
+                .map_or(soname.to_string(), |p| p.display().to_string()),
+            package.to_string(),
+            if found.is_some() {
+                "yes".into()
+            } else {
+                format!("no: apt-get install {package}")
+            },
+        ]);
+    }
+    format!("{t}\n")
 }

@@ -1,14 +1,13 @@
 //! Turning results into text: one file per format. Nothing below here runs
 //! anything; everything here only formats.
 
-pub mod alloc;
 pub mod csv;
 pub mod gnuplot;
 pub mod histogram;
 pub mod json;
 pub mod list;
-pub mod lock_csv;
+pub mod markdown;
 pub mod number;
+pub mod plot;
 pub mod seed;
 pub mod table;
-pub mod wakeup;

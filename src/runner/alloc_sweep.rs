@@ -5,8 +5,10 @@
 //! syscalls with the inherited tracepoint counters.
 
 use super::allocators::Allocator;
+use super::repeat::{repeat, Stopped};
 use super::Interrupted;
 use crate::measure::futex::{FutexCounts, FutexTracepoints};
+use crate::measure::stats::Stats;
 use crate::spec::alloc::AllocSpec;
 use crate::workloads::alloc::{ChildResult, ChildSpec, Pattern};
 use anyhow::{bail, Context, Result};
@@ -53,11 +55,24 @@ pub struct AllocSample {
     pub allocator_futex_calls: Option<u64>,
 }
 
+/// One pattern under one allocator, over its runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct AllocResult {
+    /// The run with the median ops/s (its `vs_glibc` compares means).
+    pub sample: AllocSample,
+    /// ops/s over the runs.
+    pub stats: Stats,
+    /// Why no more runs were made.
+    pub stopped: Stopped,
+    /// Every run, in order.
+    pub runs: Vec<AllocSample>,
+}
+
 /// A finished alloc sweep.
 #[derive(Debug, Clone)]
 pub struct AllocOutcome {
-    /// One sample per pattern and allocator.
-    pub samples: Vec<AllocSample>,
+    /// One result per pattern and allocator.
+    pub results: Vec<AllocResult>,
     /// One line each.
     pub warnings: Vec<String>,
 }
@@ -168,25 +183,40 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
             None
         }
     };
-    let mut samples = Vec::new();
+    let mut results: Vec<AllocResult> = Vec::new();
     for &pattern in &spec.patterns {
-        let first = samples.len();
+        let first = results.len();
         for allocator in &spec.allocators {
-            samples.push(
+            let once = || {
                 run_one(spec, pattern, allocator, futex.as_ref())
-                    .with_context(|| format!("pattern {pattern:?} under {}", allocator.label()))?,
-            );
+                    .with_context(|| format!("pattern {pattern:?} under {}", allocator.label()))
+            };
+            let (repeated, signal) = repeat(&spec.repeat, once, |s| s.ops_per_s, |_| None)?;
+            if let Some(sig) = signal {
+                return Err(anyhow::anyhow!(Interrupted(sig)));
+            }
+            let r = repeated.expect("a run that was not interrupted measured something");
+            let ops: Vec<f64> = r.runs.iter().map(|s| s.ops_per_s).collect();
+            let name = format!("{pattern:?} {}", allocator.label()).to_lowercase();
+            warnings.extend(crate::measure::warnings::outliers(&name, "ops/s", &r.stats, &ops));
+            let median = r.median_run(|s| s.ops_per_s);
+            results.push(AllocResult {
+                sample: r.runs[median].clone(),
+                stats: r.stats,
+                stopped: r.stopped,
+                runs: r.runs,
+            });
         }
-        let glibc = samples[first..]
+        let glibc = results[first..]
             .iter()
-            .find(|s| s.allocator == "glibc")
-            .map(|s| s.ops_per_s);
-        for s in &mut samples[first..] {
-            s.vs_glibc = glibc.map(|g| s.ops_per_s / g);
+            .find(|r| r.sample.allocator == "glibc")
+            .map(|r| r.stats.mean);
+        for r in &mut results[first..] {
+            r.sample.vs_glibc = glibc.map(|g| r.stats.mean / g);
         }
     }
     if spec.allocators.iter().all(|a| a.name != "glibc") {
         warnings.push("no plain glibc in --allocator: no ratio to glibc".into());
     }
-    Ok(AllocOutcome { samples, warnings })
+    Ok(AllocOutcome { results, warnings })
 }

@@ -11,11 +11,13 @@ pub mod ledger;
 pub mod limits;
 pub mod placement;
 pub mod procs;
+pub mod repeat;
 pub mod resources;
 pub mod sched;
 pub mod signals;
 pub mod sweep;
 pub mod threads;
+pub mod tune;
 pub mod wakeup_sweep;
 pub mod window;
 

@@ -4,10 +4,12 @@
 //! warnings. An interrupt ends the sweep after the point it cut short.
 
 use super::placement::allowed_cpus;
+use super::repeat::{repeat, Stopped};
 use super::resources::{Resources, DEFAULT_LOCK_DIR};
 use super::sched::lock_memory;
 use crate::measure::clock::{measure_cost, ClockCost};
 use crate::measure::futex::FutexTracepoints;
+use crate::measure::stats::Stats;
 use crate::measure::tracefs::{TraceReport, Tracer};
 use crate::registry::wakeup as primitives;
 use crate::spec::wakeup::{WakeupPoint, WakeupSpec};
@@ -23,8 +25,20 @@ use std::path::Path;
 pub struct WakeupResult {
     /// What was run.
     pub point: WakeupPoint,
-    /// What was measured.
+    /// Every run merged: all their round trips in one distribution.
     pub sample: WakeupSample,
+    /// The median round trip over the runs (one value per run), ns.
+    pub stats: Stats,
+    /// Why no more runs were made.
+    pub stopped: Stopped,
+    /// Every run, in order.
+    pub runs: Vec<WakeupSample>,
+}
+
+/// The metric repetition and `contend compare` look at: a run's median
+/// round trip, ns.
+pub fn p50_ns(s: &WakeupSample) -> f64 {
+    s.round_trip.summary.map_or(f64::NAN, |x| x.p50_ns as f64)
 }
 
 /// A finished (or interrupted) sweep.
@@ -134,10 +148,24 @@ fn run_points(spec: &WakeupSpec, ctx: &WakeupContext, warnings: &mut Vec<String>
                 .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
         };
         let cut_short = |s: &WakeupSample| s.interrupted.as_deref().and_then(|s| s.parse::<Signal>().ok());
-        let (sample, stop) = super::point_outcome(run(&point, ctx), cut_short)?;
-        if let Some(sample) = sample {
+        let (repeated, stop) = repeat(&spec.repeat, || run(&point, ctx), p50_ns, cut_short)?;
+        if let Some(r) = repeated {
+            let sample = WakeupSample::merge(&r.runs);
             warnings.extend(point_warnings(&point, &sample));
-            results.push(WakeupResult { point, sample });
+            let p50s: Vec<f64> = r.runs.iter().map(p50_ns).collect();
+            warnings.extend(crate::measure::warnings::outliers(
+                &point.label(),
+                "p50 ns",
+                &r.stats,
+                &p50s,
+            ));
+            results.push(WakeupResult {
+                point,
+                sample,
+                stats: r.stats,
+                stopped: r.stopped,
+                runs: r.runs,
+            });
         }
         if stop.is_some() {
             interrupted = stop;
@@ -157,7 +185,7 @@ fn estimate(spec: &WakeupSpec) -> std::time::Duration {
         // A round costs at least the interval; 20 µs when there is none.
         Length::Iterations(n) => n.saturating_mul(spec.interval_ns.max(20_000)),
     };
-    std::time::Duration::from_nanos(ns + spec.warmup_ns)
+    std::time::Duration::from_nanos(ns + spec.warmup_ns) * spec.repeat.runs
 }
 
 fn machine_warnings(spec: &WakeupSpec) -> Vec<String> {

@@ -30,6 +30,12 @@ pub struct AllocSpec {
     pub export_json: Option<PathBuf>,
     /// CSV export target.
     pub export_csv: Option<PathBuf>,
+    /// Markdown export target.
+    pub export_markdown: Option<PathBuf>,
+    /// gnuplot export target.
+    pub export_gnuplot: Option<PathBuf>,
+    /// Runs per pattern and allocator.
+    pub repeat: crate::runner::repeat::Repeat,
 }
 
 impl AllocSpec {
@@ -63,6 +69,9 @@ impl AllocSpec {
             sizes: args.size.clone(),
             export_json: args.export_json.clone(),
             export_csv: args.export_csv.clone(),
+            export_markdown: args.export_markdown.clone(),
+            export_gnuplot: args.export_gnuplot.clone(),
+            repeat: args.repeat.plan().map_err(SpecError)?,
         })
     }
 }

@@ -3,12 +3,14 @@
 //! list flags). Everything here is serializable, so exports carry the spec.
 
 pub mod alloc;
+pub mod tune;
 pub mod wakeup;
 
 use crate::cli::{Format, LockArgs};
 use crate::parse::{SpinPolicy, Work};
 use crate::registry;
 use crate::runner::limits::Limits;
+use crate::runner::repeat::Repeat;
 use crate::runner::resources::DEFAULT_LOCK_DIR;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -160,6 +162,10 @@ pub struct LockSpec {
     pub export_markdown: Option<PathBuf>,
     /// Whether a progress bar may be shown.
     pub progress: bool,
+    /// Runs per point.
+    pub repeat: Repeat,
+    /// SVG plot path.
+    pub plot: Option<PathBuf>,
 }
 
 /// Worker threads when neither --threads nor --procs is given
@@ -316,6 +322,8 @@ impl LockSpec {
             export_csv: args.export_csv.clone(),
             export_markdown: args.export_markdown.clone(),
             progress: !args.no_progress,
+            repeat: args.repeat.plan().map_err(err)?,
+            plot: args.plot.clone(),
         })
     }
 

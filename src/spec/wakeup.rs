@@ -6,13 +6,15 @@ use crate::measure::tracefs::TraceSpec;
 use crate::registry::wakeup as primitives;
 use crate::runner::limits::Limits;
 use crate::runner::placement::{allowed_cpus, plan, Affinity, Placement};
+use crate::runner::repeat::Repeat;
 use crate::runner::sched::Sched;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Round trips per pair when neither --iterations nor --duration is given.
-pub const DEFAULT_ITERATIONS: u64 = 10_000;
+/// Round trips per pair and run when neither --iterations nor --duration is
+/// given (three runs by default make 9000).
+pub const DEFAULT_ITERATIONS: u64 = 3_000;
 
 /// How a point's measurement ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -113,6 +115,12 @@ pub struct WakeupSpec {
     pub export_markdown: Option<PathBuf>,
     /// Whether a progress bar may be shown.
     pub progress: bool,
+    /// Runs per point.
+    pub repeat: Repeat,
+    /// gnuplot export path.
+    pub export_gnuplot: Option<PathBuf>,
+    /// SVG plot path.
+    pub plot: Option<PathBuf>,
 }
 
 fn err(msg: impl Into<String>) -> SpecError {
@@ -214,6 +222,9 @@ impl WakeupSpec {
             export_csv: args.export_csv.clone(),
             export_markdown: args.export_markdown.clone(),
             progress: !args.no_progress,
+            repeat: args.repeat.plan().map_err(err)?,
+            export_gnuplot: args.export_gnuplot.clone(),
+            plot: args.plot.clone(),
         })
     }
 

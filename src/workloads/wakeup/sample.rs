@@ -24,6 +24,15 @@ pub struct Distribution {
 }
 
 impl Distribution {
+    /// All of `parts` as one distribution.
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Distribution>) -> Self {
+        let mut h = Latencies::new();
+        for d in parts {
+            h.merge(&Latencies::from_buckets(&d.buckets));
+        }
+        Self::of(&h)
+    }
+
     /// Summarizes a histogram.
     pub fn of(h: &Latencies) -> Self {
         Self {
@@ -111,6 +120,95 @@ impl PairSample {
             negative_one_way: rec.negative_one_way,
             late_starts: rec.late_starts,
             tagged: rec.tagged,
+        }
+    }
+}
+
+fn weighted(runs: &[WakeupSample], f: impl Fn(&WakeupSample) -> f64) -> f64 {
+    let total: f64 = runs.iter().map(|r| r.window_s).sum();
+    runs.iter().map(|r| f(r) * r.window_s).sum::<f64>() / total
+}
+
+impl WakeupSample {
+    /// Several runs of one point as one sample: distributions merged
+    /// (every round trip of every run), counts summed, the CPU split
+    /// averaged over the runs' windows.
+    pub fn merge(runs: &[WakeupSample]) -> WakeupSample {
+        let first = &runs[0];
+        let window_s: f64 = runs.iter().map(|r| r.window_s).sum();
+        let pairs = (0..first.pairs.len())
+            .map(|i| {
+                let of_runs: Vec<&PairSample> = runs.iter().map(|r| &r.pairs[i]).collect();
+                let rounds: u64 = of_runs
+                    .iter()
+                    .map(|p| p.round_trip.summary.map_or(0, |s| s.samples))
+                    .sum();
+                let same: f64 = of_runs
+                    .iter()
+                    .map(|p| p.same_cpu_pct * p.round_trip.summary.map_or(0, |s| s.samples) as f64)
+                    .sum();
+                let cpus = |f: fn(&PairSample) -> &String| {
+                    let mut all: Vec<usize> = of_runs
+                        .iter()
+                        .flat_map(|p| crate::parse::parse_cpu_list(f(p)).unwrap_or_default())
+                        .collect();
+                    all.sort_unstable();
+                    all.dedup();
+                    crate::parse::format_cpu_list(&all)
+                };
+                let a_to_b: Vec<LatencySummary> = of_runs.iter().filter_map(|p| p.a_to_b).collect();
+                let b_to_a: Vec<LatencySummary> = of_runs.iter().filter_map(|p| p.b_to_a).collect();
+                PairSample {
+                    pair: i,
+                    placement: first.pairs[i].placement.clone(),
+                    cpus_a: cpus(|p| &p.cpus_a),
+                    cpus_b: cpus(|p| &p.cpus_b),
+                    same_cpu_pct: if rounds == 0 { 0.0 } else { same / rounds as f64 },
+                    round_trip: Distribution::merged(of_runs.iter().map(|p| &p.round_trip)),
+                    one_way: Distribution::merged(of_runs.iter().map(|p| &p.one_way)),
+                    // The directions' summaries cannot be merged without
+                    // their buckets: keep the median run's.
+                    a_to_b: a_to_b.get(a_to_b.len() / 2).copied(),
+                    b_to_a: b_to_a.get(b_to_a.len() / 2).copied(),
+                    negative_one_way: of_runs.iter().map(|p| p.negative_one_way).sum(),
+                    late_starts: of_runs.iter().map(|p| p.late_starts).sum(),
+                    tagged: of_runs.iter().map(|p| p.tagged).sum(),
+                }
+            })
+            .collect();
+        let round_trip = Distribution::merged(runs.iter().map(|r| &r.round_trip));
+        let samples = round_trip.summary.map_or(0, |s| s.samples);
+        WakeupSample {
+            window_s,
+            round_trips_per_s: samples as f64 / window_s,
+            cpu: CpuSplit {
+                usr_pct: weighted(runs, |r| r.cpu.usr_pct),
+                sys_pct: weighted(runs, |r| r.cpu.sys_pct),
+                idle_pct: weighted(runs, |r| r.cpu.idle_pct),
+                steal_pct: weighted(runs, |r| r.cpu.steal_pct),
+                system_context_switches: runs.iter().map(|r| r.cpu.system_context_switches).sum(),
+            },
+            process: ProcessUsage {
+                cpu_s: runs.iter().map(|r| r.process.cpu_s).sum(),
+                user_s: runs.iter().map(|r| r.process.user_s).sum(),
+                sys_s: runs.iter().map(|r| r.process.sys_s).sum(),
+                voluntary_context_switches: runs.iter().map(|r| r.process.voluntary_context_switches).sum(),
+                involuntary_context_switches: runs
+                    .iter()
+                    .map(|r| r.process.involuntary_context_switches)
+                    .sum(),
+            },
+            futex: runs.iter().try_fold(FutexCounts::default(), |acc, r| {
+                r.futex.map(|f| FutexCounts {
+                    calls: acc.calls + f.calls,
+                    errors: acc.errors + f.errors,
+                })
+            }),
+            pairs,
+            round_trip,
+            one_way: Distribution::merged(runs.iter().map(|r| &r.one_way)),
+            stopped_trace: runs.iter().any(|r| r.stopped_trace),
+            interrupted: runs.iter().find_map(|r| r.interrupted.clone()),
         }
     }
 }

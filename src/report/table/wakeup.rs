@@ -1,11 +1,11 @@
-//! `contend wakeup`'s table (terminal and Markdown) and CSV: one row per
-//! pair, plus an "all" row per point when there are several pairs.
-//! Latencies in µs with ns resolution kept to two decimals.
+//! `contend wakeup`'s table: one row per pair, plus an "all" row per point
+//! when there are several pairs. Latencies in µs with ns resolution kept
+//! to two decimals.
 
-use super::number::ratio;
 use crate::measure::clock::ClockCost;
 use crate::measure::latency::LatencySummary;
 use crate::measure::tracefs::TraceReport;
+use crate::report::number::ratio;
 use crate::runner::wakeup_sweep::WakeupResult;
 use crate::spec::wakeup::Length;
 use crate::workloads::wakeup::Distribution;
@@ -86,12 +86,7 @@ pub fn render(results: &[WakeupResult], clock: &ClockCost, trace: Option<&TraceR
     render_with(results, clock, trace, presets::NOTHING)
 }
 
-/// The same as Markdown (`--export-markdown`).
-pub fn markdown(results: &[WakeupResult], clock: &ClockCost, trace: Option<&TraceReport>) -> String {
-    render_with(results, clock, trace, presets::ASCII_MARKDOWN)
-}
-
-fn render_with(
+pub(crate) fn render_with(
     results: &[WakeupResult],
     clock: &ClockCost,
     trace: Option<&TraceReport>,
@@ -117,7 +112,7 @@ fn render_with(
     t.load_preset(preset);
     let mut header = vec!["primitive", "placement", "pair", "CPUs A→B", "same%"];
     header.extend(STATS);
-    header.extend(["rt/s", "ctxsw/rt", "futex/rt"]);
+    header.extend(["p50 ±%", "runs", "rt/s", "ctxsw/rt", "futex/rt"]);
     t.set_header(header.clone());
     for r in results {
         let s = &r.sample;
@@ -137,6 +132,8 @@ fn render_with(
             // Rates and counts belong to the point, on its last row.
             if i == last {
                 cells.extend([
+                    r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
+                    r.stats.n.to_string(),
                     format!("{:.0}", s.round_trips_per_s),
                     ratio(per_rt(s.process.context_switches())),
                     ratio(s.futex.and_then(|f| per_rt(f.calls))),
@@ -175,86 +172,8 @@ fn render_with(
 }
 
 const LEGEND: &str = "\
-Round trip (A posts B, B posts A, A wakes) in µs: min, percentiles, max, mean. one-way p50: post to
+Round trip (A posts B, B posts A, A wakes) in µs, every run's rounds together: min, percentiles, max, mean.
+p50 ±%: 95% confidence interval of the median round trip across the runs (Student's t). one-way p50: post to
 wake-up measured across the two threads' clock stamps, both directions pooled. same%: rounds with A and B
 on one CPU. rt/s: round trips per second of window; ctxsw/rt, futex/rt: the workers' context switches
 and all futex syscalls per round trip.";
-
-/// One CSV row per pair (and per point's "all" row), every statistic in ns.
-pub fn csv(results: &[WakeupResult]) -> String {
-    let header = [
-        "primitive",
-        "mode",
-        "affinity",
-        "pairs",
-        "pair",
-        "cpus_a",
-        "cpus_b",
-        "same_cpu_pct",
-        "samples",
-        "min_ns",
-        "p50_ns",
-        "p90_ns",
-        "p99_ns",
-        "p999_ns",
-        "max_ns",
-        "mean_ns",
-        "stdev_ns",
-        "one_way_p50_ns",
-        "one_way_p99_ns",
-        "round_trips_per_s",
-        "interrupted",
-    ];
-    let mut out = Vec::new();
-    for r in results {
-        let s = &r.sample;
-        let summary_cells = |rt: Option<LatencySummary>, ow: Option<LatencySummary>| -> Vec<String> {
-            let f = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
-            vec![
-                rt.map_or("0".into(), |x| x.samples.to_string()),
-                f(rt.map(|x| x.min_ns)),
-                f(rt.map(|x| x.p50_ns)),
-                f(rt.map(|x| x.p90_ns)),
-                f(rt.map(|x| x.p99_ns)),
-                f(rt.map(|x| x.p999_ns)),
-                f(rt.map(|x| x.max_ns)),
-                rt.map_or(String::new(), |x| format!("{:.1}", x.mean_ns)),
-                rt.map_or(String::new(), |x| format!("{:.1}", x.stdev_ns)),
-                f(ow.map(|x| x.p50_ns)),
-                f(ow.map(|x| x.p99_ns)),
-            ]
-        };
-        let lead = |pair: String, a: &str, b: &str, same: String| {
-            vec![
-                r.point.primitive.to_string(),
-                r.point.mode.label().to_string(),
-                r.point.affinity.name().to_string(),
-                r.point.pairs().to_string(),
-                pair,
-                a.to_string(),
-                b.to_string(),
-                same,
-            ]
-        };
-        let tail = vec![
-            format!("{:.1}", s.round_trips_per_s),
-            s.interrupted.clone().unwrap_or_default(),
-        ];
-        for p in &s.pairs {
-            let mut row = lead(
-                p.pair.to_string(),
-                &p.cpus_a,
-                &p.cpus_b,
-                format!("{:.1}", p.same_cpu_pct),
-            );
-            row.extend(summary_cells(p.round_trip.summary, p.one_way.summary));
-            row.extend(tail.clone());
-            out.push(row);
-        }
-        let mut row = lead("all".into(), "", "", String::new());
-        row.extend(summary_cells(s.round_trip.summary, s.one_way.summary));
-        row.extend(tail);
-        out.push(row);
-    }
-    super::csv::render(&header, out)
-}

@@ -1,8 +1,8 @@
 //! The terminal table: one row per point. Axes with a single value move to
 //! the heading line, so the columns show only what varies.
 
-use super::number::{ratio, si};
 use crate::parse::WorkMode;
+use crate::report::number::{ratio, si};
 use crate::runner::sweep::PointResult;
 use comfy_table::{presets, CellAlignment, Table};
 
@@ -11,13 +11,7 @@ pub fn render(results: &[PointResult], cpus: usize) -> String {
     render_with(results, cpus, presets::NOTHING)
 }
 
-/// The same table as Markdown (`--export-markdown`), ready for a README or
-/// an issue.
-pub fn markdown(results: &[PointResult], cpus: usize) -> String {
-    render_with(results, cpus, presets::ASCII_MARKDOWN)
-}
-
-fn render_with(results: &[PointResult], cpus: usize, preset: &str) -> String {
+pub(crate) fn render_with(results: &[PointResult], cpus: usize, preset: &str) -> String {
     let Some(first) = results.first() else {
         return "no points were run\n".into();
     };
@@ -57,7 +51,10 @@ fn render_with(results: &[PointResult], cpus: usize, preset: &str) -> String {
         "%usr", "%sys", "%idle", "%steal", "hold µs", "min%", "max%", "Jain", "ctxsw/cs", "futex/cs",
         "fail/cs", "spins/cs", "waits/cs", "wakes/cs",
     ];
+    let repeated = results.iter().any(|r| r.stats.n > 1);
+    let spread: &[&str] = if repeated { &["±%", "runs"] } else { &[] };
     let columns: Vec<&str> = std::iter::once("cs/s")
+        .chain(spread.iter().copied())
         .chain(bound.iter().copied())
         .chain(metrics)
         .collect();
@@ -66,7 +63,12 @@ fn render_with(results: &[PointResult], cpus: usize, preset: &str) -> String {
         let s = &r.sample;
         let counters = s.lock_counters;
         let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
-        row.push(si(s.cs_per_s));
+        let cs_per_s = r.stats.mean;
+        row.push(si(cs_per_s));
+        if repeated {
+            row.push(r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")));
+            row.push(r.stats.n.to_string());
+        }
         if holds {
             let hold_s = r.point.hold.ns as f64 / 1e9;
             row.push(if hold_s > 0.0 {
@@ -75,7 +77,7 @@ fn render_with(results: &[PointResult], cpus: usize, preset: &str) -> String {
                 "-".into()
             });
             row.push(if hold_s > 0.0 {
-                format!("{:.1}", 100.0 * s.cs_per_s * hold_s)
+                format!("{:.1}", 100.0 * cs_per_s * hold_s)
             } else {
                 "-".into()
             });
@@ -105,11 +107,24 @@ fn render_with(results: &[PointResult], cpus: usize, preset: &str) -> String {
     }
     let notes: String = results
         .iter()
-        .filter_map(fault_note)
+        .filter_map(precision_note)
+        .chain(results.iter().filter_map(fault_note))
         .chain(results.iter().filter_map(hold_note))
         .map(|n| format!("note: {n}\n"))
         .collect();
     format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
+}
+
+/// Says when --precision gave up before reaching its target.
+fn precision_note(r: &PointResult) -> Option<String> {
+    (r.stopped == crate::runner::repeat::Stopped::MaxTime).then(|| {
+        format!(
+            "{}: --max-time spent after {} runs with the interval at ±{:.1}%, short of --precision",
+            r.point.label(),
+            r.stats.n,
+            r.stats.ci95_pct.unwrap_or(f64::NAN)
+        )
+    })
 }
 
 /// Says what --kill-holder-after did.
@@ -155,7 +170,8 @@ fn hold_note(r: &PointResult) -> Option<String> {
 }
 
 const LEGEND: &str = "\
-cs/s: critical sections per second of measured window; max cs/s = 1/hold, eff% = cs/s x hold (lock utilization).
+cs/s: critical sections per second of measured window, mean over the runs; ±%: half-width of its 95% confidence
+interval (Student's t); max cs/s = 1/hold, eff% = cs/s x hold (lock utilization). Other columns: the median run.
 %usr %sys %idle %steal: whole system (/proc/stat).
 hold µs: achieved mean hold. min% max%: smallest and largest worker's share; Jain: fairness index (1 = even).
 ctxsw/cs: the workers' context switches; futex/cs, fail/cs: futex syscalls and failed ones (tracepoints);

@@ -1,7 +1,8 @@
 //! `contend lock --export-csv`: one row per point with every scalar the
-//! JSON carries (per-worker counts stay in the JSON).
+//! JSON carries (per-worker counts and the individual runs stay in the
+//! JSON). The per-run columns are the median run's; `cs_per_s_mean` and
+//! its interval cover all runs.
 
-use super::csv;
 use crate::runner::sweep::PointResult;
 
 const COLUMNS: &[&str] = &[
@@ -15,6 +16,11 @@ const COLUMNS: &[&str] = &[
     "window_s",
     "acquisitions",
     "cs_per_s",
+    "runs",
+    "cs_per_s_mean",
+    "cs_per_s_ci95",
+    "cs_per_s_stdev",
+    "stopped",
     "usr_pct",
     "sys_pct",
     "idle_pct",
@@ -43,7 +49,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
 
 /// The CSV text.
 pub fn render(results: &[PointResult]) -> String {
-    csv::render(
+    super::render(
         COLUMNS,
         results.iter().map(|r| {
             let (p, s) = (&r.point, &r.sample);
@@ -59,6 +65,11 @@ pub fn render(results: &[PointResult]) -> String {
                 format!("{:.6}", s.window_s),
                 s.acquisitions.to_string(),
                 format!("{:.1}", s.cs_per_s),
+                r.stats.n.to_string(),
+                format!("{:.1}", r.stats.mean),
+                opt(r.stats.ci95.map(|h| format!("{h:.1}"))),
+                format!("{:.1}", r.stats.stdev),
+                format!("{:?}", r.stopped).to_lowercase(),
                 format!("{:.2}", s.cpu.usr_pct),
                 format!("{:.2}", s.cpu.sys_pct),
                 format!("{:.2}", s.cpu.idle_pct),

@@ -1,4 +1,4 @@
-//! `--format gnuplot` / `--export-gnuplot`: lockscale's layout. For each
+//! `contend lock`'s gnuplot columns: lockscale's layout. For each
 //! lock, hold and idle (and spin or spinner policy, where swept), a header
 //! line `# <lock> <hold> <idle> <duration>`, then one line per worker
 //! count: workers, measured seconds, user CPU s, system CPU s, total

@@ -1,5 +1,10 @@
-//! CSV (RFC 4180): a header row and one row per result, quoted where a
-//! field needs it. Shared by every family's export.
+//! `--export-csv` for every family: the RFC 4180 writer (a header row and
+//! one row per result, quoted where a field needs it) and one file per
+//! family saying which rows.
+
+pub mod alloc;
+pub mod lock;
+pub mod wakeup;
 
 /// Quotes a field if it contains a comma, a quote or a line break.
 fn field(f: &str) -> String {

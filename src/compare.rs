@@ -1,0 +1,401 @@
+//! `contend compare OLD.json NEW.json`: matches the points of two exports
+//! of the same family and judges each change with Welch's t-test over the
+//! runs: the ratio of the means, its 95% interval (delta method, Welch's
+//! degrees of freedom), and faster / slower / no significant change. A
+//! significant slowdown beyond the threshold is a regression, for CI.
+
+use crate::measure::stats::{t95, welch, Stats};
+use serde::Serialize;
+use serde_json::Value;
+
+/// Significance level of the verdicts.
+pub const ALPHA: f64 = 0.05;
+
+/// What is compared for each family, and which way is better.
+struct Metric {
+    /// Human name of the metric.
+    name: &'static str,
+    /// Whether a larger value is better (throughput) or worse (latency).
+    higher_is_better: bool,
+}
+
+fn metric(family: &str) -> Result<Metric, String> {
+    match family {
+        "lock" => Ok(Metric {
+            name: "cs/s",
+            higher_is_better: true,
+        }),
+        "wakeup" => Ok(Metric {
+            name: "round-trip p50 ns",
+            higher_is_better: false,
+        }),
+        "alloc" => Ok(Metric {
+            name: "ops/s",
+            higher_is_better: true,
+        }),
+        other => Err(format!("unknown family `{other}`")),
+    }
+}
+
+/// One point of an export: what identifies it, a readable label, and its
+/// runs' values.
+#[derive(Debug, Clone)]
+struct Entry {
+    key: Value,
+    label: String,
+    values: Vec<f64>,
+}
+
+fn pick(v: &Value, fields: &[&str]) -> Value {
+    Value::Object(
+        fields
+            .iter()
+            .map(|f| (f.to_string(), v.get(*f).cloned().unwrap_or(Value::Null)))
+            .collect(),
+    )
+}
+
+/// The key's fields in the given order, as words: `futex threads 4 spin=100
+/// hold=1µs`.
+fn label(key: &Value, order: &[&str]) -> String {
+    let word = |name: &str, v: &Value| -> Option<String> {
+        let text = match v {
+            Value::Null => return None,
+            Value::String(s) => s.clone(),
+            // Work (hold, idle): {"mode": "busy"|"sleep", "ns": N}.
+            Value::Object(o) if o.contains_key("ns") => {
+                let ns = o["ns"].as_u64().unwrap_or(0);
+                let mode = if o.get("mode").and_then(Value::as_str) == Some("sleep") {
+                    "sleep:"
+                } else {
+                    ""
+                };
+                format!("{mode}{}", crate::parse::format_nanos(ns))
+            }
+            Value::Object(o) => o
+                .values()
+                .map(|v| v.to_string().replace('"', ""))
+                .collect::<Vec<_>>()
+                .join(":"),
+            other => other.to_string(),
+        };
+        Some(match name {
+            "lock" | "primitive" | "pattern" | "allocator" | "mode" | "affinity" => text,
+            _ => format!("{name}={text}"),
+        })
+    };
+    order
+        .iter()
+        .filter_map(|f| word(f, &key[*f]))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn values(runs: Option<&Value>, path: &[&str]) -> Vec<f64> {
+    runs.and_then(Value::as_array)
+        .map(|runs| {
+            runs.iter()
+                .filter_map(|r| path.iter().try_fold(r, |v, k| v.get(*k)).and_then(Value::as_f64))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn entries(doc: &Value, family: &str) -> Vec<Entry> {
+    let list = match family {
+        "alloc" => doc.get("results"),
+        _ => doc.get("points"),
+    };
+    let Some(list) = list.and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .map(|p| {
+            let (order, key, vals): (&[&str], _, _) = match family {
+                "lock" => {
+                    let order = &["lock", "mode", "workers", "spin", "spinners", "hold", "idle"];
+                    (
+                        order,
+                        pick(&p["point"], order),
+                        values(p.get("runs"), &["cs_per_s"]),
+                    )
+                }
+                "wakeup" => {
+                    let order = &["primitive", "mode", "affinity", "pairs", "interval_ns", "sched"];
+                    (
+                        order,
+                        pick(&p["point"], order),
+                        values(p.get("runs"), &["round_trip", "summary", "p50_ns"]),
+                    )
+                }
+                _ => {
+                    let order = &["pattern", "allocator"];
+                    (
+                        order,
+                        pick(&p["sample"], order),
+                        values(p.get("runs"), &["ops_per_s"]),
+                    )
+                }
+            };
+            let key = match family {
+                // The pair count is part of a wake-up point's identity.
+                "wakeup" => {
+                    let mut k = key;
+                    let pairs = p["point"]["placements"].as_array().map_or(0, Vec::len);
+                    k["pairs"] = Value::from(pairs);
+                    k
+                }
+                _ => key,
+            };
+            Entry {
+                label: label(&key, order),
+                key,
+                values: vals,
+            }
+        })
+        .collect()
+}
+
+/// The verdict on one point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significantly better.
+    Faster,
+    /// Significantly worse.
+    Slower,
+    /// No significant difference at the 5% level.
+    NoChange,
+    /// Too few runs on a side to test (fewer than two).
+    Untestable,
+}
+
+impl Verdict {
+    /// As printed.
+    pub fn text(self) -> &'static str {
+        match self {
+            Verdict::Faster => "faster",
+            Verdict::Slower => "slower",
+            Verdict::NoChange => "no significant change",
+            Verdict::Untestable => "untestable (fewer than 2 runs)",
+        }
+    }
+}
+
+/// One matched point.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// The point, in words.
+    pub label: String,
+    /// Old and new means.
+    pub old_mean: f64,
+    /// New mean.
+    pub new_mean: f64,
+    /// new / old.
+    pub ratio: f64,
+    /// Half-width of the ratio's 95% interval, if testable.
+    pub ratio_ci95: Option<f64>,
+    /// Welch's p-value, if testable.
+    pub p: Option<f64>,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// A significant slowdown beyond the threshold.
+    pub regression: bool,
+}
+
+/// Everything `contend compare` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// lock, wakeup or alloc.
+    pub family: String,
+    /// What was compared.
+    pub metric: &'static str,
+    /// Whether larger is better.
+    pub higher_is_better: bool,
+    /// Matched points, in the new file's order.
+    pub points: Vec<Comparison>,
+    /// Points in only one of the files.
+    pub unmatched: Vec<String>,
+}
+
+impl Report {
+    /// Whether any point regressed.
+    pub fn regressed(&self) -> bool {
+        self.points.iter().any(|c| c.regression)
+    }
+}
+
+fn family_of(doc: &Value, name: &str) -> Result<String, String> {
+    match doc.get("schema_version").and_then(Value::as_u64) {
+        Some(2) => {}
+        Some(v) => {
+            return Err(format!(
+                "{name} has schema_version {v}; compare needs version 2 (exports with every run): \
+                 measure again with this contend"
+            ))
+        }
+        None => return Err(format!("{name} is not a contend export (no schema_version)")),
+    }
+    doc.get("family")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .ok_or_else(|| format!("{name} has no family"))
+}
+
+/// Compares two parsed exports; `threshold` is the fraction (0.05) a
+/// significant slowdown must exceed to count as a regression.
+pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, String> {
+    let family = family_of(old, "OLD")?;
+    let new_family = family_of(new, "NEW")?;
+    if family != new_family {
+        return Err(format!("OLD is a `{family}` export and NEW a `{new_family}` one"));
+    }
+    let m = metric(&family)?;
+    let (olds, news) = (entries(old, &family), entries(new, &family));
+    let mut points = Vec::new();
+    let mut unmatched = Vec::new();
+    for n in &news {
+        let Some(o) = olds.iter().find(|o| o.key == n.key) else {
+            unmatched.push(format!("{} (only in NEW)", n.label));
+            continue;
+        };
+        if o.values.is_empty() || n.values.is_empty() {
+            unmatched.push(format!("{} (no runs)", n.label));
+            continue;
+        }
+        points.push(judge(&n.label, &o.values, &n.values, &m, threshold));
+    }
+    for o in &olds {
+        if !news.iter().any(|n| n.key == o.key) {
+            unmatched.push(format!("{} (only in OLD)", o.label));
+        }
+    }
+    Ok(Report {
+        family,
+        metric: m.name,
+        higher_is_better: m.higher_is_better,
+        points,
+        unmatched,
+    })
+}
+
+fn judge(label: &str, old: &[f64], new: &[f64], m: &Metric, threshold: f64) -> Comparison {
+    let (so, sn) = (Stats::of(old), Stats::of(new));
+    let ratio = sn.mean / so.mean;
+    let test = welch(old, new);
+    // Delta method: the ratio's relative standard error is the root sum of
+    // the means' relative standard errors.
+    let ratio_ci95 = test.map(|w| {
+        let rel = |s: &Stats| (s.stdev / (s.n as f64).sqrt()) / s.mean;
+        let se = (rel(&so).powi(2) + rel(&sn).powi(2)).sqrt() * ratio;
+        if w.df.is_finite() {
+            t95(w.df) * se
+        } else {
+            0.0
+        }
+    });
+    let verdict = match test {
+        None => Verdict::Untestable,
+        Some(w) if w.p >= ALPHA => Verdict::NoChange,
+        Some(_) if (ratio > 1.0) == m.higher_is_better => Verdict::Faster,
+        Some(_) => Verdict::Slower,
+    };
+    let beyond = if m.higher_is_better {
+        ratio < 1.0 - threshold
+    } else {
+        ratio > 1.0 + threshold
+    };
+    Comparison {
+        label: label.to_string(),
+        old_mean: so.mean,
+        new_mean: sn.mean,
+        ratio,
+        ratio_ci95,
+        p: test.map(|w| w.p),
+        verdict,
+        regression: verdict == Verdict::Slower && beyond,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn lock_export(points: &[(&str, &[f64])]) -> Value {
+        json!({
+            "schema_version": 2,
+            "family": "lock",
+            "points": points.iter().map(|(lock, runs)| json!({
+                "point": {"lock": lock, "mode": "threads", "workers": 4, "spin": null,
+                          "spinners": null, "hold": "1µs", "idle": "0"},
+                "runs": runs.iter().map(|v| json!({"cs_per_s": v})).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    #[test]
+    fn verdicts_follow_the_t_test_and_the_threshold() {
+        let old = lock_export(&[
+            ("futex", &[100.0, 101.0, 99.0, 100.0]),
+            ("pthread", &[100.0, 101.0, 99.0, 100.0]),
+            ("tas", &[100.0, 101.0, 99.0, 100.0]),
+            ("gone", &[1.0, 2.0]),
+        ]);
+        let new = lock_export(&[
+            ("futex", &[80.0, 81.0, 79.0, 80.0]),      // 20% slower: a regression
+            ("pthread", &[100.5, 99.5, 100.0, 101.0]), // noise
+            ("tas", &[120.0, 121.0, 119.0, 120.0]),    // faster
+            ("new", &[5.0, 6.0]),
+        ]);
+        let r = compare(&old, &new, 0.05).unwrap();
+        assert_eq!(r.points.len(), 3);
+        let v: Vec<Verdict> = r.points.iter().map(|c| c.verdict).collect();
+        assert_eq!(v, [Verdict::Slower, Verdict::NoChange, Verdict::Faster]);
+        assert!(r.points[0].regression && !r.points[2].regression);
+        assert!((r.points[0].ratio - 0.8).abs() < 1e-9);
+        let ci = r.points[0].ratio_ci95.unwrap();
+        assert!(ci > 0.0 && ci < 0.05, "{ci}");
+        assert!(r.regressed());
+        assert_eq!(r.unmatched.len(), 2);
+        // The same slowdown under a 25% threshold is slower but tolerated.
+        assert!(!compare(&old, &new, 0.25).unwrap().regressed());
+    }
+
+    #[test]
+    fn latency_is_better_when_lower() {
+        let doc = |p50s: &[f64]| {
+            json!({
+                "schema_version": 2, "family": "wakeup",
+                "points": [{
+                    "point": {"primitive": "futex", "mode": "threads", "affinity": "cross",
+                              "interval_ns": 1000, "sched": {"policy": "other", "priority": 0},
+                              "placements": [{"a": [0], "b": [1]}]},
+                    "runs": p50s.iter().map(|v| json!({"round_trip": {"summary": {"p50_ns": v}}})).collect::<Vec<_>>(),
+                }],
+            })
+        };
+        let r = compare(&doc(&[10.0, 11.0, 10.5]), &doc(&[20.0, 21.0, 20.5]), 0.05).unwrap();
+        assert_eq!(r.points[0].verdict, Verdict::Slower);
+        assert!(r.regressed());
+    }
+
+    #[test]
+    fn mismatched_or_old_files_are_refused() {
+        let lock = lock_export(&[]);
+        let mut v1 = lock.clone();
+        v1["schema_version"] = json!(1);
+        assert!(compare(&v1, &lock, 0.05).unwrap_err().contains("version 2"));
+        let mut alloc = lock.clone();
+        alloc["family"] = json!("alloc");
+        assert!(compare(&lock, &alloc, 0.05)
+            .unwrap_err()
+            .contains("`lock` export"));
+        assert!(compare(&json!({}), &lock, 0.05).is_err());
+        let one_run = lock_export(&[("futex", &[1.0])]);
+        assert_eq!(
+            compare(&one_run, &one_run, 0.05).unwrap().points[0].verdict,
+            Verdict::Untestable
+        );
+    }
+}
