@@ -77,8 +77,15 @@ pub(crate) fn table_with(results: &[AllocResult], preset: &str) -> String {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
+    let notes: String = results
+        .iter()
+        .map(|r| {
+            let label = format!("{:?} {}", r.sample.pattern, r.sample.allocator).to_lowercase();
+            super::precision_note(&label, r.stopped, &r.stats)
+        })
+        .collect();
     format!(
-        "{t}\n\nops/s: mallocs + frees per second of the child's workload, mean over the runs; ±%: its 95% \
+        "{t}\n\n{notes}ops/s: mallocs + frees per second of the child's workload, mean over the runs; ±%: its 95% \
          confidence interval;\nvs glibc: the mean relative to glibc's in this run. Other columns: the median run. \
          user/sys s, peak RSS,\nvcsw/ivcsw: the child's rusage (wait4). futex, futex fail: the child's futex \
          syscalls and failed ones\n(tracepoints); own futex: the pattern's semaphores; alloc futex: the rest \

@@ -105,26 +105,18 @@ pub(crate) fn render_with(results: &[PointResult], cpus: usize, preset: &str) ->
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let notes: String = results
+    let precision: String = results
         .iter()
-        .filter_map(precision_note)
-        .chain(results.iter().filter_map(fault_note))
+        .map(|r| super::precision_note(&r.point.label(), r.stopped, &r.stats))
+        .collect();
+    let others: String = results
+        .iter()
+        .filter_map(fault_note)
         .chain(results.iter().filter_map(hold_note))
         .map(|n| format!("note: {n}\n"))
         .collect();
+    let notes = precision + &others;
     format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
-}
-
-/// Says when --precision gave up before reaching its target.
-fn precision_note(r: &PointResult) -> Option<String> {
-    (r.stopped == crate::runner::repeat::Stopped::MaxTime).then(|| {
-        format!(
-            "{}: --max-time spent after {} runs with the interval at ±{:.1}%, short of --precision",
-            r.point.label(),
-            r.stats.n,
-            r.stats.ci95_pct.unwrap_or(f64::NAN)
-        )
-    })
 }
 
 /// Says what --kill-holder-after did.

@@ -168,6 +168,9 @@ pub(crate) fn render_with(
             }
         );
     }
+    for r in results {
+        notes += &super::precision_note(&r.point.label(), r.stopped, &r.stats);
+    }
     format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
 }
 

@@ -166,8 +166,9 @@ impl WakeupSample {
                     same_cpu_pct: if rounds == 0 { 0.0 } else { same / rounds as f64 },
                     round_trip: Distribution::merged(of_runs.iter().map(|p| &p.round_trip)),
                     one_way: Distribution::merged(of_runs.iter().map(|p| &p.one_way)),
-                    // The directions' summaries cannot be merged without
-                    // their buckets: keep the median run's.
+                    // The directions keep only summaries (no buckets), which
+                    // cannot be merged: report the middle run's, and the
+                    // pooled one-way distribution above covers every run.
                     a_to_b: a_to_b.get(a_to_b.len() / 2).copied(),
                     b_to_a: b_to_a.get(b_to_a.len() / 2).copied(),
                     negative_one_way: of_runs.iter().map(|p| p.negative_one_way).sum(),
