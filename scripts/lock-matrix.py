@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""The contended lock matrix: `adaptive` against the library locks.
+
+Runs one `contend lock` sweep over locks x threads {1, 2, 4, 16, 256} x
+hold {0, 100ns, 1us, 10us} (idle 0, --runs 3), keeps the JSON export, and
+prints for every (threads, hold) point:
+
+- each lock's mean cs/s;
+- adaptive's ratio to the best of pthread, pthread-adaptive, std and
+  parking_lot, with the ratio's 95% interval (delta method), all measured
+  side by side in the same sweep;
+- Jain's fairness index of adaptive and of that best peer;
+- at holds above 0, lock utilization (cs/s x hold) of adaptive and pthread.
+
+It also prints each lock's uncontended cost (threads 1, hold 0), in ns per
+lock+unlock through the worker loop (which costs about 2.7 ns by itself).
+
+Usage: scripts/lock-matrix.py [--out FILE] [--duration 300ms] [--runs 3]
+       scripts/lock-matrix.py --from FILE      (only print, from an export)
+A benchmark, not a test: it asserts nothing and always exits 0 once the
+sweep ran.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+
+LOCKS = ["adaptive", "pthread", "pthread-adaptive", "std", "parking_lot"]
+PEERS = LOCKS[1:]
+THREADS = [1, 2, 4, 16, 256]
+HOLDS = ["0", "100ns", "1us", "10us"]
+HOLD_NS = {"0": 0, "100ns": 100, "1us": 1000, "10us": 10000}
+
+# Student's t, two-sided 95%, by degrees of freedom (Welch's df is rounded
+# down, so the interval errs on the wide side).
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
+       10: 2.23, 12: 2.18, 15: 2.13, 20: 2.09, 30: 2.04}
+
+
+def t95(df):
+    df = max(1, int(df))
+    keys = [k for k in sorted(T95) if k <= df]
+    return T95[keys[-1]] if df <= 30 else 1.96
+
+
+def mean_sd(values):
+    n = len(values)
+    m = sum(values) / n
+    sd = math.sqrt(sum((v - m) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return m, sd, n
+
+
+def ratio_ci(a_runs, b_runs):
+    """a/b and the half-width of its 95% interval (delta method, Welch df)."""
+    (ma, sa, na), (mb, sb, nb) = mean_sd(a_runs), mean_sd(b_runs)
+    r = ma / mb
+    va, vb = (sa / ma) ** 2 / na, (sb / mb) ** 2 / nb
+    if na < 2 or nb < 2 or va + vb == 0:
+        return r, None
+    ea, eb = (sa ** 2 / na), (sb ** 2 / nb)
+    df = (ea + eb) ** 2 / (ea ** 2 / (na - 1) + eb ** 2 / (nb - 1)) if ea + eb > 0 else na + nb - 2
+    return r, t95(df) * r * math.sqrt(va + vb)
+
+
+def hold_label(work):
+    ns = work["ns"]
+    for label, value in HOLD_NS.items():
+        if value == ns:
+            return label
+    return f"{ns}ns"
+
+
+def run(args, here):
+    contend = os.path.join(here, "..", "target", "release", "contend")
+    if not os.access(contend, os.X_OK):
+        sys.exit("lock-matrix: build first: cargo build --release")
+    cmd = [contend, "lock", "--lock", ",".join(LOCKS), "--threads", ",".join(map(str, THREADS)),
+           "--hold", ",".join(HOLDS), "--idle", "0", "--duration", args.duration,
+           "--warmup", args.warmup, "--runs", str(args.runs), "--no-progress",
+           "--export-json", args.out]
+    print("$ " + " ".join(cmd[1:]), file=sys.stderr)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.path.join(here, "..", "target", "lock-matrix.json"))
+    parser.add_argument("--from", dest="source", help="print from this export instead of measuring")
+    parser.add_argument("--duration", default="300ms")
+    parser.add_argument("--warmup", default="100ms")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if args.source is None:
+        run(args, here)
+        args.source = args.out
+    with open(args.source) as f:
+        doc = json.load(f)
+
+    cells = {}
+    for p in doc["points"]:
+        pt = p["point"]
+        key = (pt["workers"], hold_label(pt["hold"]))
+        cells.setdefault(key, {})[pt["lock"]] = {
+            "runs": [r["cs_per_s"] for r in p["runs"]],
+            "mean": p["stats"]["mean"],
+            "jain": p["sample"]["fairness"]["jain"],
+        }
+
+    print("uncontended lock+unlock through the worker loop (threads 1, hold 0), ns")
+    base = cells.get((1, "0"), {})
+    print("  " + "  ".join(f"{lock} {1e9 / base[lock]['mean']:.1f}" for lock in LOCKS if lock in base))
+    print()
+    head = f"{'thr':>4} {'hold':>6} " + " ".join(f"{lock[:12]:>12}" for lock in LOCKS)
+    head += f" {'best peer':>16} {'adpt/best':>9} {'±95%':>6} {'Jain a':>6} {'Jain p':>6} {'util a':>6} {'util pt':>7}  verdict"
+    print(head)
+    below = 0
+    for threads in THREADS:
+        for hold in HOLDS:
+            c = cells.get((threads, hold))
+            if not c or "adaptive" not in c:
+                continue
+            peers = [(c[p]["mean"], p) for p in PEERS if p in c]
+            best_mean, best = max(peers)
+            a = c["adaptive"]
+            r, h = ratio_ci(a["runs"], c[best]["runs"])
+            jain_ok = a["jain"] >= c[best]["jain"] - 0.05
+            ok = r >= 1.0 and jain_ok
+            below += not ok
+            if r >= 1.0:
+                speed = ""
+            elif h is not None and r + h >= 1.0:
+                speed = "slower (within noise)"
+            else:
+                speed = "SLOWER"
+            verdict = "ok" if ok else " ".join(w for w in [speed, "" if jain_ok else "UNFAIR"] if w)
+            util = lambda lock: f"{c[lock]['mean'] * HOLD_NS[hold] / 1e9:.2f}" if HOLD_NS[hold] else "-"
+            row = f"{threads:>4} {hold:>6} " + " ".join(f"{c[l]['mean'] / 1e3:>11.0f}K" for l in LOCKS if l in c)
+            ci = "-" if h is None else f"{h:.3f}"
+            row += f" {best:>16} {r:>9.3f} {ci:>6} {a['jain']:>6.3f}"
+            row += f" {c[best]['jain']:>6.3f} {util('adaptive'):>6} {util('pthread'):>7}  "
+            row += verdict
+            print(row)
+    print()
+    print(f"adaptive at or above the best peer with Jain within 0.05: {len(cells) - below} of {len(cells)} points")
+
+
+if __name__ == "__main__":
+    main()
