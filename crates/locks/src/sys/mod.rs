@@ -32,6 +32,8 @@ pub mod shm;
 pub mod sysv_sem;
 #[cfg(not(loom))]
 pub mod tid;
+#[cfg(not(loom))]
+pub mod wake_cost;
 
 #[cfg(not(loom))]
 pub mod alloc;
