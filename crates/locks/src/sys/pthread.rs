@@ -142,7 +142,7 @@ impl Mutex {
     ///
     /// The mutex must be of [`Kind::Default`] and locked (by any thread).
     #[inline]
-    pub unsafe fn unlock_for_owner(&self) {
+    pub unsafe fn unlock_from_other_thread(&self) {
         // SAFETY: an initialised default-kind mutex (caller's contract), for
         // which glibc's unlock path only touches the lock word and futex.
         let r = unsafe { libc::pthread_mutex_unlock(self.raw.get()) };

@@ -25,7 +25,7 @@ impl Channel for HandoffChannel {
     fn post(&self) {
         // SAFETY: a default-kind mutex, locked at creation and re-locked by
         // every `wait`; posts and waits alternate, so it is locked here.
-        unsafe { self.0.unlock_for_owner() };
+        unsafe { self.0.unlock_from_other_thread() };
     }
 
     #[inline]
