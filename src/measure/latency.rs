@@ -153,6 +153,14 @@ impl Latencies {
         base64::engine::general_purpose::STANDARD.encode(self.encode())
     }
 
+    /// Decodes what [`Self::encode_base64`] produced.
+    pub fn decode_base64(text: &str) -> Result<Self, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| format!("bad base64 in a latency histogram: {e}"))?;
+        Self::decode(&bytes)
+    }
+
     /// Decodes what [`Self::encode`] produced.
     pub fn decode(bytes: &[u8]) -> Result<Self, String> {
         let h: Histogram<u64> = Deserializer::new()

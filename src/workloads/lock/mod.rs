@@ -27,7 +27,7 @@ use crate::measure::futex::FutexCounters;
 use crate::measure::{Probes, UsageSource};
 use crate::runner::procs::Children;
 use crate::runner::signals;
-use crate::runner::threads::spawn_workers;
+use crate::runner::threads::{await_finished, spawn_workers};
 use crate::runner::{emergency, measure_window, wait_arrivals, Ending, Interrupted, Window};
 use crate::spec::Point;
 use anyhow::{anyhow, bail, Context, Result};
@@ -38,7 +38,7 @@ use shared::{Header, LockArena};
 use stall::StallWatch;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use worker::worker;
 
 /// What every point of a sweep shares.
@@ -118,19 +118,9 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
             } else {
                 drain_grace(point)
             };
-            let deadline = Instant::now() + grace;
-            loop {
-                let unfinished = handles
-                    .borrow()
-                    .as_ref()
-                    .map_or(0, |h| h.iter().filter(|h| !h.is_finished()).count());
-                if unfinished == 0 {
-                    break;
-                }
-                if Instant::now() >= deadline {
-                    return Err(anyhow!(StuckThreads(unfinished, grace)));
-                }
-                let _ = signals::wait_for(Duration::from_millis(5));
+            let unfinished = await_finished(&handles, grace);
+            if unfinished > 0 {
+                return Err(anyhow!(StuckThreads(unfinished, grace)));
             }
             for h in handles.borrow_mut().take().into_iter().flatten() {
                 h.join().map_err(|_| anyhow!("a worker thread panicked"))?;

@@ -23,7 +23,7 @@ use crate::measure::latency::Latencies;
 use crate::measure::tracefs::Tracer;
 use crate::measure::{Probes, UsageSource};
 use crate::runner::procs::Children;
-use crate::runner::threads::spawn_workers;
+use crate::runner::threads::{await_finished, spawn_workers};
 use crate::runner::{emergency, measure_window, signals, wait_arrivals, Edge, Ending, Interrupted, Window};
 use crate::spec::wakeup::{Length, WakeupPoint};
 use crate::spec::Mode;
@@ -151,21 +151,14 @@ pub fn run<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result<Wakeu
             .and_then(|e| e.downcast_ref::<Interrupted>())
             .map(|i| i.0);
         // Wait for every pair to leave (A posts B a last time on STOP).
-        let deadline =
-            Instant::now() + Duration::from_secs(10).max(Duration::from_nanos(point.interval_ns * 4));
-        while handles
-            .borrow()
-            .as_ref()
-            .is_some_and(|h| h.iter().any(|h| !h.is_finished()))
-        {
-            if Instant::now() >= deadline {
-                stuck_exit(
-                    point,
-                    window.as_ref().err(),
-                    interrupted.map_or(1, signals::exit_status),
-                );
-            }
-            let _ = signals::wait_for(Duration::from_millis(5));
+        let grace = Duration::from_secs(10).max(Duration::from_nanos(point.interval_ns * 4));
+        let unfinished = await_finished(&handles, grace);
+        if unfinished > 0 {
+            stuck_exit(
+                point,
+                window.as_ref().err(),
+                interrupted.map_or(1, signals::exit_status),
+            );
         }
         let mut records = Vec::with_capacity(n);
         for h in handles.borrow_mut().take().into_iter().flatten() {

@@ -4,7 +4,6 @@
 //! encoding (base64).
 
 use crate::measure::latency::Latencies;
-use base64::Engine;
 use serde::{Deserialize, Serialize};
 
 /// One pair's measurements.
@@ -49,13 +48,6 @@ struct Wire {
     stopped_trace: bool,
 }
 
-fn decode_histogram(text: &str) -> Result<Latencies, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("bad base64 in a pair record: {e}"))?;
-    Latencies::decode(&bytes)
-}
-
 impl PairRecord {
     /// Serializes for the trip from a worker process.
     pub fn to_json(&self) -> String {
@@ -78,9 +70,9 @@ impl PairRecord {
     pub fn from_json(text: &str) -> Result<Self, String> {
         let w: Wire = serde_json::from_str(text).map_err(|e| format!("a pair record: {e}"))?;
         Ok(Self {
-            round_trip: decode_histogram(&w.round_trip)?,
-            a_to_b: decode_histogram(&w.a_to_b)?,
-            b_to_a: decode_histogram(&w.b_to_a)?,
+            round_trip: Latencies::decode_base64(&w.round_trip)?,
+            a_to_b: Latencies::decode_base64(&w.a_to_b)?,
+            b_to_a: Latencies::decode_base64(&w.b_to_a)?,
             negative_one_way: w.negative_one_way,
             same_cpu_rounds: w.same_cpu_rounds,
             cpus_a: w.cpus_a,
