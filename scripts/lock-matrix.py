@@ -114,7 +114,8 @@ def main():
     base = cells.get((1, "0"), {})
     print("  " + "  ".join(f"{lock} {1e9 / base[lock]['mean']:.1f}" for lock in LOCKS if lock in base))
     print()
-    head = f"{'thr':>4} {'hold':>6} " + " ".join(f"{lock[:12]:>12}" for lock in LOCKS)
+    present = [lock for lock in LOCKS if any(lock in c for c in cells.values())]
+    head = f"{'thr':>4} {'hold':>6} " + " ".join(f"{lock[:12]:>12}" for lock in present)
     head += f" {'best peer':>16} {'adpt/best':>9} {'±95%':>6} {'Jain a':>6} {'Jain p':>6} {'util a':>6} {'util pt':>7}  verdict"
     print(head)
     below = 0
@@ -137,8 +138,8 @@ def main():
             else:
                 speed = "SLOWER"
             verdict = "ok" if ok else " ".join(w for w in [speed, "" if jain_ok else "UNFAIR"] if w)
-            util = lambda lock: f"{c[lock]['mean'] * HOLD_NS[hold] / 1e9:.2f}" if HOLD_NS[hold] else "-"
-            row = f"{threads:>4} {hold:>6} " + " ".join(f"{c[l]['mean'] / 1e3:>11.0f}K" for l in LOCKS if l in c)
+            util = lambda lock: f"{c[lock]['mean'] * HOLD_NS[hold] / 1e9:.2f}" if HOLD_NS[hold] and lock in c else "-"
+            row = f"{threads:>4} {hold:>6} " + " ".join(f"{c[l]['mean'] / 1e3:>11.0f}K" for l in present if l in c)
             ci = "-" if h is None else f"{h:.3f}"
             row += f" {best:>16} {r:>9.3f} {ci:>6} {a['jain']:>6.3f}"
             row += f" {c[best]['jain']:>6.3f} {util('adaptive'):>6} {util('pthread'):>7}  "

@@ -336,7 +336,11 @@ fn bad_input_is_refused_with_status_2() {
     );
     refused(
         &["lock", "--lock", "mcs,futex", "--spin", "10"],
-        "locks that take --spin: seed, futex, futex2, adaptive",
+        "locks that take --spin: seed, futex, futex2)",
+    );
+    refused(
+        &["lock", "--lock", "adaptive", "--threads", "70000"],
+        "takes at most 65536 workers",
     );
     refused(&["lock", "--hold", "5"], "no unit");
     refused(&["lock", "--hold", "5 parsecs"], "unknown unit");

@@ -273,6 +273,6 @@ mod tests {
     #[test]
     fn capability_lists() {
         assert_eq!(names_with(|c| c.spinners), "adaptive");
-        assert_eq!(names_with(|c| c.spin), "seed, futex, futex2, adaptive");
+        assert_eq!(names_with(|c| c.spin), "seed, futex, futex2");
     }
 }

@@ -32,21 +32,27 @@ fn critical(inside: &AtomicUsize) {
 
 /// `threads` threads each take the lock `rounds` times.
 fn check<L: RawLock>(config: LockConfig, threads: usize, rounds: usize) {
+    check_rounds::<L>(config, vec![rounds; threads]);
+}
+
+/// One thread per entry, each taking the lock that many times (the first
+/// entry is the model's main thread).
+fn check_rounds<L: RawLock>(config: LockConfig, rounds: Vec<usize>) {
     builder().check(move || {
         let lock = Arc::new(L::new(&config));
         let inside = Arc::new(AtomicUsize::new(0));
-        let body = {
+        let body = |n: usize| {
             let (lock, inside) = (lock.clone(), inside.clone());
             move || {
                 let node = L::Node::default();
                 let mut stats = LockStats::default();
-                for _ in 0..rounds {
+                for _ in 0..n {
                     lock.with(&node, &mut stats, || critical(&inside));
                 }
             }
         };
-        let others: Vec<_> = (1..threads).map(|_| thread::spawn(body.clone())).collect();
-        body();
+        let others: Vec<_> = rounds[1..].iter().map(|&n| thread::spawn(body(n))).collect();
+        body(rounds[0])();
         for t in others {
             t.join().unwrap();
         }
@@ -79,6 +85,18 @@ fn adaptive_excludes_and_wakes_under_every_policy() {
         check::<Adaptive>(config(2, policy), 3, 1);
         check::<Adaptive>(config(2, policy), 2, 2);
     }
+}
+
+/// The paths that need a thread to come back after giving a turn, with a
+/// third thread asleep: the turn-giver waiting for the slot or retiring
+/// politely, the rotation that keeps the slot for a woken sleeper, and a
+/// sleeper taking that slot. One thread coming back reaches them in six
+/// minutes. Three threads taking the lock twice each go further (they
+/// caught a retiring sleeper that ignored WAKING as a deadlock within two
+/// minutes) but do not finish in fifteen, too long for CI.
+#[test]
+fn adaptive_turns_and_rotations_lose_no_wake() {
+    check_rounds::<Adaptive>(config(2, Spinners::One), vec![2, 1, 1]);
 }
 
 /// The queue locks' handoffs, including MCS's unlock that must wait for a

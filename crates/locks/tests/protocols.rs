@@ -5,10 +5,10 @@ use locks::raw::{Adaptive, FutexMutex, Seed};
 use locks::{LockConfig, LockStats, RawLock, Spinners};
 use std::time::Duration;
 
-fn cycles<L: RawLock<Node = ()>>(lock: &L, n: u64) -> LockStats {
-    let mut stats = LockStats::default();
+fn cycles<L: RawLock>(lock: &L, n: u64) -> LockStats {
+    let (node, mut stats) = (L::Node::default(), LockStats::default());
     for _ in 0..n {
-        lock.with(&(), &mut stats, || ());
+        lock.with(&node, &mut stats, || ());
     }
     stats
 }
@@ -74,14 +74,16 @@ fn futex_mutex_announces_waiters_and_wakes_them() {
 
 /// Runs `threads` threads through `rounds` critical sections that sleep, so
 /// waiters pile up, and returns the summed stats.
-fn contended<L: RawLock<Node = ()>>(lock: &L, threads: usize, rounds: usize) -> LockStats {
+fn contended<L: RawLock>(lock: &L, threads: usize, rounds: usize) -> LockStats {
     let total = std::sync::Mutex::new(LockStats::default());
     std::thread::scope(|s| {
         for _ in 0..threads {
             s.spawn(|| {
-                let mut stats = LockStats::default();
+                let (node, mut stats) = (L::Node::default(), LockStats::default());
                 for _ in 0..rounds {
-                    lock.with(&(), &mut stats, || std::thread::sleep(Duration::from_micros(50)));
+                    lock.with(&node, &mut stats, || {
+                        std::thread::sleep(Duration::from_micros(50))
+                    });
                 }
                 let mut t = total.lock().unwrap();
                 t.spins += stats.spins;
@@ -91,6 +93,15 @@ fn contended<L: RawLock<Node = ()>>(lock: &L, threads: usize, rounds: usize) -> 
         }
     });
     total.into_inner().unwrap()
+}
+
+#[test]
+fn adaptive_uncontended_is_one_cas_each_way() {
+    // The fast paths leave the word exactly 0: no tick, no mark, no wake.
+    let lock = <Adaptive>::new(&LockConfig::default());
+    let stats = cycles(&lock, 1000);
+    assert_eq!((stats.spins, stats.waits, stats.wakes), (0, 0, 0), "{stats:?}");
+    assert_eq!(lock.word(), 0);
 }
 
 #[test]
@@ -114,5 +125,59 @@ fn adaptive_spinners_spin_then_sleep_on_long_holds() {
         });
         let stats = contended(&lock, 4, 50);
         assert!(stats.spins > 0 && stats.waits > 0, "{policy:?}: {stats:?}");
+    }
+}
+
+/// Every one of `threads` threads, looping on the lock with empty critical
+/// sections, completes `rounds` of them before a generous deadline: none
+/// is starved by the others re-locking at once. (Whether the threads
+/// overlap is up to the scheduler, so spins are not asserted.)
+fn nobody_starves<L: RawLock>(lock: &L, threads: usize, rounds: u64) {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    let (done, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let start = std::sync::Barrier::new(threads);
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                let (node, mut stats, mut mine) = (L::Node::default(), LockStats::default(), 0u64);
+                start.wait();
+                while !stop.load(Relaxed) {
+                    lock.with(&node, &mut stats, || ());
+                    mine += 1;
+                    if mine == rounds && done.fetch_add(1, Relaxed) + 1 == threads {
+                        stop.store(true, Relaxed);
+                    }
+                    if std::time::Instant::now() > deadline {
+                        stop.store(true, Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    assert_eq!(done.into_inner(), threads, "some thread starved for 20 s");
+}
+
+#[test]
+fn adaptive_gives_the_spinner_its_turn() {
+    // Two threads re-locking at once: the spinner only gets in through its
+    // turn (or a lucky barge), and both must finish their rounds.
+    let lock = <Adaptive>::new(&LockConfig::default());
+    nobody_starves(&lock, 2, 1_000_000);
+    assert_eq!(lock.word() & 0b11, 0, "left locked: {:#x}", lock.word());
+}
+
+#[test]
+fn adaptive_rotates_sleepers_in() {
+    // More threads than the one spinner slot: the others sleep, and only
+    // rotation (or a lucky barge) brings them back.
+    for policy in [Spinners::None, Spinners::One, Spinners::Many] {
+        let lock = <Adaptive>::new(&LockConfig {
+            spinners: policy,
+            ..LockConfig::default()
+        });
+        nobody_starves(&lock, 8, 20_000);
+        // No waiter is left counted, and no mark is left set but the ticks.
+        assert_eq!(lock.word() & !(0xf << 5), 0, "{policy:?}: {:#x}", lock.word());
     }
 }

@@ -107,6 +107,9 @@ pub struct Caps {
     pub needs_sem_set: bool,
     /// Survives its owner's death: the next locker recovers it (robust).
     pub robust: bool,
+    /// The most workers that may share one lock (a field in the lock word
+    /// counts the waiters).
+    pub max_workers: u32,
 }
 
 impl Caps {
@@ -122,6 +125,7 @@ impl Caps {
         needs_file: false,
         needs_sem_set: false,
         robust: false,
+        max_workers: u32::MAX,
     };
 }
 
@@ -142,8 +146,7 @@ pub enum Spinners {
 #[derive(Debug, Clone, Copy)]
 pub struct LockConfig {
     /// Spin budget for locks with [`Caps::spin`]: how many attempts a waiter
-    /// makes in user space before it sleeps (for `adaptive`, the most its
-    /// adaptive budget may grow to). At least 1.
+    /// makes in user space before it sleeps. At least 1.
     pub spin: u32,
     /// Waiting policy for locks with [`Caps::spinners`].
     pub spinners: Spinners,
