@@ -154,6 +154,13 @@ fn ticks(w: u32) -> u32 {
     (w & TICKS) >> 5
 }
 
+/// `n` pause instructions (about 14 ns each here).
+fn pause(n: u32) {
+    for _ in 0..n {
+        spin_loop();
+    }
+}
+
 /// Whether the owner left rather than released and re-locked: the ticks
 /// moved by at most one between two looks.
 fn left(before: u32, w: u32) -> bool {
@@ -172,8 +179,9 @@ pub struct AdaptiveNode {
 /// The adaptive mutex; see the module docs.
 pub struct Adaptive<F: Futex = DefaultFutex> {
     word: CachePadded<AtomicU32>,
-    /// The owner's own line: unlocks that reached the slow path, turns
-    /// given, and when sleepers are next due a hand-off.
+    /// The owner's own line: unlocks that could have handed the lock to a
+    /// sleeper (nobody spinning), turns given, and when sleepers are next
+    /// due a hand-off.
     slow_unlocks: CachePadded<AtomicU32>,
     turns: AtomicU32,
     next_handoff: AtomicU64,
@@ -242,20 +250,13 @@ impl<F: Futex> Adaptive<F> {
     /// and clearing the bits in `clear`.
     #[inline]
     fn take(&self, allowed: &[u32], delta: i64, clear: u32) -> bool {
-        let mut w = self.word.load(Ordering::Relaxed);
-        loop {
-            if !allowed.contains(&(w & STATE)) {
-                return false;
-            }
-            let next = (i64::from((w & !STATE & !clear) | LOCKED) + delta) as u32;
-            match self
-                .word
-                .compare_exchange_weak(w, next, Ordering::Acquire, Ordering::Relaxed)
-            {
-                Ok(_) => return true,
-                Err(now) => w = now,
-            }
-        }
+        self.word
+            .fetch_update(Ordering::Acquire, Ordering::Relaxed, |w| {
+                allowed
+                    .contains(&(w & STATE))
+                    .then(|| (i64::from((w & !STATE & !clear) | LOCKED) + delta) as u32)
+            })
+            .is_ok()
     }
 
     /// Whether an arriving thread may take a spinner slot: one is free and
@@ -266,17 +267,11 @@ impl<F: Futex> Adaptive<F> {
 
     /// Takes a spinner slot if the policy has one free.
     fn enter_spinning(&self) -> bool {
-        let mut w = self.word.load(Ordering::Relaxed);
-        while self.slot_free(w) {
-            match self
-                .word
-                .compare_exchange_weak(w, w + SPINNER, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return true,
-                Err(now) => w = now,
-            }
-        }
-        false
+        self.word
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+                self.slot_free(w).then_some(w + SPINNER)
+            })
+            .is_ok()
     }
 
     /// Spins in a slot; true if it took the lock (leaving the slot in the
@@ -326,10 +321,7 @@ impl<F: Futex> Adaptive<F> {
                 }
                 _ => {}
             }
-            let n = if asked_at.is_some() { 1 } else { pauses };
-            for _ in 0..n {
-                spin_loop();
-            }
+            pause(if asked_at.is_some() { 1 } else { pauses });
             pauses = (pauses * 2).min(QUIET_PAUSES);
         }
     }
@@ -338,20 +330,23 @@ impl<F: Futex> Adaptive<F> {
     /// the last spinner out withdraws WANT, which would otherwise keep the
     /// lock reserved (idle) through a sleeper's wake-up.
     fn become_sleeper(&self) {
-        let mut w = self.word.load(Ordering::Relaxed);
-        loop {
-            let mut next = w - SPINNER + SLEEPER;
-            if spinners(w) == 1 {
-                next &= !WANT;
-            }
-            match self
-                .word
-                .compare_exchange_weak(w, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(now) => w = now,
-            }
+        let _ = self.word.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+            let next = w - SPINNER + SLEEPER;
+            Some(if spinners(w) == 1 { next & !WANT } else { next })
+        });
+    }
+
+    /// Spins in the slot just taken, and sleeps if the spin gives up.
+    fn spin_or_sleep(&self, stats: &mut LockStats) {
+        if !self.spin(stats) {
+            self.sleep_until_acquired(stats, false);
         }
+    }
+
+    /// Counts this thread as a sleeper and runs the sleeping loop.
+    fn sleep(&self, stats: &mut LockStats, retiring: bool) {
+        self.word.fetch_add(SLEEPER, Ordering::Relaxed);
+        self.sleep_until_acquired(stats, retiring);
     }
 
     /// The sleeping loop of a thread already counted as a sleeper: takes
@@ -375,9 +370,7 @@ impl<F: Futex> Adaptive<F> {
                 if let Some(before) = polite {
                     if w & STATE == UNLOCKED && !left(before, w) {
                         polite = Some(ticks(w));
-                        for _ in 0..FIRST_PAUSES {
-                            spin_loop();
-                        }
+                        pause(FIRST_PAUSES);
                         continue;
                     }
                 }
@@ -415,10 +408,7 @@ impl<F: Futex> Adaptive<F> {
     fn lock_contended(&self, stats: &mut LockStats) {
         for retry in 0..SLOT_RETRIES {
             if self.enter_spinning() {
-                if self.spin(stats) {
-                    return;
-                }
-                return self.sleep_until_acquired(stats, false);
+                return self.spin_or_sleep(stats);
             }
             if self.max_spinners == 0 {
                 break;
@@ -427,17 +417,14 @@ impl<F: Futex> Adaptive<F> {
                 return;
             }
             if retry < 4 {
-                for _ in 0..(1u32 << retry) {
-                    spin_loop();
-                }
+                pause(1 << retry);
             } else {
                 // Oversubscribed, this gives the CPU to the owner; on an
                 // idle CPU it returns at once.
                 yield_now();
             }
         }
-        self.word.fetch_add(SLEEPER, Ordering::Relaxed);
-        self.sleep_until_acquired(stats, false);
+        self.sleep(stats, false);
     }
 
     /// The lock of a thread whose last unlock gave a spinner its turn: it
@@ -448,10 +435,7 @@ impl<F: Futex> Adaptive<F> {
         let mut taken = false;
         loop {
             if self.enter_spinning() {
-                if !self.spin(stats) {
-                    self.sleep_until_acquired(stats, false);
-                }
-                return;
+                return self.spin_or_sleep(stats);
             }
             // The spinner we gave the turn to frees its slot as it takes
             // the lock, within a cache miss or two: wait for that (and look
@@ -464,8 +448,7 @@ impl<F: Futex> Adaptive<F> {
             taken = w & STATE != TO_WAITER;
             spin_loop();
         }
-        self.word.fetch_add(SLEEPER, Ordering::Relaxed);
-        self.sleep_until_acquired(stats, true);
+        self.sleep(stats, true);
     }
 
     /// The unlock of a word that holds more than state 1: waiters, or a
