@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The contended lock matrix: `adaptive` against the library locks.
 
-Runs one `contend lock` sweep over locks x threads {1, 2, 4, 16, 256} x
-hold {0, 100ns, 1us, 10us} (idle 0, --runs 3), keeps the JSON export, and
-prints for every (threads, hold) point:
+Measures locks x threads {1, 2, 4, 16, 256} x hold {0, 100ns, 1us, 10us}
+(idle 0, 3 runs) with `contend lock`, keeps the runs as one JSON export,
+and prints for every (threads, hold) point:
 
 - each lock's mean cs/s;
 - adaptive's ratio to the best of pthread, pthread-adaptive, std and
@@ -14,6 +14,14 @@ prints for every (threads, hold) point:
 
 It also prints each lock's uncontended cost (threads 1, hold 0), in ns per
 lock+unlock through the worker loop (which costs about 2.7 ns by itself).
+
+Interleaved, because the host's steal comes in bursts: one sweep with
+`--runs 3` runs lock-major, so a lock's points run some 25 s away from
+its peers' and a burst of 40% steal lands on one lock only (it made a
+4-thread, 10 us point read 0.70x in one sweep and 1.0x in an A/B run a
+minute later). Here each `contend lock` call measures the five locks at
+one (threads, hold) point back to back, once, and the whole round is
+repeated `--runs` times; the runs of a point are then merged.
 
 Usage: scripts/lock-matrix.py [--out FILE] [--duration 300ms] [--runs 3]
        scripts/lock-matrix.py --from FILE      (only print, from an export)
@@ -77,12 +85,32 @@ def run(args, here):
     contend = os.path.join(here, "..", "target", "release", "contend")
     if not os.access(contend, os.X_OK):
         sys.exit("lock-matrix: build first: cargo build --release")
-    cmd = [contend, "lock", "--lock", ",".join(LOCKS), "--threads", ",".join(map(str, THREADS)),
-           "--hold", ",".join(HOLDS), "--idle", "0", "--duration", args.duration,
-           "--warmup", args.warmup, "--runs", str(args.runs), "--no-progress",
-           "--export-json", args.out]
-    print("$ " + " ".join(cmd[1:]), file=sys.stderr)
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    merged, points = None, {}
+    part = args.out + ".part"
+    for round_ in range(args.runs):
+        for threads in THREADS:
+            for hold in HOLDS:
+                cmd = [contend, "lock", "--lock", ",".join(LOCKS), "--threads", str(threads),
+                       "--hold", hold, "--idle", "0", "--duration", args.duration,
+                       "--warmup", args.warmup, "--runs", "1", "--no-progress",
+                       "--export-json", part]
+                if round_ == 0 and threads == THREADS[0] and hold == HOLDS[0]:
+                    print("$ (x%d rounds, each point) " % args.runs + " ".join(cmd[1:]), file=sys.stderr)
+                subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                with open(part) as f:
+                    doc = json.load(f)
+                merged = merged or doc
+                for p in doc["points"]:
+                    key = (p["point"]["lock"], threads, hold)
+                    if key in points:
+                        points[key]["runs"].extend(p["runs"])
+                    else:
+                        points[key] = p
+    os.remove(part)
+    merged["points"] = list(points.values())
+    merged["lock_matrix"] = {"rounds": args.runs, "order": "interleaved: locks back to back per point"}
+    with open(args.out, "w") as f:
+        json.dump(merged, f)
 
 
 def main():
@@ -104,10 +132,12 @@ def main():
     for p in doc["points"]:
         pt = p["point"]
         key = (pt["workers"], hold_label(pt["hold"]))
+        runs = sorted(p["runs"], key=lambda r: r["cs_per_s"])
         cells.setdefault(key, {})[pt["lock"]] = {
-            "runs": [r["cs_per_s"] for r in p["runs"]],
-            "mean": p["stats"]["mean"],
-            "jain": p["sample"]["fairness"]["jain"],
+            "runs": [r["cs_per_s"] for r in runs],
+            "mean": sum(r["cs_per_s"] for r in runs) / len(runs),
+            # The median run's, as the table of `contend lock` reports it.
+            "jain": runs[len(runs) // 2]["fairness"]["jain"],
         }
 
     print("uncontended lock+unlock through the worker loop (threads 1, hold 0), ns")
