@@ -89,11 +89,12 @@ fn adaptive_excludes_and_wakes_under_every_policy() {
 
 /// The paths that need a thread to come back after giving a turn, with a
 /// third thread asleep: the turn-giver waiting for the slot or retiring
-/// politely, the rotation that keeps the slot for a woken sleeper, and a
-/// sleeper taking that slot. One thread coming back reaches them in six
-/// minutes. Three threads taking the lock twice each go further (they
-/// caught a retiring sleeper that ignored WAKING as a deadlock within two
-/// minutes) but do not finish in fifteen, too long for CI.
+/// when its quantum is over (under loom, every other look), the rotation
+/// that keeps the slot for a woken sleeper, and only the entitled
+/// sleeper taking that slot. One thread coming back reaches them in about
+/// eight minutes. Three threads taking the lock twice each go further
+/// (they caught a retiring sleeper that ignored WAKING as a deadlock
+/// within two minutes) but do not finish in fifteen, too long for CI.
 #[test]
 fn adaptive_turns_and_rotations_lose_no_wake() {
     check_rounds::<Adaptive>(config(2, Spinners::One), vec![2, 1, 1]);

@@ -170,7 +170,8 @@ fn adaptive_gives_the_spinner_its_turn() {
 #[test]
 fn adaptive_rotates_sleepers_in() {
     // More threads than the one spinner slot: the others sleep, and only
-    // rotation (or a lucky barge) brings them back.
+    // rotation (a quantum ending) or a free lock nobody spins for brings
+    // them back.
     for policy in [Spinners::None, Spinners::One, Spinners::Many] {
         let lock = <Adaptive>::new(&LockConfig {
             spinners: policy,
@@ -180,4 +181,47 @@ fn adaptive_rotates_sleepers_in() {
         // No waiter is left counted, and no mark is left set but the ticks.
         assert_eq!(lock.word() & !(0xf << 5), 0, "{policy:?}: {:#x}", lock.word());
     }
+}
+
+#[test]
+fn adaptive_leaves_nobody_asleep_when_threads_stop() {
+    // Threads that hold for 10 µs rotate through the quantum; when they
+    // stop, the last unlocks must still wake whoever sleeps. A version
+    // whose unlocks trusted a stale ROTATING mark (its woken sleeper had
+    // taken the lock instead) left sleepers behind in about one stop in
+    // ten. A stuck stop cannot be joined, so the watchdog ends the process.
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+    let lock = <Adaptive>::new(&LockConfig::default());
+    for round in 0..100 {
+        let (stop, finished) = (AtomicBool::new(false), AtomicUsize::new(0));
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    let (node, mut stats) = (Default::default(), LockStats::default());
+                    while !stop.load(Relaxed) {
+                        lock.with(&node, &mut stats, || {
+                            let t = std::time::Instant::now();
+                            while t.elapsed() < Duration::from_micros(10) {}
+                        });
+                    }
+                    finished.fetch_add(1, Relaxed);
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            stop.store(true, Relaxed);
+            let since = std::time::Instant::now();
+            while finished.load(Relaxed) < 4 {
+                if since.elapsed() > Duration::from_secs(10) {
+                    eprintln!(
+                        "round {round}: {} of 4 threads stuck in lock, word {:#x}",
+                        4 - finished.load(Relaxed),
+                        lock.word()
+                    );
+                    std::process::abort();
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
+    }
+    assert_eq!(lock.word() & !(0xf << 5), 0, "{:#x}", lock.word());
 }

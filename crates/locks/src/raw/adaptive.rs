@@ -22,9 +22,12 @@
 //! near 70% lock utilization at a 1 µs hold; and at a 0 ns hold, every
 //! hand-over between CPUs costs more than the critical section. This one:
 //!
-//! 1. **Costs one CAS each way when nobody waits**, and one load and one
-//!    CAS each way when a spinner waits: the counts live in the word, so
-//!    the owner's unlock is a single RMW whatever it decides.
+//! 1. **Costs one CAS each way**, whether or not a spinner waits: the
+//!    counts live in the word, so the owner's unlock is a single RMW
+//!    whatever it decides, and the thread's node remembers the value it
+//!    last wrote, so an owner that re-locks at once CASes from the word
+//!    as it left it rather than from a bare 0 or 1 that no longer
+//!    matches (that guess doubled throughput at a 0 ns hold).
 //! 2. **Lets the owner run batches.** A spinner waits its turn for twice
 //!    the wake cost measured at start-up (`sys::wake_cost`, about 20 µs
 //!    here), looking at the word rarely (backing off to about 3.5 µs
@@ -48,40 +51,53 @@
 //!    bounds the spinners (`none` 0, `one` 1, `many` 127); other waiters
 //!    pause and yield a few times (the slot frees when its spinner takes
 //!    its turn), then sleep, so on an oversubscribed machine waiters do
-//!    not take the CPU away from the owner.
-//! 6. **Rotates sleepers in.** Every fourth turn, if anyone sleeps, the
-//!    unlock also wakes a sleeper and keeps the spinner slot for it
-//!    (ROTATING); the thread that gave the turn finds no slot and retires
-//!    to sleep. So the active pair changes about every 100 µs at a short
-//!    hold, and sleepers do not starve. With no spinner at all (policy
-//!    `none`), an unlock hands the lock straight to a sleeper (state 2) at
-//!    most every millisecond instead, as parking_lot's eventual fairness
-//!    does.
+//!    not take the CPU away from the owner. They do not take a free lock
+//!    that a spinner or a woken sleeper is about to take.
+//! 6. **Rotates by time, first come first served.** A thread stays in the
+//!    active set (owner or spinner) for a quantum of 50 wake costs (about
+//!    500 µs), counted from when it last slept. At the first turn it
+//!    gives after that (or, with no spinner, the first unlock), if anyone
+//!    sleeps, the unlock also wakes a sleeper to take the spinner slot
+//!    (ROTATING; with no spinner it hands the lock to a sleeper: state
+//!    2), and the thread goes to sleep itself. A rotation
+//!    costs one wake per quantum, about 2%. Sleepers sleep on a separate
+//!    futex word, the bell, which changes only when a wake is rung, so a
+//!    woken sleeper that finds nothing for it gets back to sleep in one
+//!    syscall (on the lock word, whose ticks change at every unlock, it
+//!    looped on failing waits). Only a sleeper for which a wake was rung
+//!    may act on it, so the kernel's first-in first-out wake order is the
+//!    rotation order: a thread that has just run cannot take the slot
+//!    kept for the one woken.
 //!
 //! Why one word: every decision (wake or not, hand off to whom, sleep or
 //! claim) is made on the value a single read-modify-write returned, so the
 //! protocol needs no store-load ordering between two variables. A first
 //! version kept the counts beside the word and loom found a lost wake: a
 //! spinner could turn sleeper between the unlocker's read of the counts
-//! and its write of the word.
+//! and its write of the word. The bell is not part of the decisions: it
+//! only tells a sleeper that something was decided for the sleepers since
+//! it last looked.
 //!
-//! The node's turn mark is state across acquisitions; a caller that uses
-//! a fresh node each time only loses the batch protection. `--spin` does
-//! not apply: the budgets are times derived from the measured wake cost.
-//! At most 65 535 threads may wait at once (the sleeper field).
+//! The node (turn mark, CAS guess, quantum) is state across acquisitions;
+//! a caller that uses a fresh node each time loses those, not correctness.
+//! `--spin` does not apply: the budgets are times derived from the
+//! measured wake cost. At most 65 535 threads may wait at once (the
+//! sleeper field).
 //!
 //! Known failure modes: with many more threads than CPUs, a woken sleeper
 //! may preempt the owner inside the lock (the scheduler favours the
 //! thread that slept), and a spinner then spends its patience for
-//! nothing; barging by threads that have not slept yet still favours them
-//! over sleepers between rotations.
+//! nothing; and a thread whose quantum is cut short (it found the slot
+//! kept for a woken sleeper, or its spin gave up) gets a shorter stay, so
+//! over short windows with hundreds of threads the shares still spread.
 
-use crate::primitive::{spin_loop, AtomicU32, AtomicU64, Ordering};
+use crate::primitive::{spin_loop, AtomicU32, Ordering};
 use crate::sys::{DefaultFutex, Futex};
 use crate::{Caps, LockConfig, LockStats, RawLock, Spinners, TryLock};
 use crossbeam_utils::CachePadded;
 #[cfg(loom)]
 use loom::thread::yield_now;
+use std::cell::Cell;
 use std::marker::PhantomData;
 #[cfg(not(loom))]
 use std::thread::yield_now;
@@ -128,19 +144,18 @@ const FIRST_PAUSES: u32 = 8;
 /// (about 3.5 µs): rare enough not to pull the line away from an owner
 /// that re-locks at once, often enough to see a lock left free.
 const QUIET_PAUSES: u32 = 256;
-/// Every this many turns, if anyone sleeps, the turn also wakes a sleeper
-/// to take the next spinner slot, and the thread that gave the turn finds
-/// no slot and sleeps: the active set rotates through the sleepers.
+/// Slow unlocks between looks at the clock for the owner's quantum
+/// (about 25 ns a look through the vDSO: at a 0 ns hold, 1% of a
+/// critical section).
 #[cfg(not(loom))]
-const ROTATE_EVERY: u32 = 4;
-#[cfg(loom)]
-const ROTATE_EVERY: u32 = 2;
-/// How often sleepers are handed the lock when nobody spins, ns.
+const CLOCK_EVERY: u32 = 32;
+/// The quantum, in wake costs: a thread stays in the active set (owner or
+/// spinner) this long before it makes way for a sleeper, so a rotation,
+/// which costs one wake, costs about 2% of the time it buys. (At 25, 4
+/// threads at a 1 µs hold lost some 5% of throughput to rotations; at 50,
+/// 256 threads still share within Jain 0.95 at a 1 µs hold over 200 ms.)
 #[cfg(not(loom))]
-const HANDOFF_PERIOD_NS: u64 = 1_000_000;
-/// Slow unlocks between looks at the clock for the hand-off period.
-#[cfg(not(loom))]
-const CLOCK_EVERY: u32 = 64;
+const QUANTUM_WAKES: u64 = 50;
 
 fn spinners(w: u32) -> u32 {
     (w & SPINNERS) >> 9
@@ -167,35 +182,63 @@ fn left(before: u32, w: u32) -> bool {
     ticks(w).wrapping_sub(before) & 0xf <= 1
 }
 
-/// A thread's state across its acquisitions: whether its last unlock gave
-/// a spinner its turn, so that its next lock queues instead of barging
-/// back in (the turn would otherwise buy the spinner one critical
-/// section). Callers that use a fresh node per acquisition just lose that.
+/// What a thread's next lock does, decided by its last unlock.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// Try the fast path.
+    #[default]
+    Fast,
+    /// The unlock gave a spinner its turn: queue instead of barging back
+    /// in (the turn would otherwise buy the spinner one critical section).
+    AfterTurn,
+    /// The unlock ended the thread's quantum: sleep, behind the sleepers.
+    Retire,
+}
+
+/// A thread's state across its acquisitions: callers that use a fresh
+/// node per acquisition lose the batch protection, the CAS guess and the
+/// quantum, not correctness.
 #[derive(Debug, Default)]
 pub struct AdaptiveNode {
-    gave_turn: std::cell::Cell<bool>,
+    next: Cell<Next>,
+    /// The value the thread's last lock or unlock wrote to the word, the
+    /// guess for its next CAS. While a spinner waits the word carries the
+    /// spinner count, so a CAS that expects the bare 0 or 1 fails and a
+    /// second one is needed each way (measured: that halved throughput at
+    /// a 0 ns hold); an owner that re-locks at once finds the word as it
+    /// left it, and the guess makes that one CAS each way.
+    word: Cell<u32>,
+    /// When the thread's stay in the active set began, ns (0: not yet
+    /// measured; set at its first look at the clock after it slept).
+    since: Cell<u64>,
+    /// Slow unlocks left before the next look at the clock.
+    countdown: Cell<u32>,
 }
 
 /// The adaptive mutex; see the module docs.
 pub struct Adaptive<F: Futex = DefaultFutex> {
     word: CachePadded<AtomicU32>,
-    /// The owner's own line: unlocks that could have handed the lock to a
-    /// sleeper (nobody spinning), turns given, and when sleepers are next
-    /// due a hand-off.
-    slow_unlocks: CachePadded<AtomicU32>,
-    turns: AtomicU32,
-    next_handoff: AtomicU64,
+    /// What sleepers sleep on: a count of the wakes rung. Sleeping on the
+    /// word itself fails whenever it changed since the sleeper read it,
+    /// which with an owner cycling every 20 ns is nearly always, so a
+    /// woken sleeper that found nothing for it could not get back to
+    /// sleep: it looped on failing waits (hundreds per wake, measured)
+    /// and barged in. The bell changes only when a wake is meant.
+    bell: CachePadded<AtomicU32>,
     max_spinners: u32,
     /// How long a spinner waits before it asks for its turn, ns.
     turn_ns: u64,
     /// How long a spinner waits for its turn before it sleeps, ns.
     patience_ns: u64,
+    /// How long a thread stays active before it makes way, ns.
+    #[cfg(not(loom))]
+    quantum_ns: u64,
     futex: PhantomData<F>,
 }
 
 /// Monotonic ns (about 25 ns through the vDSO, and read once every
 /// `CLOCK_EVERY` slow unlocks; the coarse clock's resolution, a 4 ms tick
-/// at HZ=250, is too coarse for the period).
+/// at HZ=250, is too coarse for the quantum).
 #[cfg(not(loom))]
 fn now_ns() -> u64 {
     let mut t = libc::timespec {
@@ -259,6 +302,25 @@ impl<F: Futex> Adaptive<F> {
             .is_ok()
     }
 
+    /// Takes a free lock (state 0, or 3 with nobody left to take it) that
+    /// no spinner will take, leaving the sleeper count if `sleeper`. Only
+    /// an `entitled` sleeper (a wake was rung for it) may take it from
+    /// under a mark, clearing the marks: it is the woken thread, or the
+    /// wake went to nobody, and a mark left with nobody entitled to it
+    /// would stop the unlocks from waking anyone. Anyone else leaves a marked lock to the woken: a
+    /// waiter that found no slot, or a sleeper that has just arrived, does
+    /// not overtake those queued.
+    fn take_free(&self, sleeper: bool, entitled: bool) -> bool {
+        let delta = if sleeper { SLEEPER } else { 0 };
+        self.word
+            .fetch_update(Ordering::Acquire, Ordering::Relaxed, |w| {
+                let free = matches!(w & STATE, UNLOCKED | TO_WAITER);
+                let nobody_else = spinners(w) == 0 && (entitled || w & (WAKING | ROTATING) == 0);
+                (free && nobody_else).then(|| ((w & !STATE & !WAKING & !ROTATING) | LOCKED) - delta)
+            })
+            .is_ok()
+    }
+
     /// Whether an arriving thread may take a spinner slot: one is free and
     /// not kept for an awake sleeper.
     fn slot_free(&self, w: u32) -> bool {
@@ -274,8 +336,9 @@ impl<F: Futex> Adaptive<F> {
             .is_ok()
     }
 
-    /// Spins in a slot; true if it took the lock (leaving the slot in the
-    /// same CAS). On false the thread has become a sleeper (same RMW).
+    /// Spins in a slot; `Ok` if it took the lock (leaving the slot in the
+    /// same CAS). `Err` if the thread has become a sleeper (same RMW),
+    /// with the bell as it was before (see `sleep_until_acquired`).
     ///
     /// Two phases. Waiting its turn, the spinner looks at the word rarely
     /// (backing off to `QUIET_PAUSES`), and takes the lock only if it finds
@@ -285,11 +348,12 @@ impl<F: Futex> Adaptive<F> {
     /// until an unlock reserves the lock for it, or until `patience_ns`
     /// pass without one (the owner is preempted or holds for long:
     /// sleeping is then cheaper).
-    fn spin(&self, stats: &mut LockStats) -> bool {
+    fn spin(&self, stats: &mut LockStats) -> Result<(), u32> {
         let mut clock = Stopwatch::start();
         let mut asked_at: Option<u64> = None;
         let mut last_ticks: Option<u32> = None;
         let mut pauses = FIRST_PAUSES;
+        let mut quick = false;
         loop {
             let w = self.word.load(Ordering::Relaxed);
             let left = last_ticks.is_some_and(|t| left(t, w));
@@ -299,7 +363,7 @@ impl<F: Futex> Adaptive<F> {
                 _ => false,
             };
             if free && self.take(&[UNLOCKED, TO_WAITER], -i64::from(SPINNER), WANT) {
-                return true;
+                return Ok(());
             }
             last_ticks = Some(ticks(w));
             stats.spins += 1;
@@ -316,95 +380,144 @@ impl<F: Futex> Adaptive<F> {
                     asked_at = Some(now);
                 }
                 Some(at) if now - at >= self.patience_ns => {
-                    self.become_sleeper();
-                    return false;
+                    return Err(self.become_sleeper());
                 }
                 _ => {}
             }
-            pause(if asked_at.is_some() { 1 } else { pauses });
+            // A free lock seen after a quiet pause is looked at again
+            // soon, once: an owner that re-locks at once has cycled by
+            // then (the ticks say so), but one that left for its work
+            // outside the lock has not, and the lock is taken while it
+            // works (at a 10% duty cycle, the spinner otherwise saw the
+            // ticks move over its 3.5 µs pause and waited its turn while
+            // the other CPU idled).
+            quick = w & STATE == UNLOCKED && !quick;
+            pause(if asked_at.is_some() {
+                1
+            } else if quick {
+                FIRST_PAUSES
+            } else {
+                pauses
+            });
             pauses = (pauses * 2).min(QUIET_PAUSES);
         }
     }
 
     /// From spinner to sleeper in one RMW, so no unlock can see neither;
     /// the last spinner out withdraws WANT, which would otherwise keep the
-    /// lock reserved (idle) through a sleeper's wake-up.
-    fn become_sleeper(&self) {
+    /// lock reserved (idle) through a sleeper's wake-up. Returns the bell
+    /// as it was before.
+    fn become_sleeper(&self) -> u32 {
+        let seen = self.bell.load(Ordering::Acquire);
         let _ = self.word.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
             let next = w - SPINNER + SLEEPER;
             Some(if spinners(w) == 1 { next & !WANT } else { next })
         });
+        seen
     }
 
     /// Spins in the slot just taken, and sleeps if the spin gives up.
     fn spin_or_sleep(&self, stats: &mut LockStats) {
-        if !self.spin(stats) {
-            self.sleep_until_acquired(stats, false);
+        if let Err(seen) = self.spin(stats) {
+            self.sleep_until_acquired(stats, seen);
         }
     }
 
     /// Counts this thread as a sleeper and runs the sleeping loop.
-    fn sleep(&self, stats: &mut LockStats, retiring: bool) {
+    fn sleep(&self, stats: &mut LockStats) {
+        // The bell before the count: any wake rung for a word that counts
+        // this thread comes after this load (Acquire here, Release on the
+        // ringer's increment, which follows its word RMW).
+        let seen = self.bell.load(Ordering::Acquire);
         self.word.fetch_add(SLEEPER, Ordering::Relaxed);
-        self.sleep_until_acquired(stats, retiring);
+        self.sleep_until_acquired(stats, seen);
     }
 
-    /// The sleeping loop of a thread already counted as a sleeper: takes
-    /// any state but 1 (leaving the count in the same CAS), or sleeps while
-    /// the word is exactly what it read. A sleeper clears WAKING whenever it
-    /// sees it: when it takes the lock (it was the woken one, or the wake
-    /// went to nobody), and before it sleeps, so that it never sleeps on a
-    /// word that tells unlocks not to wake it. Seeing WAKING or ROTATING
-    /// with the lock held, it takes the spinner slot kept for it.
+    /// The sleeping loop of a thread already counted as a sleeper, which
+    /// had seen the bell at `seen` before it was counted.
     ///
-    /// A `retiring` thread (it just gave a turn) leaves ROTATING to the
-    /// sleeper woken for it, and until it first sleeps takes a free lock
-    /// only if the owner left (the ticks rule), not one the new owner is
-    /// about to re-lock.
+    /// Wakes are first come, first served: the kernel wakes the longest
+    /// sleeper, and only a sleeper that a wake was rung for may act on
+    /// what the wake announced (a mark, or state 2). A sleeper is
+    /// *entitled* when the bell has rung since it last looked: every ring
+    /// follows an RMW that saw sleepers counted, and each of those had
+    /// looked before, so someone entitled always comes; a thread that just
+    /// arrived (the turn-giver retiring, a waiter that found no slot) has
+    /// not, and goes to sleep behind the others instead of taking the
+    /// slot kept for the woken one (measured before this rule: threads
+    /// that had just run took most of the wakes, and at 256 threads the
+    /// busiest got 6 times the share of the idlest).
+    ///
+    /// The entitled take state 2, claim the slot kept for them (or clear
+    /// the mark if the policy has no slot), or take a free lock nobody
+    /// spins for. The others take only a lock nobody is designated for:
+    /// free (or reserved for a waiter) with no spinner and no mark.
     #[cold]
-    fn sleep_until_acquired(&self, stats: &mut LockStats, retiring: bool) {
-        let mut polite: Option<u32> = retiring.then(|| ticks(self.word.load(Ordering::Relaxed)));
+    fn sleep_until_acquired(&self, stats: &mut LockStats, mut seen: u32) {
         loop {
+            // The bell before the word: a wake rung after this load makes
+            // the wait below return at once, and one rung before it comes
+            // with a word change this load sees.
+            let rung = self.bell.load(Ordering::Acquire);
             let w = self.word.load(Ordering::Relaxed);
-            if w & STATE != LOCKED {
-                if let Some(before) = polite {
-                    if w & STATE == UNLOCKED && !left(before, w) {
-                        polite = Some(ticks(w));
-                        pause(FIRST_PAUSES);
-                        continue;
-                    }
-                }
-                if self.take(&[UNLOCKED, HANDOFF, TO_WAITER], -i64::from(SLEEPER), WAKING) {
+            let entitled = rung != seen;
+            let marks = w & (WAKING | ROTATING);
+            if entitled && w & STATE == HANDOFF {
+                if self.take(&[HANDOFF], -i64::from(SLEEPER), WAKING | ROTATING) {
                     return;
                 }
                 continue;
             }
-            let mine = if polite.is_some() {
-                WAKING
-            } else {
-                WAKING | ROTATING
-            };
-            if w & mine != 0 {
-                // Awake, and a slot was kept for us: spin in it, or if the
-                // policy has no slot to give, just clear the mark.
+            if entitled && marks != 0 {
+                // Awake, and a slot was kept for us: spin in it (even if the
+                // lock is free: the spinner takes it once it sees the owner
+                // left), or if the policy has no slot to give, clear the
+                // mark. One mark per sleeper: with both set, two were woken.
+                let mark = if marks & ROTATING != 0 { ROTATING } else { WAKING };
                 let spin = spinners(w) < self.max_spinners;
-                let next = if spin { w - SLEEPER + SPINNER } else { w } & !mine;
+                let next = if spin { w - SLEEPER + SPINNER } else { w } & !mark;
                 let claimed = self
                     .word
                     .compare_exchange(w, next, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok();
-                if claimed && spin && self.spin(stats) {
-                    return;
+                if claimed && spin {
+                    match self.spin(stats) {
+                        Ok(()) => return,
+                        Err(again) => seen = again,
+                    }
                 }
                 continue;
             }
+            if self.take_free(true, entitled) {
+                return;
+            }
+            // Held, or free with a spinner or a woken sleeper to take it:
+            // a spinner either takes the lock or turns sleeper, awake, in
+            // one RMW, so the lock is never left free with only sleepers
+            // to notice.
             stats.waits += 1;
-            polite = None;
-            F::wait(&self.word, w);
+            seen = rung;
+            F::wait(&self.bell, rung);
         }
     }
 
+    /// Runs a slow path of `lock`; if the thread slept in it, its next
+    /// quantum starts afresh. Returns the guess for the word (not known:
+    /// the slow paths' CAS loops do not report what they wrote).
     #[cold]
+    fn lock_slow(&self, node: &AdaptiveNode, stats: &mut LockStats, path: fn(&Self, &mut LockStats)) -> u32 {
+        let waits = stats.waits;
+        path(self, stats);
+        if stats.waits != waits {
+            node.since.set(0);
+            node.countdown.set(0);
+        }
+        LOCKED
+    }
+
+    /// The lock of a thread whose fast path found the lock taken: spins in
+    /// a free slot; else looks again a few times (pausing, then yielding),
+    /// taking the lock only if nobody is designated for it, then sleeps.
     fn lock_contended(&self, stats: &mut LockStats) {
         for retry in 0..SLOT_RETRIES {
             if self.enter_spinning() {
@@ -413,7 +526,7 @@ impl<F: Futex> Adaptive<F> {
             if self.max_spinners == 0 {
                 break;
             }
-            if self.take(&[UNLOCKED], 0, 0) {
+            if self.take_free(false, false) {
                 return;
             }
             if retry < 4 {
@@ -424,13 +537,12 @@ impl<F: Futex> Adaptive<F> {
                 yield_now();
             }
         }
-        self.sleep(stats, false);
+        self.sleep(stats);
     }
 
     /// The lock of a thread whose last unlock gave a spinner its turn: it
     /// spins in a free slot (the new owner's batch runs meanwhile), or
     /// retires to sleep; either way without barging.
-    #[cold]
     fn lock_after_turn(&self, stats: &mut LockStats) {
         let mut taken = false;
         loop {
@@ -448,54 +560,56 @@ impl<F: Futex> Adaptive<F> {
             taken = w & STATE != TO_WAITER;
             spin_loop();
         }
-        self.sleep(stats, true);
+        self.sleep(stats);
     }
 
-    /// The unlock of a word that holds more than state 1: waiters, or a
-    /// bit to clear. Returns whether it gave a waiter its turn.
-    #[cold]
-    fn unlock_slow(&self, seen: u32, stats: &mut LockStats) -> bool {
+    /// The unlock of a word that holds more than state 1 (waiters, or a
+    /// bit to clear), starting from `seen`, the word as last seen or
+    /// guessed. Records in the node what it wrote and what its next lock
+    /// does.
+    #[inline(never)]
+    fn unlock_slow(&self, seen: u32, node: &AdaptiveNode, stats: &mut LockStats) {
         // The state is 1 and only we change it, but counts change under us
-        // (a sleeper may even become a spinner), so every branch checks
-        // the word the CAS will replace. Only the owner writes the
-        // counters, so load + store is enough.
+        // (a sleeper may even become a spinner), so every branch decides
+        // on the word the CAS will replace. The quantum is looked at once,
+        // the first time someone sleeps.
+        let mut over: Option<bool> = None;
         let mut w = seen;
-        let due = sleepers(w) > 0 && spinners(w) == 0 && {
-            let slow = self.slow_unlocks.load(Ordering::Relaxed).wrapping_add(1);
-            self.slow_unlocks.store(slow, Ordering::Relaxed);
-            self.handoff_due(slow)
-        };
-        let rotate = w & WANT != 0 && sleepers(w) > 0 && {
-            let turns = self.turns.load(Ordering::Relaxed).wrapping_add(1);
-            self.turns.store(turns, Ordering::Relaxed);
-            turns % ROTATE_EVERY == 0
-        };
         loop {
             let mut rest = (w & !STATE & !WANT & !TICKS) | ((w + TICK) & TICKS);
             if sleepers(w) == 0 {
                 // Nobody left to take a kept slot.
                 rest &= !ROTATING;
             }
-            let (next, wake) = if due && sleepers(w) > 0 {
-                // Hand the lock to a sleeper; it clears WAKING when it takes.
-                (rest | HANDOFF, true)
+            let over_now = sleepers(w) > 0 && *over.get_or_insert_with(|| self.quantum_over(node));
+            let (next, wake, retire) = if w == LOCKED {
+                // The guess was a bare lock: nothing to decide.
+                (UNLOCKED, false, false)
+            } else if over_now && spinners(w) == 0 {
+                // Our quantum is over and nobody spins: hand the lock to a
+                // sleeper (it clears WAKING when it takes) and retire.
+                (rest | HANDOFF, true, true)
             } else if w & WANT != 0 && spinners(w) + sleepers(w) > 0 {
                 // A spinner's turn. If it turned sleeper since, wake a
-                // sleeper to take it (unless a wake is in flight). To
-                // rotate, wake one to spin next, keeping it the slot.
+                // sleeper to take it (unless one is on its way). If our
+                // quantum is over, also wake one to take our place (the
+                // slot is kept for it) and retire. (Waiting for the turn
+                // rather than giving it early: a spinner that has not
+                // asked looks rarely, and would leave the lock idle.)
                 if spinners(w) == 0 {
-                    let wake = w & WAKING == 0;
-                    (rest | TO_WAITER | if wake { WAKING } else { 0 }, wake)
-                } else if rotate && sleepers(w) > 0 && w & ROTATING == 0 {
-                    (rest | TO_WAITER | ROTATING, true)
+                    let wake = w & (WAKING | ROTATING) == 0;
+                    (rest | TO_WAITER | if wake { WAKING } else { 0 }, wake, false)
+                } else if over_now && w & ROTATING == 0 {
+                    (rest | TO_WAITER | ROTATING, true, true)
                 } else {
-                    (rest | TO_WAITER, false)
+                    (rest | TO_WAITER, false, over_now)
                 }
             } else {
                 // Release, and mark a wake in flight in the same RMW if one
-                // is needed and none is in flight already.
-                let wake = sleepers(w) > 0 && spinners(w) == 0 && w & WAKING == 0;
-                (rest | if wake { WAKING } else { 0 }, wake)
+                // is needed and none is in flight already (a sleeper woken
+                // to rotate in is one: it comes to spin).
+                let wake = sleepers(w) > 0 && spinners(w) == 0 && w & (WAKING | ROTATING) == 0;
+                (rest | if wake { WAKING } else { 0 }, wake, false)
             };
             match self
                 .word
@@ -503,40 +617,62 @@ impl<F: Futex> Adaptive<F> {
             {
                 Ok(_) => {
                     if wake {
-                        stats.wakes += 1;
-                        F::wake(&self.word, 1);
+                        self.ring(stats);
                     }
-                    return next & STATE == TO_WAITER;
+                    node.word.set(next);
+                    node.next.set(if retire {
+                        Next::Retire
+                    } else if next & STATE == TO_WAITER {
+                        Next::AfterTurn
+                    } else {
+                        Next::Fast
+                    });
+                    return;
                 }
                 Err(now) => w = now,
             }
         }
     }
 
-    /// Whether this unlock should hand the lock to a sleeper for fairness.
+    /// Wakes a sleeper: rings the bell, then makes the syscall. Every RMW
+    /// that sets WAKING, ROTATING or state 2 rings once it succeeded, so a
+    /// sleeper never sleeps through a change meant for it.
+    fn ring(&self, stats: &mut LockStats) {
+        stats.wakes += 1;
+        self.bell.fetch_add(1, Ordering::Release);
+        F::wake(&self.bell, 1);
+    }
+
+    /// Whether the owner's quantum is over (looking at the clock every
+    /// `CLOCK_EVERY` calls; the first look starts the quantum). Once over
+    /// it stays over, looking every call, until the thread retires.
     #[cfg(not(loom))]
-    #[inline]
-    fn handoff_due(&self, slow: u32) -> bool {
-        if slow % CLOCK_EVERY != 0 {
+    fn quantum_over(&self, node: &AdaptiveNode) -> bool {
+        let left = node.countdown.get();
+        if left > 0 {
+            node.countdown.set(left - 1);
             return false;
         }
         let now = now_ns();
-        if now < self.next_handoff.load(Ordering::Relaxed) {
-            return false;
+        let over = match node.since.get() {
+            0 => {
+                node.since.set(now);
+                false
+            }
+            since => now.saturating_sub(since) >= self.quantum_ns,
+        };
+        if !over {
+            node.countdown.set(CLOCK_EVERY - 1);
         }
-        self.next_handoff
-            .store(now + HANDOFF_PERIOD_NS, Ordering::Relaxed);
-        true
+        over
     }
 
-    /// Under loom: every other slow unlock, so the model covers hand-offs.
+    /// Under loom (no clock): every other call, so the model covers both.
     #[cfg(loom)]
-    #[inline]
-    fn handoff_due(&self, slow: u32) -> bool {
-        // The clock-based period does not exist under loom; the field is
-        // still part of the struct.
-        let _ = &self.next_handoff;
-        slow % 2 == 0
+    fn quantum_over(&self, node: &AdaptiveNode) -> bool {
+        let left = node.countdown.get();
+        node.countdown.set(if left > 0 { left - 1 } else { 1 });
+        left == 0
     }
 }
 
@@ -557,18 +693,15 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
 
     fn new(config: &LockConfig) -> Self {
         #[cfg(not(loom))]
-        let (turn_ns, patience_ns) = {
-            let wake = crate::sys::wake_cost::wake_cost().as_nanos() as u64;
-            (2 * wake, 2 * wake)
-        };
+        let wake = crate::sys::wake_cost::wake_cost().as_nanos() as u64;
+        #[cfg(not(loom))]
+        let (turn_ns, patience_ns) = (2 * wake, 2 * wake);
         // Under loom the stopwatch ticks once per look at the word.
         #[cfg(loom)]
         let (turn_ns, patience_ns) = (1, 2);
         Self {
             word: CachePadded::new(AtomicU32::new(UNLOCKED)),
-            slow_unlocks: CachePadded::new(AtomicU32::new(0)),
-            turns: AtomicU32::new(0),
-            next_handoff: AtomicU64::new(0),
+            bell: CachePadded::new(AtomicU32::new(0)),
             max_spinners: match config.spinners {
                 Spinners::None => 0,
                 Spinners::One => 1,
@@ -576,6 +709,8 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
             },
             turn_ns,
             patience_ns,
+            #[cfg(not(loom))]
+            quantum_ns: QUANTUM_WAKES * wake,
             futex: PhantomData,
         }
     }
@@ -586,35 +721,50 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
 
     #[inline]
     fn lock(&self, node: &AdaptiveNode, stats: &mut LockStats) {
-        if node.gave_turn.replace(false) {
-            return self.lock_after_turn(stats);
-        }
-        // Uncontended: one CAS. With waiters counted in the word, a second
-        // one from the value the first returned: barging into a free lock
-        // costs nobody a wake.
-        if let Err(w) = self
-            .word
-            .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
-        {
-            if w & STATE != UNLOCKED
-                || self
+        let written = match node.next.replace(Next::Fast) {
+            Next::AfterTurn => self.lock_slow(node, stats, Self::lock_after_turn),
+            Next::Retire => self.lock_slow(node, stats, Self::sleep),
+            Next::Fast => {
+                // One CAS from the word as this thread's last unlock left it
+                // (0 when nobody waits); failing that, one from the value the
+                // first returned if the lock is free: barging into a free
+                // lock costs nobody a wake.
+                let guess = node.word.get() & !STATE;
+                match self
                     .word
-                    .compare_exchange(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
-                    .is_err()
-            {
-                self.lock_contended(stats);
+                    .compare_exchange(guess, guess | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                {
+                    Ok(_) => guess | LOCKED,
+                    Err(w)
+                        if w & STATE == UNLOCKED
+                            && self
+                                .word
+                                .compare_exchange(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                                .is_ok() =>
+                    {
+                        w | LOCKED
+                    }
+                    Err(_) => self.lock_slow(node, stats, Self::lock_contended),
+                }
             }
-        }
+        };
+        node.word.set(written);
     }
 
     #[inline]
     unsafe fn unlock(&self, node: &AdaptiveNode, stats: &mut LockStats) {
-        // Nobody waits and no bit is set: nothing to decide.
-        if let Err(w) = self
-            .word
-            .compare_exchange(LOCKED, UNLOCKED, Ordering::Release, Ordering::Relaxed)
-        {
-            node.gave_turn.set(self.unlock_slow(w, stats));
+        let guess = node.word.get();
+        if guess == LOCKED {
+            // Nobody waits and no bit is set: nothing to decide.
+            match self
+                .word
+                .compare_exchange(LOCKED, UNLOCKED, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => node.word.set(UNLOCKED),
+                Err(w) => self.unlock_slow(w, node, stats),
+            }
+        } else {
+            self.unlock_slow(guess, node, stats);
         }
     }
 }
