@@ -307,9 +307,9 @@ impl<F: Futex> Adaptive<F> {
     /// an `entitled` sleeper (a wake was rung for it) may take it from
     /// under a mark, clearing the marks: it is the woken thread, or the
     /// wake went to nobody, and a mark left with nobody entitled to it
-    /// would stop the unlocks from waking anyone. Anyone else leaves a marked lock to the woken: a
-    /// waiter that found no slot, or a sleeper that has just arrived, does
-    /// not overtake those queued.
+    /// would stop the unlocks from waking anyone. Anyone else leaves a
+    /// marked lock to the woken: a waiter that found no slot, or a sleeper
+    /// that has just arrived, does not overtake those queued.
     fn take_free(&self, sleeper: bool, entitled: bool) -> bool {
         let delta = if sleeper { SLEEPER } else { 0 };
         self.word
