@@ -39,7 +39,8 @@
 //!    hand-over is paid rarely, and both threads get equal batches.
 //! 3. **Never wakes a sleeper to do what a spinner does.** An unlock makes
 //!    the wake syscall only when someone sleeps, no spinner is active (it
-//!    takes the lock instead) and no woken sleeper is on its way (WAKING).
+//!    takes the lock instead) and no woken sleeper is on its way (WAKING
+//!    or ROTATING).
 //!    A spinner that has asked and is not served within twice the wake cost
 //!    (the owner is preempted, or holds for long) sleeps: then sleeping is
 //!    cheaper.
@@ -116,7 +117,8 @@ const WAKING: u32 = 1 << 2;
 /// A spinner has waited its turn: the next unlock reserves the lock.
 const WANT: u32 = 1 << 3;
 /// A sleeper was woken to take the next spinner slot, kept for it; the
-/// thread that gave the turn does not take it (it retires to sleep).
+/// thread whose quantum ended does not take it (it retires to sleep), and
+/// unlocks need not wake another.
 const ROTATING: u32 = 1 << 4;
 /// Slow-path unlocks, modulo 16: a waiter's evidence that the owner
 /// progresses, kept in the word so that an unlock writes one line.
