@@ -3,8 +3,10 @@
 //!
 //! - floor: two locked read-modify-writes on one word (a CAS to lock, an
 //!   exchange to unlock), the least any futex mutex can do;
-//! - each lock's uncontended lock+unlock, interleaved with the floor in the
-//!   same run so machine noise hits both, reported as a ratio;
+//! - each lock's uncontended lock+unlock (with one node kept across
+//!   acquisitions, as the worker loop keeps it), interleaved with the
+//!   floor in the same run so machine noise hits both, reported as a
+//!   ratio;
 //! - harness: the real `contend lock` worker loop with the no-op lock, one
 //!   thread, hold 0, in ns per acquisition.
 //!
@@ -14,7 +16,8 @@
 use contend::registry;
 use contend::spec::Point;
 use contend::workloads::lock::RunContext;
-use locks::raw::{FutexMutex, NoLock, PthreadMutex, Seed};
+use crossbeam_utils::CachePadded;
+use locks::raw::{Adaptive, FutexMutex, NoLock, ParkingLot, PthreadMutex, Seed, StdMutex};
 use locks::{LockConfig, LockStats, RawLock};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -36,8 +39,8 @@ fn floor_op(word: &AtomicU32) {
     black_box(word).swap(0, Ordering::Release);
 }
 
-fn lock_op<L: RawLock<Node = ()>>(lock: &L, stats: &mut LockStats) {
-    black_box(lock).with(&(), stats, || ());
+fn lock_op<L: RawLock>(lock: &L, node: &L::Node, stats: &mut LockStats) {
+    black_box(lock).with(node, stats, || ());
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -46,14 +49,19 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Median ns/op of the floor and of `L`, measured alternately.
-fn versus_floor<L: RawLock<Node = ()>>() -> (f64, f64) {
-    let word = AtomicU32::new(0);
-    let lock = L::new(&LockConfig::default());
+fn versus_floor<L: RawLock>() -> (f64, f64) {
+    // Each on its own cache line, so the stack layout of one lock type
+    // cannot put the floor's word beside another's (it read 13 ns next to
+    // some locks and 18 ns next to others before).
+    let word = CachePadded::new(AtomicU32::new(0));
+    let lock = CachePadded::new(L::new(&LockConfig::default()));
+    // One node for the whole run, as the worker loop keeps it.
+    let node = CachePadded::new(L::Node::default());
     let mut stats = LockStats::default();
     let (mut floor, mut ours) = (Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
         floor.push(ns_per_op(|| floor_op(&word)));
-        ours.push(ns_per_op(|| lock_op(&lock, &mut stats)));
+        ours.push(ns_per_op(|| lock_op(&*lock, &node, &mut stats)));
     }
     (median(floor), median(ours))
 }
@@ -88,10 +96,13 @@ fn main() {
     std::thread::spawn(|| ()).join().expect("helper thread");
     println!("uncontended lock+unlock, median of {ROUNDS} rounds of {ITERS} ops, alternating with the floor");
     println!(
-        "{:<10} {:>10} {:>12} {:>8}",
+        "{:<12} {:>10} {:>12} {:>8}",
         "lock", "ns/op", "floor ns/op", "ratio"
     );
-    let rows: [(&str, Measure); 4] = [
+    let rows: [(&str, Measure); 7] = [
+        ("adaptive", versus_floor::<Adaptive>),
+        ("parking_lot", versus_floor::<ParkingLot>),
+        ("std", versus_floor::<StdMutex>),
         ("futex", versus_floor::<FutexMutex>),
         ("seed", versus_floor::<Seed>),
         ("pthread", versus_floor::<PthreadMutex>),
@@ -99,7 +110,7 @@ fn main() {
     ];
     for (name, measure) in rows {
         let (floor, ours) = measure();
-        println!("{name:<10} {ours:>10.2} {floor:>12.2} {:>8.2}", ours / floor);
+        println!("{name:<12} {ours:>10.2} {floor:>12.2} {:>8.2}", ours / floor);
     }
     println!();
     println!(
