@@ -79,6 +79,14 @@
 //! only tells a sleeper that something was decided for the sleepers since
 //! it last looked.
 //!
+//! Nothing in the word speaks for a thread that is outside `lock` and
+//! `unlock`: it may never call them again. (Counting the owner that gives
+//! a turn as the next spinner in the same RMW would spare the new owner a
+//! wake while the giver walks back to the slot; tried, it left 255
+//! sleepers asleep for good when the threads stopped, since a counted
+//! spinner tells every unlock that nobody needs waking.) What is left to
+//! a thread's next call lives in its node.
+//!
 //! The node (turn mark, CAS guess, quantum) is state across acquisitions;
 //! a caller that uses a fresh node each time loses those, not correctness.
 //! `--spin` does not apply: the budgets are times derived from the
