@@ -216,10 +216,7 @@ impl LockSpec {
             (None, None) => (Mode::Threads, vec![DEFAULT_THREADS]),
         };
         let most = workers.iter().copied().max().unwrap_or(1);
-        if let Some(e) = entries
-            .iter()
-            .find(|e| u64::from(most) > u64::from(e.caps.max_workers))
-        {
+        if let Some(e) = entries.iter().find(|e| most > e.caps.max_workers) {
             return Err(err(format!(
                 "lock `{}` takes at most {} workers (its word counts the waiters); {most} asked",
                 e.name, e.caps.max_workers
