@@ -66,9 +66,13 @@
 //!    woken sleeper that finds nothing for it gets back to sleep in one
 //!    syscall (on the lock word, whose ticks change at every unlock, it
 //!    looped on failing waits). Only a sleeper for which a wake was rung
-//!    may act on it, so the kernel's first-in first-out wake order is the
-//!    rotation order: a thread that has just run cannot take the slot
-//!    kept for the one woken.
+//!    may act on it, so that the kernel's first-in first-out wake order
+//!    is the rotation order: a thread that has just run takes the slot
+//!    kept for the one woken only if a ring lands between its look at
+//!    the bell and its wait (at 256 threads, acquisitions right after a
+//!    wait the kernel refused that way were 3% of those after a sleep).
+//!    In effect the order is still not round robin at 256 threads (see
+//!    the known failure modes).
 //!
 //! Why one word: every decision (wake or not, hand off to whom, sleep or
 //! claim) is made on the value a single read-modify-write returned, so the
@@ -106,11 +110,14 @@
 //! given the turn had not yet got back to the slot. Such stays lasted a
 //! median of 400 to 2 200 critical sections, against 9 000 to 21 000 for
 //! those that ran their quantum, so a thread's share follows how many
-//! full quanta it happened to get (correlation 0.7 across threads). A
-//! quantum of 5 wake costs, short enough for every stay to reach, cost
-//! about 30% of throughput in two runs and left Jain as uneven; counting
-//! the quantum across stays that ended early changed nothing (Jain median
-//! 0.80 both ways, 8 runs each).
+//! full quanta it happened to get (correlation 0.7 across threads). Nor
+//! do the sleeps come round in turn: in one run threads slept 9 to 37
+//! times, and in another a tenth of the kernel's wakes came within
+//! 0.6 ms of the sleep, where a round of 256 threads takes some 20 ms;
+//! not yet explained. A quantum of 5 wake costs, short enough for every
+//! stay to reach, cost about 30% of throughput in two runs and left Jain
+//! as uneven; counting the quantum across stays that ended early changed
+//! nothing (Jain median 0.80 both ways, 8 runs each).
 
 use crate::primitive::{spin_loop, AtomicU32, Ordering};
 use crate::sys::{DefaultFutex, Futex};
