@@ -21,7 +21,9 @@ its peers' and a burst of 40% steal lands on one lock only (it made a
 4-thread, 10 us point read 0.70x in one sweep and 1.0x in an A/B run a
 minute later). Here each `contend lock` call measures the five locks at
 one (threads, hold) point back to back, once, and the whole round is
-repeated `--runs` times; the runs of a point are then merged.
+repeated `--runs` times; the runs of a point are then merged, and its
+`stats` and `sample` recomputed over all of them, so the export reads as
+one `contend lock --runs N` export would (`contend compare` takes it).
 
 Usage: scripts/lock-matrix.py [--out FILE] [--duration 300ms] [--runs 3]
        scripts/lock-matrix.py --from FILE      (only print, from an export)
@@ -44,8 +46,8 @@ HOLD_NS = {"0": 0, "100ns": 100, "1us": 1000, "10us": 10000}
 
 # Student's t, two-sided 95%, by degrees of freedom (Welch's df is rounded
 # down, so the interval errs on the wide side).
-T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
-       10: 2.23, 12: 2.18, 15: 2.13, 20: 2.09, 30: 2.04}
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+       9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
 
 
 def t95(df):
@@ -71,6 +73,33 @@ def ratio_ci(a_runs, b_runs):
     ea, eb = (sa ** 2 / na), (sb ** 2 / nb)
     df = (ea + eb) ** 2 / (ea ** 2 / (na - 1) + eb ** 2 / (nb - 1)) if ea + eb > 0 else na + nb - 2
     return r, t95(df) * r * math.sqrt(va + vb)
+
+
+def summarize(point):
+    """Recomputes a merged point's `stats` and `sample` over all its runs,
+    as `contend` computes them (src/measure/stats.rs): without this they
+    would still describe the first round's run alone. Outliers are judged
+    from 5 runs up there; a merged point of fewer keeps none. The 95%
+    interval uses the t table above: contend's quantile to 3 decimals up
+    to 11 runs, and a wider one past that (df rounded down)."""
+    values = [r["cs_per_s"] for r in point["runs"]]
+    m, sd, n = mean_sd(values)
+    ordered = sorted(values)
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    ci = t95(n - 1) * sd / math.sqrt(n) if n > 1 else None
+    outliers = []
+    if n >= 5:
+        mad = sorted(abs(v - median) for v in values)
+        mad = mad[n // 2] if n % 2 else (mad[n // 2 - 1] + mad[n // 2]) / 2
+        if mad > 0:
+            outliers = [i for i, v in enumerate(values) if 0.6745 * abs(v - median) / mad > 3.5]
+    point["stats"] = {"n": n, "mean": m, "stdev": sd, "ci95": ci,
+                      "ci95_pct": 100 * ci / m if ci is not None and m else None,
+                      "min": ordered[0], "median": median, "max": ordered[-1],
+                      "outliers": outliers}
+    # The run closest to the median, as `contend` picks the one its
+    # tables take their detail columns from.
+    point["sample"] = min(point["runs"], key=lambda r: abs(r["cs_per_s"] - median))
 
 
 def hold_label(work):
@@ -108,6 +137,8 @@ def run(args, here):
                         points[key] = p
     os.remove(part)
     merged["points"] = list(points.values())
+    for p in merged["points"]:
+        summarize(p)
     merged["lock_matrix"] = {"rounds": args.runs, "order": "interleaved: locks back to back per point"}
     with open(args.out, "w") as f:
         json.dump(merged, f)
