@@ -71,8 +71,8 @@
 //!    kept for the one woken only if a ring lands between its look at
 //!    the bell and its wait (at 256 threads, acquisitions right after a
 //!    wait the kernel refused that way were 3% of those after a sleep).
-//!    In effect the order is still not round robin at 256 threads (see
-//!    the known failure modes).
+//!    In effect, when dozens of woken threads wait for a CPU, they
+//!    rejoin in the scheduler's order (see the known failure modes).
 //!
 //! Why one word: every decision (wake or not, hand off to whom, sleep or
 //! claim) is made on the value a single read-modify-write returned, so the
@@ -110,14 +110,34 @@
 //! given the turn had not yet got back to the slot. Such stays lasted a
 //! median of 400 to 2 200 critical sections, against 9 000 to 21 000 for
 //! those that ran their quantum, so a thread's share follows how many
-//! full quanta it happened to get (correlation 0.7 across threads). Nor
-//! do the sleeps come round in turn: in one run threads slept 9 to 37
-//! times, and in another a tenth of the kernel's wakes came within
-//! 0.6 ms of the sleep, where a round of 256 threads takes some 20 ms;
-//! not yet explained. A quantum of 5 wake costs, short enough for every
-//! stay to reach, cost about 30% of throughput in two runs and left Jain
-//! as uneven; counting the quantum across stays that ended early changed
-//! nothing (Jain median 0.80 both ways, 8 runs each).
+//! full quanta it happened to get (correlation 0.7 across threads).
+//!
+//! Nor do the sleepers come round in turn (in one run threads slept 9 to
+//! 37 times), and the kernel is not the cause. Traced with
+//! `scripts/futex-order.py`, each FUTEX_WAKE on the bell woke the thread
+//! that had waited longest (82 to 94% of wakes in 5 runs; the rest
+//! mostly one place behind). But the woken thread then needs a CPU
+//! while the owner and the spinner hold both: from wake-up to leaving
+//! the syscall took a median of 1.2 to 2.0 ms, p90 8 to 12 ms.
+//! Meanwhile the unlocks go on ringing, and at the median wake 35 to 46
+//! woken threads were not yet back. Any of them may claim the mark rung
+//! for another, so sleepers rejoin in the scheduler's order among the
+//! woken, not in the order they slept.
+//!
+//! Measured and not kept (A/B against this design, 300 ms runs):
+//! - Only a thread the kernel woke may act on a ring (a bit in the bell
+//!   marks rings that found nobody queued): Jain medians 0.88 and 0.84
+//!   against 0.82 and 0.88, in series of 6 and 10 pairs; no change.
+//! - No ring while a woken thread is not yet back. The order became
+//!   first come, first served: at 90% of the wakes or more no woken
+//!   thread was still waiting, and they came back in a median of 31 µs. But Jain fell to 0.78
+//!   against 0.86 (5 pairs) and CPU idle rose from 12% to 39%: stays
+//!   still differ in length, and the slot kept for a woken thread stays
+//!   empty until it runs.
+//! - A quantum of 5 wake costs, short enough for every stay to reach:
+//!   about 30% less throughput in two runs, and Jain as uneven.
+//! - The quantum counted across stays that ended early: no change (Jain
+//!   median 0.80 both ways, 8 runs each).
 
 use crate::primitive::{spin_loop, AtomicU32, Ordering};
 use crate::sys::{DefaultFutex, Futex};
@@ -465,8 +485,10 @@ impl<F: Futex> Adaptive<F> {
     /// The sleeping loop of a thread already counted as a sleeper, which
     /// had seen the bell at `seen` before it was counted.
     ///
-    /// Wakes are first come, first served: the kernel wakes the longest
-    /// sleeper, and only a sleeper that a wake was rung for may act on
+    /// Wakes are meant to be first come, first served: the kernel wakes
+    /// the longest sleeper (traced: 82 to 94% of wakes; but every woken
+    /// thread is entitled, so those still waiting for a CPU compete for
+    /// the marks), and only a sleeper that a wake was rung for may act on
     /// what the wake announced (a mark, or state 2). A sleeper is
     /// *entitled* when the bell has rung since it last looked: every ring
     /// follows an RMW that saw sleepers counted, and each of those had
