@@ -80,10 +80,11 @@ fn drain_grace(point: &Point) -> Duration {
 }
 
 /// Worker threads did not leave the lock: they can be neither killed nor
-/// joined, so the run takes the emergency exit.
+/// joined, so the run takes the emergency exit. The lock word as they
+/// left it (where the lock has one) is what tells a lost wake-up apart.
 #[derive(Debug, thiserror::Error)]
-#[error("{0} worker thread(s) did not stop within {1:?}: stuck in the lock")]
-struct StuckThreads(usize, Duration);
+#[error("{0} worker thread(s) did not stop within {1:?}: stuck in the lock (lock word: {2})")]
+struct StuckThreads(usize, Duration, String);
 
 /// Runs one point with lock type `L` in worker threads.
 pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
@@ -120,7 +121,11 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
             };
             let unfinished = await_finished(&handles, grace);
             if unfinished > 0 {
-                return Err(anyhow!(StuckThreads(unfinished, grace)));
+                let word = arena
+                    .lock()
+                    .state_word()
+                    .map_or("not readable".to_string(), |w| format!("{w:#x}"));
+                return Err(anyhow!(StuckThreads(unfinished, grace, word)));
             }
             for h in handles.borrow_mut().take().into_iter().flatten() {
                 h.join().map_err(|_| anyhow!("a worker thread panicked"))?;

@@ -59,8 +59,9 @@
 //!    500 µs), counted from when it last slept. At the first turn it
 //!    gives after that (or, with no spinner, the first unlock), if anyone
 //!    sleeps, the unlock also wakes a sleeper to take the spinner slot
-//!    (ROTATING; with no spinner it hands the lock to a sleeper: state
-//!    2), and the thread goes to sleep itself. A rotation
+//!    (ROTATING, if a sleeper is left that was not woken already; with
+//!    no spinner it hands the lock to a sleeper: state 2), and the thread
+//!    goes to sleep itself. A rotation
 //!    costs one wake per quantum, about 2%. Sleepers sleep on a separate
 //!    futex word, the bell, which changes only when a wake is rung, so a
 //!    woken sleeper that finds nothing for it gets back to sleep in one
@@ -659,11 +660,16 @@ impl<F: Futex> Adaptive<F> {
                 // quantum is over, also wake one to take our place (the
                 // slot is kept for it) and retire. (Waiting for the turn
                 // rather than giving it early: a spinner that has not
-                // asked looks rarely, and would leave the lock idle.)
+                // asked looks rarely, and would leave the lock idle.) A
+                // mark needs a sleeper of its own: ROTATING over a WAKING in
+                // flight with one sleeper counted left one of the two with
+                // nobody to claim it, and no later sleeper was ever woken
+                // (hung at a stop, many spinners, 4 threads, 90% duty).
+                let spare = sleepers(w) > u32::from(w & WAKING != 0);
                 if spinners(w) == 0 {
                     let wake = w & (WAKING | ROTATING) == 0;
                     (rest | TO_WAITER | if wake { WAKING } else { 0 }, wake, false)
-                } else if over_now && w & ROTATING == 0 {
+                } else if over_now && w & ROTATING == 0 && spare {
                     (rest | TO_WAITER | ROTATING, true, true)
                 } else {
                     (rest | TO_WAITER, false, over_now)
