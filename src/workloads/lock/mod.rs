@@ -121,10 +121,7 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
             };
             let unfinished = await_finished(&handles, grace);
             if unfinished > 0 {
-                let word = arena
-                    .lock()
-                    .state_word()
-                    .map_or("not readable".to_string(), |w| format!("{w:#x}"));
+                let word = stall::lock_word(arena.lock());
                 return Err(anyhow!(StuckThreads(unfinished, grace, word)));
             }
             for h in handles.borrow_mut().take().into_iter().flatten() {

@@ -54,10 +54,7 @@ impl StallWatch {
                 _ => format!("worker {}", who.join(", ")),
             }
         };
-        let word = arena
-            .lock()
-            .state_word()
-            .map_or("not readable".to_string(), |w| format!("{w} ({w:#x})"));
+        let word = lock_word(arena.lock());
         bail!(
             "lock `{}` stalled: no worker completed a critical section for {:.1} s \
              (--stall-timeout {}). Lock word: {word}; holding: {}; waiting: {}; idle: {}",
@@ -69,4 +66,11 @@ impl StallWatch {
             in_state(IDLE)
         )
     }
+}
+
+/// The lock's state word for a diagnosis, in decimal and hex, or why
+/// there is none (the lock keeps its state out of reach).
+pub(super) fn lock_word<L: RawLock>(lock: &L) -> String {
+    lock.state_word()
+        .map_or("not readable".to_string(), |w| format!("{w} ({w:#x})"))
 }
