@@ -35,6 +35,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 
@@ -84,18 +85,16 @@ def summarize(point):
     to 11 runs, and a wider one past that (df rounded down)."""
     values = [r["cs_per_s"] for r in point["runs"]]
     m, sd, n = mean_sd(values)
-    ordered = sorted(values)
-    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    median = statistics.median(values)
     ci = t95(n - 1) * sd / math.sqrt(n) if n > 1 else None
     outliers = []
     if n >= 5:
-        mad = sorted(abs(v - median) for v in values)
-        mad = mad[n // 2] if n % 2 else (mad[n // 2 - 1] + mad[n // 2]) / 2
+        mad = statistics.median(abs(v - median) for v in values)
         if mad > 0:
             outliers = [i for i, v in enumerate(values) if 0.6745 * abs(v - median) / mad > 3.5]
     point["stats"] = {"n": n, "mean": m, "stdev": sd, "ci95": ci,
                       "ci95_pct": 100 * ci / m if ci is not None and m else None,
-                      "min": ordered[0], "median": median, "max": ordered[-1],
+                      "min": min(values), "median": median, "max": max(values),
                       "outliers": outliers}
     # The run closest to the median, as `contend` picks the one its
     # tables take their detail columns from.
