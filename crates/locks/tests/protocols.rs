@@ -45,6 +45,30 @@ fn futex_mutex_try_lock_fails_while_held() {
 }
 
 #[test]
+fn a_critical_section_that_panics_releases_the_lock() {
+    // `with` promises it: a worker whose critical section panics must not
+    // leave the others blocked. Checked on a lock whose unlock reads the
+    // node and one whose unlock does not.
+    fn panics_inside<L: RawLock>(lock: &L) {
+        let (node, mut stats) = (L::Node::default(), LockStats::default());
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            lock.with(&node, &mut stats, || panic!("inside the critical section"))
+        }));
+        assert!(unwound.is_err(), "the panic must reach the caller");
+    }
+    let futex = <FutexMutex>::new(&LockConfig::default());
+    panics_inside(&futex);
+    assert_eq!(futex.word(), 0);
+    assert!(futex.try_lock());
+    let adaptive = <Adaptive>::new(&LockConfig::default());
+    panics_inside(&adaptive);
+    assert_eq!(adaptive.word(), 0);
+    // And the lock works after it.
+    cycles(&adaptive, 10);
+    assert_eq!(adaptive.word(), 0);
+}
+
+#[test]
 fn futex_mutex_announces_waiters_and_wakes_them() {
     // One thread holds the lock while another runs out of its spin budget
     // and sleeps: the word must go to 2 and the unlock must wake.
