@@ -197,6 +197,38 @@ fn a_killed_worker_is_named_and_nothing_is_left() {
 }
 
 #[test]
+fn a_worker_process_that_does_not_stop_is_killed_and_the_lock_word_shown() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sets_before = sem_sets();
+    // Idle 20 ms per turn: the worker stopped is outside the lock all but
+    // a millionth of the time, so the other runs on, the window ends as
+    // usual, and only the stop at its end finds one that does not exit.
+    let mut run = start(&[
+        "--lock",
+        "futex",
+        "--procs",
+        "2",
+        "--hold",
+        "0",
+        "--idle",
+        "20ms",
+        "--duration",
+        "1500ms",
+        "--warmup",
+        "100ms",
+    ]);
+    let workers = wait_running(&run, 2);
+    kill(Pid::from_raw(workers[0]), Signal::SIGSTOP).unwrap();
+    let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(40));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("1 worker process(es) did not stop") && stderr.contains("; lock word: 0 (0x0)"),
+        "{stderr}"
+    );
+    assert_clean(&run, sets_before, &workers);
+}
+
+#[test]
 fn after_a_sigkill_cleanup_removes_what_was_left() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let sets_before = sem_sets();

@@ -170,7 +170,12 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
         } else {
             drain_grace(point)
         };
-        children.borrow_mut().finish(grace)
+        // The lock word tells a lost wake-up (sleepers counted, nobody
+        // holding) from a holder that died, as the threads' message does.
+        children
+            .borrow_mut()
+            .finish(grace)
+            .map_err(|e| anyhow!("{e:#}; lock word: {}", stall::lock_word(arena.lock())))
     };
     measure::<L>(point, ctx, &arena, usage, &mut watch, &mut finish)
         .with_context(|| format!("running lock `{}` in {n} processes", point.lock))
