@@ -13,7 +13,7 @@ and prints for every (threads, hold) point:
 - at holds above 0, lock utilization (cs/s x hold) of adaptive and pthread.
 
 It also prints each lock's uncontended cost (threads 1, hold 0), in ns per
-lock+unlock through the worker loop (which costs about 2.7 ns by itself).
+lock+unlock through the worker loop (which costs about 4 ns by itself).
 
 Interleaved, because the host's steal comes in bursts: one sweep with
 `--runs 3` runs lock-major, so a lock's points run some 25 s away from
@@ -24,6 +24,11 @@ one (threads, hold) point back to back, once, and the whole round is
 repeated `--runs` times; the runs of a point are then merged, and its
 `stats` and `sample` recomputed over all of them, so the export reads as
 one `contend lock --runs N` export would (`contend compare` takes it).
+
+The default 300 ms window keeps a sweep near 2.5 min. Jain's index at
+256 threads depends on the window (adaptive rotates threads through the
+active set in quanta, and a thread's share follows how many it got):
+`--duration 2s`, contend's own default window, takes about 11 min.
 
 Usage: scripts/lock-matrix.py [--out FILE] [--duration 300ms] [--runs 3]
        scripts/lock-matrix.py --from FILE      (only print, from an export)
