@@ -236,11 +236,11 @@ pub unsafe trait RawLock: Send + Sync + Sized + 'static {
     fn with<R>(&self, node: &Self::Node, stats: &mut LockStats, f: impl FnOnce() -> R) -> R {
         self.lock(node, stats);
         // Not a drop guard: a guard holding `self`, `node` and `stats` was
-        // built on the stack on every call, three stores that each locked
-        // instruction after them waited for, and only locks whose unlock
-        // reads the node or the counters paid them (`futex` ran at 49M
-        // cs/s against 58M with this, one thread, hold 0). Unwinding is
-        // as before: the lock is released, then the panic goes on.
+        // built on the stack on every call, three stores that the next
+        // locked instruction waited for, paid only by locks whose unlock
+        // reads the node or the counters (one thread, hold 0: `futex` ran
+        // at 49M cs/s with the guard, 58M without). Unwinding is as
+        // before: the lock is released, then the panic goes on.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
         // SAFETY: the `lock` above, with `node`, succeeded; whether `f`
         // returned or unwound, this thread still holds the lock.
