@@ -78,10 +78,7 @@ fn lock(args: &LockArgs) -> Result<ExitCode> {
     let json_to_stdout = spec.export_json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     if !json_to_stdout {
         match spec.format {
-            Format::Table => print(&report::table::lock::render(
-                &outcome.results,
-                environment.cpus_online,
-            ))?,
+            Format::Table => print(&report::table::lock::render(&outcome.results, &environment))?,
             Format::Seed => print(&report::seed::render(&outcome.results))?,
             Format::Gnuplot => print(&report::gnuplot::lock::render(&outcome.results))?,
         }
@@ -90,10 +87,7 @@ fn lock(args: &LockArgs) -> Result<ExitCode> {
         write(path, report::csv::lock::render(&outcome.results))?;
     }
     if let Some(path) = &spec.export_markdown {
-        write(
-            path,
-            report::markdown::lock(&outcome.results, environment.cpus_online),
-        )?;
+        write(path, report::markdown::lock(&outcome.results, &environment))?;
     }
     if let Some(path) = &spec.export_gnuplot {
         write(path, report::gnuplot::lock::render(&outcome.results))?;
@@ -187,10 +181,7 @@ fn tune(args: &TuneArgs) -> Result<ExitCode> {
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    print(&report::table::lock::render(
-        &outcome.results,
-        environment.cpus_online,
-    ))?;
+    print(&report::table::lock::render(&outcome.results, &environment))?;
     print(&report::table::tune::summary(&outcome, started.elapsed()))?;
     if let Some(path) = &spec.export_json {
         let text = report::json::render(&report::json::TuneExport {

@@ -76,9 +76,11 @@ fn json_carries_schema_spec_environment_and_per_worker_counts() {
         "tool_version",
         "git_hash",
         "glibc",
+        "wake_cost_ns",
     ] {
         assert!(!env[key].is_null(), "environment.{key} missing");
     }
+    assert!(env["wake_cost_ns"].as_u64().unwrap() > 0);
     assert!(env["command_line"].as_array().unwrap().len() > 3);
     let points = v["points"].as_array().unwrap();
     assert_eq!(points.len(), 2);

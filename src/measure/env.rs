@@ -31,6 +31,19 @@ pub struct Environment {
     /// Transparent huge pages mode (the bracketed choice of
     /// /sys/kernel/mm/transparent_hugepage/enabled).
     pub transparent_hugepages: Option<String>,
+    /// The cpuidle driver (`haltpoll` on a KVM guest that may poll before
+    /// it halts an idle vCPU), `None` where the kernel has none.
+    pub cpuidle_driver: Option<String>,
+    /// The haltpoll driver's polling window, ns: how long an idle vCPU
+    /// polls before it halts. 0 (or no haltpoll) means waking a thread on
+    /// an idle CPU goes through the hypervisor. `None` where the module
+    /// is absent.
+    pub guest_halt_poll_ns: Option<u64>,
+    /// What waking a sleeping thread cost the waker, ns: FUTEX_WAKE of a
+    /// thread asleep on a futex, median of 20, measured once at start-up.
+    /// Every sleeping wait costs an unlock this much; `adaptive`'s spin
+    /// and quantum are multiples of it.
+    pub wake_cost_ns: u64,
     /// glibc version.
     pub glibc: String,
     /// contend's version.
@@ -47,11 +60,14 @@ fn read_trimmed(path: impl AsRef<Path>) -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// A sysfs value, trimmed, or `None` where the file does not exist.
+fn read_optional(path: &str) -> Option<String> {
+    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+}
+
 /// The cpufreq governor of CPU 0, if the kernel exposes one.
 pub fn governor() -> Option<String> {
-    std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
-        .ok()
-        .map(|s| s.trim().to_string())
+    read_optional("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
 }
 
 /// The `[chosen]` word of a sysfs choice list like "always [madvise] never".
@@ -117,6 +133,10 @@ impl Environment {
             transparent_hugepages: std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
                 .ok()
                 .and_then(|s| bracketed(&s)),
+            cpuidle_driver: read_optional("/sys/devices/system/cpu/cpuidle/current_driver"),
+            guest_halt_poll_ns: read_optional("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
+                .and_then(|s| s.parse().ok()),
+            wake_cost_ns: locks::sys::wake_cost::wake_cost().as_nanos() as u64,
             glibc: locks::sys::libc_info::glibc_version(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             git_hash: env!("CONTEND_GIT_HASH").into(),
@@ -150,5 +170,8 @@ mod tests {
         assert!(e.cpus_online >= 1);
         assert!(!e.glibc.is_empty());
         assert_ne!(e.kernel, "unknown");
+        // Measured (or the fallback where no second thread can run): a
+        // futex wake never costs nothing, nor a second.
+        assert!(e.wake_cost_ns > 0 && e.wake_cost_ns < 1_000_000_000);
     }
 }

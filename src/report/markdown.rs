@@ -3,6 +3,7 @@
 
 use super::table;
 use crate::measure::clock::ClockCost;
+use crate::measure::env::Environment;
 use crate::measure::tracefs::TraceReport;
 use crate::runner::alloc_sweep::AllocResult;
 use crate::runner::sweep::PointResult;
@@ -10,8 +11,8 @@ use crate::runner::wakeup_sweep::WakeupResult;
 use comfy_table::presets::ASCII_MARKDOWN;
 
 /// `contend lock`'s table.
-pub fn lock(results: &[PointResult], cpus: usize) -> String {
-    table::lock::render_with(results, cpus, ASCII_MARKDOWN)
+pub fn lock(results: &[PointResult], env: &Environment) -> String {
+    table::lock::render_with(results, env, ASCII_MARKDOWN)
 }
 
 /// `contend wakeup`'s table.

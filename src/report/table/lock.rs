@@ -1,17 +1,18 @@
 //! The terminal table: one row per point. Axes with a single value move to
 //! the heading line, so the columns show only what varies.
 
+use crate::measure::env::Environment;
 use crate::parse::WorkMode;
 use crate::report::number::{ratio, si};
 use crate::runner::sweep::PointResult;
 use comfy_table::{presets, CellAlignment, Table};
 
 /// Renders the results for the terminal, with a heading and a legend.
-pub fn render(results: &[PointResult], cpus: usize) -> String {
-    render_with(results, cpus, presets::NOTHING)
+pub fn render(results: &[PointResult], env: &Environment) -> String {
+    render_with(results, env, presets::NOTHING)
 }
 
-pub(crate) fn render_with(results: &[PointResult], cpus: usize, preset: &str) -> String {
+pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &str) -> String {
     let Some(first) = results.first() else {
         return "no points were run\n".into();
     };
@@ -34,7 +35,8 @@ pub(crate) fn render_with(results: &[PointResult], cpus: usize, preset: &str) ->
         .filter(|(_, f)| f(first) != "-")
         .map(|(name, f)| format!("{name} {}", f(first)))
         .collect();
-    heading.push(format!("{cpus} CPUs"));
+    heading.push(format!("{} CPUs", env.cpus_online));
+    heading.push(format!("wake {:.1} µs", env.wake_cost_ns as f64 / 1e3));
     heading.push(format!(
         "{} window after {} warm-up",
         crate::parse::format_nanos(first.point.duration_ns),
@@ -167,4 +169,5 @@ interval (Student's t); max cs/s = 1/hold, eff% = cs/s x hold (lock utilization)
 %usr %sys %idle %steal: whole system (/proc/stat).
 hold µs: achieved mean hold. min% max%: smallest and largest worker's share; Jain: fairness index (1 = even).
 ctxsw/cs: the workers' context switches; futex/cs, fail/cs: futex syscalls and failed ones (tracepoints);
-spins/cs waits/cs wakes/cs: the lock's own counters (- where the lock is opaque). All per critical section.";
+spins/cs waits/cs wakes/cs: the lock's own counters (- where the lock is opaque). All per critical section.
+wake (heading): what waking a sleeping thread cost the waker (FUTEX_WAKE, median of 20, measured at start-up).";
