@@ -21,13 +21,10 @@ e.g.   scripts/futex-order.py -- target/release/contend lock \\
 A diagnostic, not a test: it asserts nothing about the numbers.
 """
 
-import argparse
 import collections
-import os
 import re
-import shutil
-import subprocess
-import sys
+
+import perftrace
 
 EVENTS = "syscalls:sys_enter_futex,syscalls:sys_exit_futex,sched:sched_wakeup"
 FUTEX_CMD = 0x7f  # op without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME
@@ -37,9 +34,7 @@ LINE = re.compile(r"\s*(\d+)\s+([\d.]+):\s+(\S+):\s+(.*)")
 
 def events(perf_data):
     """Yields (tid, seconds, event, fields) in time order."""
-    text = subprocess.run(["perf", "script", "-i", perf_data, "-F", "tid,time,event,trace"],
-                          check=True, capture_output=True, text=True).stdout
-    for line in text.splitlines():
+    for line in perftrace.script_lines(perf_data, "tid,time,event,trace"):
         m = LINE.match(line)
         if m:
             yield int(m[1]), float(m[2]), m[3].rstrip(":"), m[4]
@@ -90,19 +85,9 @@ def analyse(evs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="/tmp/futex-order.data", help="perf data file")
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args()
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("give the command to trace after --")
-    if shutil.which("perf") is None:
-        sys.exit("futex-order: perf is not installed (Debian: linux-perf)")
-    if os.geteuid() != 0:
-        sys.exit("futex-order: syscall tracepoints need root")
-    subprocess.run(["perf", "record", "-q", "-o", args.out, "-e", EVENTS, "--"] + command, check=True)
-    evs = list(events(args.out))
+    out, command = perftrace.traced_command(__doc__, "futex-order")
+    perftrace.record("futex-order", out, EVENTS, command)
+    evs = list(events(out))
     word, nwaits, ranks, pool, back = analyse(evs)
     print(f"futex word {word}: {nwaits} FUTEX_WAIT calls, {len(ranks)} wakes that reached a waiter")
     if not ranks:
