@@ -35,9 +35,9 @@ pub struct Environment {
     /// it halts an idle vCPU), `None` where the kernel has none.
     pub cpuidle_driver: Option<String>,
     /// The haltpoll driver's polling window, ns: how long an idle vCPU
-    /// polls before it halts. 0 (or no haltpoll) means waking a thread on
-    /// an idle CPU goes through the hypervisor. `None` where the module
-    /// is absent.
+    /// polls before it halts. At 0 it halts at once, and waking a thread
+    /// on it goes through the hypervisor. `None` where the module is
+    /// absent (bare metal, or a guest without it).
     pub guest_halt_poll_ns: Option<u64>,
     /// What waking a sleeping thread cost the waker, ns: FUTEX_WAKE of a
     /// thread asleep on a futex, median of 20, measured once at start-up.

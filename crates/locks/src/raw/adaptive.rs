@@ -181,8 +181,9 @@
 //!   median 0.80x over 8 back-to-back pairs.
 //! - No other node writes in a contended unlock (the clock looked at
 //!   when the ticks wrap instead of a per-thread countdown, `next`
-//!   written only when not Fast): 0.99x at 16 threads, 0 ns (median of
-//!   20 back-to-back pairs, under 30 to 40% steal): nothing measurable.
+//!   written only when not Fast): at 0 ns, medians of back-to-back
+//!   pairs 0.99x and 0.98x at 16 threads (20 pairs each, under 30 to
+//!   40% steal and under none), 0.92x at 256 (12 pairs): no gain.
 //! - A waiting spinner that yields when an unlock has not happened since
 //!   its last look (to give back the CPU to an owner preempted on it):
 //!   0.93x at 16 threads, 0 ns (16 pairs, 44% steal): not shown to help.
