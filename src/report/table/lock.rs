@@ -36,7 +36,10 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
         .map(|(name, f)| format!("{name} {}", f(first)))
         .collect();
     heading.push(format!("{} CPUs", env.cpus_online));
-    heading.push(format!("wake {:.1} µs", env.wake_cost_ns as f64 / 1e3));
+    heading.push(match env.wake_cost_ns {
+        Some(ns) => format!("wake {:.1} µs", ns as f64 / 1e3),
+        None => "wake not measured".into(),
+    });
     heading.push(format!(
         "{} window after {} warm-up",
         crate::parse::format_nanos(first.point.duration_ns),
