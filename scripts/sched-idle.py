@@ -14,7 +14,7 @@ ran:
   wakes that took over 100 µs, how many had been sent to a CPU that was
   idle at the time (on a virtual machine, bringing back a halted vCPU
   is the hypervisor's business), and how many of the others waited
-  behind a busy CPU while another CPU was idle.
+  behind a busy CPU while another CPU was idle for some of that time.
 
 Usage: scripts/sched-idle.py [--out FILE] -- COMMAND...
 e.g.   scripts/sched-idle.py -- target/release/contend lock \\
@@ -62,12 +62,15 @@ def analyse(evs):
     left = {"S": 0, "R": 0}
     woken = {}  # pid -> [time, target cpu, target idle then, another CPU idled meanwhile]
     waits = []  # (seconds, target idle at the wake, another CPU idled meanwhile)
+    # The CPUs' idle state is followed from the first event; only the part
+    # of each idle period inside the span counts.
     for cpu, t, ev, fields in evs:
-        if not start <= t <= end:
-            continue
+        if t > end:
+            break
+        inside = t >= start
         if ev == "sched_waking":
             m = WAKING.search(fields)
-            if m and m[1].startswith(WORKER):
+            if inside and m and m[1].startswith(WORKER):
                 target = int(m[3])
                 other_idle = any(c != target for c in idle_since)
                 woken[m[2]] = [t, target, target in idle_since, other_idle]
@@ -76,7 +79,7 @@ def analyse(evs):
         if not m:
             continue
         prev, _, state, nxt, next_pid = m.groups()
-        if prev.startswith(WORKER) and state[:1] in left:
+        if inside and prev.startswith(WORKER) and state[:1] in left:
             left[state[:1]] += 1
         if nxt.startswith("swapper"):
             idle_since[cpu] = (t, prev.startswith(WORKER) and state.startswith("S"))
@@ -84,10 +87,12 @@ def analyse(evs):
                 w[3] = w[3] or w[1] != cpu
         elif cpu in idle_since:
             since, slept = idle_since.pop(cpu)
-            idle_periods.append((t - since, slept))
+            if inside:
+                idle_periods.append((t - max(since, start), slept))
         if next_pid in woken:
             at, _, idle, other_idle = woken.pop(next_pid)
             waits.append((t - at, idle, other_idle))
+    idle_periods += [(end - max(since, start), slept) for since, slept in idle_since.values()]
     return end - start, cpus, idle_periods, left, waits
 
 
