@@ -139,14 +139,16 @@
 //! yield (some 430 000 times to 700 sleeps). Woken workers took a median
 //! of 26 to 42 µs to run at 4 threads, 64 to 85 µs at 16 and 0.8 to
 //! 2.7 ms at 256 (parking_lot: 10 to 20 µs). Of the wakes that took over
-//! 100 µs, some went to an idle CPU that had halted (this guest does not
-//! poll before it halts, so the hypervisor decides when the vCPU runs
-//! again: 226 of 371 at 4 threads), but more waited behind a busy CPU
-//! while the other was idle (3 450 of 6 449 at 16 threads, 2 496 of
-//! 9 135 at 256): the scheduler queued the woken thread beside the
-//! owner or the spinner and did not move it. The idle CPU is the
-//! spinner's; whether it costs throughput (the owner runs its batch
-//! meanwhile) was not measured.
+//! 100 µs, at 4 threads most went to an idle CPU that had halted (226
+//! of 371: this guest does not poll before it halts, so the hypervisor
+//! decides when the vCPU runs again); at 16 threads most waited behind
+//! a busy CPU while the other was idle for some of that time (3 450 of
+//! 6 449, against 1 115 sent to an idle CPU): the scheduler queued the
+//! woken thread beside the owner or the spinner and did not move it.
+//! At 256 a quarter did (2 496 of 9 135), and most of the rest queued
+//! behind two busy CPUs. The idle CPU is the spinner's; whether it
+//! costs throughput (the owner runs its batch meanwhile) was not
+//! measured.
 //!
 //! Measured and not kept (A/B against this design, 300 ms runs):
 //! - Only a thread the kernel woke may act on a ring (a bit in the bell
