@@ -55,14 +55,13 @@ pub struct Environment {
     pub command_line: Vec<String>,
 }
 
+/// A sysfs value, trimmed, or "unknown" where the file does not exist.
 fn read_trimmed(path: impl AsRef<Path>) -> String {
-    std::fs::read_to_string(path)
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
+    read_optional(path).unwrap_or_else(|| "unknown".into())
 }
 
 /// A sysfs value, trimmed, or `None` where the file does not exist.
-fn read_optional(path: &str) -> Option<String> {
+fn read_optional(path: impl AsRef<Path>) -> Option<String> {
     std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
 }
 
@@ -127,12 +126,9 @@ impl Environment {
             cpus_online_list: read_trimmed("/sys/devices/system/cpu/online"),
             cpus_allowed: std::thread::available_parallelism().map_or(1, |n| n.get()),
             clocksource: read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
-            smt_active: std::fs::read_to_string("/sys/devices/system/cpu/smt/active")
-                .ok()
-                .map(|s| s.trim() == "1"),
+            smt_active: read_optional("/sys/devices/system/cpu/smt/active").map(|s| s == "1"),
             governor: governor(),
-            transparent_hugepages: std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-                .ok()
+            transparent_hugepages: read_optional("/sys/kernel/mm/transparent_hugepage/enabled")
                 .and_then(|s| bracketed(&s)),
             cpuidle_driver: read_optional("/sys/devices/system/cpu/cpuidle/current_driver"),
             guest_halt_poll_ns: read_optional("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
