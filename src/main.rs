@@ -163,9 +163,25 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
         serde_json::from_str(&text)
             .map_err(|e| anyhow::anyhow!(SpecError(format!("{}: not JSON: {e}", path.display()))))
     };
-    let (old, new) = (read(&args.old)?, read(&args.new)?);
+    if let Some(text) = &args.baseline {
+        let baseline = contend::compare::paired::Baseline::parse(text).map_err(SpecError)?;
+        let report =
+            contend::compare::paired::compare_paired(&read(&args.old)?, &baseline).map_err(SpecError)?;
+        if args.json {
+            print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+        } else {
+            print(&report::table::compare::render_paired(&report))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let new = args.new.as_deref().expect("clap requires NEW without --baseline");
+    let (old, new) = (read(&args.old)?, read(new)?);
     let report = contend::compare::compare(&old, &new, args.threshold).map_err(SpecError)?;
-    print(&report::table::compare::render(&report, args.threshold))?;
+    if args.json {
+        print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
+    } else {
+        print(&report::table::compare::render(&report, args.threshold))?;
+    }
     Ok(if report.regressed() {
         ExitCode::FAILURE
     } else {

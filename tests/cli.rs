@@ -98,12 +98,18 @@ fn json_carries_schema_spec_environment_and_per_worker_counts() {
         }
         assert!(s["process"]["voluntary_context_switches"].is_u64());
         assert!(s["fairness"]["jain"].is_number());
-        // Three runs by default: their statistics, and the sample is the
-        // median one of them.
-        let runs: Vec<f64> = p["runs"]
-            .as_array()
-            .unwrap()
+        // Three measured runs by default: their statistics, and the
+        // sample is the median one of them. Every run says when it ran,
+        // in which round and what for; a counting run (as root) and
+        // rejected runs (steal) stay out of the statistics.
+        let all = p["runs"].as_array().unwrap();
+        for r in all {
+            assert!(r["start_unix_ns"].as_u64().unwrap() > 0 && r["round"].is_u64());
+            assert!(["measured", "rejected", "counting"].contains(&r["status"].as_str().unwrap()));
+        }
+        let runs: Vec<f64> = all
             .iter()
+            .filter(|r| r["status"] == "measured")
             .map(|r| r["cs_per_s"].as_f64().unwrap())
             .collect();
         assert_eq!(runs.len(), 3);

@@ -45,9 +45,10 @@ pub enum Command {
     /// other's blocks, under glibc, tcmalloc, jemalloc and mimalloc.
     #[command(after_help = ALLOC_EXAMPLES)]
     Alloc(Box<AllocArgs>),
-    /// Compare two JSON exports point by point: ratio of the means, its 95%
-    /// interval and a Welch t-test verdict. Exits 1 on a significant
-    /// regression beyond --threshold (for CI).
+    /// Compare two JSON exports point by point (ratio of the means, its
+    /// 95% interval and a Welch t-test verdict; exits 1 on a significant
+    /// regression beyond --threshold, for CI), or the points of one
+    /// export against a baseline point, paired by round (--baseline).
     Compare(CompareArgs),
     /// Find the spin budget that maximizes throughput for a lock, thread
     /// count and hold time: a log-spaced search, then refinement around
@@ -86,15 +87,34 @@ Examples:
 
 /// `contend compare`.
 #[derive(Debug, Args)]
+#[command(after_help = COMPARE_EXAMPLES)]
 pub struct CompareArgs {
-    /// The baseline export (--export-json of any family).
+    /// The baseline export (--export-json of any family); with
+    /// --baseline, the one export whose points are compared.
     pub old: PathBuf,
     /// The export to judge against it (same family).
-    pub new: PathBuf,
+    #[arg(required_unless_present = "baseline", conflicts_with = "baseline")]
+    pub new: Option<PathBuf>,
+    /// Compare the points of one export with its baseline point, run
+    /// against run of the same round: a lock (primitive, allocator) name,
+    /// or FIELD=VALUE such as hold=1us or replica=1.
+    #[arg(long, value_name = "POINT")]
+    pub baseline: Option<String>,
     /// A significant slowdown larger than this is a regression (exit 1).
     #[arg(long, value_parser = parse_percent, default_value = "5%", value_name = "PERCENT")]
     pub threshold: f64,
+    /// Print the comparison as JSON instead of a table (for scripts).
+    #[arg(long)]
+    pub json: bool,
 }
+
+const COMPARE_EXAMPLES: &str = "\
+Examples:
+  contend compare before.json after.json
+  contend lock --lock adaptive,pthread,parking_lot --threads 2,4 --export-json m.json
+  contend compare m.json --baseline pthread
+  contend lock --lock seed --threads 2 --hold 1us,1.03us --runs 20 --export-json ab.json
+  contend compare ab.json --baseline hold=1us";
 
 const TUNE_EXAMPLES: &str = "\
 Examples:
@@ -192,6 +212,10 @@ pub struct AllocArgs {
     /// Write gnuplot-ready columns (one block per pattern) to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_gnuplot: Option<PathBuf>,
+
+    /// Never show the progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
 
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -317,6 +341,12 @@ pub struct LockArgs {
     /// Never show the progress bar.
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Measure every point as this many identical copies (replica 1, 2,
+    /// ...), interleaved like distinct points: an A/A check of the
+    /// method's noise (`contend compare FILE --baseline replica=1`).
+    #[arg(long, value_parser = parse_count, default_value = "1", value_name = "N")]
+    pub replicate: u32,
 
     #[command(flatten)]
     #[allow(missing_docs)]

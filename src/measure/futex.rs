@@ -7,11 +7,17 @@
 //! kernel.perf_event_paranoid). When that is not possible the columns say
 //! unavailable and the caller prints one warning with the reason.
 //!
-//! The counters are opened once per sweep, on the main thread, and left
-//! running: every worker thread started later inherits them, and a window's
-//! count is the difference of two reads. Opening per point would be simpler
-//! but closing a tracepoint event waits for an RCU grace period (about 40 ms
-//! each on this kind of VM), which would add a quarter second to every point.
+//! Counting perturbs what it counts: while any syscall tracepoint is
+//! enabled, every syscall of every task takes the tracing slow path (15-22%
+//! fewer critical sections per second for a futex lock at a 1 µs hold on
+//! this kind of VM). So by default (`--count-futex separate`) the counters
+//! are open only during one extra counting run per point, made after the
+//! measured runs and kept out of their statistics; `inline` keeps them
+//! open over the whole sweep as before, and says so.
+//!
+//! Counters are opened on the thread that starts the workers: every worker
+//! started later inherits them, and a window's count is the difference of
+//! two reads.
 
 use locks::sys::perf::TracepointCounter;
 use serde::Serialize;
@@ -20,6 +26,83 @@ use std::path::PathBuf;
 /// The futex syscalls a lock here can issue: the classic multiplexer and the
 /// futex2 wait/wake calls (Linux 6.7+), counted together where they exist.
 const SYSCALLS: &[&str] = &["futex", "futex_wait", "futex_wake"];
+
+/// Where the futex syscall counts come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum CountFutex {
+    /// One extra run per point with the tracepoints on, kept out of the
+    /// rates: the measured runs run with no syscall tracing at all.
+    Separate,
+    /// No counting.
+    Off,
+    /// Counted during the measured runs (perturbing: an enabled syscall
+    /// tracepoint slows every syscall of every task).
+    Inline,
+}
+
+/// How a sweep counts, resolved against what this machine allows.
+#[derive(Debug)]
+pub enum FutexPlan {
+    /// No counts.
+    Off,
+    /// Counters open for the whole sweep, every run counted.
+    Inline(FutexCounters),
+    /// Counters opened for each counting run only.
+    Separate(FutexTracepoints),
+}
+
+impl FutexPlan {
+    /// Resolves `mode`; what the reader must know goes to `warnings`
+    /// (counting unavailable and why, or inline counting's perturbation).
+    pub fn resolve(mode: CountFutex, warnings: &mut Vec<String>) -> Self {
+        let found = match mode {
+            CountFutex::Off => return FutexPlan::Off,
+            _ => FutexTracepoints::find(),
+        };
+        // A trial open, so a missing permission shows up before the runs
+        // rather than in the last one.
+        match found.and_then(|tp| tp.open().map(|c| (tp, c))) {
+            Ok((_, counters)) if mode == CountFutex::Inline => {
+                warnings.push(
+                    "futex syscalls counted inside the measured runs (--count-futex inline): an enabled \
+                     syscall tracepoint sends every syscall of every task through the tracing slow path, \
+                     so the rates and latencies here are lower than unperturbed ones"
+                        .into(),
+                );
+                FutexPlan::Inline(counters)
+            }
+            Ok((tp, _)) => FutexPlan::Separate(tp),
+            Err(why) => {
+                warnings.push(format!("futex syscall counts unavailable: {why}"));
+                FutexPlan::Off
+            }
+        }
+    }
+
+    /// Whether a counting run per point is wanted.
+    pub fn separate(&self) -> bool {
+        matches!(self, FutexPlan::Separate(_))
+    }
+
+    /// The counters of the whole sweep (inline only).
+    pub fn inline(&self) -> Option<&FutexCounters> {
+        match self {
+            FutexPlan::Inline(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// Fresh counters for one counting run, opened on the calling thread
+    /// (so the workers it starts inherit them); dropping them closes the
+    /// tracepoints again.
+    pub fn open_for_count(&self) -> anyhow::Result<Option<FutexCounters>> {
+        match self {
+            FutexPlan::Separate(tp) => tp.open().map(Some).map_err(anyhow::Error::msg),
+            _ => Ok(None),
+        }
+    }
+}
 
 /// Futex syscalls issued during a window by the measuring thread and every
 /// worker it started.

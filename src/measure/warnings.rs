@@ -22,7 +22,10 @@ pub fn for_point(r: &PointResult, cpus: usize) -> Vec<String> {
     let name = p.label();
     let mut out = Vec::new();
     out.extend(noise(&name, &s.cpu, s.window_s, s.process.cpu_s, cpus));
-    let cs: Vec<f64> = r.runs.iter().map(|run| run.cs_per_s).collect();
+    // The statistics' outlier indices count measured runs only.
+    let cs: Vec<f64> = crate::runner::repeat::measured(&r.runs)
+        .map(|run| run.cs_per_s)
+        .collect();
     out.extend(outliers(&name, "cs/s", &r.stats, &cs));
     if p.workers > 0 && (s.acquisitions as f64 / f64::from(p.workers)) < MIN_CS_PER_WORKER {
         out.push(format!(
@@ -46,11 +49,7 @@ pub fn noise(name: &str, cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: us
             cpu.steal_pct
         ));
     }
-    // Busy time the system saw, against the CPU time our workers used.
-    let capacity = window_s * cpus as f64;
-    if capacity > 0.0 && own_cpu_s.is_finite() {
-        let busy = capacity * (cpu.usr_pct + cpu.sys_pct) / 100.0;
-        let other = 100.0 * (busy - own_cpu_s) / capacity;
+    if let Some(other) = other_load_pct(cpu, window_s, own_cpu_s, cpus) {
         if other > OTHER_LOAD_PCT {
             out.push(format!(
                 "{name}: {other:.0}% of the CPUs' time was busy with work other than contend's workers \
@@ -59,6 +58,23 @@ pub fn noise(name: &str, cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: us
         }
     }
     out
+}
+
+/// CPU busy time the system saw in a window beyond what our workers used,
+/// % of all CPUs' time: other processes' load. None when it cannot be told.
+pub fn other_load_pct(cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: usize) -> Option<f64> {
+    let capacity = window_s * cpus as f64;
+    (capacity > 0.0 && own_cpu_s.is_finite()).then(|| {
+        let busy = capacity * (cpu.usr_pct + cpu.sys_pct) / 100.0;
+        100.0 * (busy - own_cpu_s) / capacity
+    })
+}
+
+/// What `--max-steal` screens on: the larger of the hypervisor's steal
+/// and other processes' load over a window, % of all CPUs' time.
+pub fn disturbance_pct(cpu: &CpuSplit, window_s: f64, own_cpu_s: f64) -> f64 {
+    let other = other_load_pct(cpu, window_s, own_cpu_s, super::env::cpus_online());
+    cpu.steal_pct.max(other.unwrap_or(0.0))
 }
 
 /// Runs whose metric stands out from the others by median absolute
@@ -117,6 +133,7 @@ mod tests {
 
     fn blank() -> LockSample {
         LockSample {
+            run: Default::default(),
             window_s: 1.0,
             acquisitions: 0,
             cs_per_s: 0.0,
@@ -129,6 +146,7 @@ mod tests {
             fault: None,
             interrupted: None,
             futex: None,
+            coordinator_cpu_s: 0.0,
             lock_counters: None,
             workers: Vec::new(),
             total_acquisitions: 0,

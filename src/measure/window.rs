@@ -35,6 +35,7 @@ pub struct ProbeStart {
     cpu: CpuTicks,
     usage: UsageStart,
     futex: Option<FutexCounts>,
+    coordinator: f64,
 }
 
 /// What the probes saw during the window.
@@ -46,6 +47,19 @@ pub struct WindowDelta {
     pub process: ProcessUsage,
     /// Futex syscalls, when countable.
     pub futex: Option<FutexCounts>,
+    /// CPU time the coordinator thread itself used in the window (its
+    /// polls, watch calls and the probes' end reads), s: the harness's
+    /// own cost, NaN if it could not be read.
+    pub coordinator_cpu_s: f64,
+}
+
+/// The calling thread's CPU time so far, s (getrusage RUSAGE_THREAD).
+fn thread_cpu_s() -> f64 {
+    use nix::sys::resource::{getrusage, UsageWho};
+    getrusage(UsageWho::RUSAGE_THREAD).map_or(f64::NAN, |u| {
+        let s = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 * 1e-6;
+        s(u.user_time()) + s(u.system_time())
+    })
 }
 
 impl<'a> Probes<'a> {
@@ -68,6 +82,7 @@ impl<'a> Probes<'a> {
             cpu: CpuTicks::read().context("reading /proc/stat")?,
             usage: self.read_usage()?,
             futex: self.read_futex()?,
+            coordinator: thread_cpu_s(),
         })
     }
 
@@ -87,6 +102,7 @@ impl<'a> Probes<'a> {
             cpu: start.cpu.split_until(&cpu),
             process,
             futex,
+            coordinator_cpu_s: thread_cpu_s() - start.coordinator,
         })
     }
 

@@ -60,6 +60,19 @@ impl Work {
     #[inline(always)]
     pub fn run(&self) -> u64 {
         if self.ns == 0 {
+            if self.mode == WorkMode::Sleep {
+                // `sleep:0` still enters nanosleep every cycle, as
+                // lockscale's `-i 0` does: the thread yields for about the
+                // timer slack, which lets woken waiters reach the lock
+                // before the releaser takes it again. std's sleep skips
+                // the syscall for a zero duration, so call it directly.
+                let zero = nix::sys::time::TimeSpec::new(0, 0);
+                let _ = nix::time::clock_nanosleep(
+                    nix::time::ClockId::CLOCK_MONOTONIC,
+                    nix::time::ClockNanosleepFlags::empty(),
+                    &zero,
+                );
+            }
             return 0;
         }
         let start = Instant::now();
@@ -81,6 +94,7 @@ impl Work {
 impl fmt::Display for Work {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.mode, self.ns) {
+            (WorkMode::Sleep, 0) => write!(f, "sleep:0"),
             (_, 0) => write!(f, "0"),
             (WorkMode::Busy, ns) => write!(f, "{}", format_nanos(ns)),
             (WorkMode::Sleep, ns) => write!(f, "sleep:{}", format_nanos(ns)),
@@ -123,6 +137,10 @@ mod tests {
             })
         );
         assert_eq!(parse_work("0"), Ok(Work::NONE));
+        let sleep0 = parse_work("sleep:0").unwrap();
+        assert_eq!((sleep0.mode, sleep0.ns), (WorkMode::Sleep, 0));
+        assert_eq!(sleep0.to_string(), "sleep:0");
+        assert_eq!(sleep0.run(), 0);
         assert!(parse_work("nap:1us").unwrap_err().contains("unknown mode `nap`"));
         assert!(parse_work("sleep:").is_err());
         assert!(parse_work("sleep:5").unwrap_err().contains("no unit"));

@@ -5,9 +5,11 @@
 //! syscalls with the inherited tracepoint counters.
 
 use super::allocators::Allocator;
-use super::repeat::{repeat, Stopped};
+use super::repeat::{RunInfo, RunRecord, RunStatus, Stopped};
+use super::rounds::{run_rounds, Purpose};
 use super::Interrupted;
-use crate::measure::futex::{FutexCounts, FutexTracepoints};
+use crate::measure::cpu::{CpuSplit, CpuTicks};
+use crate::measure::futex::{FutexCounts, FutexPlan};
 use crate::measure::stats::Stats;
 use crate::spec::alloc::AllocSpec;
 use crate::workloads::alloc::{ChildResult, ChildSpec, Pattern};
@@ -18,9 +20,12 @@ use serde::Serialize;
 use std::io::Read;
 use std::process::{Command, Stdio};
 
-/// One pattern under one allocator.
+/// One run of one pattern under one allocator.
 #[derive(Debug, Clone, Serialize)]
 pub struct AllocSample {
+    /// Its round, start time and status (measured, rejected, counting).
+    #[serde(flatten)]
+    pub run: RunInfo,
     /// The pattern.
     pub pattern: Pattern,
     /// The allocator as given (with tunables).
@@ -53,6 +58,32 @@ pub struct AllocSample {
     pub own_futex_calls: u64,
     /// The rest: the allocator's and libc's (`futex.calls - own`).
     pub allocator_futex_calls: Option<u64>,
+    /// System-wide CPU split from the child's start to its reaping (what
+    /// --max-steal screens on), None if /proc/stat could not be read.
+    pub cpu: Option<CpuSplit>,
+    /// From the child's start to its reaping, s.
+    pub elapsed_s: f64,
+}
+
+impl RunRecord for AllocSample {
+    fn info(&self) -> &RunInfo {
+        &self.run
+    }
+    fn info_mut(&mut self) -> &mut RunInfo {
+        &mut self.run
+    }
+    fn metric(&self) -> f64 {
+        self.ops_per_s
+    }
+    fn cut_short(&self) -> Option<Signal> {
+        // An interrupted child is an error (Interrupted), never a sample.
+        None
+    }
+    fn disturbance_pct(&self) -> Option<f64> {
+        self.cpu.map(|cpu| {
+            crate::measure::warnings::disturbance_pct(&cpu, self.elapsed_s, self.user_s + self.sys_s)
+        })
+    }
 }
 
 /// One pattern under one allocator, over its runs.
@@ -64,8 +95,28 @@ pub struct AllocResult {
     pub stats: Stats,
     /// Why no more runs were made.
     pub stopped: Stopped,
-    /// Every run, in order.
+    /// Every run, in the order made, each with its round, start time and
+    /// status (measured, rejected, counting).
     pub runs: Vec<AllocSample>,
+}
+
+impl AllocResult {
+    /// The run the futex columns come from: the counting run when futex
+    /// calls were counted separately, else the median run.
+    pub fn kernel_run(&self) -> &AllocSample {
+        self.runs
+            .iter()
+            .find(|r| r.run.status == RunStatus::Counting)
+            .unwrap_or(&self.sample)
+    }
+
+    /// Runs screened out for steal.
+    pub fn rejected(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.run.status == RunStatus::Rejected)
+            .count()
+    }
 }
 
 /// A finished alloc sweep.
@@ -109,6 +160,8 @@ fn run_one(
         cmd.env("GLIBC_TUNABLES", t);
     }
     let before = futex.map(|f| f.read()).transpose()?;
+    let ticks = CpuTicks::read().ok();
+    let started = std::time::Instant::now();
     let mut child = cmd.spawn().context("starting the allocator child")?;
     let mut out = String::new();
     child
@@ -119,6 +172,8 @@ fn run_one(
         .context("reading the child's result")?;
     let usage = wait4(child.id() as i32).context("reaping the allocator child")?;
     let after = futex.map(|f| f.read()).transpose()?;
+    let elapsed_s = started.elapsed().as_secs_f64();
+    let cpu = ticks.zip(CpuTicks::read().ok()).map(|(a, b)| a.split_until(&b));
     // Ctrl-C reaches the child too (same process group); report it as the
     // interrupt it is, not as a failed child.
     if let Some(sig) = killed_by(usage.status).filter(|s| matches!(s, Signal::SIGINT | Signal::SIGTERM)) {
@@ -141,6 +196,7 @@ fn run_one(
     }
     let futex = before.zip(after).map(|(b, a)| a - b);
     Ok(AllocSample {
+        run: RunInfo::default(),
         pattern,
         allocator: allocator.label(),
         preloaded: preload.map(|p| p.display().to_string()),
@@ -157,6 +213,8 @@ fn run_one(
         allocator_futex_calls: futex.map(|f| f.calls.saturating_sub(result.own_futex_calls)),
         futex,
         own_futex_calls: result.own_futex_calls,
+        cpu,
+        elapsed_s,
     })
 }
 
@@ -173,50 +231,74 @@ fn libc_exited_ok(status: i32) -> bool {
     status & 0x7f == 0 && (status >> 8) & 0xff == 0
 }
 
-/// Runs every pattern under every allocator.
+/// Runs every pattern under every allocator, in rounds.
 pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
     let mut warnings = Vec::new();
-    let futex = match FutexTracepoints::find().and_then(|tp| tp.open()) {
-        Ok(c) => Some(c),
-        Err(why) => {
-            warnings.push(format!("futex syscall counts unavailable: {why}"));
-            None
-        }
-    };
-    let mut results: Vec<AllocResult> = Vec::new();
-    for &pattern in &spec.patterns {
-        let first = results.len();
-        for allocator in &spec.allocators {
-            let once = || {
-                run_one(spec, pattern, allocator, futex.as_ref())
-                    .with_context(|| format!("pattern {pattern:?} under {}", allocator.label()))
+    let futex = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings);
+    let points: Vec<(Pattern, &Allocator)> = spec
+        .patterns
+        .iter()
+        .flat_map(|&p| spec.allocators.iter().map(move |a| (p, a)))
+        .collect();
+    let per_run = std::time::Duration::from_secs(1);
+    let planned = super::sweep::planned_runs(points.len(), &spec.repeat, futex.separate());
+    let bar = super::sweep::progress_bar(spec.progress, planned, per_run);
+    let rounds = run_rounds(
+        points.len(),
+        &spec.repeat,
+        futex.separate(),
+        |i, purpose| {
+            let (pattern, allocator) = points[i];
+            bar.set_message(format!("{pattern:?} {}", allocator.label()).to_lowercase());
+            // Counting runs open their counters here (the child inherits
+            // them) and close them when `counted` drops.
+            let counted = match purpose {
+                Purpose::Count => futex.open_for_count()?,
+                Purpose::Measure => None,
             };
-            let (repeated, signal) = repeat(&spec.repeat, once, |s| s.ops_per_s, |_| None)?;
-            if let Some(sig) = signal {
-                return Err(anyhow::anyhow!(Interrupted(sig)));
+            run_one(spec, pattern, allocator, counted.as_ref().or(futex.inline()))
+                .with_context(|| format!("pattern {pattern:?} under {}", allocator.label()))
+        },
+        |_, _| {
+            if bar.length().is_some_and(|len| bar.position() >= len) {
+                bar.inc_length(1);
             }
-            let r = repeated.expect("a run that was not interrupted measured something");
-            let ops: Vec<f64> = r.runs.iter().map(|s| s.ops_per_s).collect();
-            let name = format!("{pattern:?} {}", allocator.label()).to_lowercase();
-            warnings.extend(crate::measure::warnings::outliers(&name, "ops/s", &r.stats, &ops));
-            let median = r.median_run(|s| s.ops_per_s);
-            results.push(AllocResult {
-                sample: r.runs[median].clone(),
-                stats: r.stats,
-                stopped: r.stopped,
-                runs: r.runs,
-            });
-        }
-        let glibc = results[first..]
+            bar.inc(1);
+        },
+    )?;
+    bar.finish_and_clear();
+    if let Some(sig) = rounds.interrupted {
+        return Err(anyhow::anyhow!(Interrupted(sig)));
+    }
+    let mut results: Vec<AllocResult> = Vec::new();
+    for (&(pattern, allocator), r) in points.iter().zip(rounds.points) {
+        let r = r.expect("a sweep that was not interrupted measured every point");
+        let ops: Vec<f64> = super::repeat::measured(&r.runs).map(|s| s.ops_per_s).collect();
+        let name = format!("{pattern:?} {}", allocator.label()).to_lowercase();
+        warnings.extend(crate::measure::warnings::outliers(&name, "ops/s", &r.stats, &ops));
+        let median = r.median_run();
+        results.push(AllocResult {
+            sample: r.runs[median].clone(),
+            stats: r.stats,
+            stopped: r.stopped,
+            runs: r.runs,
+        });
+    }
+    for &pattern in &spec.patterns {
+        let glibc = results
             .iter()
-            .find(|r| r.sample.allocator == "glibc")
+            .find(|r| r.sample.pattern == pattern && r.sample.allocator == "glibc")
             .map(|r| r.stats.mean);
-        for r in &mut results[first..] {
+        for r in results.iter_mut().filter(|r| r.sample.pattern == pattern) {
             r.sample.vs_glibc = glibc.map(|g| r.stats.mean / g);
         }
     }
     if spec.allocators.iter().all(|a| a.name != "glibc") {
         warnings.push("no plain glibc in --allocator: no ratio to glibc".into());
     }
+    warnings.extend(super::sweep::screening_note(
+        results.iter().map(AllocResult::rejected),
+        spec.repeat.max_steal_pct,
+    ));
     Ok(AllocOutcome { results, warnings })
 }

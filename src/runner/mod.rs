@@ -13,6 +13,7 @@ pub mod placement;
 pub mod procs;
 pub mod repeat;
 pub mod resources;
+pub mod rounds;
 pub mod sched;
 pub mod signals;
 pub mod sweep;

@@ -1,37 +1,72 @@
-//! Repetition of one point: `--runs N` independent runs (each with its
-//! own workers and warm-up), or with `--precision P%` as many as it takes
-//! for the 95% confidence interval of the mean to shrink within P% of it,
-//! bounded by `--max-time`. Every run is kept; the caller says which
-//! number of a run the interval is about.
+//! How the runs of a sweep are planned: `--runs N` independent runs per
+//! point (each with its own workers and warm-up), or with `--precision P%`
+//! as many as it takes for the 95% confidence interval of the mean to
+//! shrink within P% of it, bounded by `--max-time`; in which order
+//! (`--order`), which runs are screened out for steal (`--max-steal`), and
+//! whether futex syscalls are counted in separate runs (`--count-futex`).
+//! The rounds themselves are made by [`super::rounds`].
 
-use super::point_outcome;
+pub use crate::measure::futex::CountFutex;
 use crate::measure::stats::Stats;
-use anyhow::Result;
-use nix::sys::signal::Signal;
 use serde::Serialize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// How a point is repeated.
+/// In which order the runs of a sweep's points are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Rounds: each runs every unfinished point once, in a fresh random
+    /// order, so a burst of host noise lands on all variants alike.
+    Interleaved,
+    /// Every run of the first point, then every run of the next.
+    Sequential,
+}
+
+/// The plan for a sweep's runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Repeat {
-    /// Runs at least (with --precision) or exactly (without).
+    /// Runs at least (with --precision) or exactly (without), per point.
     pub runs: u32,
     /// Target half-width of the 95% interval, % of the mean.
     pub precision_pct: Option<f64>,
-    /// With a precision target: stop adding runs once another would
-    /// overrun this, ns per point.
+    /// With a precision target: stop adding runs to a point once another
+    /// would take its own runs past this, ns.
     pub max_time_ns: u64,
+    /// The order of the runs.
+    pub order: Order,
+    /// Seed of the interleaved order's shuffles (given or drawn), so an
+    /// order can be replayed.
+    pub seed: u64,
+    /// Re-run a run whose steal, or CPU load from other processes, went
+    /// above this share of the machine's CPU time, %; None: no screening.
+    pub max_steal_pct: Option<f64>,
+    /// Where futex counts come from.
+    pub count_futex: CountFutex,
 }
 
+/// How many times one run is re-made after a screening rejection; the
+/// last attempt is kept whatever its steal (and flagged in the warnings),
+/// so a host that is noisy all the time still produces a result.
+pub const MAX_RERUNS: u32 = 3;
+
+/// The default `--max-steal`, %: see the flag's help for why.
+pub const DEFAULT_MAX_STEAL_PCT: f64 = 10.0;
+
 impl Repeat {
-    /// One run, as in a single measurement.
+    /// One run, as in a single measurement, futex counts in that run.
     pub const ONCE: Repeat = Repeat {
         runs: 1,
         precision_pct: None,
         max_time_ns: 0,
+        order: Order::Sequential,
+        seed: 0,
+        max_steal_pct: None,
+        count_futex: CountFutex::Inline,
     };
 
-    /// Checks the flags' values; `max_time` defaults to 60 s per point.
+    /// Checks the repetition flags' values; `max_time` defaults to 60 s
+    /// per point. Order, screening and counting take their defaults
+    /// (interleaved, 10% steal, separate counting); set them after.
     pub fn new(runs: u32, precision_pct: Option<f64>, max_time: Option<Duration>) -> Result<Self, String> {
         if runs == 0 {
             return Err("--runs must be at least 1".into());
@@ -51,7 +86,20 @@ impl Repeat {
             runs,
             precision_pct,
             max_time_ns: max_time.unwrap_or(Duration::from_secs(60)).as_nanos() as u64,
+            order: Order::Interleaved,
+            seed: 0,
+            max_steal_pct: Some(DEFAULT_MAX_STEAL_PCT),
+            count_futex: CountFutex::Separate,
         })
+    }
+
+    /// The fewest measured runs a point gets: an interval needs two.
+    pub fn least(&self) -> usize {
+        if self.precision_pct.is_some() {
+            self.runs.max(2) as usize
+        } else {
+            self.runs as usize
+        }
     }
 }
 
@@ -81,156 +129,115 @@ impl Stopped {
     }
 }
 
-/// Every run of a point and the statistics of its metric.
+/// What a run was for, as the export records it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// A run of the statistics.
+    #[default]
+    Measured,
+    /// Screened out (steal or other load above --max-steal) and re-run;
+    /// kept for the record, out of the statistics.
+    Rejected,
+    /// The run with the futex tracepoints on (--count-futex separate): it
+    /// gives the kernel-work counts and stays out of the statistics.
+    Counting,
+}
+
+/// When and why a run was made; every run in an export carries it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
+pub struct RunInfo {
+    /// The round it belongs to (0-based; with --order sequential, the
+    /// run's index within its point).
+    pub round: u32,
+    /// Wall-clock start, ns since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// Measured, rejected or counting.
+    pub status: RunStatus,
+}
+
+/// What the rounds need to know of one run's sample.
+pub trait RunRecord {
+    /// Its round, start and status.
+    fn info(&self) -> &RunInfo;
+    /// The same, to fill in.
+    fn info_mut(&mut self) -> &mut RunInfo;
+    /// The number the interval is about (cs/s, p50 ns, ops/s).
+    fn metric(&self) -> f64;
+    /// The signal that cut the run short, if one did.
+    fn cut_short(&self) -> Option<nix::sys::signal::Signal>;
+    /// The share of the machine's CPU time taken from the run by the
+    /// hypervisor or by other processes, %; None where not measured.
+    fn disturbance_pct(&self) -> Option<f64>;
+}
+
+/// Every run of a point and the statistics of its metric over the
+/// measured ones.
 #[derive(Debug, Clone)]
 pub struct Repeated<S> {
-    /// The runs, in order.
+    /// The runs, in the order they were made: measured, rejected and
+    /// counting.
     pub runs: Vec<S>,
-    /// The metric over the runs.
+    /// The metric over the measured runs.
     pub stats: Stats,
     /// Why it stopped.
     pub stopped: Stopped,
 }
 
-impl<S> Repeated<S> {
-    /// Index of the run whose metric is closest to the median: the one
-    /// reports take their detail columns from.
-    pub fn median_run(&self, metric: impl Fn(&S) -> f64) -> usize {
+impl<S: RunRecord> Repeated<S> {
+    /// Builds the statistics over `runs`' measured runs; None if there
+    /// is none.
+    pub fn new(runs: Vec<S>, stopped: Stopped) -> Option<Self> {
+        let values: Vec<f64> = measured(&runs).map(RunRecord::metric).collect();
+        (!values.is_empty()).then(|| Repeated {
+            stats: Stats::of(&values),
+            runs,
+            stopped,
+        })
+    }
+
+    /// Index of the measured run whose metric is closest to the median:
+    /// the one reports take their detail columns from.
+    pub fn median_run(&self) -> usize {
         (0..self.runs.len())
+            .filter(|&i| self.runs[i].info().status == RunStatus::Measured)
             .min_by(|&a, &b| {
-                let d = |i: usize| (metric(&self.runs[i]) - self.stats.median).abs();
+                let d = |i: usize| (self.runs[i].metric() - self.stats.median).abs();
                 d(a).total_cmp(&d(b))
             })
             .unwrap_or(0)
     }
+
+    /// The counting run, if one was made.
+    pub fn counting_run(&self) -> Option<&S> {
+        self.runs.iter().find(|r| r.info().status == RunStatus::Counting)
+    }
+
+    /// How many runs were screened out.
+    pub fn rejected(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.info().status == RunStatus::Rejected)
+            .count()
+    }
 }
 
-/// Runs `run` as `plan` says. Returns the runs (None if the first was
-/// interrupted before it measured anything) and the signal that should
-/// end the sweep, if any.
-pub fn repeat<S>(
-    plan: &Repeat,
-    mut run: impl FnMut() -> Result<S>,
-    metric: impl Fn(&S) -> f64,
-    cut_short: impl Fn(&S) -> Option<Signal>,
-) -> Result<(Option<Repeated<S>>, Option<Signal>)> {
-    let started = Instant::now();
-    let budget = Duration::from_nanos(plan.max_time_ns);
-    // An interval needs two runs.
-    let least = if plan.precision_pct.is_some() {
-        plan.runs.max(2)
-    } else {
-        plan.runs
-    } as usize;
-    let mut runs = Vec::new();
-    let (stopped, signal) = loop {
-        let (sample, signal) = point_outcome(run(), &cut_short)?;
-        runs.extend(sample);
-        if signal.is_some() {
-            break (Stopped::Interrupted, signal);
-        }
-        if runs.len() < least {
-            continue;
-        }
-        let Some(target) = plan.precision_pct else {
-            break (Stopped::Runs, None);
-        };
-        let values: Vec<f64> = runs.iter().map(&metric).collect();
-        if Stats::of(&values).ci95_pct.is_some_and(|p| p <= target) {
-            break (Stopped::Precision, None);
-        }
-        let per_run = started.elapsed() / runs.len() as u32;
-        if started.elapsed() + per_run > budget {
-            break (Stopped::MaxTime, None);
-        }
-    };
-    if runs.is_empty() {
-        return Ok((None, signal));
-    }
-    let values: Vec<f64> = runs.iter().map(&metric).collect();
-    Ok((
-        Some(Repeated {
-            stats: Stats::of(&values),
-            runs,
-            stopped,
-        }),
-        signal,
-    ))
+/// The measured runs of `runs`.
+pub fn measured<S: RunRecord>(runs: &[S]) -> impl Iterator<Item = &S> {
+    runs.iter().filter(|r| r.info().status == RunStatus::Measured)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn fixed(values: &'static [f64]) -> impl FnMut() -> Result<f64> {
-        let mut i = 0;
-        move || {
-            i += 1;
-            Ok(values[(i - 1) % values.len()])
-        }
-    }
-
-    #[test]
-    fn a_fixed_number_of_runs() {
-        let plan = Repeat::new(3, None, None).unwrap();
-        let (r, sig) = repeat(&plan, fixed(&[1.0, 2.0, 3.0, 4.0]), |v| *v, |_| None).unwrap();
-        let r = r.unwrap();
-        assert_eq!((r.runs.len(), r.stopped, sig), (3, Stopped::Runs, None));
-        assert_eq!(r.stats.mean, 2.0);
-        assert_eq!(r.median_run(|v| *v), 1);
-    }
-
-    #[test]
-    fn precision_adds_runs_until_the_interval_is_narrow() {
-        // Noisy at first, then steady: the interval narrows as runs add up.
-        let plan = Repeat::new(2, Some(2.0), Some(Duration::from_secs(60))).unwrap();
-        let values: &[f64] = &[
-            98.0, 102.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0,
-        ];
-        let (r, _) = repeat(&plan, fixed(values), |v| *v, |_| None).unwrap();
-        let r = r.unwrap();
-        assert_eq!(r.stopped, Stopped::Precision);
-        assert!(r.stats.ci95_pct.unwrap() <= 2.0);
-        assert!(r.runs.len() > 2 && r.runs.len() < values.len());
-    }
-
-    #[test]
-    fn max_time_ends_a_hopeless_search() {
-        let plan = Repeat::new(2, Some(0.001), Some(Duration::from_millis(30))).unwrap();
-        let slow_noise = {
-            let mut flip = false;
-            move || {
-                std::thread::sleep(Duration::from_millis(5));
-                flip = !flip;
-                Ok(if flip { 1.0 } else { 2.0 })
-            }
-        };
-        let (r, _) = repeat(&plan, slow_noise, |v: &f64| *v, |_| None).unwrap();
-        let r = r.unwrap();
-        assert_eq!(r.stopped, Stopped::MaxTime);
-        assert!(r.runs.len() >= 2);
-    }
-
-    #[test]
-    fn an_interrupt_keeps_what_was_measured() {
-        let plan = Repeat::new(5, None, None).unwrap();
-        let mut n = 0;
-        let run = || {
-            n += 1;
-            Ok(n)
-        };
-        let (r, sig) = repeat(&plan, run, |v| *v as f64, |v| (*v == 2).then_some(Signal::SIGINT)).unwrap();
-        let r = r.unwrap();
-        assert_eq!(
-            (r.runs.len(), r.stopped, sig),
-            (2, Stopped::Interrupted, Some(Signal::SIGINT))
-        );
-    }
-
     #[test]
     fn bad_plans_are_refused() {
         assert!(Repeat::new(0, None, None).is_err());
         assert!(Repeat::new(3, Some(0.0), None).is_err());
         assert!(Repeat::new(3, None, Some(Duration::from_secs(1))).is_err());
+        assert!(Repeat::new(3, Some(2.0), Some(Duration::ZERO)).is_err());
+        assert_eq!(Repeat::new(1, Some(2.0), None).unwrap().least(), 2);
+        assert_eq!(Repeat::new(5, None, None).unwrap().least(), 5);
     }
 }

@@ -1,13 +1,15 @@
-//! Runs every point of a spec in order, each repeated as `--runs` and
-//! `--precision` say, with a progress bar on a terminal, owning the run's
-//! resources and collecting the warnings that apply to the whole sweep. An
-//! interrupt ends the sweep after the run it cut short; what was measured
-//! so far is kept.
+//! Runs every point of a spec in rounds (interleaved by default, see
+//! [`super::rounds`]), each point repeated as `--runs` and `--precision`
+//! say, with a progress bar on a terminal, owning the run's resources and
+//! collecting the warnings that apply to the whole sweep. An interrupt
+//! ends the sweep after the run it cut short; what was measured so far is
+//! kept.
 
-use super::repeat::{repeat, Repeat, Repeated, Stopped};
+use super::repeat::{Repeat, Repeated, Stopped};
 use super::resources::Resources;
+use super::rounds::{run_rounds, Purpose};
 use crate::measure::env::cpus_online;
-use crate::measure::futex::FutexTracepoints;
+use crate::measure::futex::FutexPlan;
 use crate::measure::stats::Stats;
 use crate::registry;
 use crate::spec::{LockSpec, Mode, Point};
@@ -25,21 +27,24 @@ use std::time::Duration;
 pub struct PointResult {
     /// What was run.
     pub point: Point,
-    /// The run with the median cs/s: the detail columns (CPU split,
-    /// fairness, counters) come from it. It is also one of `runs`.
+    /// The measured run with the median cs/s: the detail columns (CPU
+    /// split, fairness, counters) come from it. It is also one of `runs`.
     pub sample: LockSample,
-    /// Critical sections per second over the runs: mean, interval, spread.
+    /// Critical sections per second over the measured runs: mean,
+    /// interval, spread.
     pub stats: Stats,
     /// Why no more runs were made.
     pub stopped: Stopped,
-    /// Every run, in order.
+    /// Every run, in the order made, each with its round, start time and
+    /// status: measured, rejected (screened out for steal) or counting
+    /// (the futex counts; out of the statistics).
     pub runs: Vec<LockSample>,
 }
 
 impl PointResult {
     /// Builds the result from a point's runs.
     pub fn new(point: Point, repeated: Repeated<LockSample>) -> Self {
-        let median = repeated.median_run(|s| s.cs_per_s);
+        let median = repeated.median_run();
         PointResult {
             point,
             sample: repeated.runs[median].clone(),
@@ -60,6 +65,24 @@ impl PointResult {
             },
         )
     }
+
+    /// The run the kernel-work columns (futex calls and errors per
+    /// critical section) come from: the counting run when futex calls
+    /// were counted separately, else the median run.
+    pub fn kernel_run(&self) -> &LockSample {
+        self.runs
+            .iter()
+            .find(|r| r.run.status == super::repeat::RunStatus::Counting)
+            .unwrap_or(&self.sample)
+    }
+
+    /// Runs screened out for steal.
+    pub fn rejected(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.run.status == super::repeat::RunStatus::Rejected)
+            .count()
+    }
 }
 
 /// A finished (or interrupted) sweep.
@@ -76,28 +99,35 @@ pub struct SweepOutcome {
 /// Below this estimated length no progress bar is worth drawing.
 const PROGRESS_MIN: Duration = Duration::from_secs(2);
 
-/// What running lock points needs once per command: the futex counters
-/// (opened on this thread, so every worker inherits them), the lock file
-/// and SysV set, owned until the session is dropped.
+/// What running lock points needs once per command: the futex counting
+/// plan (inline counters live in `ctx`, opened on this thread so every
+/// worker inherits them), the lock file and SysV set, owned until the
+/// session is dropped.
 pub struct LockSession {
     ctx: RunContext,
+    futex: FutexPlan,
     _resources: Resources,
     cpus: usize,
 }
 
 impl LockSession {
-    /// Opens what `locks` need; warnings go to `warnings`.
-    pub fn open(locks: &[&str], lock_dir: &std::path::Path, warnings: &mut Vec<String>) -> Result<Self> {
+    /// Opens what `locks` need, counting futex calls as `plan` says;
+    /// warnings go to `warnings`.
+    pub fn open(
+        locks: &[&str],
+        lock_dir: &std::path::Path,
+        plan: &Repeat,
+        warnings: &mut Vec<String>,
+    ) -> Result<Self> {
         let entries: Vec<_> = locks.iter().filter_map(|l| registry::find(l)).collect();
         let mut resources = Resources::new();
+        let futex = FutexPlan::resolve(plan.count_futex, warnings);
+        let (futex, inline) = match futex {
+            FutexPlan::Inline(counters) => (FutexPlan::Off, Some(counters)),
+            other => (other, None),
+        };
         let ctx = RunContext {
-            futex: match FutexTracepoints::find().and_then(|tp| tp.open()) {
-                Ok(counters) => Some(counters),
-                Err(why) => {
-                    warnings.push(format!("futex syscall counts unavailable: {why}"));
-                    None
-                }
-            },
+            futex: inline,
             lock_file: match entries.iter().any(|e| e.caps.needs_file) {
                 true => Some(resources.lock_file(lock_dir)?),
                 false => None,
@@ -109,20 +139,20 @@ impl LockSession {
         };
         Ok(Self {
             ctx,
+            futex,
             _resources: resources,
             cpus: cpus_online(),
         })
     }
 
-    /// Runs one point as `plan` says. Returns its result (None if
-    /// interrupted before its first run measured anything) and the signal
-    /// that should end the sweep.
-    pub fn run_point(
-        &self,
-        point: Point,
-        plan: &Repeat,
-        warnings: &mut Vec<String>,
-    ) -> Result<(Option<PointResult>, Option<Signal>)> {
+    /// Whether points get a separate counting run.
+    pub fn counts_separately(&self) -> bool {
+        self.futex.separate()
+    }
+
+    /// Makes one run of `point`: a measured one with no tracepoint on
+    /// (unless counting inline), or the counting run.
+    pub fn run_once(&self, point: &Point, purpose: Purpose) -> Result<LockSample> {
         let entry = registry::find(point.lock).ok_or_else(|| anyhow!("lock `{}` vanished", point.lock))?;
         let run = match point.mode {
             Mode::Threads => entry.run,
@@ -130,13 +160,56 @@ impl LockSession {
                 .run_procs
                 .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
         };
-        let cut_short = |s: &LockSample| s.interrupted.as_deref().and_then(|s| s.parse::<Signal>().ok());
-        let (repeated, stop) = repeat(plan, || run(&point, &self.ctx), |s| s.cs_per_s, cut_short)?;
-        let result = repeated.map(|r| PointResult::new(point, r));
-        if let Some(r) = &result {
+        match purpose {
+            Purpose::Measure => run(point, &self.ctx),
+            Purpose::Count => {
+                // Open for this run only: closing them (when `counted`
+                // drops) switches the syscall tracepoints off again.
+                let counted = RunContext {
+                    futex: self.futex.open_for_count()?,
+                    lock_file: self.ctx.lock_file,
+                    sysv_set: self.ctx.sysv_set,
+                };
+                run(point, &counted)
+            }
+        }
+    }
+
+    /// Runs `points` as `plan` says, in rounds. Returns their results in
+    /// the given order (points never reached are left out) and the signal
+    /// that should end the sweep.
+    pub fn run_points(
+        &self,
+        points: &[Point],
+        plan: &Repeat,
+        bar: &ProgressBar,
+        warnings: &mut Vec<String>,
+    ) -> Result<(Vec<PointResult>, Option<Signal>)> {
+        let rounds = run_rounds(
+            points.len(),
+            plan,
+            self.counts_separately(),
+            |i, purpose| {
+                bar.set_message(points[i].label());
+                self.run_once(&points[i], purpose)
+            },
+            |_, _| {
+                // Precision can add runs past the plan: grow the bar.
+                if bar.length().is_some_and(|len| bar.position() >= len) {
+                    bar.inc_length(1);
+                }
+                bar.inc(1);
+            },
+        )?;
+        let results: Vec<PointResult> = points
+            .iter()
+            .zip(rounds.points)
+            .filter_map(|(p, r)| r.map(|r| PointResult::new(p.clone(), r)))
+            .collect();
+        for r in &results {
             warnings.extend(crate::measure::warnings::for_point(r, self.cpus));
         }
-        Ok((result, stop))
+        Ok((results, rounds.interrupted))
     }
 }
 
@@ -145,7 +218,7 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     let points = spec.points();
     let total = points.len();
     let mut warnings = Vec::new();
-    let session = LockSession::open(&spec.locks, &spec.lock_dir, &mut warnings)?;
+    let session = LockSession::open(&spec.locks, &spec.lock_dir, &spec.repeat, &mut warnings)?;
     let cpus = session.cpus;
     if let Some(&most) = spec.workers.iter().filter(|&&t| t as usize > cpus).max() {
         warnings.push(format!(
@@ -155,21 +228,15 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
         ));
     }
     warnings.extend(crate::measure::warnings::for_machine());
-    let per_point = Duration::from_nanos(spec.duration_ns + spec.warmup_ns) * spec.repeat.runs;
-    let bar = progress_bar(spec.progress, total, per_point);
-    let mut results = Vec::with_capacity(total);
-    let mut interrupted = None;
-    for point in points {
-        bar.set_message(point.label());
-        let (result, stop) = session.run_point(point, &spec.repeat, &mut warnings)?;
-        results.extend(result);
-        if stop.is_some() {
-            interrupted = stop;
-            break;
-        }
-        bar.inc(1);
-    }
+    let per_run = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
+    let planned = planned_runs(total, &spec.repeat, session.counts_separately());
+    let bar = progress_bar(spec.progress, planned, per_run);
+    let (results, interrupted) = session.run_points(&points, &spec.repeat, &bar, &mut warnings)?;
     bar.finish_and_clear();
+    warnings.extend(screening_note(
+        results.iter().map(|r| r.rejected()),
+        spec.repeat.max_steal_pct,
+    ));
     if let Some(sig) = interrupted {
         warnings.push(format!(
             "interrupted by {sig}: {} of {total} points measured; the last run was cut short \
@@ -184,17 +251,37 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     })
 }
 
-/// A progress bar for `points` points of about `per_point` each, hidden when
-/// not wanted, not on a terminal, or too short to matter.
-pub(crate) fn progress_bar(wanted: bool, points: usize, per_point: Duration) -> ProgressBar {
-    let estimate = per_point * points as u32;
+/// The runs a sweep plans before precision adds any: every point's
+/// `--runs` (at least two with --precision), plus its counting run.
+pub(crate) fn planned_runs(points: usize, plan: &Repeat, counting: bool) -> usize {
+    points * (plan.least() + usize::from(counting))
+}
+
+/// One line counting the runs screened out, if any were.
+pub(crate) fn screening_note(rejected: impl Iterator<Item = usize>, max_pct: Option<f64>) -> Option<String> {
+    let n: usize = rejected.sum();
+    let max = max_pct?;
+    (n > 0).then(|| {
+        format!(
+            "{n} run(s) rejected and re-made: steal or other load above --max-steal {max:.0}% \
+             (kept in the export with status \"rejected\", out of the statistics)"
+        )
+    })
+}
+
+/// A progress bar for `runs` runs of about `per_run` each, hidden when
+/// not wanted, not on a terminal, or too short to matter. Its ETA comes
+/// from the runs' measured durations; precision may add runs, and the
+/// bar's length grows with them.
+pub(crate) fn progress_bar(wanted: bool, runs: usize, per_run: Duration) -> ProgressBar {
+    let estimate = per_run * runs as u32;
     if !wanted || !std::io::stderr().is_terminal() || estimate < PROGRESS_MIN {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(points as u64);
+    let bar = ProgressBar::new(runs as u64);
     bar.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} points, ETA {eta}  {msg}",
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs, ETA {eta}  {msg}",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );

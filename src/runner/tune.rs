@@ -60,13 +60,14 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
     let started = Instant::now();
     let budget = Duration::from_nanos(spec.max_time_ns);
     let mut warnings = Vec::new();
-    let session = LockSession::open(&[spec.lock], Path::new(DEFAULT_LOCK_DIR), &mut warnings)?;
     let plan: Repeat = spec.repeat;
+    let session = LockSession::open(&[spec.lock], Path::new(DEFAULT_LOCK_DIR), &plan, &mut warnings)?;
+    let bar = indicatif::ProgressBar::hidden();
     let mut results: Vec<PointResult> = Vec::new();
     let mut interrupted = None;
     let mut measure =
         |spin: u32, results: &mut Vec<PointResult>, warnings: &mut Vec<String>| -> Result<bool> {
-            let (r, stop) = session.run_point(point(spec, spin), &plan, warnings)?;
+            let (r, stop) = session.run_points(&[point(spec, spin)], &plan, &bar, warnings)?;
             results.extend(r);
             interrupted = stop;
             Ok(stop.is_none())
@@ -108,7 +109,11 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
     let best = best_of(&results);
     let ties = best
         .map(|b| {
-            let values = |r: &PointResult| r.runs.iter().map(|s| s.cs_per_s).collect::<Vec<_>>();
+            let values = |r: &PointResult| {
+                crate::runner::repeat::measured(&r.runs)
+                    .map(|s| s.cs_per_s)
+                    .collect::<Vec<_>>()
+            };
             let top = values(&results[b]);
             results
                 .iter()

@@ -4,11 +4,12 @@
 //! warnings. An interrupt ends the sweep after the point it cut short.
 
 use super::placement::allowed_cpus;
-use super::repeat::{repeat, Stopped};
+use super::repeat::{measured, Repeated, RunRecord, RunStatus, Stopped};
 use super::resources::{Resources, DEFAULT_LOCK_DIR};
+use super::rounds::{run_rounds, Purpose};
 use super::sched::lock_memory;
 use crate::measure::clock::{measure_cost, ClockCost};
-use crate::measure::futex::FutexTracepoints;
+use crate::measure::futex::FutexPlan;
 use crate::measure::stats::Stats;
 use crate::measure::tracefs::{TraceReport, Tracer};
 use crate::registry::wakeup as primitives;
@@ -25,20 +26,41 @@ use std::path::Path;
 pub struct WakeupResult {
     /// What was run.
     pub point: WakeupPoint,
-    /// Every run merged: all their round trips in one distribution.
+    /// Every measured run merged: all their round trips in one
+    /// distribution.
     pub sample: WakeupSample,
     /// The median round trip over the runs (one value per run), ns.
     pub stats: Stats,
     /// Why no more runs were made.
     pub stopped: Stopped,
-    /// Every run, in order.
+    /// Every run, in the order made, each with its round, start time and
+    /// status (measured, rejected, counting).
     pub runs: Vec<WakeupSample>,
+}
+
+impl WakeupResult {
+    /// The run the futex columns come from: the counting run when futex
+    /// calls were counted separately, else the merged sample.
+    pub fn kernel_run(&self) -> &WakeupSample {
+        self.runs
+            .iter()
+            .find(|r| r.run.status == RunStatus::Counting)
+            .unwrap_or(&self.sample)
+    }
+
+    /// Runs screened out for steal.
+    pub fn rejected(&self) -> usize {
+        self.runs
+            .iter()
+            .filter(|r| r.run.status == RunStatus::Rejected)
+            .count()
+    }
 }
 
 /// The metric repetition and `contend compare` look at: a run's median
 /// round trip, ns.
 pub fn p50_ns(s: &WakeupSample) -> f64 {
-    s.round_trip.summary.map_or(f64::NAN, |x| x.p50_ns as f64)
+    s.metric()
 }
 
 /// A finished (or interrupted) sweep.
@@ -67,14 +89,12 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
         .primitives
         .iter()
         .any(|p| primitives::find(p).is_some_and(|e| e.needs_sem_set));
+    let (futex, inline) = match FutexPlan::resolve(spec.repeat.count_futex, &mut warnings) {
+        FutexPlan::Inline(counters) => (FutexPlan::Off, Some(counters)),
+        other => (other, None),
+    };
     let mut ctx = WakeupContext {
-        futex: match FutexTracepoints::find().and_then(|tp| tp.open()) {
-            Ok(c) => Some(c),
-            Err(why) => {
-                warnings.push(format!("futex syscall counts unavailable: {why}"));
-                None
-            }
-        },
+        futex: inline,
         sysv_set: if needs_set {
             Some(resources.sem_set()?)
         } else {
@@ -91,7 +111,7 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
     };
     let clock = measure_cost(10_000);
     warnings.extend(machine_warnings(spec));
-    let outcome = run_points(spec, &ctx, &mut warnings);
+    let outcome = run_points(spec, &mut ctx, &futex, &mut warnings);
     let stopped = match &outcome {
         Ok((results, _)) => results.iter().any(|r| r.sample.stopped_trace),
         Err(_) => false,
@@ -132,52 +152,82 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
 
 type Points = (Vec<WakeupResult>, Option<Signal>);
 
-fn run_points(spec: &WakeupSpec, ctx: &WakeupContext, warnings: &mut Vec<String>) -> Result<Points> {
+fn run_points(
+    spec: &WakeupSpec,
+    ctx: &mut WakeupContext,
+    futex: &FutexPlan,
+    warnings: &mut Vec<String>,
+) -> Result<Points> {
     let points = spec.points();
-    let bar = super::sweep::progress_bar(spec.progress, points.len(), estimate(spec));
-    let mut results = Vec::with_capacity(points.len());
-    let mut interrupted = None;
-    for point in points {
-        bar.set_message(point.label());
-        let entry = primitives::find(point.primitive)
-            .ok_or_else(|| anyhow!("primitive `{}` vanished", point.primitive))?;
-        let run = match point.mode {
-            Mode::Threads => entry.run,
-            Mode::Processes => entry
-                .run_procs
-                .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
-        };
-        let cut_short = |s: &WakeupSample| s.interrupted.as_deref().and_then(|s| s.parse::<Signal>().ok());
-        let (repeated, stop) = repeat(&spec.repeat, || run(&point, ctx), p50_ns, cut_short)?;
-        if let Some(r) = repeated {
-            let sample = WakeupSample::merge(&r.runs);
-            warnings.extend(point_warnings(&point, &sample));
-            let p50s: Vec<f64> = r.runs.iter().map(p50_ns).collect();
-            warnings.extend(crate::measure::warnings::outliers(
-                &point.label(),
-                "p50 ns",
-                &r.stats,
-                &p50s,
-            ));
-            results.push(WakeupResult {
-                point,
-                sample,
-                stats: r.stats,
-                stopped: r.stopped,
-                runs: r.runs,
-            });
-        }
-        if stop.is_some() {
-            interrupted = stop;
-            break;
-        }
-        bar.inc(1);
-    }
+    let planned = super::sweep::planned_runs(points.len(), &spec.repeat, futex.separate());
+    let bar = super::sweep::progress_bar(spec.progress, planned, estimate(spec));
+    let rounds = run_rounds(
+        points.len(),
+        &spec.repeat,
+        futex.separate(),
+        |i, purpose| {
+            let point = &points[i];
+            bar.set_message(point.label());
+            let entry = primitives::find(point.primitive)
+                .ok_or_else(|| anyhow!("primitive `{}` vanished", point.primitive))?;
+            let run = match point.mode {
+                Mode::Threads => entry.run,
+                Mode::Processes => entry
+                    .run_procs
+                    .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
+            };
+            if purpose == Purpose::Count {
+                // Open for this run only: dropping them switches the
+                // syscall tracepoints off again.
+                ctx.futex = futex.open_for_count()?;
+            }
+            let sample = run(point, ctx);
+            if purpose == Purpose::Count {
+                ctx.futex = None;
+            }
+            sample
+        },
+        |_, _| {
+            if bar.length().is_some_and(|len| bar.position() >= len) {
+                bar.inc_length(1);
+            }
+            bar.inc(1);
+        },
+    )?;
     bar.finish_and_clear();
-    Ok((results, interrupted))
+    let mut results = Vec::with_capacity(points.len());
+    for (point, r) in points.into_iter().zip(rounds.points) {
+        let Some(r) = r else { continue };
+        results.push(wakeup_result(point, r, warnings));
+    }
+    warnings.extend(super::sweep::screening_note(
+        results.iter().map(WakeupResult::rejected),
+        spec.repeat.max_steal_pct,
+    ));
+    Ok((results, rounds.interrupted))
 }
 
-/// A rough length per point for the progress bar.
+fn wakeup_result(point: WakeupPoint, r: Repeated<WakeupSample>, warnings: &mut Vec<String>) -> WakeupResult {
+    let kept: Vec<WakeupSample> = measured(&r.runs).cloned().collect();
+    let sample = WakeupSample::merge(&kept);
+    warnings.extend(point_warnings(&point, &sample));
+    let p50s: Vec<f64> = kept.iter().map(p50_ns).collect();
+    warnings.extend(crate::measure::warnings::outliers(
+        &point.label(),
+        "p50 ns",
+        &r.stats,
+        &p50s,
+    ));
+    WakeupResult {
+        point,
+        sample,
+        stats: r.stats,
+        stopped: r.stopped,
+        runs: r.runs,
+    }
+}
+
+/// A rough length per run for the progress bar.
 fn estimate(spec: &WakeupSpec) -> std::time::Duration {
     use crate::spec::wakeup::Length;
     let ns = match spec.length {
@@ -185,7 +235,7 @@ fn estimate(spec: &WakeupSpec) -> std::time::Duration {
         // A round costs at least the interval; 20 µs when there is none.
         Length::Iterations(n) => n.saturating_mul(spec.interval_ns.max(20_000)),
     };
-    std::time::Duration::from_nanos(ns + spec.warmup_ns) * spec.repeat.runs
+    std::time::Duration::from_nanos(ns + spec.warmup_ns)
 }
 
 fn machine_warnings(spec: &WakeupSpec) -> Vec<String> {

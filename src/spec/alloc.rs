@@ -36,6 +36,8 @@ pub struct AllocSpec {
     pub export_gnuplot: Option<PathBuf>,
     /// Runs per pattern and allocator.
     pub repeat: crate::runner::repeat::Repeat,
+    /// Show a progress bar (on a terminal, for sweeps over 2 s).
+    pub progress: bool,
 }
 
 impl AllocSpec {
@@ -72,6 +74,7 @@ impl AllocSpec {
             export_markdown: args.export_markdown.clone(),
             export_gnuplot: args.export_gnuplot.clone(),
             repeat: args.repeat.plan().map_err(SpecError)?,
+            progress: !args.no_progress,
         })
     }
 }

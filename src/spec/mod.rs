@@ -68,6 +68,10 @@ pub struct Point {
     pub stall_timeout_ns: u64,
     /// Kill the lock holder this long into the window, ns (0: no fault).
     pub kill_holder_after_ns: u64,
+    /// Which copy of an otherwise identical point (1, 2, ...) with
+    /// --replicate; None without. An A/A check compares copies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
 }
 
 impl Point {
@@ -87,6 +91,7 @@ impl Point {
             warmup_ns: 100_000_000,
             stall_timeout_ns: 0,
             kill_holder_after_ns: 0,
+            replica: None,
         }
     }
 
@@ -95,8 +100,9 @@ impl Point {
     pub fn label(&self) -> String {
         let spinners = self.spinners.map_or(String::new(), |s| format!(" spinners {s}"));
         let spin = self.spin.map_or(String::new(), |s| format!(" spin {s}"));
+        let replica = self.replica.map_or(String::new(), |r| format!(" replica {r}"));
         format!(
-            "{} ×{} {}{spinners}{spin} hold {} idle {}",
+            "{} ×{} {}{spinners}{spin} hold {} idle {}{replica}",
             self.lock,
             self.workers,
             self.mode.label(),
@@ -166,6 +172,8 @@ pub struct LockSpec {
     pub repeat: Repeat,
     /// SVG plot path.
     pub plot: Option<PathBuf>,
+    /// Identical copies of every point (--replicate; 1: none).
+    pub replicate: u32,
 }
 
 /// Worker threads when neither --threads nor --procs is given
@@ -330,12 +338,17 @@ impl LockSpec {
             progress: !args.no_progress,
             repeat: args.repeat.plan().map_err(err)?,
             plot: args.plot.clone(),
+            replicate: args.replicate,
         })
     }
 
     /// The points of the sweep, lock-major, in the order given.
     pub fn points(&self) -> Vec<Point> {
         let mut points = Vec::new();
+        let replicas: Vec<Option<u32>> = match self.replicate {
+            0 | 1 => vec![None],
+            n => (1..=n).map(Some).collect(),
+        };
         for &lock in &self.locks {
             let caps = registry::find(lock).map(|e| e.caps);
             let spins = axis(
@@ -347,7 +360,11 @@ impl LockSpec {
             for &workers in &self.workers {
                 for &spinners in &policies {
                     for &spin in &spins {
-                        for &(hold, idle) in &self.work {
+                        for (&(hold, idle), &replica) in self
+                            .work
+                            .iter()
+                            .flat_map(|w| replicas.iter().map(move |r| (w, r)))
+                        {
                             points.push(Point {
                                 lock,
                                 mode: self.mode,
@@ -360,6 +377,7 @@ impl LockSpec {
                                 warmup_ns: self.warmup_ns,
                                 stall_timeout_ns: self.stall_timeout_ns,
                                 kill_holder_after_ns: self.kill_holder_after_ns,
+                                replica,
                             });
                         }
                     }

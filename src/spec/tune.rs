@@ -61,7 +61,12 @@ impl TuneSpec {
             idle: args.idle,
             duration_ns: args.duration.as_nanos() as u64,
             warmup_ns: args.warmup.as_nanos() as u64,
-            repeat: Repeat::new(args.runs, None, None).map_err(SpecError)?,
+            // The search reads only cs/s: no counting runs to pay for.
+            repeat: Repeat {
+                count_futex: crate::runner::repeat::CountFutex::Off,
+                seed: u64::from(fastrand::u32(..)),
+                ..Repeat::new(args.runs, None, None).map_err(SpecError)?
+            },
             max_time_ns: args.max_time.as_nanos() as u64,
             export_json: args.export_json.clone(),
         })

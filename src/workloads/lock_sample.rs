@@ -4,6 +4,7 @@ use crate::measure::cpu::CpuSplit;
 use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounts;
 use crate::measure::rusage::ProcessUsage;
+use crate::runner::repeat::{RunInfo, RunRecord};
 use serde::Serialize;
 use std::ops::Sub;
 
@@ -82,9 +83,12 @@ pub struct MemoryUse {
     pub worker_rss_max_kib: Option<u64>,
 }
 
-/// One measured point.
+/// One run of a point.
 #[derive(Debug, Clone, Serialize)]
 pub struct LockSample {
+    /// Its round, start time and status (measured, rejected, counting).
+    #[serde(flatten)]
+    pub run: RunInfo,
     /// Measured window length in seconds (t1 - t0).
     pub window_s: f64,
     /// Critical sections completed in the window, all workers.
@@ -110,8 +114,13 @@ pub struct LockSample {
     /// The signal (SIGINT, SIGTERM) that cut the window short, if one did:
     /// the rates still divide by the measured (shorter) window.
     pub interrupted: Option<String>,
-    /// Futex syscalls over the window, `None` when they cannot be counted.
+    /// Futex syscalls over the window, `None` when not counted in this
+    /// run (measured runs under `--count-futex separate`, or counting off).
     pub futex: Option<FutexCounts>,
+    /// The harness's own cost: CPU time the coordinator thread used inside
+    /// the window (polling the workers every 250 ms, the probes' end
+    /// reads), s. With threads it is part of `process.cpu_s`.
+    pub coordinator_cpu_s: f64,
     /// The lock's own counters, `None` for locks whose internals are opaque.
     pub lock_counters: Option<LockCounters>,
     /// Per-worker counts in the window, in worker order.
@@ -119,6 +128,28 @@ pub struct LockSample {
     /// Acquisitions over the whole run (warm-up and drain included); equal
     /// to the mutual-exclusion witness counter, or the run would have failed.
     pub total_acquisitions: u64,
+}
+
+impl RunRecord for LockSample {
+    fn info(&self) -> &RunInfo {
+        &self.run
+    }
+    fn info_mut(&mut self) -> &mut RunInfo {
+        &mut self.run
+    }
+    fn metric(&self) -> f64 {
+        self.cs_per_s
+    }
+    fn cut_short(&self) -> Option<nix::sys::signal::Signal> {
+        self.interrupted.as_deref().and_then(|s| s.parse().ok())
+    }
+    fn disturbance_pct(&self) -> Option<f64> {
+        Some(crate::measure::warnings::disturbance_pct(
+            &self.cpu,
+            self.window_s,
+            self.process.cpu_s,
+        ))
+    }
 }
 
 impl LockSample {

@@ -54,6 +54,8 @@ pub fn render(results: &[PointResult]) -> String {
         results.iter().map(|r| {
             let (p, s) = (&r.point, &r.sample);
             let counters = s.lock_counters;
+            // Futex counts come from the counting run, when there is one.
+            let k = r.kernel_run();
             vec![
                 p.lock.to_string(),
                 p.mode.label().to_string(),
@@ -84,8 +86,8 @@ pub fn render(results: &[PointResult]) -> String {
                 format!("{:.6}", s.process.sys_s),
                 s.process.voluntary_context_switches.to_string(),
                 s.process.involuntary_context_switches.to_string(),
-                opt(s.futex.map(|f| f.calls)),
-                opt(s.futex.map(|f| f.errors)),
+                opt(k.futex.map(|f| f.calls)),
+                opt(k.futex.map(|f| f.errors)),
                 opt(counters.map(|c| c.spins)),
                 opt(counters.map(|c| c.waits)),
                 opt(counters.map(|c| c.wakes)),

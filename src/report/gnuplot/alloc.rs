@@ -24,7 +24,7 @@ pub fn render(results: &[AllocResult]) -> String {
             r.stats.ci95.unwrap_or(0.0),
             r.sample.user_s,
             r.sample.sys_s,
-            r.sample.futex.map_or("NaN".into(), |f| f.calls.to_string())
+            r.kernel_run().futex.map_or("NaN".into(), |f| f.calls.to_string())
         );
     }
     out

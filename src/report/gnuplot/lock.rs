@@ -2,8 +2,8 @@
 //! lock, hold and idle (and spin or spinner policy, where swept), a header
 //! line `# <lock> <hold> <idle> <duration>`, then one line per worker
 //! count: workers, measured seconds, user CPU s, system CPU s, total
-//! acquisitions, and the min, max, mean and standard deviation of the
-//! per-worker acquisitions. A tenth column adds the workers' total CPU
+//! acquisitions, and the min, max, mean and sample standard deviation
+//! (n - 1, as lockscale computes it) of the per-worker acquisitions. A tenth column adds the workers' total CPU
 //! seconds, measured precisely even when the user/system split is below
 //! clock-tick resolution (then NaN; see `measure::children`). Blocks are
 //! separated by two blank lines, so gnuplot's `index` selects one.
@@ -11,13 +11,14 @@
 use crate::runner::sweep::PointResult;
 use std::fmt::Write;
 
-/// Population standard deviation.
+/// Sample standard deviation (n - 1), lockscale's definition; 0 with
+/// fewer than two workers.
 fn stddev(values: &[u64], mean: f64) -> f64 {
-    if values.is_empty() {
+    if values.len() < 2 {
         return 0.0;
     }
-    let var = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / values.len() as f64;
-    var.sqrt()
+    let sum = values.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>();
+    (sum / (values.len() - 1) as f64).sqrt()
 }
 
 /// The gnuplot blocks for `results`.
@@ -81,9 +82,12 @@ mod tests {
     use super::stddev;
 
     #[test]
-    fn population_stddev() {
+    fn sample_stddev_as_lockscale() {
         assert_eq!(stddev(&[], 0.0), 0.0);
+        assert_eq!(stddev(&[7], 7.0), 0.0);
         assert_eq!(stddev(&[5, 5, 5], 5.0), 0.0);
-        assert!((stddev(&[2, 4, 4, 4, 5, 5, 7, 9], 5.0) - 2.0).abs() < 1e-12);
+        // Population 2.0; sample sqrt(32 / 7).
+        let s = stddev(&[2, 4, 4, 4, 5, 5, 7, 9], 5.0);
+        assert!((s - (32.0f64 / 7.0).sqrt()).abs() < 1e-12, "{s}");
     }
 }

@@ -32,6 +32,8 @@ pub(crate) const COLUMNS: [&str; 17] = [
 
 pub(crate) fn row(r: &AllocResult, human: bool) -> Vec<String> {
     let s = &r.sample;
+    // Futex counts come from the counting run, when there is one.
+    let k = r.kernel_run();
     vec![
         format!("{:?}", s.pattern).to_lowercase(),
         s.allocator.clone(),
@@ -49,10 +51,10 @@ pub(crate) fn row(r: &AllocResult, human: bool) -> Vec<String> {
         format!("{:.1}", s.max_rss_kib as f64 / 1024.0),
         s.voluntary_context_switches.to_string(),
         s.involuntary_context_switches.to_string(),
-        opt(s.futex.map(|f| f.calls)),
-        opt(s.futex.map(|f| f.errors)),
-        s.own_futex_calls.to_string(),
-        opt(s.allocator_futex_calls),
+        opt(k.futex.map(|f| f.calls)),
+        opt(k.futex.map(|f| f.errors)),
+        k.own_futex_calls.to_string(),
+        opt(k.allocator_futex_calls),
         s.preloaded.clone().unwrap_or_else(|| "-".into()),
     ]
 }
@@ -88,7 +90,7 @@ pub(crate) fn table_with(results: &[AllocResult], preset: &str) -> String {
         "{t}\n\n{notes}ops/s: mallocs + frees per second of the child's workload, mean over the runs; ±%: its 95% \
          confidence interval;\nvs glibc: the mean relative to glibc's in this run. Other columns: the median run. \
          user/sys s, peak RSS,\nvcsw/ivcsw: the child's rusage (wait4). futex, futex fail: the child's futex \
-         syscalls and failed ones\n(tracepoints); own futex: the pattern's semaphores; alloc futex: the rest \
+         syscalls and failed ones\n(tracepoints, in a separate counting run: --count-futex); own futex: the pattern's semaphores; alloc futex: the rest \
          (the allocator's, and libc's:\nthread start and join).\n"
     )
 }

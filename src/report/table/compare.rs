@@ -1,5 +1,6 @@
 //! `contend compare`'s table: one row per matched point.
 
+use crate::compare::paired::PairedReport;
 use crate::compare::Report;
 use crate::report::number::si;
 use comfy_table::{presets, CellAlignment, Table};
@@ -46,5 +47,53 @@ pub fn render(r: &Report, threshold: f64) -> String {
     } else {
         format!("no regression beyond {:.1}%\n", threshold * 100.0)
     };
+    out
+}
+
+/// The paired table: each point against its baseline partner.
+pub fn render_paired(r: &PairedReport) -> String {
+    let mut t = Table::new();
+    t.load_preset(presets::NOTHING);
+    t.set_header([
+        "point",
+        "baseline",
+        "point/baseline",
+        "95% interval",
+        "rounds",
+        "verdict",
+    ]);
+    for c in &r.points {
+        t.add_row([
+            c.label.clone(),
+            si(c.baseline_mean),
+            format!("{:.3}", c.ratio),
+            c.ci95
+                .map_or("-".into(), |(lo, hi)| format!("{lo:.3} .. {hi:.3}")),
+            c.pairs.to_string(),
+            match c.verdict {
+                crate::compare::Verdict::NoChange => "indistinguishable",
+                v => v.text(),
+            }
+            .to_string(),
+        ]);
+    }
+    for i in 1..5 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let better = if r.higher_is_better { "higher" } else { "lower" };
+    let how = if r.paired {
+        "ratio: geometric mean of each round's point/baseline; interval: Student's t over the rounds' log ratios"
+    } else {
+        "sequential export, no rounds to pair: ratio of the means, Welch's interval"
+    };
+    let mut out = format!(
+        "{} export: {} ({better} is better) against the baseline point\n{how}\n{t}\n",
+        r.family, r.metric
+    );
+    for u in &r.unmatched {
+        out += &format!("not compared: {u}\n");
+    }
     out
 }

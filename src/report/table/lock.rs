@@ -66,6 +66,8 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
     t.set_header(varying.iter().map(|(n, _)| *n).chain(columns.iter().copied()));
     for r in results {
         let s = &r.sample;
+        // Futex counts come from the counting run, when there is one.
+        let k = r.kernel_run();
         let counters = s.lock_counters;
         let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
         let cs_per_s = r.stats.mean;
@@ -97,8 +99,8 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
             format!("{:.1}", s.fairness.max_share_pct),
             format!("{:.4}", s.fairness.jain),
             ratio(s.per_cs(s.process.context_switches())),
-            ratio(s.futex.and_then(|f| s.per_cs(f.calls))),
-            ratio(s.futex.and_then(|f| s.per_cs(f.errors))),
+            ratio(k.futex.and_then(|f| k.per_cs(f.calls))),
+            ratio(k.futex.and_then(|f| k.per_cs(f.errors))),
             ratio(counters.and_then(|c| s.per_cs(c.spins))),
             ratio(counters.and_then(|c| s.per_cs(c.waits))),
             ratio(counters.and_then(|c| s.per_cs(c.wakes))),
@@ -171,6 +173,7 @@ cs/s: critical sections per second of measured window, mean over the runs; ±%: 
 interval (Student's t); max cs/s = 1/hold, eff% = cs/s x hold (lock utilization). Other columns: the median run.
 %usr %sys %idle %steal: whole system (/proc/stat).
 hold µs: achieved mean hold. min% max%: smallest and largest worker's share; Jain: fairness index (1 = even).
-ctxsw/cs: the workers' context switches; futex/cs, fail/cs: futex syscalls and failed ones (tracepoints);
+ctxsw/cs: the workers' context switches; futex/cs, fail/cs: futex syscalls and failed ones, counted with the
+syscall tracepoints in a separate run of the point (--count-futex; the rates come from untraced runs);
 spins/cs waits/cs wakes/cs: the lock's own counters (- where the lock is opaque). All per critical section.
 wake (heading): what waking a sleeping thread cost the waker (FUTEX_WAKE, median of 20, measured at start-up).";

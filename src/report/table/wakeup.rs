@@ -24,6 +24,15 @@ struct Row<'a> {
     one_way: &'a Distribution,
 }
 
+/// Futex calls per round trip, from the counting run when there is one.
+fn futex_per_rt(r: &WakeupResult) -> Option<f64> {
+    let k = r.kernel_run();
+    let rounds = k.round_trip.summary.map_or(0, |x| x.samples);
+    k.futex
+        .filter(|_| rounds > 0)
+        .map(|f| f.calls as f64 / rounds as f64)
+}
+
 fn rows(r: &WakeupResult) -> Vec<Row<'_>> {
     let mut out: Vec<Row> = r
         .sample
@@ -136,7 +145,7 @@ pub(crate) fn render_with(
                     r.stats.n.to_string(),
                     format!("{:.0}", s.round_trips_per_s),
                     ratio(per_rt(s.process.context_switches())),
-                    ratio(s.futex.and_then(|f| per_rt(f.calls))),
+                    ratio(futex_per_rt(r)),
                 ]);
             }
             t.add_row(cells);
@@ -179,4 +188,4 @@ Round trip (A posts B, B posts A, A wakes) in µs, every run's rounds together: 
 p50 ±%: 95% confidence interval of the median round trip across the runs (Student's t). one-way p50: post to
 wake-up measured across the two threads' clock stamps, both directions pooled. same%: rounds with A and B
 on one CPU. rt/s: round trips per second of window; ctxsw/rt, futex/rt: the workers' context switches
-and all futex syscalls per round trip.";
+and all futex syscalls per round trip (futex: from a separate counting run, see --count-futex).";

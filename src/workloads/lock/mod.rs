@@ -273,6 +273,7 @@ fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: 
         wakes: workers.iter().map(|w| w.wakes).sum(),
     });
     LockSample {
+        run: Default::default(),
         window_s: window.seconds,
         acquisitions,
         cs_per_s: acquisitions as f64 / window.seconds,
@@ -285,6 +286,7 @@ fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: 
         fault: None,
         interrupted: window.interrupted.map(|sig| sig.as_str().to_string()),
         futex: window.probes.futex,
+        coordinator_cpu_s: window.probes.coordinator_cpu_s,
         lock_counters,
         workers,
         total_acquisitions: total,

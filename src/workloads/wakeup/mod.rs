@@ -349,11 +349,13 @@ fn summarize(
         })
         .collect();
     WakeupSample {
+        run: Default::default(),
         window_s: window.seconds,
         round_trips_per_s: round_trip.len() as f64 / window.seconds,
         cpu: window.probes.cpu,
         process: window.probes.process,
         futex: window.probes.futex,
+        coordinator_cpu_s: window.probes.coordinator_cpu_s,
         pairs,
         round_trip: Distribution::of(&round_trip),
         one_way: Distribution::of(&one_way),

@@ -9,6 +9,7 @@ use crate::measure::futex::FutexCounts;
 use crate::measure::latency::{Bucket, Latencies, LatencySummary};
 use crate::measure::rusage::ProcessUsage;
 use crate::runner::placement::Placement;
+use crate::runner::repeat::{RunInfo, RunRecord};
 use serde::Serialize;
 
 /// A distribution: its summary and everything needed to redraw it.
@@ -72,9 +73,13 @@ pub struct PairSample {
     pub tagged: u64,
 }
 
-/// One point.
+/// One run of a point, or several merged.
 #[derive(Debug, Clone, Serialize)]
 pub struct WakeupSample {
+    /// Its round, start time and status (measured, rejected, counting);
+    /// a merged sample takes the first run's.
+    #[serde(flatten)]
+    pub run: RunInfo,
     /// Measured window, s.
     pub window_s: f64,
     /// Recorded round trips of all pairs per second of window.
@@ -83,8 +88,12 @@ pub struct WakeupSample {
     pub cpu: CpuSplit,
     /// The workers' CPU time and context switches.
     pub process: ProcessUsage,
-    /// Futex syscalls during the window, when countable.
+    /// Futex syscalls during the window, `None` when not counted in this
+    /// run (measured runs under `--count-futex separate`, or counting off).
     pub futex: Option<FutexCounts>,
+    /// The harness's own cost: CPU time the coordinator thread used inside
+    /// the window (its polls and the probes' end reads), s.
+    pub coordinator_cpu_s: f64,
     /// Every pair.
     pub pairs: Vec<PairSample>,
     /// All pairs' round trips together.
@@ -127,6 +136,30 @@ impl PairSample {
 fn weighted(runs: &[WakeupSample], f: impl Fn(&WakeupSample) -> f64) -> f64 {
     let total: f64 = runs.iter().map(|r| r.window_s).sum();
     runs.iter().map(|r| f(r) * r.window_s).sum::<f64>() / total
+}
+
+impl RunRecord for WakeupSample {
+    fn info(&self) -> &RunInfo {
+        &self.run
+    }
+    fn info_mut(&mut self) -> &mut RunInfo {
+        &mut self.run
+    }
+    /// A run's median round trip, ns: what repetition and `contend
+    /// compare` look at.
+    fn metric(&self) -> f64 {
+        self.round_trip.summary.map_or(f64::NAN, |x| x.p50_ns as f64)
+    }
+    fn cut_short(&self) -> Option<nix::sys::signal::Signal> {
+        self.interrupted.as_deref().and_then(|s| s.parse().ok())
+    }
+    fn disturbance_pct(&self) -> Option<f64> {
+        Some(crate::measure::warnings::disturbance_pct(
+            &self.cpu,
+            self.window_s,
+            self.process.cpu_s,
+        ))
+    }
 }
 
 impl WakeupSample {
@@ -180,6 +213,7 @@ impl WakeupSample {
         let round_trip = Distribution::merged(runs.iter().map(|r| &r.round_trip));
         let samples = round_trip.summary.map_or(0, |s| s.samples);
         WakeupSample {
+            run: first.run,
             window_s,
             round_trips_per_s: samples as f64 / window_s,
             cpu: CpuSplit {
@@ -205,6 +239,7 @@ impl WakeupSample {
                     errors: acc.errors + f.errors,
                 })
             }),
+            coordinator_cpu_s: runs.iter().map(|r| r.coordinator_cpu_s).sum(),
             pairs,
             round_trip,
             one_way: Distribution::merged(runs.iter().map(|r| &r.one_way)),

@@ -3,6 +3,10 @@
 //! runs: the ratio of the means, its 95% interval (delta method, Welch's
 //! degrees of freedom), and faster / slower / no significant change. A
 //! significant slowdown beyond the threshold is a regression, for CI.
+//! With one export and `--baseline`, [`paired`] compares its points with
+//! each other, run against run of the same round.
+
+pub mod paired;
 
 use crate::measure::stats::{t95, welch, Stats};
 use serde::Serialize;
@@ -12,14 +16,14 @@ use serde_json::Value;
 pub const ALPHA: f64 = 0.05;
 
 /// What is compared for each family, and which way is better.
-struct Metric {
+pub(crate) struct Metric {
     /// Human name of the metric.
     name: &'static str,
     /// Whether a larger value is better (throughput) or worse (latency).
     higher_is_better: bool,
 }
 
-fn metric(family: &str) -> Result<Metric, String> {
+pub(crate) fn metric(family: &str) -> Result<Metric, String> {
     match family {
         "lock" => Ok(Metric {
             name: "cs/s",
@@ -40,10 +44,14 @@ fn metric(family: &str) -> Result<Metric, String> {
 /// One point of an export: what identifies it, a readable label, and its
 /// runs' values.
 #[derive(Debug, Clone)]
-struct Entry {
+pub(crate) struct Entry {
     key: Value,
     label: String,
+    /// The key's fields, in label order.
+    order: &'static [&'static str],
     values: Vec<f64>,
+    /// The measured runs as (round, value).
+    rounds: Vec<(u64, f64)>,
 }
 
 fn pick(v: &Value, fields: &[&str]) -> Value {
@@ -57,7 +65,7 @@ fn pick(v: &Value, fields: &[&str]) -> Value {
 
 /// The key's fields in the given order, as words: `futex threads 4 spin=100
 /// hold=1µs`.
-fn label(key: &Value, order: &[&str]) -> String {
+pub(crate) fn label(key: &Value, order: &[&str]) -> String {
     let word = |name: &str, v: &Value| -> Option<String> {
         let text = match v {
             Value::Null => return None,
@@ -91,17 +99,36 @@ fn label(key: &Value, order: &[&str]) -> String {
         .join(" ")
 }
 
-fn values(runs: Option<&Value>, path: &[&str]) -> Vec<f64> {
+/// Whether a run of an export counts in the statistics: measured, not
+/// rejected by screening nor made to count futex calls (exports before
+/// `status` existed have only measured runs).
+fn is_measured(run: &Value) -> bool {
+    run.get("status")
+        .and_then(Value::as_str)
+        .is_none_or(|s| s == "measured")
+}
+
+/// The measured runs' (round, value) pairs; a run without a round takes
+/// its index.
+fn rounds(runs: Option<&Value>, path: &[&str]) -> Vec<(u64, f64)> {
     runs.and_then(Value::as_array)
         .map(|runs| {
             runs.iter()
-                .filter_map(|r| path.iter().try_fold(r, |v, k| v.get(*k)).and_then(Value::as_f64))
+                .filter(|r| is_measured(r))
+                .enumerate()
+                .filter_map(|(i, r)| {
+                    let v = path
+                        .iter()
+                        .try_fold(r, |v, k| v.get(*k))
+                        .and_then(Value::as_f64)?;
+                    Some((r.get("round").and_then(Value::as_u64).unwrap_or(i as u64), v))
+                })
                 .collect()
         })
         .unwrap_or_default()
 }
 
-fn entries(doc: &Value, family: &str) -> Vec<Entry> {
+pub(crate) fn entries(doc: &Value, family: &str) -> Vec<Entry> {
     let list = match family {
         "alloc" => doc.get("results"),
         _ => doc.get("points"),
@@ -111,13 +138,15 @@ fn entries(doc: &Value, family: &str) -> Vec<Entry> {
     };
     list.iter()
         .map(|p| {
-            let (order, key, vals): (&[&str], _, _) = match family {
+            let (order, key, runs): (&'static [&'static str], _, _) = match family {
                 "lock" => {
-                    let order = &["lock", "mode", "workers", "spin", "spinners", "hold", "idle"];
+                    let order = &[
+                        "lock", "mode", "workers", "spin", "spinners", "hold", "idle", "replica",
+                    ];
                     (
                         order,
                         pick(&p["point"], order),
-                        values(p.get("runs"), &["cs_per_s"]),
+                        rounds(p.get("runs"), &["cs_per_s"]),
                     )
                 }
                 "wakeup" => {
@@ -125,7 +154,7 @@ fn entries(doc: &Value, family: &str) -> Vec<Entry> {
                     (
                         order,
                         pick(&p["point"], order),
-                        values(p.get("runs"), &["round_trip", "summary", "p50_ns"]),
+                        rounds(p.get("runs"), &["round_trip", "summary", "p50_ns"]),
                     )
                 }
                 _ => {
@@ -133,7 +162,7 @@ fn entries(doc: &Value, family: &str) -> Vec<Entry> {
                     (
                         order,
                         pick(&p["sample"], order),
-                        values(p.get("runs"), &["ops_per_s"]),
+                        rounds(p.get("runs"), &["ops_per_s"]),
                     )
                 }
             };
@@ -150,7 +179,9 @@ fn entries(doc: &Value, family: &str) -> Vec<Entry> {
             Entry {
                 label: label(&key, order),
                 key,
-                values: vals,
+                order,
+                values: runs.iter().map(|&(_, v)| v).collect(),
+                rounds: runs,
             }
         })
         .collect()
@@ -225,7 +256,7 @@ impl Report {
     }
 }
 
-fn family_of(doc: &Value, name: &str) -> Result<String, String> {
+pub(crate) fn family_of(doc: &Value, name: &str) -> Result<String, String> {
     match doc.get("schema_version").and_then(Value::as_u64) {
         Some(2) => {}
         Some(v) => {
@@ -279,7 +310,7 @@ pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, Strin
     })
 }
 
-fn judge(label: &str, old: &[f64], new: &[f64], m: &Metric, threshold: f64) -> Comparison {
+pub(crate) fn judge(label: &str, old: &[f64], new: &[f64], m: &Metric, threshold: f64) -> Comparison {
     let (so, sn) = (Stats::of(old), Stats::of(new));
     let ratio = sn.mean / so.mean;
     let test = welch(old, new);
