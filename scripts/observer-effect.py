@@ -26,9 +26,9 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
-       2.12, 2.11, 2.10, 2.09, 2.09]
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--"]
+sys.path.insert(0, HERE)
+import machine  # noqa: E402  (scripts/machine.py)
+
 
 
 def t95(df):
@@ -91,6 +91,7 @@ def main():
              "--duration", f"{args.seconds}s"], False),
     }
     variants = ["default", "inline", "unprivileged"]
+    print(machine.header())
     print(f"# {args.rounds} rounds, variants in random order per round; {args.seconds}s windows")
     for name, (cmd, higher_better) in points.items():
         values = {v: [] for v in variants}

@@ -22,10 +22,14 @@ import argparse
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import machine  # noqa: E402  (scripts/machine.py)
+
 
 
 def trial(args, extra, baseline):
@@ -56,6 +60,7 @@ def main():
         ("A/A  hold 1us x2 replicas", ["--hold", "1us", "--replicate", "2"], "replica=1", "no_change"),
         ("A/B  hold 1.03us vs 1us", ["--hold", "1us,1.03us"], "hold=1us", "slower"),
     ]
+    print(machine.header())
     print(f"# {args.trials} trials each; a trial: {args.runs} interleaved rounds of "
           f"{args.duration} windows after {args.warmup} warm-up, 2 points, seed lock x2 threads")
     for name, extra, baseline, expected in checks:

@@ -290,9 +290,11 @@ pub struct LockArgs {
           value_name = "PERCENT[,...]")]
     pub duty: Option<List<f64>>,
 
-    /// Measured window per point (rates divide by the measured length).
-    #[arg(long, short = 'd', value_parser = parse_duration, default_value = "2s", allow_hyphen_values = true)]
-    pub duration: Duration,
+    /// Measured window per run (rates divide by the measured length);
+    /// default 2s, or 300ms with --precision, where many short runs
+    /// narrow the interval faster than a few long ones.
+    #[arg(long, short = 'd', value_parser = parse_duration, allow_hyphen_values = true)]
+    pub duration: Option<Duration>,
 
     /// Abort with a diagnosis (lock word, who holds, who waits) when no
     /// worker completes a critical section for this long; default the
@@ -307,9 +309,10 @@ pub struct LockArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
     pub kill_holder_after: Option<Duration>,
 
-    /// Run before counting starts, per point.
-    #[arg(long, value_parser = parse_duration, default_value = "250ms", allow_hyphen_values = true)]
-    pub warmup: Duration,
+    /// Run before the window starts, per run; default 250ms, or 100ms
+    /// with --precision.
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    pub warmup: Option<Duration>,
 
     /// Output on stdout: a table, futex-scalability.c's summary lines, or
     /// lockscale's gnuplot columns.

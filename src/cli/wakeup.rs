@@ -76,9 +76,12 @@ pub struct WakeupArgs {
     #[arg(long, default_value = "other", value_name = "POLICY")]
     pub policy: String,
 
-    /// Real-time priority (1-99) for --policy fifo or rr; default 50.
-    #[arg(long, allow_hyphen_values = true)]
-    pub priority: Option<i32>,
+    /// Real-time priority (1-99) for --policy fifo or rr; default 50. Two
+    /// values, A,B, give each side its own: `--priority 50,51` runs the
+    /// replying thread one level above the poster, as semtest does, so a
+    /// post preempts the poster at once.
+    #[arg(long, allow_hyphen_values = true, value_parser = parse_priorities, value_name = "N[,N]")]
+    pub priority: Option<(i32, Option<i32>)>,
 
     /// Lock all memory (mlockall) so no page fault lands in a round trip.
     #[arg(long)]
@@ -151,4 +154,20 @@ fn affinity_list(s: &str) -> Result<List<Affinity>, String> {
 
 fn cpu_list(s: &str) -> Result<List<usize>, String> {
     parse_cpu_list(s).map(List)
+}
+
+/// `N` or `A,B`.
+fn parse_priorities(text: &str) -> Result<(i32, Option<i32>), String> {
+    let number = |t: &str| {
+        t.trim().parse::<i32>().map_err(|_| {
+            format!(
+                "`{}` is not a priority (expected a whole number, or A,B)",
+                t.trim()
+            )
+        })
+    };
+    match text.split_once(',') {
+        None => Ok((number(text)?, None)),
+        Some((a, b)) => Ok((number(a)?, Some(number(b)?))),
+    }
 }

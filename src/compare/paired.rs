@@ -78,6 +78,8 @@ fn word(entry: &Entry, field: &str) -> String {
 pub struct Paired {
     /// The point, in words.
     pub label: String,
+    /// The point's identifying fields, as in the export (for scripts).
+    pub key: Value,
     /// The baseline point it was compared with.
     pub baseline: String,
     /// Baseline mean of the metric.
@@ -133,30 +135,28 @@ pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, 
     if !all.iter().any(is_base) {
         return Err(format!("--baseline {field}={}: no point has it", baseline.word));
     }
-    let without = |e: &Entry| {
-        let mut k = e.key.clone();
-        if let Some(o) = k.as_object_mut() {
-            o.remove(field);
-        }
-        k
-    };
     let paired = doc["spec"]["repeat"]["order"].as_str() != Some("sequential");
     let mut points = Vec::new();
     let mut unmatched = Vec::new();
     for e in all.iter().filter(|e| !is_base(e)) {
-        let Some(b) = all.iter().find(|b| is_base(b) && without(b) == without(e)) else {
+        let partners: Vec<&Entry> = all
+            .iter()
+            .filter(|b| is_base(b) && partners(b, e, field))
+            .collect();
+        if partners.is_empty() {
             unmatched.push(format!("{} (no baseline point)", e.label));
-            continue;
-        };
-        if e.values.is_empty() || b.values.is_empty() {
-            unmatched.push(format!("{} (no measured runs)", e.label));
-            continue;
         }
-        points.push(if paired {
-            by_rounds(e, b, &m)
-        } else {
-            welch_row(e, b, &m)
-        });
+        for b in partners {
+            if e.values.is_empty() || b.values.is_empty() {
+                unmatched.push(format!("{} (no measured runs)", e.label));
+                continue;
+            }
+            points.push(if paired {
+                by_rounds(e, b, &m)
+            } else {
+                welch_row(e, b, &m)
+            });
+        }
     }
     Ok(PairedReport {
         family,
@@ -165,6 +165,21 @@ pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, 
         paired,
         points,
         unmatched,
+    })
+}
+
+/// Whether baseline point `b` is `e`'s partner: they agree on every field
+/// but the baseline's own, where a field that one of them lacks (null: a
+/// knob its lock does not have, as pthread has no spin budget) matches
+/// anything. A point can so have several partners (pthread against
+/// adaptive with each waiting policy); it is compared with each.
+fn partners(b: &Entry, e: &Entry, field: &str) -> bool {
+    let (Some(bk), Some(ek)) = (b.key.as_object(), e.key.as_object()) else {
+        return false;
+    };
+    bk.iter().filter(|(k, _)| k.as_str() != field).all(|(k, bv)| {
+        let ev = ek.get(k).unwrap_or(&Value::Null);
+        bv.is_null() || ev.is_null() || bv == ev
     })
 }
 
@@ -210,6 +225,7 @@ fn by_rounds(e: &Entry, b: &Entry, m: &Metric) -> Paired {
     });
     Paired {
         label: e.label.clone(),
+        key: e.key.clone(),
         baseline: b.label.clone(),
         baseline_mean: mean(&b.values),
         mean: mean(&e.values),
@@ -226,6 +242,7 @@ fn welch_row(e: &Entry, b: &Entry, m: &Metric) -> Paired {
     let ci = c.ratio_ci95.map(|h| (c.ratio - h, c.ratio + h));
     Paired {
         label: e.label.clone(),
+        key: e.key.clone(),
         baseline: b.label.clone(),
         baseline_mean: c.old_mean,
         mean: c.new_mean,
@@ -319,6 +336,28 @@ mod tests {
         .unwrap()
         .points[0];
         assert_eq!(p.verdict, Verdict::NoChange);
+    }
+
+    #[test]
+    fn a_knob_one_lock_lacks_matches_any_value() {
+        let mut doc = export(
+            "interleaved",
+            &[
+                ("adaptive", &[(0, 100.0), (1, 100.0)]),
+                ("pthread", &[(0, 50.0), (1, 52.0)]),
+            ],
+        );
+        doc["points"][0]["point"]["spinners"] = json!("one");
+        doc["points"][0]["point"]["spin"] = json!(100);
+        let r = compare_paired(&doc, &Baseline::parse("adaptive").unwrap()).unwrap();
+        assert_eq!(r.points.len(), 1, "{:?}", r.unmatched);
+        assert_eq!(r.points[0].verdict, Verdict::Slower);
+        // A point that differs on a field both have is no partner.
+        doc["points"][1]["point"]["workers"] = json!(4);
+        assert!(compare_paired(&doc, &Baseline::parse("adaptive").unwrap())
+            .unwrap()
+            .points
+            .is_empty());
     }
 
     #[test]

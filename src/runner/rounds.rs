@@ -114,6 +114,12 @@ where
             if active.is_empty() {
                 break;
             }
+            if self.pool_spent(&active) {
+                for &i in &active {
+                    self.state[i].stopped = Some(Stopped::MaxTime);
+                }
+                break;
+            }
             self.rng.shuffle(&mut active);
             for i in active {
                 if let Some(sig) = self.measure(i, round)? {
@@ -204,6 +210,30 @@ where
         Ok((sample, sig))
     }
 
+    /// With --precision in interleaved rounds, --max-time is pooled: the
+    /// sweep may spend max-time x points in all, and a point that reaches
+    /// its precision early leaves its share to the noisier ones, which is
+    /// where more runs pay. True when the next round of `active` (each at
+    /// its mean run time so far), plus the counting runs still to come,
+    /// would overrun the pool.
+    fn pool_spent(&self, active: &[usize]) -> bool {
+        if self.plan.precision_pct.is_none() {
+            return false;
+        }
+        let per_run = |i: usize| {
+            let s = &self.state[i];
+            s.spent / s.runs.len().max(1) as u32
+        };
+        let spent: Duration = self.state.iter().map(|s| s.spent).sum();
+        let next: Duration = active.iter().map(|&i| per_run(i)).sum();
+        let counting: Duration = match self.counting {
+            true => (0..self.state.len()).map(per_run).sum(),
+            false => Duration::ZERO,
+        };
+        let pool = Duration::from_nanos(self.plan.max_time_ns) * self.state.len() as u32;
+        spent + next + counting > pool
+    }
+
     /// Whether point i needs no more runs, and why.
     fn done(&self, i: usize) -> Option<Stopped> {
         let state = &self.state[i];
@@ -221,6 +251,10 @@ where
             .is_some_and(|p| p <= target)
         {
             return Some(Stopped::Precision);
+        }
+        if self.plan.order == super::repeat::Order::Interleaved {
+            // The pool decides, between rounds (pool_spent).
+            return None;
         }
         // Another run must fit in --max-time, and so must the counting run
         // still to come: the flag bounds the point's whole time.
@@ -455,7 +489,10 @@ mod tests {
 
     #[test]
     fn max_time_ends_a_hopeless_search_per_point() {
-        let p = Repeat::new(2, Some(0.001), Some(Duration::from_millis(30))).unwrap();
+        let p = Repeat {
+            order: Order::Sequential,
+            ..Repeat::new(2, Some(0.001), Some(Duration::from_millis(30))).unwrap()
+        };
         let mut flip = false;
         let r = run_rounds(
             2,
@@ -473,6 +510,39 @@ mod tests {
             assert_eq!(p.stopped, Stopped::MaxTime);
             assert!(p.runs.len() >= 2 && p.runs.len() <= 7, "{}", p.runs.len());
         }
+    }
+
+    #[test]
+    fn interleaved_precision_pools_the_time_of_points_done_early() {
+        // Point 0 is steady (done after 2 runs); point 1 never settles.
+        // Pooled, point 1 gets point 0's unused share: about 2 x 60 ms
+        // of 5 ms runs, not 60 ms.
+        let p = Repeat::new(2, Some(1.0), Some(Duration::from_millis(60))).unwrap();
+        let mut flip = false;
+        let r = run_rounds(
+            2,
+            &p,
+            false,
+            |i, _| {
+                std::thread::sleep(Duration::from_millis(5));
+                // Point 0 always 1.0; point 1 alternates 1.0 and 2.0.
+                if i == 1 {
+                    flip = !flip;
+                }
+                let value = if i == 1 && flip { 2.0 } else { 1.0 };
+                Ok(fake(i, value))
+            },
+            |_, _| {},
+        )
+        .unwrap();
+        let steady = r.points[0].as_ref().unwrap();
+        let noisy = r.points[1].as_ref().unwrap();
+        assert_eq!((steady.stopped, steady.runs.len()), (Stopped::Precision, 2));
+        assert_eq!(noisy.stopped, Stopped::MaxTime);
+        // Its runs span more than its own 60 ms share (by their start
+        // stamps, so a slow sleep cannot fool the check).
+        let span = noisy.runs.last().unwrap().info.start_unix_ns - noisy.runs[0].info.start_unix_ns;
+        assert!(span > 60_000_000, "the noisy point got the pool: {span} ns");
     }
 
     #[test]

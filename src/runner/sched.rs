@@ -6,13 +6,19 @@
 use locks::sys::sched::{set_current_thread, Policy};
 use serde::Serialize;
 
-/// The policy and priority every measured thread runs with.
+/// The policy and priorities the measured threads run with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Sched {
     /// `other`, `fifo` or `rr`.
     pub policy: &'static str,
-    /// 0 for `other`, 1..=99 for the real-time policies.
+    /// 0 for `other`, 1..=99 for the real-time policies: side A's (the
+    /// thread that posts first and times the round trip), and B's unless
+    /// `priority_b` differs.
     pub priority: i32,
+    /// Side B's (the replying thread's) priority. semtest runs it one
+    /// level above A, so that A's post preempts A at once and B replies
+    /// before A can sleep.
+    pub priority_b: i32,
 }
 
 impl Sched {
@@ -20,11 +26,39 @@ impl Sched {
     pub const OTHER: Sched = Sched {
         policy: "other",
         priority: 0,
+        priority_b: 0,
     };
 
-    /// Validates a policy name and priority (None: the policy's default,
-    /// 50 for the real-time ones, the middle of their range).
-    pub fn new(policy: &str, priority: Option<i32>) -> Result<Self, String> {
+    /// Validates a policy name and priorities: A's (None: the policy's
+    /// default, 50 for the real-time ones, the middle of their range) and
+    /// B's (None: the same as A's).
+    pub fn new(policy: &str, priority: Option<i32>, priority_b: Option<i32>) -> Result<Self, String> {
+        let a = Self::one(policy, priority)?;
+        let b = match priority_b {
+            None => a.priority,
+            Some(n) => Self::one(policy, Some(n))?.priority,
+        };
+        Ok(Sched { priority_b: b, ..a })
+    }
+
+    /// The policy with B's priority, for side B's threads.
+    pub fn side_b(self) -> Sched {
+        Sched {
+            priority: self.priority_b,
+            ..self
+        }
+    }
+
+    /// "50", or "50/51" when the sides differ.
+    pub fn priorities(self) -> String {
+        if self.priority == self.priority_b {
+            self.priority.to_string()
+        } else {
+            format!("{}/{}", self.priority, self.priority_b)
+        }
+    }
+
+    fn one(policy: &str, priority: Option<i32>) -> Result<Self, String> {
         let (name, p) = match policy {
             "other" => ("other", Policy::Other),
             "fifo" => ("fifo", Policy::Fifo),
@@ -50,6 +84,7 @@ impl Sched {
         Ok(Sched {
             policy: name,
             priority,
+            priority_b: priority,
         })
     }
 
@@ -82,7 +117,12 @@ impl Sched {
         if !self.realtime() {
             return Ok(());
         }
-        let tried = std::thread::spawn(move || self.apply())
+        // The higher of the two priorities is the one a limit refuses.
+        let highest = Sched {
+            priority: self.priority.max(self.priority_b),
+            ..self
+        };
+        let tried = std::thread::spawn(move || highest.apply())
             .join()
             .map_err(|_| "the scheduling probe thread panicked".to_string())?;
         tried.map_err(|e| {
@@ -93,12 +133,15 @@ impl Sched {
                 format!(
                     "--policy {} --priority {} is not permitted: it needs root or CAP_SYS_NICE, or \
                      `ulimit -r` (RLIMIT_RTPRIO, now {rtprio}) of at least {} ({e})",
-                    self.policy, self.priority, self.priority
+                    self.policy,
+                    self.priorities(),
+                    highest.priority
                 )
             } else {
                 format!(
                     "setting --policy {} --priority {}: {e}",
-                    self.policy, self.priority
+                    self.policy,
+                    self.priorities()
                 )
             }
         })
@@ -143,18 +186,25 @@ mod tests {
 
     #[test]
     fn policies_and_priorities_are_validated() {
-        assert_eq!(Sched::new("other", None).unwrap(), Sched::OTHER);
-        assert_eq!(Sched::new("fifo", None).unwrap().priority, 50);
-        assert_eq!(Sched::new("rr", Some(99)).unwrap().priority, 99);
-        assert!(Sched::new("fifo", Some(0))
+        assert_eq!(Sched::new("other", None, None).unwrap(), Sched::OTHER);
+        assert_eq!(Sched::new("fifo", None, None).unwrap().priority, 50);
+        assert_eq!(Sched::new("rr", Some(99), None).unwrap().priority, 99);
+        assert!(Sched::new("fifo", Some(0), None)
             .unwrap_err()
             .contains("outside 1..=99"));
-        assert!(Sched::new("other", Some(5))
+        assert!(Sched::new("other", Some(5), None)
             .unwrap_err()
             .contains("needs --policy fifo"));
-        assert!(Sched::new("batch", None)
+        assert!(Sched::new("batch", None, None)
             .unwrap_err()
             .contains("unknown --policy"));
         assert!(Sched::OTHER.probe().is_ok());
+        // Per side: B one level above A, as semtest runs its replier.
+        let s = Sched::new("fifo", Some(50), Some(51)).unwrap();
+        assert_eq!((s.priority, s.priority_b, s.side_b().priority), (50, 51, 51));
+        assert_eq!(s.priorities(), "50/51");
+        assert_eq!(Sched::new("fifo", Some(60), None).unwrap().priority_b, 60);
+        assert!(Sched::new("fifo", Some(50), Some(100)).is_err());
+        assert!(Sched::new("other", None, Some(3)).is_err());
     }
 }

@@ -183,7 +183,12 @@ impl WakeupSpec {
             (None, Some(d)) => Length::Duration(d.as_nanos() as u64),
             (None, None) => Length::Iterations(DEFAULT_ITERATIONS),
         };
-        let sched = Sched::new(&args.policy, args.priority).map_err(err)?;
+        let sched = Sched::new(
+            &args.policy,
+            args.priority.map(|(a, _)| a),
+            args.priority.and_then(|(_, b)| b),
+        )
+        .map_err(err)?;
         sched.probe().map_err(err)?;
         if args.mlock {
             crate::runner::sched::can_lock_memory().map_err(err)?;

@@ -112,7 +112,7 @@ pub(crate) fn render_with(
             Length::Iterations(n) => format!("{n} round trips per pair"),
             Length::Duration(ns) => format!("{} per point", crate::parse::format_nanos(ns)),
         },
-        format!("policy {} {}", p.sched.policy, p.sched.priority),
+        format!("policy {} {}", p.sched.policy, p.sched.priorities()),
     ];
     if p.mlock {
         heading.push("mlockall".into());

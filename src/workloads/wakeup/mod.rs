@@ -307,7 +307,7 @@ fn coordinate<C: Channel>(
             SetupFailure::Policy(e) => format!(
                 "pair {i} could not switch to --policy {} --priority {}: {}",
                 point.sched.policy,
-                point.sched.priority,
+                point.sched.priorities(),
                 nix::errno::Errno::from_raw(e)
             ),
             SetupFailure::Mlock => "a worker process could not lock its memory (--mlock)".to_string(),

@@ -145,12 +145,12 @@ pub struct Plan<'a> {
 }
 
 /// Pins, sets the policy, locks memory; records what failed.
-fn set_up<C: Channel>(slot: &PairSlot<C>, cpus: &[usize], plan: &Plan) -> bool {
+fn set_up<C: Channel>(slot: &PairSlot<C>, cpus: &[usize], sched: Sched, plan: &Plan) -> bool {
     if let Err(e) = pin_current_thread(cpus) {
         slot.fail(SetupFailure::Affinity(e as i32));
         return false;
     }
-    if let Err(e) = plan.sched.apply() {
+    if let Err(e) = sched.apply() {
         slot.fail(SetupFailure::Policy(e.raw_os_error().unwrap_or(0)));
         return false;
     }
@@ -185,7 +185,7 @@ pub fn side_a<C: Channel>(header: &Header, slot: &PairSlot<C>, plan: &Plan) -> P
         b_to_a: Latencies::new(),
         ..PairRecord::default()
     };
-    let ready = set_up(slot, &plan.placement.a, plan);
+    let ready = set_up(slot, &plan.placement.a, plan.sched, plan);
     if !header.gate.arrive_and_wait() || !ready {
         return rec;
     }
@@ -253,7 +253,7 @@ pub fn side_a<C: Channel>(header: &Header, slot: &PairSlot<C>, plan: &Plan) -> P
 
 /// Side B: answers every post until A says quit.
 pub fn side_b<C: Channel>(header: &Header, slot: &PairSlot<C>, plan: &Plan) {
-    let ready = set_up(slot, &plan.placement.b, plan);
+    let ready = set_up(slot, &plan.placement.b, plan.sched.side_b(), plan);
     if !header.gate.arrive_and_wait() || !ready {
         return;
     }
