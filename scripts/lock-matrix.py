@@ -63,7 +63,8 @@ def measure(args):
            "--hold", ",".join(HOLDS), "--idle", "0", "--duration", args.duration,
            "--warmup", args.warmup, "--runs", str(args.runs), "--count-futex", "off",
            "--no-progress", "--export-json", args.out]
-    print("$ " + " ".join(["contend"] + cmd[1:]), file=sys.stderr)
+    shown = cmd[1:-1] + [os.path.relpath(args.out)]
+    print("$ " + " ".join(["contend"] + shown), file=sys.stderr)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

@@ -33,6 +33,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import machine  # noqa: E402  (scripts/machine.py)
 
 
 def sh(cmd):
@@ -89,7 +91,7 @@ def stress_sem(args):
     ours = contend_lock_rate(args, ["--lock", "posix-sem", "--threads", "4", "--hold", "0", "--idle", "0"])
     return ("stress-ng --sem 1 (4 threads)", peer, "contend lock --lock posix-sem --threads 4 --hold 0",
             ours, "wait/post per s",
-            "its own bogo-op unit, built for 'rapid context switching' (its manual): the 280x gap says the "
+            "its own bogo-op unit, built for 'rapid context switching' (its manual): the gap says the "
             "units differ, not the semaphores; no hold time, fairness or latency")
 
 
@@ -133,6 +135,7 @@ def main():
     if not os.access(args.contend, os.X_OK):
         sys.exit(f"peers: {args.contend} not built (cargo build --release)")
 
+    print(machine.header())
     print(f"{'peer':58} {'peer':>10} {'contend':>10} {'ratio':>6}  unit")
     notes = []
     for program, measure in PEERS:

@@ -13,7 +13,7 @@ Each trial is one `contend lock` with interleaved rounds (--runs rounds of
 a --duration window after a --warmup) and `contend compare FILE
 --baseline ...`. Futex counting is off: only cs/s is compared.
 
-Usage: scripts/resolving-power.py [--trials 20] [--runs 20]
+Usage: scripts/resolving-power.py [--trials 20] [--runs 40]
          [--duration 200ms] [--warmup 50ms] [--contend PATH]
 A benchmark, not a test: it prints the hit rates and asserts nothing.
 """
@@ -29,7 +29,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import machine  # noqa: E402  (scripts/machine.py)
-
 
 
 def trial(args, extra, baseline):
@@ -51,7 +50,7 @@ def trial(args, extra, baseline):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=20)
-    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--duration", default="200ms")
     parser.add_argument("--warmup", default="50ms")
     parser.add_argument("--contend", default=os.path.join(HERE, "..", "target", "release", "contend"))

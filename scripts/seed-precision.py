@@ -9,7 +9,10 @@
 count, the runs screened out for steal, and the wall time. Goal: all 6
 points in <= 35 s.
 
-Usage: scripts/seed-precision.py [--tries 5] [--contend PATH]
+With --duration and --warmup the window is given instead of contend's
+default under --precision (300 ms after 100 ms), to compare windows.
+
+Usage: scripts/seed-precision.py [--tries 5] [--duration D --warmup W] [--contend PATH]
 A benchmark, not a test: it asserts nothing.
 """
 
@@ -24,24 +27,31 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import machine  # noqa: E402  (scripts/machine.py)
+
 COMMAND = ["lock", "--lock", "seed", "--threads", "4", "--hold", "1us",
            "--spin", "1,10,100,1000,10000,100000", "--precision", "2%", "--max-time", "5s"]
-
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tries", type=int, default=5)
+    parser.add_argument("--duration", help="window per run (default: contend's, 300ms with --precision)")
+    parser.add_argument("--warmup", help="warm-up per run (default: contend's, 100ms with --precision)")
     parser.add_argument("--contend", default=os.path.join(HERE, "..", "target", "release", "contend"))
     args = parser.parse_args()
+    command = COMMAND[:]
+    if args.duration:
+        command += ["--duration", args.duration]
+    if args.warmup:
+        command += ["--warmup", args.warmup]
     print(machine.header())
-    print("$ contend " + " ".join(COMMAND))
+    print("$ contend " + " ".join(command))
     met = 0
     for t in range(1, args.tries + 1):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "s.json")
             started = time.monotonic()
-            subprocess.run([args.contend] + COMMAND + ["--no-progress", "--export-json", path],
+            subprocess.run([args.contend] + command + ["--no-progress", "--export-json", path],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wall = time.monotonic() - started
             with open(path) as f:
@@ -50,7 +60,9 @@ def main():
         ok = sum(c is not None and c <= 2.0 for c in cis)
         rejected = sum(r["status"] == "rejected" for p in points for r in p["runs"])
         met += ok == len(points) and wall <= 35.0
-        detail = "  ".join(f"{p['point']['spin']}:{c:.1f}%/{p['stats']['n']}" for p, c in zip(points, cis))
+        # A point with one run has no interval (None).
+        ci = lambda c: "-" if c is None else f"{c:.1f}%"
+        detail = "  ".join(f"{p['point']['spin']}:{ci(c)}/{p['stats']['n']}" for p, c in zip(points, cis))
         print(f"try {t}: {ok}/{len(points)} at ±2% in {wall:.1f} s, {rejected} rejected  "
               f"(spin:±%/runs {detail})")
     print(f"all 6 points at ±2% within 35 s in {met} of {args.tries} tries")

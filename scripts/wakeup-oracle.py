@@ -30,6 +30,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import machine  # noqa: E402  (scripts/machine.py)
+
 # (label, contend placement args, rt-tests placement args)
 PLACEMENTS = [
     ("same CPU (pinned to CPU 0)", ["--affinity", "same", "--cpus", "0"], ["--affinity=0"]),
@@ -82,6 +85,7 @@ def main():
     if not os.access(args.contend, os.X_OK):
         sys.exit(f"wakeup-oracle: {args.contend} not built (cargo build --release)")
 
+    print(machine.header())
     print(f"one-way wake-up latency, µs: {args.loops} rounds, 1 ms interval, SCHED_FIFO {args.priority}")
     print("contend B->A (median, mean) against rt-tests' average; A->B median for context")
     header = f"{'placement':28} {'contend':14} {'rt-tests':11} {'B>A p50':>8} {'B>A mean':>9} {'rt avg':>8} " \

@@ -5,6 +5,7 @@
 pub mod children;
 pub mod clock;
 pub mod cpu;
+pub mod drift;
 pub mod env;
 pub mod fairness;
 pub mod futex;

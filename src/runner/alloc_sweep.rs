@@ -5,7 +5,7 @@
 //! syscalls with the inherited tracepoint counters.
 
 use super::allocators::Allocator;
-use super::repeat::{RunInfo, RunRecord, RunStatus, Stopped};
+use super::repeat::{RunInfo, RunRecord, Stopped};
 use super::rounds::{run_rounds, Purpose};
 use super::Interrupted;
 use crate::measure::cpu::{CpuSplit, CpuTicks};
@@ -104,18 +104,12 @@ impl AllocResult {
     /// The run the futex columns come from: the counting run when futex
     /// calls were counted separately, else the median run.
     pub fn kernel_run(&self) -> &AllocSample {
-        self.runs
-            .iter()
-            .find(|r| r.run.status == RunStatus::Counting)
-            .unwrap_or(&self.sample)
+        super::repeat::counting_run(&self.runs).unwrap_or(&self.sample)
     }
 
     /// Runs screened out for steal.
     pub fn rejected(&self) -> usize {
-        self.runs
-            .iter()
-            .filter(|r| r.run.status == RunStatus::Rejected)
-            .count()
+        super::repeat::rejected(&self.runs)
     }
 }
 
@@ -259,12 +253,7 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
             run_one(spec, pattern, allocator, counted.as_ref().or(futex.inline()))
                 .with_context(|| format!("pattern {pattern:?} under {}", allocator.label()))
         },
-        |_, _| {
-            if bar.length().is_some_and(|len| bar.position() >= len) {
-                bar.inc_length(1);
-            }
-            bar.inc(1);
-        },
+        |_, _| super::sweep::tick(&bar),
     )?;
     bar.finish_and_clear();
     if let Some(sig) = rounds.interrupted {
@@ -299,6 +288,10 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
     warnings.extend(super::sweep::screening_note(
         results.iter().map(AllocResult::rejected),
         spec.repeat.max_steal_pct,
+    ));
+    warnings.extend(super::sweep::drift_note(
+        &spec.repeat,
+        results.iter().map(|r| r.runs.as_slice()),
     ));
     Ok(AllocOutcome { results, warnings })
 }

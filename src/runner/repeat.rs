@@ -210,16 +210,25 @@ impl<S: RunRecord> Repeated<S> {
 
     /// The counting run, if one was made.
     pub fn counting_run(&self) -> Option<&S> {
-        self.runs.iter().find(|r| r.info().status == RunStatus::Counting)
+        counting_run(&self.runs)
     }
 
     /// How many runs were screened out.
     pub fn rejected(&self) -> usize {
-        self.runs
-            .iter()
-            .filter(|r| r.info().status == RunStatus::Rejected)
-            .count()
+        rejected(&self.runs)
     }
+}
+
+/// The counting run among `runs`, if one was made.
+pub fn counting_run<S: RunRecord>(runs: &[S]) -> Option<&S> {
+    runs.iter().find(|r| r.info().status == RunStatus::Counting)
+}
+
+/// How many of `runs` were screened out.
+pub fn rejected<S: RunRecord>(runs: &[S]) -> usize {
+    runs.iter()
+        .filter(|r| r.info().status == RunStatus::Rejected)
+        .count()
 }
 
 /// The measured runs of `runs`.

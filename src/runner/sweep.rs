@@ -70,18 +70,12 @@ impl PointResult {
     /// critical section) come from: the counting run when futex calls
     /// were counted separately, else the median run.
     pub fn kernel_run(&self) -> &LockSample {
-        self.runs
-            .iter()
-            .find(|r| r.run.status == super::repeat::RunStatus::Counting)
-            .unwrap_or(&self.sample)
+        super::repeat::counting_run(&self.runs).unwrap_or(&self.sample)
     }
 
     /// Runs screened out for steal.
     pub fn rejected(&self) -> usize {
-        self.runs
-            .iter()
-            .filter(|r| r.run.status == super::repeat::RunStatus::Rejected)
-            .count()
+        super::repeat::rejected(&self.runs)
     }
 }
 
@@ -193,13 +187,7 @@ impl LockSession {
                 bar.set_message(points[i].label());
                 self.run_once(&points[i], purpose)
             },
-            |_, _| {
-                // Precision can add runs past the plan: grow the bar.
-                if bar.length().is_some_and(|len| bar.position() >= len) {
-                    bar.inc_length(1);
-                }
-                bar.inc(1);
-            },
+            |_, _| tick(bar),
         )?;
         let results: Vec<PointResult> = points
             .iter()
@@ -269,6 +257,35 @@ pub(crate) fn screening_note(rejected: impl Iterator<Item = usize>, max_pct: Opt
     })
 }
 
+/// The host-drift note for an interleaved sweep whose points ran `runs`
+/// (see [`crate::measure::drift`]); None for a sequential one, whose
+/// "rounds" are run indices and share nothing.
+pub(crate) fn drift_note<'a, S: super::repeat::RunRecord + 'a>(
+    plan: &Repeat,
+    runs: impl Iterator<Item = &'a [S]>,
+) -> Option<String> {
+    if plan.order != super::repeat::Order::Interleaved {
+        return None;
+    }
+    let points: Vec<Vec<(u32, f64)>> = runs
+        .map(|r| {
+            super::repeat::measured(r)
+                .map(|s| (s.info().round, s.metric()))
+                .collect()
+        })
+        .collect();
+    crate::measure::drift::drift(&points).and_then(|d| crate::measure::drift::note(&d))
+}
+
+/// Counts one finished run on `bar`; precision can add runs past the
+/// plan, and the bar grows with them.
+pub(crate) fn tick(bar: &ProgressBar) {
+    if bar.length().is_some_and(|len| bar.position() >= len) {
+        bar.inc_length(1);
+    }
+    bar.inc(1);
+}
+
 /// A progress bar for `runs` runs of about `per_run` each, hidden when
 /// not wanted, not on a terminal, or too short to matter. Its ETA comes
 /// from the runs' measured durations; precision may add runs, and the
@@ -280,11 +297,11 @@ pub(crate) fn progress_bar(wanted: bool, runs: usize, per_run: Duration) -> Prog
     }
     let bar = ProgressBar::new(runs as u64);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} runs, ETA {eta}  {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} runs, ETA {eta}  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    bar.enable_steady_tick(Duration::from_millis(200));
+    // No steady tick: a redraw thread waking five times a second would
+    // run inside the measured windows. The bar redraws when a run ends
+    // (and indicatif's ETA comes from those measured run times).
     bar
 }

@@ -4,7 +4,7 @@
 //! warnings. An interrupt ends the sweep after the point it cut short.
 
 use super::placement::allowed_cpus;
-use super::repeat::{measured, Repeated, RunRecord, RunStatus, Stopped};
+use super::repeat::{measured, Repeated, RunRecord, Stopped};
 use super::resources::{Resources, DEFAULT_LOCK_DIR};
 use super::rounds::{run_rounds, Purpose};
 use super::sched::lock_memory;
@@ -42,18 +42,12 @@ impl WakeupResult {
     /// The run the futex columns come from: the counting run when futex
     /// calls were counted separately, else the merged sample.
     pub fn kernel_run(&self) -> &WakeupSample {
-        self.runs
-            .iter()
-            .find(|r| r.run.status == RunStatus::Counting)
-            .unwrap_or(&self.sample)
+        super::repeat::counting_run(&self.runs).unwrap_or(&self.sample)
     }
 
     /// Runs screened out for steal.
     pub fn rejected(&self) -> usize {
-        self.runs
-            .iter()
-            .filter(|r| r.run.status == RunStatus::Rejected)
-            .count()
+        super::repeat::rejected(&self.runs)
     }
 }
 
@@ -187,12 +181,7 @@ fn run_points(
             }
             sample
         },
-        |_, _| {
-            if bar.length().is_some_and(|len| bar.position() >= len) {
-                bar.inc_length(1);
-            }
-            bar.inc(1);
-        },
+        |_, _| super::sweep::tick(&bar),
     )?;
     bar.finish_and_clear();
     let mut results = Vec::with_capacity(points.len());
@@ -203,6 +192,10 @@ fn run_points(
     warnings.extend(super::sweep::screening_note(
         results.iter().map(WakeupResult::rejected),
         spec.repeat.max_steal_pct,
+    ));
+    warnings.extend(super::sweep::drift_note(
+        &spec.repeat,
+        results.iter().map(|r| r.runs.as_slice()),
     ));
     Ok((results, rounds.interrupted))
 }

@@ -185,11 +185,12 @@ pub const DEFAULT_WINDOW: Duration = Duration::from_secs(2);
 /// The warm-up of a run, without --precision.
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(250);
 /// With --precision: many short runs narrow the interval faster here than
-/// a few long ones. Measured on the seed table (4 threads, hold 1 µs, spin
-/// 1..100000, ±2%, --max-time 5s), three tries each: 300 ms windows
-/// reached all 6 points 3 times of 3, 200 ms 2 of 3, 100 ms 1 of 3
-/// (runs differ from each other by more than a longer window averages
-/// away, and each run pays its warm-up and thread start).
+/// a few long ones (runs differ from each other by more than a longer
+/// window averages away). On the seed table at ±2% with --max-time 5s
+/// (scripts/seed-precision.py), pooled over two sets of tries, 300 ms
+/// windows reached all 6 points in 6 of 8 tries, 100 ms in 4 of 6,
+/// 200 ms in 2 of 6: between them, within the host's noise; 2 s windows
+/// leave time for one run per point.
 pub const PRECISION_WINDOW: Duration = Duration::from_millis(300);
 /// With --precision: the warm-up that goes with the shorter window.
 pub const PRECISION_WARMUP: Duration = Duration::from_millis(100);
