@@ -21,8 +21,10 @@ pub struct RepeatArgs {
     #[arg(long, value_parser = parse_percent, value_name = "PERCENT")]
     pub precision: Option<f64>,
 
-    /// With --precision: the most time to spend on one point's runs
-    /// (default 60s).
+    /// With --precision: the time to spend on one point's runs (default
+    /// 60s). In interleaved order it is pooled: the sweep may spend this
+    /// times the number of points, and points that reach their precision
+    /// early leave their share to the noisier ones.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", requires = "precision")]
     pub max_time: Option<Duration>,
 
@@ -41,9 +43,10 @@ pub struct RepeatArgs {
     /// Re-run (up to 3 times) a run in which the hypervisor's steal, or
     /// CPU load from other processes, took more than this share of the
     /// machine's CPU time; the rejected run stays in the export, marked.
-    /// `off` screens nothing. Default 10%: quiet windows here show 0-3%
-    /// steal, bursts 20-50%, and 10% of a run's CPU time taken away
-    /// moves a rate by up to that much.
+    /// `off` screens nothing. Default 10%: on the noisy 2-vCPU guest
+    /// contend was developed on, quiet windows showed 0-3% steal and
+    /// bursts 20-50%, and 10% of a run's CPU time taken away moves a rate
+    /// by up to that much.
     #[arg(long, value_parser = parse_max_steal, value_name = "PERCENT|off",
           default_value = "10%")]
     pub max_steal: MaxSteal,

@@ -6,7 +6,10 @@
 //! not always show it: on this host whole rounds ran 15% slower with 0%
 //! steal. Split as in a two-way layout without interaction: each run's log
 //! deviation from its point's mean is a round effect (the mean deviation of
-//! its round over the points) plus a residual.
+//! its round over the points) plus a residual, and an F test says whether
+//! the round effects are larger than chance would make them.
+
+use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 /// What the rounds of a sweep shared.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -19,6 +22,8 @@ pub struct Drift {
     pub spread: f64,
     /// Rounds used (those in which every point has a measured run).
     pub rounds: usize,
+    /// The F test's p-value for "the rounds share nothing".
+    pub p: f64,
 }
 
 /// The drift of `points`' measured runs, each as (round, value); None with
@@ -64,17 +69,28 @@ pub fn drift(points: &[Vec<(u32, f64)>]) -> Option<Drift> {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &e| {
             (lo.min(e), hi.max(e))
         });
+    // Rounds x points with one run per cell: (R-1) and (R-1)(P-1) degrees
+    // of freedom for the round effect and the residual.
+    let (df1, df2) = ((rounds - 1) as f64, ((rounds - 1) * (n - 1)) as f64);
+    let residual = total - between;
+    let p = if residual <= 0.0 {
+        0.0
+    } else {
+        let f = (between / df1) / (residual / df2);
+        FisherSnedecor::new(df1, df2).map_or(1.0, |d| 1.0 - d.cdf(f))
+    };
     Some(Drift {
         shared: between / total,
         spread: (hi - lo).exp() - 1.0,
         rounds,
+        p,
     })
 }
 
-/// A round effect this large is worth a note: above half the variance and
-/// more than 3% between rounds.
+/// A round effect worth a note: significant at the 5% level, above half
+/// the variance, and more than 3% between rounds.
 pub fn note(d: &Drift) -> Option<String> {
-    (d.shared > 0.5 && d.spread > 0.03).then(|| {
+    (d.p < 0.05 && d.shared > 0.5 && d.spread > 0.03).then(|| {
         format!(
             "the host drifted: {:.0}% of the run-to-run spread was shared by every point of a round \
              (its fastest round was {:.0}% faster than its slowest, over {} rounds); ratios between \
@@ -110,7 +126,7 @@ mod tests {
             .map(|(h, n)| 500.0 * h * n)
             .collect();
         let d = drift(&[runs(&a), runs(&b)]).unwrap();
-        assert!(d.shared > 0.9, "{d:?}");
+        assert!(d.shared > 0.9 && d.p < 0.001, "{d:?}");
         assert!((d.spread - 0.176).abs() < 0.02, "{d:?}");
         assert_eq!(d.rounds, 6);
         assert!(note(&d).unwrap().contains("shared by every point"));
@@ -121,7 +137,7 @@ mod tests {
         let a = runs(&[100.0, 104.0, 96.0, 101.0, 99.0, 100.0]);
         let b = runs(&[50.0, 48.0, 52.0, 49.5, 50.5, 50.0]);
         let d = drift(&[a, b]).unwrap();
-        assert!(d.shared < 0.2, "{d:?}");
+        assert!(d.shared < 0.2 && d.p > 0.05, "{d:?}");
         assert_eq!(note(&d), None);
     }
 

@@ -70,11 +70,22 @@ pub fn other_load_pct(cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: usize
     })
 }
 
+/// Below this much CPU time in a window (CPUs x seconds), /proc/stat's
+/// 10 ms ticks are too coarse to judge steal: 0.5 CPU-seconds is 50 ticks,
+/// a resolution of 2%.
+const SCREEN_MIN_CPU_S: f64 = 0.5;
+
 /// What `--max-steal` screens on: the larger of the hypervisor's steal
-/// and other processes' load over a window, % of all CPUs' time.
-pub fn disturbance_pct(cpu: &CpuSplit, window_s: f64, own_cpu_s: f64) -> f64 {
-    let other = other_load_pct(cpu, window_s, own_cpu_s, super::env::cpus_online());
-    cpu.steal_pct.max(other.unwrap_or(0.0))
+/// and other processes' load over a window, % of all CPUs' time; None
+/// when the window is too short for the tick counts to tell (a 20 ms
+/// allocator child spans a tick or two, and one tick reads as 25%).
+pub fn disturbance_pct(cpu: &CpuSplit, window_s: f64, own_cpu_s: f64) -> Option<f64> {
+    let cpus = super::env::cpus_online();
+    if window_s * (cpus as f64) < SCREEN_MIN_CPU_S {
+        return None;
+    }
+    let other = other_load_pct(cpu, window_s, own_cpu_s, cpus);
+    Some(cpu.steal_pct.max(other.unwrap_or(0.0)))
 }
 
 /// Runs whose metric stands out from the others by median absolute

@@ -80,7 +80,7 @@ impl RunRecord for AllocSample {
         None
     }
     fn disturbance_pct(&self) -> Option<f64> {
-        self.cpu.map(|cpu| {
+        self.cpu.and_then(|cpu| {
             crate::measure::warnings::disturbance_pct(&cpu, self.elapsed_s, self.user_s + self.sys_s)
         })
     }

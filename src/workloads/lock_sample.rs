@@ -144,11 +144,7 @@ impl RunRecord for LockSample {
         self.interrupted.as_deref().and_then(|s| s.parse().ok())
     }
     fn disturbance_pct(&self) -> Option<f64> {
-        Some(crate::measure::warnings::disturbance_pct(
-            &self.cpu,
-            self.window_s,
-            self.process.cpu_s,
-        ))
+        crate::measure::warnings::disturbance_pct(&self.cpu, self.window_s, self.process.cpu_s)
     }
 }
 
