@@ -144,6 +144,12 @@ impl RunRecord for LockSample {
         self.interrupted.as_deref().and_then(|s| s.parse().ok())
     }
     fn disturbance_pct(&self) -> Option<f64> {
+        // A worker killed by --kill-holder-after takes its CPU time with
+        // it, so the rest would read as other processes' load: not
+        // judged (and a fault run is not one to repeat anyway).
+        if self.fault.is_some() {
+            return None;
+        }
         crate::measure::warnings::disturbance_pct(&self.cpu, self.window_s, self.process.cpu_s)
     }
 }
