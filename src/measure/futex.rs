@@ -85,11 +85,13 @@ impl FutexPlan {
         matches!(self, FutexPlan::Separate(_))
     }
 
-    /// The counters of the whole sweep (inline only).
-    pub fn inline(&self) -> Option<&FutexCounters> {
+    /// Splits off the counters of an inline plan, which the caller keeps
+    /// open for the whole sweep; what remains says whether counting runs
+    /// are wanted.
+    pub fn split_inline(self) -> (FutexPlan, Option<FutexCounters>) {
         match self {
-            FutexPlan::Inline(c) => Some(c),
-            _ => None,
+            FutexPlan::Inline(counters) => (FutexPlan::Off, Some(counters)),
+            other => (other, None),
         }
     }
 

@@ -228,7 +228,7 @@ fn libc_exited_ok(status: i32) -> bool {
 /// Runs every pattern under every allocator, in rounds.
 pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
     let mut warnings = Vec::new();
-    let futex = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings);
+    let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
     let points: Vec<(Pattern, &Allocator)> = spec
         .patterns
         .iter()
@@ -250,7 +250,7 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
                 Purpose::Count => futex.open_for_count()?,
                 Purpose::Measure => None,
             };
-            run_one(spec, pattern, allocator, counted.as_ref().or(futex.inline()))
+            run_one(spec, pattern, allocator, counted.as_ref().or(inline.as_ref()))
                 .with_context(|| format!("pattern {pattern:?} under {}", allocator.label()))
         },
         |_, _| super::sweep::tick(&bar),

@@ -207,16 +207,6 @@ impl<S: RunRecord> Repeated<S> {
             })
             .unwrap_or(0)
     }
-
-    /// The counting run, if one was made.
-    pub fn counting_run(&self) -> Option<&S> {
-        counting_run(&self.runs)
-    }
-
-    /// How many runs were screened out.
-    pub fn rejected(&self) -> usize {
-        rejected(&self.runs)
-    }
 }
 
 /// The counting run among `runs`, if one was made.

@@ -8,7 +8,7 @@
 //! run per point is made at the end with the tracepoints on.
 
 use super::point_outcome;
-use super::repeat::{Repeat, Repeated, RunInfo, RunRecord, RunStatus, Stopped, MAX_RERUNS};
+use super::repeat::{Order, Repeat, Repeated, RunInfo, RunRecord, RunStatus, Stopped, MAX_RERUNS};
 use anyhow::Result;
 use nix::sys::signal::Signal;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -62,8 +62,8 @@ pub fn run_rounds<S: RunRecord>(
         rng: fastrand::Rng::with_seed(plan.seed),
     };
     let mut interrupted = match plan.order {
-        super::repeat::Order::Sequential => rounds.sequential()?,
-        super::repeat::Order::Interleaved => rounds.interleaved()?,
+        Order::Sequential => rounds.sequential()?,
+        Order::Interleaved => rounds.interleaved()?,
     };
     if counting && interrupted.is_none() {
         interrupted = rounds.count()?;
@@ -135,7 +135,7 @@ where
         let mut order: Vec<usize> = (0..self.state.len())
             .filter(|&i| !self.state[i].runs.is_empty())
             .collect();
-        if self.plan.order == super::repeat::Order::Interleaved {
+        if self.plan.order == Order::Interleaved {
             self.rng.shuffle(&mut order);
         }
         for i in order {
@@ -252,7 +252,7 @@ where
         {
             return Some(Stopped::Precision);
         }
-        if self.plan.order == super::repeat::Order::Interleaved {
+        if self.plan.order == Order::Interleaved {
             // The pool decides, between rounds (pool_spent).
             return None;
         }
@@ -267,7 +267,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runner::repeat::{CountFutex, Order};
+    use crate::runner::repeat::CountFutex;
     use std::cell::RefCell;
 
     /// A fake run: the point it belongs to, its value and steal.
@@ -431,7 +431,14 @@ mod tests {
         // Never quiet: the last attempt is kept.
         assert_eq!(statuses(1), [X, X, X, M]);
         let p0 = r.points[0].as_ref().unwrap();
-        assert_eq!((p0.stats.n, p0.stats.mean, p0.rejected()), (1, 3.0, 2));
+        assert_eq!(
+            (
+                p0.stats.n,
+                p0.stats.mean,
+                crate::runner::repeat::rejected(&p0.runs)
+            ),
+            (1, 3.0, 2)
+        );
         assert_eq!(p0.median_run(), 2);
     }
 
@@ -455,7 +462,7 @@ mod tests {
         assert!(purposes[6..].iter().all(|p| *p == Purpose::Count));
         for p in r.points.iter().map(|p| p.as_ref().unwrap()) {
             assert_eq!((p.stats.n, p.stats.mean), (3, 10.0));
-            let c = p.counting_run().unwrap();
+            let c = crate::runner::repeat::counting_run(&p.runs).unwrap();
             assert_eq!((c.info.status, c.info.round), (RunStatus::Counting, 3));
         }
     }
@@ -567,6 +574,9 @@ mod tests {
         let cut = r.points[1].as_ref().unwrap();
         assert_eq!((cut.runs.len(), cut.stopped), (2, Stopped::Interrupted));
         assert!(r.points[2].is_none());
-        assert!(cut.counting_run().is_none(), "no counting after an interrupt");
+        assert!(
+            crate::runner::repeat::counting_run(&cut.runs).is_none(),
+            "no counting after an interrupt"
+        );
     }
 }

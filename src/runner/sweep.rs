@@ -115,11 +115,7 @@ impl LockSession {
     ) -> Result<Self> {
         let entries: Vec<_> = locks.iter().filter_map(|l| registry::find(l)).collect();
         let mut resources = Resources::new();
-        let futex = FutexPlan::resolve(plan.count_futex, warnings);
-        let (futex, inline) = match futex {
-            FutexPlan::Inline(counters) => (FutexPlan::Off, Some(counters)),
-            other => (other, None),
-        };
+        let (futex, inline) = FutexPlan::resolve(plan.count_futex, warnings).split_inline();
         let ctx = RunContext {
             futex: inline,
             lock_file: match entries.iter().any(|e| e.caps.needs_file) {

@@ -51,12 +51,6 @@ impl WakeupResult {
     }
 }
 
-/// The metric repetition and `contend compare` look at: a run's median
-/// round trip, ns.
-pub fn p50_ns(s: &WakeupSample) -> f64 {
-    s.metric()
-}
-
 /// A finished (or interrupted) sweep.
 #[derive(Debug, Clone)]
 pub struct WakeupOutcome {
@@ -83,10 +77,7 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
         .primitives
         .iter()
         .any(|p| primitives::find(p).is_some_and(|e| e.needs_sem_set));
-    let (futex, inline) = match FutexPlan::resolve(spec.repeat.count_futex, &mut warnings) {
-        FutexPlan::Inline(counters) => (FutexPlan::Off, Some(counters)),
-        other => (other, None),
-    };
+    let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
     let mut ctx = WakeupContext {
         futex: inline,
         sysv_set: if needs_set {
@@ -204,7 +195,7 @@ fn wakeup_result(point: WakeupPoint, r: Repeated<WakeupSample>, warnings: &mut V
     let kept: Vec<WakeupSample> = measured(&r.runs).cloned().collect();
     let sample = WakeupSample::merge(&kept);
     warnings.extend(point_warnings(&point, &sample));
-    let p50s: Vec<f64> = kept.iter().map(p50_ns).collect();
+    let p50s: Vec<f64> = kept.iter().map(RunRecord::metric).collect();
     warnings.extend(crate::measure::warnings::outliers(
         &point.label(),
         "p50 ns",
