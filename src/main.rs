@@ -1,7 +1,7 @@
-//! contend's entry point, read top to bottom: take over SIGINT/SIGTERM,
+//! contend's entry point, read top to bottom: take over the ending signals,
 //! parse, validate, run the sweep, report. User mistakes exit 2, failures
-//! during a run exit 1, and a run ended by SIGINT/SIGTERM reports what it
-//! measured and exits 130/143.
+//! during a run exit 1, and a run ended by SIGINT, SIGTERM, SIGHUP or
+//! SIGQUIT reports what it measured and exits 128 + the signal.
 
 #![forbid(unsafe_code)]
 
@@ -11,6 +11,7 @@ use contend::cli::{AllocArgs, Cli, Command, CompareArgs, Format, ListWhat, LockA
 use contend::measure::env::Environment;
 use contend::report;
 use contend::report::json::{AllocExport, Header, LockExport, WakeupExport};
+use contend::report::sink::{emit, ExportPaths, Exports};
 use contend::runner::alloc_sweep::run_alloc_sweep;
 use contend::runner::sweep::run_lock_sweep;
 use contend::runner::tune::run_tune;
@@ -32,8 +33,9 @@ fn main() -> ExitCode {
         let _ = signals::restore_default();
     } else if let Err(e) = signals::install() {
         // Before any thread exists, so every thread and worker inherits it.
-        eprintln!("warning: cannot take over SIGINT/SIGTERM ({e}); Ctrl-C will not clean up");
+        eprintln!("warning: cannot take over SIGINT/SIGTERM/SIGHUP/SIGQUIT ({e}); Ctrl-C will not clean up");
     }
+    quiet_panics_during_emergency_exit();
     let outcome = match cli.command {
         Command::Lock(args) => lock(&args),
         Command::Wakeup(args) => wakeup(&args),
@@ -70,96 +72,89 @@ fn main() -> ExitCode {
 
 fn lock(args: &LockArgs) -> Result<ExitCode> {
     let spec = LockSpec::from_args(args)?;
+    let exports = Exports::open(ExportPaths {
+        json: spec.export_json.as_deref(),
+        csv: spec.export_csv.as_deref(),
+        markdown: spec.export_markdown.as_deref(),
+        gnuplot: spec.export_gnuplot.as_deref(),
+        plot: spec.plot.as_deref(),
+    })?;
     let environment = Environment::capture();
     let outcome = run_lock_sweep(&spec)?;
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    let json_to_stdout = spec.export_json.as_deref().is_some_and(|p| p.as_os_str() == "-");
-    if !json_to_stdout {
+    if !exports.stdout_taken() {
         match spec.format {
             Format::Table => print(&report::table::lock::render(&outcome.results, &environment))?,
             Format::Seed => print(&report::seed::render(&outcome.results))?,
             Format::Gnuplot => print(&report::gnuplot::lock::render(&outcome.results))?,
         }
     }
-    if let Some(path) = &spec.export_csv {
-        write(path, report::csv::lock::render(&outcome.results))?;
-    }
-    if let Some(path) = &spec.export_markdown {
-        write(path, report::markdown::lock(&outcome.results, &environment))?;
-    }
-    if let Some(path) = &spec.export_gnuplot {
-        write(path, report::gnuplot::lock::render(&outcome.results))?;
-    }
-    if let Some(path) = &spec.plot {
-        plot(path, |p| {
-            report::plot::lock::draw(&outcome.results, p, &plot_title(&environment))
-        })?;
-    }
-    if let Some(path) = &spec.export_json {
-        let text = report::json::render(&LockExport {
+    let results = &outcome.results;
+    emit(exports.csv, || Ok(report::csv::lock::render(results)))?;
+    emit(exports.markdown, || {
+        Ok(report::markdown::lock(results, &environment))
+    })?;
+    emit(exports.gnuplot, || Ok(report::gnuplot::lock::render(results)))?;
+    emit(exports.plot, || {
+        report::plot::lock::render(results, &plot_title(&environment)).map_err(anyhow::Error::msg)
+    })?;
+    emit(exports.json, || {
+        json_line(&LockExport {
             header: Header::new("lock", &environment, &outcome.warnings),
             spec: &spec,
-            points: &outcome.results,
-        })?;
-        emit_json(path, text)?;
-    }
+            points: results,
+        })
+    })?;
     Ok(exit_code(outcome.interrupted))
 }
 
 fn wakeup(args: &WakeupArgs) -> Result<ExitCode> {
     let spec = WakeupSpec::from_args(args)?;
+    let exports = Exports::open(ExportPaths {
+        json: spec.export_json.as_deref(),
+        csv: spec.export_csv.as_deref(),
+        markdown: spec.export_markdown.as_deref(),
+        gnuplot: spec.export_gnuplot.as_deref(),
+        plot: spec.plot.as_deref(),
+    })?;
     let environment = Environment::capture();
     let outcome = run_wakeup_sweep(&spec)?;
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    let trace = outcome.trace.as_ref();
-    let json_to_stdout = spec.export_json.as_deref().is_some_and(|p| p.as_os_str() == "-");
-    if !json_to_stdout {
-        print(&report::table::wakeup::render(
-            &outcome.results,
-            &outcome.clock,
-            trace,
-        ))?;
+    let (results, trace) = (&outcome.results, outcome.trace.as_ref());
+    if !exports.stdout_taken() {
+        print(&report::table::wakeup::render(results, &outcome.clock, trace))?;
         if let Some(bucket) = spec.histogram_bucket_ns {
-            print(&report::histogram::render(&outcome.results, bucket))?;
+            print(&report::histogram::render(results, bucket))?;
         }
     }
-    if let Some(path) = &spec.export_csv {
-        write(path, report::csv::wakeup::render(&outcome.results))?;
-    }
-    if let Some(path) = &spec.export_markdown {
-        write(
-            path,
-            report::markdown::wakeup(&outcome.results, &outcome.clock, trace),
-        )?;
-    }
-    if let Some(path) = &spec.export_gnuplot {
-        write(path, report::gnuplot::wakeup::render(&outcome.results))?;
-    }
-    if let Some(path) = &spec.plot {
-        plot(path, |p| {
-            report::plot::wakeup::draw(&outcome.results, p, &plot_title(&environment))
-        })?;
-    }
-    if let Some(path) = &spec.export_json {
-        let text = report::json::render(&WakeupExport {
+    emit(exports.csv, || Ok(report::csv::wakeup::render(results)))?;
+    emit(exports.markdown, || {
+        Ok(report::markdown::wakeup(results, &outcome.clock, trace))
+    })?;
+    emit(exports.gnuplot, || Ok(report::gnuplot::wakeup::render(results)))?;
+    emit(exports.plot, || {
+        report::plot::wakeup::render(results, &plot_title(&environment)).map_err(anyhow::Error::msg)
+    })?;
+    emit(exports.json, || {
+        json_line(&WakeupExport {
             header: Header::new("wakeup", &environment, &outcome.warnings),
             spec: &spec,
             clock: &outcome.clock,
             trace,
-            points: &outcome.results,
-        })?;
-        emit_json(path, text)?;
-    }
+            points: results,
+        })
+    })?;
     Ok(exit_code(outcome.interrupted))
 }
 
 fn compare(args: &CompareArgs) -> Result<ExitCode> {
     let read = |path: &std::path::Path| -> Result<serde_json::Value> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = signals::interruptible(|| std::fs::read_to_string(path))
+            .map_err(|e| SpecError(format!("reading {}: {e}", path.display())))?;
         serde_json::from_str(&text)
             .map_err(|e| anyhow::anyhow!(SpecError(format!("{}: not JSON: {e}", path.display()))))
     };
@@ -191,52 +186,60 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
 
 fn tune(args: &TuneArgs) -> Result<ExitCode> {
     let spec = TuneSpec::from_args(args)?;
+    let exports = Exports::open(ExportPaths {
+        json: spec.export_json.as_deref(),
+        ..ExportPaths::default()
+    })?;
     let environment = Environment::capture();
     let started = std::time::Instant::now();
     let outcome = run_tune(&spec)?;
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    print(&report::table::lock::render(&outcome.results, &environment))?;
-    print(&report::table::tune::summary(&outcome, started.elapsed()))?;
-    if let Some(path) = &spec.export_json {
-        let text = report::json::render(&report::json::TuneExport {
+    if !exports.stdout_taken() {
+        print(&report::table::lock::render(&outcome.results, &environment))?;
+        print(&report::table::tune::summary(&outcome, started.elapsed()))?;
+    }
+    emit(exports.json, || {
+        json_line(&report::json::TuneExport {
             header: Header::new("lock", &environment, &outcome.warnings),
             spec: &spec,
             best_spin: outcome.best.and_then(|b| outcome.results[b].point.spin),
             points: &outcome.results,
-        })?;
-        emit_json(path, text)?;
-    }
+        })
+    })?;
     Ok(exit_code(outcome.interrupted))
 }
 
 fn alloc(args: &AllocArgs) -> Result<ExitCode> {
     let spec = AllocSpec::from_args(args)?;
+    let exports = Exports::open(ExportPaths {
+        json: spec.export_json.as_deref(),
+        csv: spec.export_csv.as_deref(),
+        markdown: spec.export_markdown.as_deref(),
+        gnuplot: spec.export_gnuplot.as_deref(),
+        plot: None,
+    })?;
     let environment = Environment::capture();
     let outcome = run_alloc_sweep(&spec)?;
     for w in &outcome.warnings {
         eprintln!("warning: {w}");
     }
-    print(&report::table::alloc::table(&outcome.results))?;
-    if let Some(path) = &spec.export_csv {
-        write(path, report::csv::alloc::render(&outcome.results))?;
+    let results = &outcome.results;
+    if !exports.stdout_taken() {
+        print(&report::table::alloc::table(results))?;
     }
-    if let Some(path) = &spec.export_markdown {
-        write(path, report::markdown::alloc(&outcome.results))?;
-    }
-    if let Some(path) = &spec.export_gnuplot {
-        write(path, report::gnuplot::alloc::render(&outcome.results))?;
-    }
-    if let Some(path) = &spec.export_json {
-        let text = report::json::render(&AllocExport {
+    emit(exports.csv, || Ok(report::csv::alloc::render(results)))?;
+    emit(exports.markdown, || Ok(report::markdown::alloc(results)))?;
+    emit(exports.gnuplot, || Ok(report::gnuplot::alloc::render(results)))?;
+    emit(exports.json, || {
+        json_line(&AllocExport {
             header: Header::new("alloc", &environment, &outcome.warnings),
             spec: &spec,
-            results: &outcome.results,
-        })?;
-        write(path, text + "\n")?;
-    }
-    Ok(ExitCode::SUCCESS)
+            results,
+        })
+    })?;
+    Ok(exit_code(outcome.interrupted))
 }
 
 /// The allocator child: runs the workload, prints its result as JSON.
@@ -247,11 +250,15 @@ fn alloc_child(spec: &str) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Draws a plot into `path`, naming it if that fails.
-fn plot(path: &std::path::Path, draw: impl FnOnce(&std::path::Path) -> Result<(), String>) -> Result<()> {
-    draw(path)
-        .map_err(anyhow::Error::msg)
-        .with_context(|| format!("writing {}", path.display()))
+/// During the emergency exit, workers still in a lock panic when their
+/// resources are removed under them: expected, and not news.
+fn quiet_panics_during_emergency_exit() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !contend::runner::emergency::exiting() {
+            default(info);
+        }
+    }));
 }
 
 /// A plot's title: the command that made it and the machine it ran on.
@@ -278,13 +285,9 @@ fn plot_title(env: &Environment) -> String {
     format!("{title} ({} CPUs, Linux {})", env.cpus_online, env.kernel)
 }
 
-/// Writes the JSON export to its file, or to stdout for `-`.
-fn emit_json(path: &std::path::Path, text: String) -> Result<()> {
-    if path.as_os_str() == "-" {
-        print(&format!("{text}\n"))
-    } else {
-        write(path, text + "\n")
-    }
+/// An export document as one line-terminated JSON text.
+fn json_line(export: &impl serde::Serialize) -> Result<String> {
+    Ok(report::json::render(export)? + "\n")
 }
 
 /// 0, or 128 + the signal that cut the run short.
@@ -293,11 +296,6 @@ fn exit_code(interrupted: Option<nix::sys::signal::Signal>) -> ExitCode {
         Some(sig) => ExitCode::from(signals::exit_status(sig)),
         None => ExitCode::SUCCESS,
     }
-}
-
-/// Writes an export file, naming it if that fails.
-fn write(path: &std::path::Path, text: String) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a trace.

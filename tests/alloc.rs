@@ -7,6 +7,8 @@
 //! CONTEND_REQUIRE_ALLOCATORS=1, so there every allocator must be found;
 //! elsewhere the missing ones are skipped with a note.
 
+mod common;
+
 use assert_cmd::Command;
 use contend::runner::allocators::{find_library, KNOWN};
 use serde_json::Value;
@@ -26,7 +28,7 @@ fn available(name: &str) -> bool {
             std::env::var_os("CONTEND_REQUIRE_ALLOCATORS").is_none(),
             "{name} must be installed here (scripts/test.sh installs it)"
         );
-        eprintln!("skipped {name}: not installed");
+        common::skip(&format!("{name} is not installed"));
     }
     found
 }
@@ -147,17 +149,46 @@ fn glibc_tunables_reach_the_child() {
             "--pattern",
             "local",
             "--allocator",
-            "glibc:arena_max=1",
+            "glibc:arena_max=1,glibc",
+        ])
+        .args([
             "--threads",
             "2",
+            "--iterations",
+            "10",
+            "--batch",
+            "16",
+            "--runs",
+            "1",
         ])
-        .args(["--iterations", "10", "--batch", "16"])
+        .args(["--export-json", "-"])
         .assert()
         .success()
         .get_output()
         .stdout
         .clone();
-    assert!(String::from_utf8(out).unwrap().contains("glibc:arena_max=1"));
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    // What the child itself saw in its environment: set for the tuned
+    // allocator, absent for plain glibc (the parent's own is removed).
+    let seen: Vec<(String, serde_json::Value)> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["sample"]["allocator"].as_str().unwrap().to_string(),
+                r["sample"]["glibc_tunables"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        seen.contains(&("glibc:arena_max=1".into(), "glibc.malloc.arena_max=1".into())),
+        "{seen:?}"
+    );
+    assert!(
+        seen.contains(&("glibc".into(), serde_json::Value::Null)),
+        "{seen:?}"
+    );
 }
 
 #[test]

@@ -117,7 +117,10 @@ fn json_carries_schema_spec_environment_and_per_worker_counts() {
         assert_eq!(st["n"], 3);
         let mean = runs.iter().sum::<f64>() / 3.0;
         assert!((st["mean"].as_f64().unwrap() - mean).abs() < 1e-6 * mean);
-        assert!(st["ci95"].as_f64().unwrap() >= 0.0);
+        // The interval is Student's t over the three runs: recompute it.
+        let sd = (runs.iter().map(|r| (r - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+        let ci95 = 4.302_652_729_911_275 * sd / 3f64.sqrt();
+        assert!((st["ci95"].as_f64().unwrap() - ci95).abs() <= 1e-6 * mean, "{st}");
         let mut sorted = runs.clone();
         sorted.sort_by(f64::total_cmp);
         assert_eq!(s["cs_per_s"].as_f64().unwrap(), sorted[1]);
@@ -304,14 +307,29 @@ fn procs_report_worker_memory_and_mode() {
 
 #[test]
 fn list_locks_names_every_lock_with_capabilities() {
-    contend()
+    let out = contend()
         .args(["list", "locks"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("seed"))
-        .stdout(predicate::str::contains("futex"))
-        .stdout(predicate::str::contains("pthread"))
-        .stdout(predicate::str::contains("spin"));
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let header = text.lines().next().unwrap();
+    for column in ["spin", "spinners", "try", "procs", "counters", "available"] {
+        assert!(header.split_whitespace().any(|c| c == column), "{header}");
+    }
+    // One row per registered lock, each with a yes/- in every capability
+    // column, and the spin column agreeing with the registry.
+    for entry in contend::registry::LOCKS.iter().filter(|e| !e.test_only) {
+        let row = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(entry.name))
+            .unwrap_or_else(|| panic!("{} is not listed:\n{text}", entry.name));
+        let cells: Vec<&str> = row.split_whitespace().collect();
+        assert!(cells[2..8].iter().all(|c| *c == "yes" || *c == "-"), "{row}");
+        assert_eq!(cells[2] == "yes", entry.caps.spin, "{row}");
+    }
 }
 
 /// Bad input: exit status 2, a message naming the problem, no panic.
@@ -457,7 +475,7 @@ fn unprivileged_runs_degrade_to_one_warning() {
 #[test]
 fn the_process_limit_is_named_when_too_low() {
     let Some(prlimit) = which("prlimit") else {
-        eprintln!("skipped: no prlimit");
+        common::skip("no prlimit (util-linux)");
         return;
     };
     for workers in [["--threads", "20"], ["--procs", "20"]] {
@@ -479,4 +497,34 @@ fn the_process_limit_is_named_when_too_low() {
             "{err}"
         );
     }
+}
+
+/// File locks in threads need a descriptor per worker: too low an
+/// RLIMIT_NOFILE is refused up front, naming it and how to raise it.
+#[test]
+fn too_few_descriptors_are_named() {
+    let Some(prlimit) = which("prlimit") else {
+        common::skip("no prlimit (util-linux)");
+        return;
+    };
+    let out = std::process::Command::new(prlimit)
+        .args(["--nofile=100:100", "--"])
+        .arg(assert_cmd::cargo::cargo_bin("contend"))
+        .args([
+            "lock",
+            "--lock",
+            "flock",
+            "--threads",
+            "200",
+            "--duration",
+            "100ms",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("RLIMIT_NOFILE is 100") && err.contains("ulimit -n 264"),
+        "{err}"
+    );
 }

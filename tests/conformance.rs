@@ -7,6 +7,8 @@
 //! is covered without touching this file. A deliberately broken lock proves
 //! the mutual-exclusion check can fail.
 
+mod common;
+
 use contend::parse::{SpinPolicy, Work, WorkMode};
 use contend::registry::{LockEntry, RunFn, LOCKS};
 use contend::runner::resources::{Resources, DEFAULT_LOCK_DIR};
@@ -81,7 +83,7 @@ fn available(entry: &LockEntry) -> bool {
     match (entry.available)() {
         Ok(()) => true,
         Err(why) => {
-            eprintln!("skipped {}: {why}", entry.name);
+            common::skip(&format!("lock {}: {why}", entry.name));
             false
         }
     }
@@ -93,12 +95,14 @@ fn every_exclusive_lock_excludes_with_8_threads() {
         mode: WorkMode::Sleep,
         ns: 20_000,
     };
+    let mut checked = 0;
     for entry in LOCKS
         .iter()
         .filter(|e| e.caps.exclusive && e.caps.threads && available(e))
     {
+        // Both ends of the spin range `contend tune` explores (1..100000).
         let spins: &[Option<u32>] = if entry.caps.spin {
-            &[Some(1), Some(1000)]
+            &[Some(1), Some(1000), Some(100_000)]
         } else {
             &[None]
         };
@@ -139,7 +143,10 @@ fn every_exclusive_lock_excludes_with_8_threads() {
                 }
             }
         }
+        checked += 1;
     }
+    // Every lock that runs in threads, futex2 included (Linux 6.7+).
+    assert!(checked >= 20, "only {checked} locks checked in threads");
 }
 
 #[test]

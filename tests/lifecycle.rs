@@ -6,6 +6,8 @@
 //! directory and ledger directory; they run one at a time because the SysV
 //! set count is system-wide.
 
+mod common;
+
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::path::Path;
@@ -160,7 +162,103 @@ fn sigint_mid_run_reports_partial_results_and_cleans_up() {
     let sample = &v["points"][0]["sample"];
     assert_eq!(sample["interrupted"], "SIGINT");
     assert!(sample["window_s"].as_f64().unwrap() < 30.0);
+    // Its only run was cut short: marked so in the export and the table.
+    assert_eq!(v["points"][0]["runs"][0]["status"], "cut_short");
+    assert!(stdout.contains("only run was cut short"), "{stdout}");
     assert_clean(&run, sets_before, &workers);
+}
+
+#[test]
+fn sighup_and_sigquit_end_a_run_like_sigterm() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for (sig, code) in [(Signal::SIGHUP, 129), (Signal::SIGQUIT, 131)] {
+        let sets_before = sem_sets();
+        let mut run = start(&[&["--lock", "sysv", "--procs", "4"], LONG_RUN].concat());
+        let workers = wait_running(&run, 4);
+        kill(Pid::from_raw(run.child.id() as i32), sig).unwrap();
+        let (got, stdout, stderr) = finish(&mut run, Duration::from_secs(15));
+        assert_eq!(got, Some(code), "{sig}: {stderr}");
+        assert!(stdout.contains("cs/s"), "{sig}: partial results:\n{stdout}");
+        assert!(stderr.contains(&format!("interrupted by {sig}")), "{stderr}");
+        assert_clean(&run, sets_before, &workers);
+    }
+}
+
+/// The SysV set ids in the run's ledger record.
+fn recorded_sets(run: &Run) -> Vec<i64> {
+    let dir = run.ledger_dir.path().join("contend");
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .flat_map(|v| v["sem_sets"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| s["id"].as_i64())
+        .collect()
+}
+
+#[test]
+fn a_worker_thread_that_panics_is_an_error_line_not_a_crash() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let sets_before = sem_sets();
+    let mut run = start(&[&["--lock", "sysv", "--threads", "3"], LONG_RUN].concat());
+    std::thread::sleep(Duration::from_millis(800));
+    let ids = recorded_sets(&run);
+    assert_eq!(ids.len(), 1, "the run records its set");
+    // Someone removes the run's set under it (ipcrm -s): every worker's
+    // semop fails and its thread panics.
+    let removed = Command::new("ipcrm")
+        .args(["-s", &ids[0].to_string()])
+        .status()
+        .unwrap();
+    assert!(removed.success());
+    let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(20));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("error:") && stderr.contains("panicked: ") && stderr.contains("semop"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("a scoped thread panicked"), "{stderr}");
+    assert_clean(&run, sets_before, &[]);
+}
+
+#[test]
+fn a_file_lock_holder_killed_is_released_by_the_kernel_and_the_recovery_measured() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for lock in ["flock", "fcntl", "lockf"] {
+        let json = tempfile::NamedTempFile::new().unwrap();
+        let mut run = start(&[
+            "--lock",
+            lock,
+            "--procs",
+            "3",
+            "--hold",
+            "10us",
+            "--duration",
+            "1500ms",
+            "--warmup",
+            "100ms",
+            "--kill-holder-after",
+            "500ms",
+            "--runs",
+            "1",
+            "--export-json",
+            json.path().to_str().unwrap(),
+        ]);
+        let (code, stdout, stderr) = finish(&mut run, Duration::from_secs(20));
+        assert_eq!(code, Some(0), "{lock}: {stderr}");
+        assert!(
+            stdout.contains("the kernel released the dead holder's file lock"),
+            "{stdout}"
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
+        let fault = &v["points"][0]["sample"]["fault"];
+        assert_eq!(fault["recovered_how"], "kernel_release", "{lock}: {fault}");
+        assert_ne!(fault["victim"], fault["recovered_by"], "{lock}: {fault}");
+        assert!(fault["recovery_us"].as_f64().unwrap() > 0.0, "{lock}: {fault}");
+    }
 }
 
 #[test]
@@ -197,7 +295,7 @@ fn a_killed_worker_is_named_and_nothing_is_left() {
 }
 
 #[test]
-fn a_worker_process_that_does_not_stop_is_killed_and_the_lock_word_shown() {
+fn a_stopped_worker_process_is_named_as_stopped_killed_and_the_lock_word_shown() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let sets_before = sem_sets();
     // Idle 20 ms per turn: the worker stopped is outside the lock all but
@@ -221,8 +319,11 @@ fn a_worker_process_that_does_not_stop_is_killed_and_the_lock_word_shown() {
     kill(Pid::from_raw(workers[0]), Signal::SIGSTOP).unwrap();
     let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(40));
     assert_eq!(code, Some(1), "{stderr}");
+    // Stopped outside the lock: named as stopped, not as stuck in it.
     assert!(
-        stderr.contains("1 worker process(es) did not stop") && stderr.contains("; lock word: 0 (0x0)"),
+        stderr.contains(&format!("worker process(es) 0 (pid {}) were stopped", workers[0]))
+            && !stderr.contains("stuck in the lock")
+            && stderr.contains("; lock word: 0 (0x0)"),
         "{stderr}"
     );
     assert_clean(&run, sets_before, &workers);
@@ -331,6 +432,8 @@ fn a_second_sigint_exits_at_once_and_still_cleans_up() {
         "the second SIGINT did not act at once"
     );
     assert!(stderr.contains("second SIGINT"), "{stderr}");
+    // Workers still in semop when the set goes panic: expected, not shown.
+    assert!(!stderr.contains("panicked"), "{stderr}");
     assert_clean(&run, sets_before, &[]);
 }
 
@@ -417,8 +520,7 @@ impl Drop for SemLimits {
 #[test]
 fn a_system_without_sysv_semaphores_is_named() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: changing kernel.sem needs root");
+    if !common::root_or_skip("changing kernel.sem") {
         return;
     }
     let original = std::fs::read_to_string("/proc/sys/kernel/sem").unwrap();

@@ -9,6 +9,8 @@
 //! inside a measured run, and the counting run must show one (so the watch
 //! itself is known to see them).
 
+mod common;
+
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -32,7 +34,7 @@ fn holds_perf_event(pid: u32) -> bool {
 #[test]
 fn a_default_run_measures_with_no_tracepoint_open() {
     if !nix::unistd::geteuid().is_root() || !Path::new("/sys/kernel/tracing/events/syscalls").is_dir() {
-        eprintln!("skipped: needs root and the syscall tracepoints (futex counting is off otherwise)");
+        common::skip("needs root and the syscall tracepoints (futex counting is off otherwise)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -159,7 +159,7 @@ fn compare_refuses_what_it_cannot_compare() {
         .arg(dir.path().join("missing.json"))
         .arg(&a)
         .assert()
-        .code(1)
+        .code(2)
         .stderr(predicate::str::contains("missing.json"));
 }
 

@@ -156,7 +156,7 @@ fn contend_dirs() -> usize {
 #[test]
 fn every_placement_runs_and_is_honoured() {
     if cpus() < 2 {
-        eprintln!("skipped: needs two CPUs");
+        common::skip("needs two CPUs");
         return;
     }
     let d = json(&[
@@ -195,9 +195,7 @@ fn every_placement_runs_and_is_honoured() {
 
 #[test]
 fn realtime_policy_runs_as_root_and_is_refused_clearly_otherwise() {
-    if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: needs root for SCHED_FIFO");
-    } else {
+    if common::root_or_skip("SCHED_FIFO") {
         let d = json(&[
             "--primitive",
             "futex",
@@ -238,12 +236,12 @@ fn tracing_on() -> Option<String> {
 #[test]
 fn outliers_are_tagged_in_ftrace_and_tracing_is_restored() {
     let _serial = TRACEFS.lock().unwrap_or_else(|e| e.into_inner());
-    if !nix::unistd::geteuid().is_root() {
-        if let Some(out) = as_nobody(&["wakeup", "--trace-threshold", "1us", "-n", "10"]) {
-            assert_eq!(out.status.code(), Some(1));
-            assert!(String::from_utf8_lossy(&out.stderr).contains("tracefs"));
-        }
-        eprintln!("skipped: needs root for tracefs");
+    // Unprivileged (run as nobody from root): refused, naming tracefs.
+    if let Some(out) = as_nobody(&["wakeup", "--trace-threshold", "1us", "-n", "10"]) {
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("tracefs"));
+    }
+    if !common::root_or_skip("tracefs") {
         return;
     }
     // A threshold of 1 ns tags every round trip.

@@ -8,7 +8,7 @@ pub use repeat::RepeatArgs;
 pub use wakeup::WakeupArgs;
 
 use crate::parse::{
-    parse_count, parse_duration, parse_list, parse_nanos, parse_percent, parse_spinners, parse_work, List,
+    parse_axis, parse_count, parse_duration, parse_nanos, parse_percent, parse_spinners, parse_work, List,
     SpinPolicy, Work,
 };
 use crate::parse::{parse_sizes, Sizes};
@@ -197,7 +197,9 @@ pub struct AllocArgs {
     #[arg(long, value_parser = parse_sizes, default_value = "16-512")]
     pub size: Sizes,
 
-    /// Write every result, the spec and the environment as JSON to FILE.
+    /// Write every result, the spec and the environment as JSON to FILE
+    /// (`-` for stdout, which then carries only the JSON). Every export
+    /// path is opened before anything is measured.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,
 
@@ -223,16 +225,15 @@ pub struct AllocArgs {
 }
 
 fn pattern_list(s: &str) -> Result<List<Pattern>, String> {
-    parse_list(s, |p| match p {
+    parse_axis(s, |p| match p {
         "local" => Ok(Pattern::Local),
         "pairs" => Ok(Pattern::Pairs),
         other => Err(format!("unknown pattern `{other}` (expected local or pairs)")),
     })
-    .map(List)
 }
 
 fn allocator_list(s: &str) -> Result<List<Allocator>, String> {
-    parse_list(s, parse_allocator).map(List)
+    parse_axis(s, parse_allocator)
 }
 
 /// `contend lock`.
@@ -357,27 +358,27 @@ pub struct LockArgs {
 }
 
 fn lock_list(s: &str) -> Result<List<&'static str>, String> {
-    parse_list(s, parse_lock).map(List)
+    parse_axis(s, parse_lock)
 }
 
 fn count_list(s: &str) -> Result<List<u32>, String> {
-    parse_list(s, parse_count).map(List)
+    parse_axis(s, parse_count)
 }
 
 fn work_list(s: &str) -> Result<List<Work>, String> {
-    parse_list(s, parse_work).map(List)
+    parse_axis(s, parse_work)
 }
 
 fn nanos_list(s: &str) -> Result<List<u64>, String> {
-    parse_list(s, parse_nanos).map(List)
+    parse_axis(s, parse_nanos)
 }
 
 fn spinners_list(s: &str) -> Result<List<SpinPolicy>, String> {
-    parse_list(s, parse_spinners).map(List)
+    parse_axis(s, parse_spinners)
 }
 
 fn percent_list(s: &str) -> Result<List<f64>, String> {
-    parse_list(s, parse_percent).map(List)
+    parse_axis(s, parse_percent)
 }
 
 /// Output formats on stdout.

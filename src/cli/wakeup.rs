@@ -1,6 +1,6 @@
 //! `contend wakeup`'s flags.
 
-use crate::parse::{parse_count, parse_cpu_list, parse_duration, parse_list, parse_nanos, List};
+use crate::parse::{parse_axis, parse_count, parse_cpu_list, parse_duration, parse_nanos, List};
 use crate::registry::wakeup::parse_primitive;
 use crate::runner::placement::Affinity;
 use clap::Args;
@@ -145,11 +145,11 @@ pub struct WakeupArgs {
 }
 
 fn primitive_list(s: &str) -> Result<List<&'static str>, String> {
-    parse_list(s, parse_primitive).map(List)
+    parse_axis(s, parse_primitive)
 }
 
 fn affinity_list(s: &str) -> Result<List<Affinity>, String> {
-    parse_list(s, Affinity::parse).map(List)
+    parse_axis(s, Affinity::parse)
 }
 
 fn cpu_list(s: &str) -> Result<List<usize>, String> {

@@ -2,7 +2,9 @@
 //! of the same family and judges each change with Welch's t-test over the
 //! runs: the ratio of the means, its 95% interval (delta method, Welch's
 //! degrees of freedom), and faster / slower / no significant change. A
-//! significant slowdown beyond the threshold is a regression, for CI.
+//! significant slowdown beyond the threshold is a regression, for CI:
+//! exit 0 without one, 1 with one, 2 when the input is bad or nothing
+//! could be compared (a comparison that compared nothing must not pass).
 //! With one export and `--baseline`, [`paired`] compares its points with
 //! each other, run against run of the same round.
 
@@ -128,15 +130,18 @@ fn rounds(runs: Option<&Value>, path: &[&str]) -> Vec<(u64, f64)> {
         .unwrap_or_default()
 }
 
-pub(crate) fn entries(doc: &Value, family: &str) -> Vec<Entry> {
-    let list = match family {
-        "alloc" => doc.get("results"),
-        _ => doc.get("points"),
+pub(crate) fn entries(doc: &Value, family: &str) -> Result<Vec<Entry>, String> {
+    let field = match family {
+        "alloc" => "results",
+        _ => "points",
     };
-    let Some(list) = list.and_then(Value::as_array) else {
-        return Vec::new();
+    let Some(list) = doc.get(field).and_then(Value::as_array) else {
+        return Err(format!(
+            "`{field}` is missing or not a list: not a complete `{family}` export"
+        ));
     };
-    list.iter()
+    Ok(list
+        .iter()
         .map(|p| {
             let (order, key, runs): (&'static [&'static str], _, _) = match family {
                 "lock" => {
@@ -184,7 +189,7 @@ pub(crate) fn entries(doc: &Value, family: &str) -> Vec<Entry> {
                 rounds: runs,
             }
         })
-        .collect()
+        .collect())
 }
 
 /// The verdict on one point.
@@ -282,7 +287,8 @@ pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, Strin
         return Err(format!("OLD is a `{family}` export and NEW a `{new_family}` one"));
     }
     let m = metric(&family)?;
-    let (olds, news) = (entries(old, &family), entries(new, &family));
+    let olds = entries(old, &family).map_err(|e| format!("OLD: {e}"))?;
+    let news = entries(new, &family).map_err(|e| format!("NEW: {e}"))?;
     let mut points = Vec::new();
     let mut unmatched = Vec::new();
     for n in &news {
@@ -300,6 +306,16 @@ pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, Strin
         if !news.iter().any(|n| n.key == o.key) {
             unmatched.push(format!("{} (only in OLD)", o.label));
         }
+    }
+    if points.is_empty() {
+        return Err(format!(
+            "nothing was compared: no point of NEW has runs in OLD too ({})",
+            if unmatched.is_empty() {
+                "both files are empty".to_string()
+            } else {
+                unmatched.join("; ")
+            }
+        ));
     }
     Ok(Report {
         family,

@@ -120,7 +120,7 @@ pub struct PairedReport {
 pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, String> {
     let family = family_of(doc, "the export")?;
     let m = metric(&family)?;
-    let all = entries(doc, &family);
+    let all = entries(doc, &family)?;
     let field = baseline.field(&all).ok_or_else(|| {
         format!(
             "--baseline {}: no point of the export has it (points: {})",
@@ -157,6 +157,17 @@ pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, 
                 welch_row(e, b, &m)
             });
         }
+    }
+    if points.is_empty() {
+        return Err(format!(
+            "--baseline {field}={}: nothing was compared ({})",
+            baseline.word,
+            if unmatched.is_empty() {
+                "the export has no other point".to_string()
+            } else {
+                unmatched.join("; ")
+            }
+        ));
     }
     Ok(PairedReport {
         family,
@@ -355,9 +366,8 @@ mod tests {
         // A point that differs on a field both have is no partner.
         doc["points"][1]["point"]["workers"] = json!(4);
         assert!(compare_paired(&doc, &Baseline::parse("adaptive").unwrap())
-            .unwrap()
-            .points
-            .is_empty());
+            .unwrap_err()
+            .contains("nothing was compared"));
     }
 
     #[test]

@@ -81,27 +81,23 @@ impl ChildrenSnapshot {
     }
 }
 
-/// Resident set sizes (kB) of the given processes: mean and max.
-pub fn rss_kib(pids: &[Pid]) -> (f64, u64) {
+/// Resident set sizes (kB) of the given processes: mean and max; None
+/// when none could be read.
+pub fn rss_kib(pids: &[Pid]) -> Option<(f64, u64)> {
     let rss: Vec<u64> = pids
         .iter()
         .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
         .filter_map(|s| status_field(&s, "VmRSS"))
         .collect();
-    let mean = if rss.is_empty() {
-        0.0
-    } else {
-        rss.iter().sum::<u64>() as f64 / rss.len() as f64
-    };
-    (mean, rss.iter().copied().max().unwrap_or(0))
+    let max = rss.iter().copied().max()?;
+    Some((rss.iter().sum::<u64>() as f64 / rss.len() as f64, max))
 }
 
-/// This process's peak resident set size (VmHWM), kB.
-pub fn own_peak_rss_kib() -> u64 {
+/// This process's peak resident set size (VmHWM), kB; None if unreadable.
+pub fn own_peak_rss_kib() -> Option<u64> {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| status_field(&s, "VmHWM"))
-        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -141,10 +137,27 @@ mod tests {
     #[test]
     fn own_process_is_readable() {
         let me = Pid::this();
-        let a = ChildrenSnapshot::read(&[me]);
-        let b = ChildrenSnapshot::read(&[me]);
-        assert!(a.until(&b).cpu_s >= 0.0);
-        assert!(own_peak_rss_kib() > 0);
-        assert!(rss_kib(&[me]).1 > 0);
+        // A busy process, as a worker is: its CPU time must show as
+        // positive (not merely not negative) once it has run.
+        let mut busy = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let pid = Pid::from_raw(busy.id() as i32);
+        let a = ChildrenSnapshot::read(&[pid]);
+        let mut usage = a.until(&a);
+        for _ in 0..1000 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            usage = a.until(&ChildrenSnapshot::read(&[pid]));
+            if usage.cpu_s > 0.0 && usage.user_s > 0.0 {
+                break;
+            }
+        }
+        let _ = busy.kill();
+        let _ = busy.wait();
+        assert!(usage.cpu_s > 0.0 && usage.user_s > 0.0, "{usage:?}");
+        assert!(own_peak_rss_kib().is_some_and(|kib| kib > 0));
+        assert!(rss_kib(&[me]).is_some_and(|(_, max)| max > 0));
+        assert_eq!(rss_kib(&[Pid::from_raw(i32::MAX)]), None);
     }
 }

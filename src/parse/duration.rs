@@ -73,8 +73,15 @@ pub fn parse_nanos(text: &str) -> Result<u64, String> {
     }
     whole_ns
         .checked_add(frac_ns)
-        .ok_or_else(|| format!("`{t}` is too long"))
+        .filter(|&ns| ns <= LONGEST_NS)
+        .ok_or_else(|| format!("`{t}` is longer than a week, the longest duration contend accepts"))
 }
+
+/// The longest duration any flag accepts: a week. Far beyond any sensible
+/// window, hold or timeout, and small enough that no sum or product of
+/// them the planner makes (a drain grace of 4 turns per worker, a deadline
+/// from now) can overflow.
+pub const LONGEST_NS: u64 = 7 * 24 * 3600 * 1_000_000_000;
 
 /// Parses a duration with a unit into a [`Duration`].
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -138,7 +145,11 @@ mod tests {
         assert!(parse_nanos("1.2.3us").unwrap_err().contains("not a number"));
         assert!(parse_nanos("99999999999999999999s").is_err());
         assert!(parse_nanos("18446744074s").unwrap_err().contains("too long"));
-        assert_eq!(parse_nanos("18446744073s"), Ok(18_446_744_073_000_000_000));
+        assert!(parse_nanos("18446744073s")
+            .unwrap_err()
+            .contains("longer than a week"));
+        assert_eq!(parse_nanos("604800s"), Ok(LONGEST_NS));
+        assert!(parse_nanos("604800.000000001s").is_err());
     }
 
     #[test]

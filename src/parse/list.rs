@@ -19,6 +19,28 @@ pub fn parse_list<T>(text: &str, parse: impl Fn(&str) -> Result<T, String>) -> R
         .collect()
 }
 
+/// Parses a sweep axis: a comma list (as [`parse_list`]) whose values
+/// must all differ. A repeated value would run the same point twice with
+/// nothing in the output to tell the rows apart; values are compared
+/// after parsing, so `1us,1000ns` is caught too.
+pub fn parse_axis<T: PartialEq>(
+    text: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<List<T>, String> {
+    let values = parse_list(text, parse)?;
+    let raw: Vec<&str> = text.split(',').map(str::trim).collect();
+    for (j, v) in values.iter().enumerate() {
+        if let Some(i) = values[..j].iter().position(|u| u == v) {
+            return Err(format!(
+                "`{}` repeats `{}` in `{text}`: the values of a list must differ \
+                 (to measure a point more often, raise --runs)",
+                raw[j], raw[i]
+            ));
+        }
+    }
+    Ok(List(values))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -29,6 +51,15 @@ mod tests {
         assert_eq!(parse_list("1,10,100", parse_count), Ok(vec![1, 10, 100]));
         assert_eq!(parse_list(" 4 ", parse_count), Ok(vec![4]));
         assert_eq!(parse_list("4, 8", parse_count), Ok(vec![4, 8]));
+    }
+
+    #[test]
+    fn an_axis_refuses_a_value_twice() {
+        assert!(parse_axis("1,2,3", parse_count).is_ok());
+        let e = parse_axis("2, 4,2", parse_count).unwrap_err();
+        assert!(e.contains("`2` repeats `2`"), "{e}");
+        let e = parse_axis("1us,1000ns", crate::parse::parse_nanos).unwrap_err();
+        assert!(e.contains("`1000ns` repeats `1us`"), "{e}");
     }
 
     #[test]

@@ -12,8 +12,8 @@ pub mod work;
 
 pub use count::{parse_count, parse_percent};
 pub use cpus::{format_cpu_list, parse_cpu_list};
-pub use duration::{format_nanos, parse_duration, parse_nanos};
-pub use list::{parse_list, List};
+pub use duration::{format_nanos, parse_duration, parse_nanos, LONGEST_NS};
+pub use list::{parse_axis, parse_list, List};
 pub use size::{parse_sizes, SizeStream, Sizes};
 pub use spinners::{parse_spinners, SpinPolicy};
 pub use work::{parse_work, Work, WorkMode};

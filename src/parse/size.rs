@@ -71,6 +71,16 @@ impl fmt::Display for Sizes {
     }
 }
 
+impl Sizes {
+    /// The largest block size that can be drawn, bytes.
+    pub fn largest(&self) -> usize {
+        match self {
+            Sizes::List(v) => v.iter().copied().max().unwrap_or(0),
+            Sizes::Uniform(_, hi) | Sizes::LogUniform(_, hi) => *hi,
+        }
+    }
+}
+
 /// A deterministic stream of sizes (xorshift64*), one per worker.
 #[derive(Debug, Clone)]
 pub struct SizeStream<'a> {

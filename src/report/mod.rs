@@ -10,4 +10,5 @@ pub mod markdown;
 pub mod number;
 pub mod plot;
 pub mod seed;
+pub mod sink;
 pub mod table;

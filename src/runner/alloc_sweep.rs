@@ -34,6 +34,8 @@ pub struct AllocSample {
     pub preloaded: Option<String>,
     /// What the child saw mapped (proof the preload took).
     pub mapped_allocator: Option<String>,
+    /// GLIBC_TUNABLES as the child saw it (proof the tunables reached it).
+    pub glibc_tunables: Option<String>,
     /// The child's workload wall time, s.
     pub wall_s: f64,
     /// The child's user CPU, s (wait4).
@@ -120,6 +122,8 @@ pub struct AllocOutcome {
     pub results: Vec<AllocResult>,
     /// One line each.
     pub warnings: Vec<String>,
+    /// The signal that ended the sweep early, if one did.
+    pub interrupted: Option<Signal>,
 }
 
 fn run_one(
@@ -138,6 +142,7 @@ fn run_one(
         iterations: spec.iterations,
         batch: spec.batch,
         sizes: spec.sizes.to_string(),
+        parent: std::process::id(),
     };
     let exe = std::env::current_exe().context("finding contend's own executable")?;
     let mut cmd = Command::new(exe);
@@ -157,20 +162,23 @@ fn run_one(
     let ticks = CpuTicks::read().ok();
     let started = std::time::Instant::now();
     let mut child = cmd.spawn().context("starting the allocator child")?;
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .expect("stdout is piped")
-        .read_to_string(&mut out)
-        .context("reading the child's result")?;
+    let out = match read_result(&mut child) {
+        Ok(out) => out,
+        Err(e) => {
+            // Interrupted (a SIGTERM sent to contend alone does not reach
+            // the child) or failed: the child goes too, reaped.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
     let usage = wait4(child.id() as i32).context("reaping the allocator child")?;
     let after = futex.map(|f| f.read()).transpose()?;
     let elapsed_s = started.elapsed().as_secs_f64();
     let cpu = ticks.zip(CpuTicks::read().ok()).map(|(a, b)| a.split_until(&b));
     // Ctrl-C reaches the child too (same process group); report it as the
     // interrupt it is, not as a failed child.
-    if let Some(sig) = killed_by(usage.status).filter(|s| matches!(s, Signal::SIGINT | Signal::SIGTERM)) {
+    if let Some(sig) = killed_by(usage.status).filter(|s| super::signals::ENDING.contains(s)) {
         return Err(anyhow::anyhow!(Interrupted(sig)));
     }
     if !(libc_exited_ok(usage.status)) {
@@ -182,6 +190,13 @@ fn run_one(
     }
     let result: ChildResult =
         serde_json::from_str(out.trim()).with_context(|| format!("the child's result: {out:?}"))?;
+    if result.wall_s.is_nan() || result.wall_s <= 0.0 {
+        bail!(
+            "the {} child measured no time (wall {} s)",
+            allocator.label(),
+            result.wall_s
+        );
+    }
     if preload.is_some() && result.mapped_allocator.is_none() {
         bail!(
             "LD_PRELOAD of {} did not take effect in the child",
@@ -195,6 +210,7 @@ fn run_one(
         allocator: allocator.label(),
         preloaded: preload.map(|p| p.display().to_string()),
         mapped_allocator: result.mapped_allocator,
+        glibc_tunables: result.glibc_tunables,
         wall_s: result.wall_s,
         user_s: usage.user_s,
         sys_s: usage.sys_s,
@@ -210,6 +226,26 @@ fn run_one(
         cpu,
         elapsed_s,
     })
+}
+
+/// Reads the child's stdout to its end, watching for an ending signal
+/// meanwhile (a blocking read would sit through it).
+fn read_result(child: &mut std::process::Child) -> Result<String> {
+    use std::os::fd::AsFd;
+    let stdout = child.stdout.as_mut().expect("stdout is piped");
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(sig) = super::signals::wait_readable(stdout.as_fd()) {
+            return Err(anyhow::anyhow!(Interrupted(sig)));
+        }
+        match stdout.read(&mut buf) {
+            Ok(0) => return String::from_utf8(out).context("the child's result is not UTF-8"),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).context("reading the child's result"),
+        }
+    }
 }
 
 /// The signal that killed a child, from its wait status.
@@ -256,12 +292,11 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
         |_, _| super::sweep::tick(&bar),
     )?;
     bar.finish_and_clear();
-    if let Some(sig) = rounds.interrupted {
-        return Err(anyhow::anyhow!(Interrupted(sig)));
-    }
     let mut results: Vec<AllocResult> = Vec::new();
+    // After an interrupt, the points measured so far (a cut-short child is
+    // never a run: it reported nothing).
     for (&(pattern, allocator), r) in points.iter().zip(rounds.points) {
-        let r = r.expect("a sweep that was not interrupted measured every point");
+        let Some(r) = r else { continue };
         let ops: Vec<f64> = super::repeat::measured(&r.runs).map(|s| s.ops_per_s).collect();
         let name = format!("{pattern:?} {}", allocator.label()).to_lowercase();
         warnings.extend(crate::measure::warnings::outliers(&name, "ops/s", &r.stats, &ops));
@@ -293,5 +328,16 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
         &spec.repeat,
         results.iter().map(|r| r.runs.as_slice()),
     ));
-    Ok(AllocOutcome { results, warnings })
+    if let Some(sig) = rounds.interrupted {
+        warnings.push(format!(
+            "interrupted by {sig}: {} of {} points measured",
+            results.len(),
+            points.len()
+        ));
+    }
+    Ok(AllocOutcome {
+        results,
+        warnings,
+        interrupted: rounds.interrupted,
+    })
 }

@@ -1,9 +1,17 @@
 //! `contend cleanup`: removes what killed runs left behind, from the ledger
-//! records whose coordinator is gone, and says what it removed.
+//! records whose coordinator is gone, and says what it removed. It reads
+//! only trusted ledger directories (see [`super::ledger_dir`]) and removes
+//! only what it can prove a run of this user created: a directory whose
+//! name has contend's prefix, owned by this user, not a symlink, with the
+//! device and inode the record noted at creation; a SysV set this user
+//! created, of the recorded size. Nothing is followed through a symlink.
 
-use super::ledger::{directory, start_ticks, Record};
+use super::ledger::{start_ticks, CreatedDir, Record};
+use super::ledger_dir::{self, TrustedDir};
 use super::resources::DIR_PREFIX;
 use locks::sys::sysv_sem::SemSet;
+use rustix::fs::{openat, unlinkat, AtFlags, Dir, Mode, OFlags};
+use std::io::Read;
 
 /// Cleans up after dead runs; returns one line per action.
 pub fn run() -> Vec<String> {
@@ -33,21 +41,32 @@ pub fn remove_own() -> Vec<String> {
 /// Goes through the ledger records, removing the resources of those
 /// `take` accepts (its error is reported instead, if not empty).
 fn sweep(take: impl Fn(&Record) -> Result<(), String>) -> Vec<String> {
-    let dir = directory();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return vec![format!("nothing to clean up ({} does not exist)", dir.display())];
-    };
     let mut report = Vec::new();
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
+    for dir in ledger_dir::for_cleanup() {
+        match dir {
+            Ok(dir) => sweep_dir(&dir, &take, &mut report),
+            Err(why) => report.push(format!("not reading {why}")),
         }
-        let Ok(record) = std::fs::read(&path)
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice::<Record>(&b).map_err(|e| e.to_string()))
-        else {
-            report.push(format!("skipped {}: not a contend record", path.display()));
+    }
+    if report.is_empty() {
+        report.push("nothing to clean up".into());
+    }
+    report
+}
+
+fn sweep_dir(dir: &TrustedDir, take: &impl Fn(&Record) -> Result<(), String>, report: &mut Vec<String>) {
+    let Ok(entries) = Dir::read_from(&dir.fd) else {
+        return;
+    };
+    let names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().ok().map(str::to_owned))
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    for name in names {
+        let shown = dir.path.join(&name);
+        let Some(record) = read_record(dir, &name) else {
+            report.push(format!("skipped {}: not a contend record", shown.display()));
             continue;
         };
         if let Err(why) = take(&record) {
@@ -56,32 +75,63 @@ fn sweep(take: impl Fn(&Record) -> Result<(), String>) -> Vec<String> {
             }
             continue;
         }
-        for id in &record.sem_sets {
-            report.push(match SemSet::remove_id(*id) {
+        for set in &record.sem_sets {
+            let id = set.id;
+            report.push(match SemSet::remove_id(id, set.nsems) {
                 Ok(()) => format!("removed SysV semaphore set {id} (run {})", record.pid),
                 Err(e) => format!("SysV semaphore set {id} (run {}): {e}", record.pid),
             });
         }
-        for dir in &record.dirs {
-            let ours = dir
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(DIR_PREFIX));
-            report.push(if !ours {
-                format!("refused to remove {}: not a contend directory", dir.display())
-            } else if !dir.exists() {
-                format!("{} was already gone", dir.display())
-            } else {
-                match std::fs::remove_dir_all(dir) {
-                    Ok(()) => format!("removed {} (run {})", dir.display(), record.pid),
-                    Err(e) => format!("{}: {e}", dir.display()),
-                }
-            });
+        for created in &record.dirs {
+            report.push(remove_dir(created, record.pid));
         }
-        let _ = std::fs::remove_file(&path);
+        let _ = unlinkat(&dir.fd, name.as_str(), AtFlags::empty());
     }
-    if report.is_empty() {
-        report.push("nothing to clean up".into());
+}
+
+/// Reads one record through the directory's descriptor, refusing
+/// symlinks and anything that is not exactly a record.
+fn read_record(dir: &TrustedDir, name: &str) -> Option<Record> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let fd = openat(&dir.fd, name, flags, Mode::empty()).ok()?;
+    let mut text = Vec::new();
+    std::fs::File::from(fd)
+        .take(1 << 20)
+        .read_to_end(&mut text)
+        .ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// Removes a recorded directory if it is provably the one the run made.
+fn remove_dir(created: &CreatedDir, pid: i32) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let path = &created.path;
+    let named_ours = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(DIR_PREFIX));
+    if !named_ours || !path.is_absolute() {
+        return format!("refused to remove {}: not a contend directory", path.display());
     }
-    report
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return format!("{} was already gone", path.display())
+        }
+        Err(e) => return format!("{}: {e}", path.display()),
+    };
+    let same = meta.is_dir()
+        && meta.uid() == rustix::process::geteuid().as_raw()
+        && (meta.dev(), meta.ino()) == (created.dev, created.ino);
+    if !same {
+        return format!(
+            "refused to remove {}: not the directory run {pid} created (owner, type or inode differ)",
+            path.display()
+        );
+    }
+    // std's remove_dir_all does not follow symlinks inside the tree.
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => format!("removed {} (run {pid})", path.display()),
+        Err(e) => format!("{}: {e}", path.display()),
+    }
 }

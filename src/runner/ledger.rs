@@ -1,40 +1,67 @@
 //! The ledger: what a run created that outlives a process (SysV semaphore
 //! sets, temporary directories), written to a small file in a per-user
-//! runtime directory while the run lasts. A normal exit, an error or a
+//! runtime directory while the run lasts (see [`super::ledger_dir`] for
+//! why that directory can be trusted). A normal exit, an error or a
 //! SIGINT/SIGTERM removes both the resources and the record; a SIGKILL
 //! leaves the record behind, and `contend cleanup` uses it to remove what
 //! the killed run left.
 
+use super::ledger_dir::{self, TrustedDir};
+use rustix::fs::{openat, renameat, unlinkat, AtFlags, Mode, OFlags};
 use serde::{Deserialize, Serialize};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// A directory a run created, with what proves it is the same one later:
+/// its device and inode at creation (a path can be replaced, an inode
+/// cannot be forged).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CreatedDir {
+    /// Where it was made.
+    pub path: PathBuf,
+    /// st_dev at creation.
+    pub dev: u64,
+    /// st_ino at creation.
+    pub ino: u64,
+}
+
+impl CreatedDir {
+    /// Records `path` as it is now (without following a symlink).
+    pub fn of(path: &Path) -> std::io::Result<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::symlink_metadata(path)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            dev: m.dev(),
+            ino: m.ino(),
+        })
+    }
+}
+
+/// A SysV set a run created, with its size as a check against a recycled
+/// id (ids carry a sequence number, so reuse is rare already).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct CreatedSet {
+    /// The kernel id.
+    pub id: i32,
+    /// Semaphores in it.
+    pub nsems: u16,
+}
+
 /// One run's record.
 #[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
 pub struct Record {
     /// The coordinator's pid.
     pub pid: i32,
     /// Its start time (clock ticks since boot, /proc/PID/stat field 22), so
     /// a recycled pid is not mistaken for the run.
     pub start_ticks: u64,
-    /// SysV semaphore set ids.
-    pub sem_sets: Vec<i32>,
+    /// SysV semaphore sets.
+    pub sem_sets: Vec<CreatedSet>,
     /// Temporary directories.
-    pub dirs: Vec<PathBuf>,
-}
-
-/// Where records live: $XDG_RUNTIME_DIR/contend, else /run/user/UID/contend,
-/// else /tmp/contend-UID; created with mode 0700.
-pub fn directory() -> PathBuf {
-    let uid = nix::unistd::geteuid();
-    let base = std::env::var_os("XDG_RUNTIME_DIR")
-        .map(PathBuf::from)
-        .filter(|p| p.is_dir())
-        .or_else(|| Some(PathBuf::from(format!("/run/user/{uid}"))).filter(|p| p.is_dir()));
-    match base {
-        Some(dir) => dir.join("contend"),
-        None => PathBuf::from(format!("/tmp/contend-{uid}")),
-    }
+    pub dirs: Vec<CreatedDir>,
 }
 
 /// Start time of `pid` in clock ticks since boot, if it is alive.
@@ -48,7 +75,8 @@ pub fn start_ticks(pid: i32) -> Option<u64> {
 /// The open record of this process.
 #[derive(Debug)]
 pub struct Ledger {
-    path: PathBuf,
+    name: String,
+    dir: Option<&'static TrustedDir>,
     record: Record,
 }
 
@@ -61,7 +89,8 @@ impl Ledger {
         let pid = std::process::id() as i32;
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         Self {
-            path: directory().join(format!("{pid}-{n}.json")),
+            name: format!("{pid}-{n}"),
+            dir: None,
             record: Record {
                 pid,
                 start_ticks: start_ticks(pid).unwrap_or(0),
@@ -71,32 +100,48 @@ impl Ledger {
     }
 
     /// Records a SysV set.
-    pub fn add_sem_set(&mut self, id: i32) -> std::io::Result<()> {
-        self.record.sem_sets.push(id);
+    pub fn add_sem_set(&mut self, id: i32, nsems: u16) -> std::io::Result<()> {
+        self.record.sem_sets.push(CreatedSet { id, nsems });
         self.save()
     }
 
-    /// Records a temporary directory.
+    /// Records a temporary directory this run just created.
     pub fn add_dir(&mut self, dir: &Path) -> std::io::Result<()> {
-        self.record.dirs.push(dir.to_path_buf());
+        self.record.dirs.push(CreatedDir::of(dir)?);
         self.save()
     }
 
-    fn save(&self) -> std::io::Result<()> {
-        use std::os::unix::fs::DirBuilderExt;
-        let dir = self.path.parent().expect("ledger path has a parent");
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-        let tmp = self.path.with_extension("tmp");
-        std::fs::write(&tmp, serde_json::to_vec(&self.record)?)?;
-        std::fs::rename(tmp, &self.path)
+    /// Writes the record: a new file made with O_EXCL|O_NOFOLLOW inside
+    /// the trusted directory, then renamed over the last version, so a
+    /// reader never sees half a record and nothing planted is followed.
+    fn save(&mut self) -> std::io::Result<()> {
+        let dir = match self.dir {
+            Some(dir) => dir,
+            None => *self
+                .dir
+                .insert(ledger_dir::for_writing().map_err(std::io::Error::other)?),
+        };
+        let dir = &dir.fd;
+        let tmp = format!("{}.tmp", self.name);
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = match openat(dir, &tmp, flags, Mode::RUSR | Mode::WUSR) {
+            Err(rustix::io::Errno::EXIST) => {
+                // Left by an earlier process with this pid: ours to replace.
+                unlinkat(dir, &tmp, AtFlags::empty())?;
+                openat(dir, &tmp, flags, Mode::RUSR | Mode::WUSR)?
+            }
+            other => other?,
+        };
+        std::fs::File::from(fd).write_all(&serde_json::to_vec(&self.record)?)?;
+        renameat(dir, &tmp, dir, format!("{}.json", self.name))?;
+        Ok(())
     }
 
     /// Removes the record (the resources themselves are gone).
     pub fn close(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if let Some(dir) = self.dir {
+            let _ = unlinkat(&dir.fd, format!("{}.json", self.name), AtFlags::empty());
+        }
     }
 }
 

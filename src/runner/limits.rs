@@ -1,4 +1,7 @@
-//! The system limits on how many threads contend may start.
+//! The system limits on how many threads contend may start, all checked
+//! before a run: kernel.threads-max, kernel.pid_max (every thread takes a
+//! pid, and on small systems pid_max is the lower of the two), the
+//! cgroup's pids.max, and RLIMIT_NPROC.
 
 use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
 
@@ -12,6 +15,48 @@ pub struct Limits {
     pub nproc: Option<u64>,
     /// Whether RLIMIT_NPROC applies to us.
     pub nproc_enforced: bool,
+    /// kernel.pid_max and the tasks alive now on the whole system
+    /// (/proc/loadavg): free pids are the difference.
+    pub pid_max: Option<(u64, u64)>,
+    /// This cgroup's pids.max and pids.current, when it sets a limit.
+    pub cgroup_pids: Option<(u64, u64)>,
+}
+
+/// RLIMIT_AS, when set: each thread's stack is mapped from it, so a
+/// low one refuses threads with the same EAGAIN as a thread limit.
+fn address_space() -> String {
+    match getrlimit(Resource::RLIMIT_AS) {
+        Ok((soft, _)) if soft != RLIM_INFINITY => {
+            format!(
+                ", RLIMIT_AS = {} MiB (each thread maps a stack; ulimit -v)",
+                soft >> 20
+            )
+        }
+        _ => String::new(),
+    }
+}
+
+fn read_u64(path: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// pids.max and pids.current of this process's cgroup (v2, or the v1
+/// pids controller), when a limit is set.
+fn cgroup_pids() -> Option<(u64, u64)> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let dir = cgroups.lines().find_map(|line| {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == "pids") {
+            Some(format!("/sys/fs/cgroup/pids{path}"))
+        } else if controllers.is_empty() {
+            Some(format!("/sys/fs/cgroup{path}"))
+        } else {
+            None
+        }
+    })?;
+    let max = read_u64(&format!("{dir}/pids.max"))?;
+    Some((max, read_u64(&format!("{dir}/pids.current")).unwrap_or(0)))
 }
 
 impl Limits {
@@ -24,10 +69,16 @@ impl Limits {
             .ok()
             .map(|(soft, _)| soft)
             .filter(|&soft| soft != RLIM_INFINITY);
+        let tasks = std::fs::read_to_string("/proc/loadavg").ok().and_then(|s| {
+            let field = s.split_whitespace().nth(3)?;
+            field.split_once('/')?.1.parse().ok()
+        });
         Limits {
             threads_max,
             nproc,
             nproc_enforced: !nix::unistd::geteuid().is_root(),
+            pid_max: read_u64("/proc/sys/kernel/pid_max").map(|max| (max, tasks.unwrap_or(0))),
+            cgroup_pids: cgroup_pids(),
         }
     }
 
@@ -38,6 +89,21 @@ impl Limits {
                 return Err(format!(
                     "{threads} threads exceed the system limit kernel.threads-max = {max} \
                      (raise it with: sysctl kernel.threads-max=N)"
+                ));
+            }
+        }
+        if let Some((max, used)) = self.pid_max {
+            if threads + used >= max {
+                return Err(format!(
+                    "{threads} threads need as many pids, but kernel.pid_max = {max} and {used} \
+                     tasks exist already (raise it with: sysctl kernel.pid_max=N)"
+                ));
+            }
+        }
+        if let Some((max, used)) = self.cgroup_pids {
+            if threads + used > max {
+                return Err(format!(
+                    "{threads} threads exceed this cgroup's pids.max = {max} ({used} tasks in it already)"
                 ));
             }
         }
@@ -71,16 +137,23 @@ impl Limits {
     /// One line naming the limits, for error messages.
     pub fn describe(&self) -> String {
         let show = |v: Option<u64>| v.map_or("unlimited".to_string(), |v| v.to_string());
+        let pair = |v: Option<(u64, u64)>| {
+            v.map_or("unlimited".to_string(), |(max, used)| {
+                format!("{max} ({used} in use)")
+            })
+        };
         format!(
-            "limits: kernel.threads-max = {}, RLIMIT_NPROC = {}{}",
+            "limits: kernel.threads-max = {}, kernel.pid_max = {}, cgroup pids.max = {}, RLIMIT_NPROC = {}{}",
             show(self.threads_max),
+            pair(self.pid_max),
+            pair(self.cgroup_pids),
             show(self.nproc),
             if self.nproc_enforced {
                 ""
             } else {
                 " (not enforced for root)"
             }
-        )
+        ) + &address_space()
     }
 }
 
@@ -94,6 +167,8 @@ mod tests {
             threads_max: Some(100),
             nproc: Some(50),
             nproc_enforced: true,
+            pid_max: None,
+            cgroup_pids: None,
         };
         assert!(l.check_threads(10).is_ok());
         assert!(l.check_threads(60).unwrap_err().contains("RLIMIT_NPROC = 50"));
@@ -106,5 +181,21 @@ mod tests {
             ..l
         };
         assert!(root.check_threads(60).is_ok());
+        let pids = Limits {
+            pid_max: Some((32768, 100)),
+            threads_max: None,
+            ..root
+        };
+        assert!(pids
+            .check_threads(32668)
+            .unwrap_err()
+            .contains("kernel.pid_max = 32768"));
+        let cgroup = Limits {
+            cgroup_pids: Some((64, 10)),
+            threads_max: None,
+            ..root
+        };
+        assert!(cgroup.check_threads(60).unwrap_err().contains("pids.max = 64"));
+        assert!(cgroup.check_threads(50).is_ok());
     }
 }

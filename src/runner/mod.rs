@@ -8,6 +8,7 @@ pub mod allocators;
 pub mod cleanup;
 pub mod emergency;
 pub mod ledger;
+pub mod ledger_dir;
 pub mod limits;
 pub mod placement;
 pub mod procs;

@@ -32,6 +32,17 @@ fn describe(status: WaitStatus) -> String {
     }
 }
 
+/// Whether `pid` is stopped (state T, or t: traced), from /proc/PID/stat.
+fn is_stopped(pid: Pid) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
+        })
+        .is_some_and(|state| state == "T" || state == "t")
+}
+
 impl Children {
     /// Forks `n` workers running `body(index)`. If a fork fails, the gate
     /// is aborted so the started ones return, and they are reaped.
@@ -159,10 +170,26 @@ impl Children {
                 return failures;
             }
             if Instant::now() >= deadline {
-                failures.push(format!(
-                    "{alive} worker process(es) did not stop within {grace:?} and were killed \
-                     (stuck in the lock: a lost wake-up, or a peer died holding it)"
-                ));
+                // A stopped process (SIGSTOP, a debugger) is not stuck in
+                // the lock, whatever else it is: say which is which.
+                let stopped: Vec<String> = (0..self.pids.len())
+                    .filter(|&i| !self.reaped[i] && is_stopped(self.pids[i]))
+                    .map(|i| format!("{i} (pid {})", self.pids[i]))
+                    .collect();
+                if !stopped.is_empty() {
+                    failures.push(format!(
+                        "worker process(es) {} were stopped (SIGSTOP or a tracer) and could not exit",
+                        stopped.join(", ")
+                    ));
+                }
+                let stuck = alive - stopped.len();
+                if stuck > 0 {
+                    failures.push(format!(
+                        "{stuck} worker process(es) did not stop within {grace:?} \
+                         (stuck in the lock: a lost wake-up, or a peer died or stopped holding it)"
+                    ));
+                }
+                failures.push(format!("all {alive} were killed"));
                 self.kill_all();
                 return failures;
             }

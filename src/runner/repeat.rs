@@ -142,6 +142,11 @@ pub enum RunStatus {
     /// The run with the futex tracepoints on (--count-futex separate): it
     /// gives the kernel-work counts and stays out of the statistics.
     Counting,
+    /// Cut short by a signal: a shorter window, and often a disturbed one
+    /// (the Ctrl-C itself). Out of the statistics when the point has a
+    /// complete run; the only run of its point otherwise, and then the
+    /// row says so.
+    CutShort,
 }
 
 /// When and why a run was made; every run in an export carries it.
@@ -152,7 +157,7 @@ pub struct RunInfo {
     pub round: u32,
     /// Wall-clock start, ns since the Unix epoch.
     pub start_unix_ns: u64,
-    /// Measured, rejected or counting.
+    /// Measured, rejected, counting or cut short.
     pub status: RunStatus,
 }
 
@@ -185,10 +190,10 @@ pub struct Repeated<S> {
 }
 
 impl<S: RunRecord> Repeated<S> {
-    /// Builds the statistics over `runs`' measured runs; None if there
-    /// is none.
+    /// Builds the statistics over `runs`' measured runs, or over the run a
+    /// signal cut short when there is no other; None if there is neither.
     pub fn new(runs: Vec<S>, stopped: Stopped) -> Option<Self> {
-        let values: Vec<f64> = measured(&runs).map(RunRecord::metric).collect();
+        let values: Vec<f64> = stats_runs(&runs).map(RunRecord::metric).collect();
         (!values.is_empty()).then(|| Repeated {
             stats: Stats::of(&values),
             runs,
@@ -199,14 +204,37 @@ impl<S: RunRecord> Repeated<S> {
     /// Index of the measured run whose metric is closest to the median:
     /// the one reports take their detail columns from.
     pub fn median_run(&self) -> usize {
+        let counted = stats_status(&self.runs);
         (0..self.runs.len())
-            .filter(|&i| self.runs[i].info().status == RunStatus::Measured)
+            .filter(|&i| self.runs[i].info().status == counted)
             .min_by(|&a, &b| {
                 let d = |i: usize| (self.runs[i].metric() - self.stats.median).abs();
                 d(a).total_cmp(&d(b))
             })
             .unwrap_or(0)
     }
+}
+
+/// The status of the runs the statistics are over: measured ones, or the
+/// cut-short run when no measured run exists.
+fn stats_status<S: RunRecord>(runs: &[S]) -> RunStatus {
+    if measured(runs).next().is_some() {
+        RunStatus::Measured
+    } else {
+        RunStatus::CutShort
+    }
+}
+
+/// The runs the statistics are over (see [`stats_status`]).
+pub fn stats_runs<S: RunRecord>(runs: &[S]) -> impl Iterator<Item = &S> {
+    let status = stats_status(runs);
+    runs.iter().filter(move |r| r.info().status == status)
+}
+
+/// Whether a point's numbers come from a run a signal cut short (it had
+/// no complete run): its row must say so.
+pub fn from_cut_short<S: RunRecord>(runs: &[S]) -> bool {
+    stats_status(runs) == RunStatus::CutShort && runs.iter().any(|r| r.info().status == RunStatus::CutShort)
 }
 
 /// The counting run among `runs`, if one was made.

@@ -75,7 +75,7 @@ impl Resources {
                 format!("creating a SysV semaphore set of {size} (limits: kernel.sem, SEMMNI/SEMMNS)")
             })?;
             self.ledger
-                .add_sem_set(set.id())
+                .add_sem_set(set.id(), set.size())
                 .context("writing the cleanup ledger")?;
             self.sem_set = Some(set);
         }

@@ -174,6 +174,9 @@ where
             if reject {
                 s.info_mut().status = RunStatus::Rejected;
             }
+            if sig.is_some() {
+                s.info_mut().status = RunStatus::CutShort;
+            }
             self.state[i].runs.push(s);
             if sig.is_some() {
                 self.state[i].stopped = Some(Stopped::Interrupted);

@@ -1,6 +1,8 @@
-//! Signals, handled synchronously: SIGINT, SIGTERM and SIGCHLD are blocked
-//! in every thread from the start of `main` (threads and forked workers
-//! inherit the mask) and read from a signalfd. The coordinator's waits
+//! Signals, handled synchronously: SIGINT, SIGTERM, SIGHUP (the terminal
+//! closed), SIGQUIT (Ctrl-\\) and SIGCHLD are blocked in every thread from
+//! the start of `main` (threads and forked workers inherit the mask) and
+//! read from a signalfd. The four that end a run are all treated alike:
+//! partial results, nothing left behind, exit 128 + the signal. The coordinator's waits
 //! (the measured window, the start gate, the drain) are polls on that fd
 //! with a timeout, so Ctrl-C or a dying worker ends them at once, and the
 //! cleanup runs on the coordinator's own stack instead of in a handler.
@@ -12,6 +14,11 @@
 //! the second interrupt is seen within milliseconds. This is the one place
 //! below `report` that prints: the user must learn at once what the second
 //! Ctrl-C does.
+//!
+//! Outside the measurement, a blocking call that only a signal can end (an
+//! `open` of a FIFO that has no reader yet) runs inside [`interruptible`]:
+//! the ending signals are unblocked for it, so they end contend with their
+//! default action, as they would any program.
 
 use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{SigSet, Signal};
@@ -26,7 +33,7 @@ use std::time::{Duration, Instant};
 pub enum Event {
     /// The deadline passed.
     Deadline,
-    /// SIGINT or SIGTERM arrived.
+    /// SIGINT, SIGTERM, SIGHUP or SIGQUIT arrived.
     Interrupted(Signal),
     /// A child process changed state.
     Child,
@@ -35,10 +42,19 @@ pub enum Event {
 static SIGNALS: OnceLock<SignalFd> = OnceLock::new();
 static ALREADY_INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-fn mask() -> SigSet {
+/// The signals that end a run.
+pub const ENDING: [Signal; 4] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT];
+
+fn ending() -> SigSet {
     let mut set = SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
+    for sig in ENDING {
+        set.add(sig);
+    }
+    set
+}
+
+fn mask() -> SigSet {
+    let mut set = ending();
     set.add(Signal::SIGCHLD);
     set
 }
@@ -52,11 +68,25 @@ pub fn install() -> nix::Result<()> {
     Ok(())
 }
 
-/// Unblocks SIGINT/SIGTERM/SIGCHLD in the calling thread: for a process
-/// exec'd by contend (it inherits the blocked mask across exec) that should
-/// die of Ctrl-C like any program.
+/// Unblocks the ending signals and SIGCHLD in the calling thread: for a
+/// process exec'd by contend (it inherits the blocked mask across exec)
+/// that should die of Ctrl-C like any program.
 pub fn restore_default() -> nix::Result<()> {
     mask().thread_unblock()
+}
+
+/// Runs `f` with the ending signals unblocked in this thread, so one
+/// that arrives during a blocking call (or is already pending) ends the
+/// process with its default action. Only for work that owns nothing to
+/// clean up: no workers, no recorded resources.
+pub fn interruptible<T>(f: impl FnOnce() -> T) -> T {
+    if SIGNALS.get().is_none() {
+        return f();
+    }
+    let _ = ending().thread_unblock();
+    let value = f();
+    let _ = ending().thread_block();
+    value
 }
 
 /// The exit status for a run ended by `signal`, as a shell reports it.
@@ -87,6 +117,26 @@ pub fn wait_until(deadline: Instant) -> Event {
     }
 }
 
+/// Waits until `fd` is readable (or its writer closed it), or until an
+/// ending signal arrives, which is returned. Without `install`, just
+/// returns (the caller's read blocks instead).
+pub fn wait_readable(fd: std::os::fd::BorrowedFd<'_>) -> Option<Signal> {
+    let signals = SIGNALS.get()?;
+    loop {
+        if let Some(Event::Interrupted(sig)) = drain(signals) {
+            return Some(sig);
+        }
+        let mut fds = [
+            PollFd::new(fd, PollFlags::POLLIN),
+            PollFd::new(signals.as_fd(), PollFlags::POLLIN),
+        ];
+        let _ = poll(&mut fds, PollTimeout::NONE);
+        if fds[0].any().unwrap_or(true) {
+            return None;
+        }
+    }
+}
+
 /// Waits for `d` (see [`wait_until`]).
 pub fn wait_for(d: Duration) -> Event {
     wait_until(Instant::now() + d)
@@ -97,7 +147,7 @@ fn drain(fd: &SignalFd) -> Option<Event> {
     let mut event = None;
     while let Ok(Some(info)) = fd.read_signal() {
         match Signal::try_from(info.ssi_signo as i32) {
-            Ok(sig @ (Signal::SIGINT | Signal::SIGTERM)) => event = Some(Event::Interrupted(sig)),
+            Ok(sig) if ENDING.contains(&sig) => event = Some(Event::Interrupted(sig)),
             Ok(Signal::SIGCHLD) if event.is_none() => event = Some(Event::Child),
             _ => {}
         }

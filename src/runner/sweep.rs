@@ -237,8 +237,8 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
 
 /// The runs a sweep plans before precision adds any: every point's
 /// `--runs` (at least two with --precision), plus its counting run.
-pub(crate) fn planned_runs(points: usize, plan: &Repeat, counting: bool) -> usize {
-    points * (plan.least() + usize::from(counting))
+pub fn planned_runs(points: usize, plan: &Repeat, counting: bool) -> usize {
+    points.saturating_mul(plan.least().saturating_add(usize::from(counting)))
 }
 
 /// One line counting the runs screened out, if any were.
@@ -282,12 +282,18 @@ pub(crate) fn tick(bar: &ProgressBar) {
     bar.inc(1);
 }
 
+/// How long `runs` runs of `per_run` take (saturating: a plan may be
+/// absurd, the arithmetic must not panic on it).
+pub fn estimate(runs: usize, per_run: Duration) -> Duration {
+    per_run.saturating_mul(u32::try_from(runs).unwrap_or(u32::MAX))
+}
+
 /// A progress bar for `runs` runs of about `per_run` each, hidden when
 /// not wanted, not on a terminal, or too short to matter. Its ETA comes
 /// from the runs' measured durations; precision may add runs, and the
 /// bar's length grows with them.
 pub(crate) fn progress_bar(wanted: bool, runs: usize, per_run: Duration) -> ProgressBar {
-    let estimate = per_run * runs as u32;
+    let estimate = estimate(runs, per_run);
     if !wanted || !std::io::stderr().is_terminal() || estimate < PROGRESS_MIN {
         return ProgressBar::hidden();
     }

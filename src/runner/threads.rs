@@ -70,3 +70,38 @@ pub fn await_finished<T>(handles: &Handles<'_, T>, grace: Duration) -> usize {
         let _ = super::signals::wait_for(Duration::from_millis(5));
     }
 }
+
+/// Joins every handle, even after one has failed, so that no panicked
+/// thread is left for the scope to re-raise (which would end contend with
+/// "a scoped thread panicked" and no `error:` line). Returns the values,
+/// or an error naming the first panicked worker, its message, and how many
+/// panicked in all.
+pub fn join_all<T>(handles: Vec<ScopedJoinHandle<'_, T>>) -> Result<Vec<T>> {
+    let mut values = Vec::with_capacity(handles.len());
+    let mut panics = Vec::new();
+    for (i, h) in handles.into_iter().enumerate() {
+        match h.join() {
+            Ok(v) => values.push(v),
+            Err(payload) => panics.push((i, panic_message(payload.as_ref()))),
+        }
+    }
+    match panics.first() {
+        None => Ok(values),
+        Some((i, message)) => Err(anyhow!(
+            "worker thread {i} panicked: {message}{}",
+            match panics.len() {
+                1 => String::new(),
+                n => format!(" ({n} worker threads panicked)"),
+            }
+        )),
+    }
+}
+
+/// A panic's message, when it has one.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".into())
+}

@@ -4,7 +4,7 @@
 //! warnings. An interrupt ends the sweep after the point it cut short.
 
 use super::placement::allowed_cpus;
-use super::repeat::{measured, Repeated, RunRecord, Stopped};
+use super::repeat::{stats_runs, Repeated, RunRecord, Stopped};
 use super::resources::{Resources, DEFAULT_LOCK_DIR};
 use super::rounds::{run_rounds, Purpose};
 use super::sched::lock_memory;
@@ -192,7 +192,7 @@ fn run_points(
 }
 
 fn wakeup_result(point: WakeupPoint, r: Repeated<WakeupSample>, warnings: &mut Vec<String>) -> WakeupResult {
-    let kept: Vec<WakeupSample> = measured(&r.runs).cloned().collect();
+    let kept: Vec<WakeupSample> = stats_runs(&r.runs).cloned().collect();
     let sample = WakeupSample::merge(&kept);
     warnings.extend(point_warnings(&point, &sample));
     let p50s: Vec<f64> = kept.iter().map(RunRecord::metric).collect();

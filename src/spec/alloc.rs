@@ -40,6 +40,32 @@ pub struct AllocSpec {
     pub progress: bool,
 }
 
+/// The memory one point can hold at once: every worker's batch of the
+/// largest blocks, plus the block list itself; refused above half of
+/// MemAvailable (or on overflow), before anything runs.
+fn check_memory(batch: usize, largest: usize, workers: u32) -> Result<(), String> {
+    let per_block = largest.saturating_add(std::mem::size_of::<usize>() * 2) as u128;
+    let bytes = per_block * batch as u128 * u128::from(workers);
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+        line.split_whitespace()
+            .nth(1)?
+            .parse::<u128>()
+            .ok()
+            .map(|kib| kib * 1024)
+    });
+    let limit = available.map_or(u128::from(u64::MAX), |a| a / 2);
+    if bytes > limit {
+        return Err(format!(
+            "--batch {batch} of blocks up to {largest} B in {workers} workers may hold {:.1} GiB at once, \
+             more than half of the memory available ({:.1} GiB): lower --batch or --size",
+            bytes as f64 / f64::from(1u32 << 30),
+            available.unwrap_or(0) as f64 / f64::from(1u32 << 30)
+        ));
+    }
+    Ok(())
+}
+
 impl AllocSpec {
     /// Validates the arguments of `contend alloc`.
     pub fn from_args(args: &AllocArgs) -> Result<Self, SpecError> {
@@ -51,6 +77,12 @@ impl AllocSpec {
         if args.iterations == 0 || args.batch == 0 {
             return Err(SpecError("--iterations and --batch must be at least 1".into()));
         }
+        // Blocks held at once: each local thread's batch; two buffers a pair.
+        let holders = args.pattern.0.iter().map(|p| match p {
+            Pattern::Local => args.threads,
+            Pattern::Pairs => args.pairs.saturating_mul(2),
+        });
+        check_memory(args.batch, args.size.largest(), holders.max().unwrap_or(1)).map_err(SpecError)?;
         let allocators = args
             .allocator
             .0
@@ -59,8 +91,7 @@ impl AllocSpec {
             .map(Allocator::resolved)
             .collect::<Result<Vec<_>, _>>()
             .map_err(SpecError)?;
-        let mut patterns = args.pattern.0.clone();
-        patterns.dedup();
+        let patterns = args.pattern.0.clone();
         Ok(AllocSpec {
             patterns,
             allocators,

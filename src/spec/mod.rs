@@ -119,6 +119,13 @@ impl Point {
         }
     }
 
+    /// How long stopped workers get to leave the lock: a worker may be in
+    /// one last hold, or asleep behind others that each hold once more.
+    pub fn drain_grace(&self) -> Duration {
+        let per_turn = Duration::from_nanos(self.hold.ns.saturating_add(self.idle.ns));
+        Duration::from_secs(10).max(per_turn.saturating_mul(self.workers.saturating_mul(4)))
+    }
+
     /// Requested window.
     pub fn duration(&self) -> Duration {
         Duration::from_nanos(self.duration_ns)
@@ -286,11 +293,8 @@ impl LockSpec {
             .lock_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from(DEFAULT_LOCK_DIR));
-        if needs_file && !lock_dir.is_dir() {
-            return Err(err(format!(
-                "--lock-dir {} is not a directory (the lock file is created in a private directory there)",
-                lock_dir.display()
-            )));
+        if needs_file {
+            probe_lock_dir(&lock_dir).map_err(err)?;
         }
         let precision = args.repeat.precision.is_some();
         let duration = args.duration.unwrap_or(if precision {
@@ -428,6 +432,27 @@ fn axis<T: Copy>(applies: bool, given: &[T], default: T) -> Vec<Option<T>> {
         (true, true) => vec![Some(default)],
         (true, false) => given.iter().copied().map(Some).collect(),
     }
+}
+
+/// Checks that the run's private directory can be made in `dir`, by
+/// making one and removing it: /proc is a directory too, and a read-only
+/// mount or missing permission shows only when something is created.
+pub fn probe_lock_dir(dir: &std::path::Path) -> Result<(), String> {
+    if !dir.is_dir() {
+        return Err(format!(
+            "--lock-dir {} is not a directory (the lock file is created in a private directory there)",
+            dir.display()
+        ));
+    }
+    let template = dir.join(format!("{}probe-XXXXXX", crate::runner::resources::DIR_PREFIX));
+    let probe = nix::unistd::mkdtemp(&template).map_err(|e| {
+        format!(
+            "--lock-dir {}: cannot create the run's private directory there ({e})",
+            dir.display()
+        )
+    })?;
+    let _ = std::fs::remove_dir(probe);
+    Ok(())
 }
 
 #[cfg(test)]

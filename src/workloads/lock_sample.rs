@@ -66,17 +66,21 @@ pub struct FaultReport {
     /// When, in seconds after the start of the window (the fault is armed
     /// at --kill-holder-after, checked every 250 ms).
     pub killed_after_s: f64,
-    /// The worker that recovered the lock (EOWNERDEAD), if one did.
+    /// The worker that acquired the lock first after the kill, if one did.
     pub recovered_by: Option<usize>,
-    /// From the kill to the recovering acquisition, µs.
+    /// From the kill to that acquisition, µs.
     pub recovery_us: Option<f64>,
+    /// How the lock can come back: "eownerdead" (a robust mutex: the next
+    /// locker is told and recovers it), "kernel_release" (a file lock: the
+    /// kernel drops it with the dead process), or "none".
+    pub recovered_how: &'static str,
 }
 
 /// Memory use of a run, kB.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
 pub struct MemoryUse {
     /// The coordinator's peak resident set (VmHWM) so far.
-    pub coordinator_peak_kib: u64,
+    pub coordinator_peak_kib: Option<u64>,
     /// Mean resident set of the worker processes at the end of the window.
     pub worker_rss_mean_kib: Option<f64>,
     /// Largest resident set among the worker processes.

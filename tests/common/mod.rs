@@ -1,13 +1,20 @@
 //! Helpers shared by the integration tests: running contend as an
-//! unprivileged user, and finding programs on PATH.
+//! unprivileged user, finding programs on PATH, and skipping visibly.
+//!
+//! A test that cannot check what it is about (no root, a missing package,
+//! one CPU) calls [`skip`]. Skips are never silent: each is appended to
+//! `target/skipped-tests.txt`, which scripts/test.sh prints and counts at
+//! the end; and with `CONTEND_NO_SKIP=1` (set by scripts/test.sh as root,
+//! where it installs every precondition) a skip fails the test instead.
 
 #![allow(dead_code)] // each test crate uses its own subset
 
+#[track_caller]
 /// A command that runs `program` as `nobody` (setpriv), where the suite
 /// runs as root; `None` (the test is skipped) elsewhere.
 pub fn as_nobody_cmd(program: &std::path::Path) -> Option<std::process::Command> {
     if !nix::unistd::geteuid().is_root() || which("setpriv").is_none() {
-        eprintln!("skipped: needs root and setpriv to drop privileges");
+        skip("needs root and setpriv to drop privileges");
         return None;
     }
     let mut cmd = std::process::Command::new("setpriv");
@@ -23,13 +30,17 @@ pub fn as_nobody_cmd(program: &std::path::Path) -> Option<std::process::Command>
     Some(cmd)
 }
 
+#[track_caller]
 /// Runs contend as `nobody` with `args`.
 pub fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
     let bin = assert_cmd::cargo::cargo_bin("contend");
     let out = as_nobody_cmd(&bin)?.args(args).output().expect("setpriv runs");
     let err = String::from_utf8_lossy(&out.stderr);
     if err.contains("Permission denied") && err.contains("setpriv") {
-        eprintln!("skipped: nobody cannot execute {}", bin.display());
+        skip(&format!(
+            "user nobody cannot execute {} (a checkout under /root?)",
+            bin.display()
+        ));
         return None;
     }
     Some(out)
@@ -42,4 +53,34 @@ pub fn which(program: &str) -> Option<std::path::PathBuf> {
         .split(':')
         .map(|dir| std::path::Path::new(dir).join(program))
         .find(|p| p.is_file())
+}
+
+/// Records that the calling test could not check what it is about, and
+/// why; fails it instead when `CONTEND_NO_SKIP=1`. The test name comes
+/// from the test thread's name.
+#[track_caller]
+pub fn skip(why: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("?");
+    let here = std::panic::Location::caller();
+    let line = format!("{test} ({}:{}): {why}", here.file(), here.line());
+    if std::env::var_os("CONTEND_NO_SKIP").is_some_and(|v| v == "1") {
+        panic!("precondition missing, and CONTEND_NO_SKIP=1 forbids skipping: {line}");
+    }
+    eprintln!("skipped: {line}");
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/skipped-tests.txt");
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(log) {
+        use std::io::Write;
+        let _ = writeln!(f, "{line}");
+    }
+}
+
+/// True when running as root; otherwise records a skip for `what`.
+#[track_caller]
+pub fn root_or_skip(what: &str) -> bool {
+    let root = nix::unistd::geteuid().is_root();
+    if !root {
+        skip(&format!("needs root for {what}"));
+    }
+    root
 }

@@ -281,3 +281,18 @@ fn adaptive_with_many_spinners_leaves_nobody_asleep_when_threads_stop() {
     });
     stops_leave_nobody_asleep(&lock, 300, Duration::from_nanos(900), Duration::from_nanos(100));
 }
+
+/// An arena the system cannot map is refused with the memory limits
+/// named, not a crash: a slot count whose arena exceeds any address space.
+#[test]
+fn an_arena_too_large_to_map_names_the_memory_limits() {
+    type Arena = locks::sys::shm::Arena<FutexMutex, u64, [u64; 8]>;
+    let huge = 1usize << 52;
+    let Err(err) = Arena::private(&LockConfig::default(), 0, huge, Default::default) else {
+        panic!("an arena of 2^52 slots was mapped");
+    };
+    assert!(
+        err.contains("mmap of") && err.contains("ulimit -v") && err.contains("RLIMIT_AS"),
+        "{err}"
+    );
+}

@@ -18,10 +18,10 @@ pub fn render(results: &[AllocResult]) -> String {
             last = Some(pattern);
         }
         out += &format!(
-            "{} {:.0} {:.0} {:.4} {:.4} {}\n",
+            "{} {:.0} {} {:.4} {:.4} {}\n",
             r.sample.allocator.replace(' ', "_"),
             r.stats.mean,
-            r.stats.ci95.unwrap_or(0.0),
+            r.stats.ci95.map_or("NaN".into(), |c| format!("{c:.0}")),
             r.sample.user_s,
             r.sample.sys_s,
             r.kernel_run().futex.map_or("NaN".into(), |f| f.calls.to_string())

@@ -8,7 +8,6 @@ use super::{color, err, padded};
 use crate::runner::sweep::PointResult;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
-use std::path::Path;
 
 /// The swept axis: its name, a point's value on it, and whether it is
 /// drawn on a log scale.
@@ -70,8 +69,14 @@ fn series_name(r: &PointResult, others: &[fn(&PointResult) -> String]) -> String
     name
 }
 
-/// Draws `results` into `path`.
-pub fn draw(results: &[PointResult], path: &Path, title: &str) -> Result<(), String> {
+/// Draws `results` as an SVG document.
+pub fn render(results: &[PointResult], title: &str) -> Result<String, String> {
+    let mut svg = String::new();
+    draw(results, &mut svg, title)?;
+    Ok(svg)
+}
+
+fn draw(results: &[PointResult], svg: &mut String, title: &str) -> Result<(), String> {
     // An axis is swept when it varies between points of one lock (spin
     // differs between futex and pthread, but that is not a sweep).
     let varies = |f: &dyn Fn(&PointResult) -> f64| {
@@ -128,7 +133,7 @@ pub fn draw(results: &[PointResult], path: &Path, title: &str) -> Result<(), Str
     }
     let lo = results.iter().map(x).fold(f64::INFINITY, f64::min);
     let hi = results.iter().map(x).fold(f64::NEG_INFINITY, f64::max);
-    let root = SVGBackend::new(path, (1000, 760)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (1000, 760)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     if axis.log {
         // plotters' log scale puts ticks on round values (1, 2, 5, 10...).

@@ -8,7 +8,6 @@ use crate::measure::latency::Latencies;
 use crate::report::gnuplot::wakeup::QUANTILES;
 use crate::runner::wakeup_sweep::WakeupResult;
 use plotters::prelude::*;
-use std::path::Path;
 
 fn percentile_label(v: f64) -> String {
     match v.round() as i64 {
@@ -22,8 +21,14 @@ fn percentile_label(v: f64) -> String {
     }
 }
 
-/// Draws `results` into `path`.
-pub fn draw(results: &[WakeupResult], path: &Path, title: &str) -> Result<(), String> {
+/// Draws `results` as an SVG document.
+pub fn render(results: &[WakeupResult], title: &str) -> Result<String, String> {
+    let mut svg = String::new();
+    draw(results, &mut svg, title)?;
+    Ok(svg)
+}
+
+fn draw(results: &[WakeupResult], svg: &mut String, title: &str) -> Result<(), String> {
     let curves: Vec<(String, Vec<(f64, f64)>)> = results
         .iter()
         .map(|r| {
@@ -54,7 +59,7 @@ pub fn draw(results: &[WakeupResult], path: &Path, title: &str) -> Result<(), St
     });
     let (y_lo, y_hi) = (y_lo.floor(), y_hi.ceil().max(y_lo.floor() + 1.0));
 
-    let root = SVGBackend::new(path, (1000, 600)).into_drawing_area();
+    let root = SVGBackend::with_string(svg, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 20))

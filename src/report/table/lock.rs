@@ -71,7 +71,8 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
         let counters = s.lock_counters;
         let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
         let cs_per_s = r.stats.mean;
-        row.push(si(cs_per_s));
+        let cut = crate::runner::repeat::from_cut_short(&r.runs);
+        row.push(si(cs_per_s) + if cut { super::CUT_MARK } else { "" });
         if repeated {
             row.push(r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")));
             row.push(r.stats.n.to_string());
@@ -114,7 +115,10 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
     }
     let precision: String = results
         .iter()
-        .map(|r| super::precision_note(&r.point.label(), r.stopped, &r.stats))
+        .map(|r| {
+            super::precision_note(&r.point.label(), r.stopped, &r.stats)
+                + &super::cut_short_note(&r.point.label(), &r.runs)
+        })
         .collect();
     let others: String = results
         .iter()
@@ -130,7 +134,14 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
 fn fault_note(r: &PointResult) -> Option<String> {
     let f = r.sample.fault?;
     let recovery = match (f.recovered_by, f.recovery_us) {
-        (Some(by), Some(us)) => format!("worker {by} recovered it {us:.1} µs later (EOWNERDEAD)"),
+        (Some(by), Some(us)) => format!(
+            "worker {by} acquired it {us:.1} µs later ({})",
+            match f.recovered_how {
+                "eownerdead" => "told EOWNERDEAD, it recovered the mutex",
+                "kernel_release" => "the kernel released the dead holder's file lock",
+                _ => "recovered",
+            }
+        ),
         _ => "nobody recovered it before the window ended".to_string(),
     };
     Some(format!(
@@ -155,11 +166,19 @@ fn hold_note(r: &PointResult) -> Option<String> {
     let above = 100.0 * (mean / requested - 1.0);
     let cause = match p.hold.mode {
         WorkMode::Sleep => "nanosleep returns late (timer slack and wake-up latency)".to_string(),
-        WorkMode::Busy => format!(
-            "{:.3}% of holds lasted over {} because the holder was preempted inside the lock",
-            s.per_cs(s.stretched_holds).unwrap_or(0.0) * 100.0,
-            crate::parse::format_nanos(p.hold.stretched_above())
-        ),
+        // Preemption is named only when holds were seen stretched by it.
+        WorkMode::Busy => match s.per_cs(s.stretched_holds).filter(|&share| share > 0.0) {
+            Some(share) => format!(
+                "{:.3}% of holds lasted over {}: the holder was preempted inside the lock",
+                share * 100.0,
+                crate::parse::format_nanos(p.hold.stretched_above())
+            ),
+            None => format!(
+                "no hold lasted over {}, so not preemption: a uniform overshoot (the clock reads \
+                 that time a busy hold weigh on short ones)",
+                crate::parse::format_nanos(p.hold.stretched_above())
+            ),
+        },
     };
     Some(format!(
         "{}: mean hold {above:.1}% above {}: {cause}",

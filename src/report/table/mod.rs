@@ -11,6 +11,21 @@ pub mod wakeup;
 use crate::measure::stats::Stats;
 use crate::runner::repeat::Stopped;
 
+/// The mark on a number that comes from a run a signal cut short.
+pub(crate) const CUT_MARK: &str = "*";
+
+/// Says that a point's numbers come from its one run, cut short by a
+/// signal (it had no complete run), as a note line, or nothing.
+pub(crate) fn cut_short_note<S: crate::runner::repeat::RunRecord>(label: &str, runs: &[S]) -> String {
+    if !crate::runner::repeat::from_cut_short(runs) {
+        return String::new();
+    }
+    format!(
+        "note: {label}: {CUT_MARK} its only run was cut short by the interrupt: a shorter window, \
+         likely disturbed; runs cut short are left out wherever a complete run exists\n"
+    )
+}
+
 /// Says when --precision gave up before reaching its target, as a note
 /// line ("note: ...\n"), or nothing.
 pub(crate) fn precision_note(label: &str, stopped: Stopped, stats: &Stats) -> String {

@@ -143,7 +143,12 @@ pub(crate) fn render_with(
                 cells.extend([
                     r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
                     r.stats.n.to_string(),
-                    format!("{:.0}", s.round_trips_per_s),
+                    format!("{:.0}", s.round_trips_per_s)
+                        + if crate::runner::repeat::from_cut_short(&r.runs) {
+                            super::CUT_MARK
+                        } else {
+                            ""
+                        },
                     ratio(per_rt(s.process.context_switches())),
                     ratio(futex_per_rt(r)),
                 ]);
@@ -179,6 +184,7 @@ pub(crate) fn render_with(
     }
     for r in results {
         notes += &super::precision_note(&r.point.label(), r.stopped, &r.stats);
+        notes += &super::cut_short_note(&r.point.label(), &r.runs);
     }
     format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
 }

@@ -66,14 +66,15 @@ impl Injector {
             return Ok(());
         }
         let victim = fault.victim.load(Relaxed) as usize;
-        if children.expect_death(victim) && !L::CAPS.robust {
+        let survives = L::CAPS.robust || L::CAPS.released_on_death;
+        if children.expect_death(victim) && !survives {
             bail!(
                 "worker process {victim} (pid {}) was killed inside its critical section \
                  (--kill-holder-after); lock `{}` has no owner-death recovery, so the others \
-                 could never acquire it again: the run stops here (robust locks: {})",
+                 could never acquire it again: the run stops here (locks that survive it: {})",
                 children.pids()[victim],
                 point.lock,
-                crate::registry::names_with(|c| c.robust)
+                crate::registry::names_with(|c| c.robust || c.released_on_death)
             );
         }
         Ok(())
@@ -81,7 +82,7 @@ impl Injector {
 }
 
 /// The fault report, once a victim has died.
-pub(super) fn fault_report(
+pub(super) fn fault_report<L: RawLock>(
     point: &Point,
     fault: &Fault,
     pids: Option<&[nix::unistd::Pid]>,
@@ -98,5 +99,12 @@ pub(super) fn fault_report(
         killed_after_s: point.kill_holder_after_ns as f64 / 1e9,
         recovered_by: (recovered != 0).then(|| fault.recovered_by.load(Relaxed) as usize),
         recovery_us: (recovered != 0).then(|| recovered.saturating_sub(killed) as f64 / 1e3),
+        recovered_how: if L::CAPS.robust {
+            "eownerdead"
+        } else if L::CAPS.released_on_death {
+            "kernel_release"
+        } else {
+            "none"
+        },
     })
 }

@@ -27,7 +27,7 @@ use crate::measure::futex::FutexCounters;
 use crate::measure::{Probes, UsageSource};
 use crate::runner::procs::Children;
 use crate::runner::signals;
-use crate::runner::threads::{await_finished, spawn_workers};
+use crate::runner::threads::{await_finished, join_all, spawn_workers};
 use crate::runner::{emergency, measure_window, wait_arrivals, Ending, Interrupted, Window};
 use crate::spec::Point;
 use anyhow::{anyhow, bail, Context, Result};
@@ -72,13 +72,6 @@ fn lock_config(point: &Point, ctx: &RunContext) -> LockConfig {
     }
 }
 
-/// How long stopped workers get to leave the lock: a worker may be in one
-/// last hold, or asleep behind others that each hold once more.
-fn drain_grace(point: &Point) -> Duration {
-    let per_turn = Duration::from_nanos(point.hold.ns + point.idle.ns);
-    Duration::from_secs(10).max(per_turn * point.workers.saturating_mul(4))
-}
-
 /// Worker threads did not leave the lock: they can be neither killed nor
 /// joined, so the run takes the emergency exit. The lock word as they
 /// left it (where the lock has one) is what tells a lost wake-up apart.
@@ -117,17 +110,14 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
             let grace = if failed {
                 Duration::from_secs(1)
             } else {
-                drain_grace(point)
+                point.drain_grace()
             };
             let unfinished = await_finished(&handles, grace);
             if unfinished > 0 {
                 let word = stall::lock_word(arena.lock());
                 return Err(anyhow!(StuckThreads(unfinished, grace, word)));
             }
-            for h in handles.borrow_mut().take().into_iter().flatten() {
-                h.join().map_err(|_| anyhow!("a worker thread panicked"))?;
-            }
-            Ok(())
+            join_all(handles.borrow_mut().take().unwrap_or_default()).map(|_| ())
         };
         measure::<L>(
             point,
@@ -168,7 +158,7 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
         let grace = if failed {
             Duration::ZERO
         } else {
-            drain_grace(point)
+            point.drain_grace()
         };
         // The lock word tells a lost wake-up (sleepers counted, nobody
         // holding) from a holder that died, as the threads' message does.
@@ -212,7 +202,7 @@ fn measure<L: RawLock>(
                 watch,
             )
         });
-        (window, worker_pids.as_deref().map(children::rss_kib))
+        (window, worker_pids.as_deref().and_then(children::rss_kib))
     };
     // An interrupt is not a failure: the workers get the full drain.
     let interrupted = match &window {
@@ -232,8 +222,14 @@ fn measure<L: RawLock>(
         let code = interrupted.map_or(1, signals::exit_status);
         emergency::exit(code, &format!("running lock `{}`: {cause}{stuck}", point.lock));
     }
-    let window = window?;
-    drained?;
+    let window = match (window, drained) {
+        (Ok(w), Ok(())) => w,
+        (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(e),
+        // An interrupt is the cause; anything else gains the drain's
+        // finding (which worker panicked, and why).
+        (Err(e), Err(_)) if e.is::<Interrupted>() => return Err(e),
+        (Err(e), Err(d)) => bail!("{e:#}: {d:#}"),
+    };
 
     let total: u64 = (0..n).map(|i| arena.slot(i).read().acquisitions).sum();
     let witness = header.witness.load(Relaxed);
@@ -246,7 +242,7 @@ fn measure<L: RawLock>(
             total.abs_diff(witness)
         );
     }
-    let fault = fault_report(point, &header.fault, worker_pids.as_deref());
+    let fault = fault_report::<L>(point, &header.fault, worker_pids.as_deref());
     let memory = MemoryUse {
         coordinator_peak_kib: children::own_peak_rss_kib(),
         worker_rss_mean_kib: worker_rss.map(|(mean, _)| mean),

@@ -37,11 +37,20 @@ pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, id
             spent
         });
         slot.state.store(IDLE, Relaxed);
-        if stats.recoveries != recovered_before
+        // The first acquisition after the victim died is the recovery,
+        // whether the lock told us (EOWNERDEAD) or the kernel released it.
+        // A hold that began before the kill (it ended just before the
+        // victim's) does not count.
+        let acquired_at = monotonic_ns().saturating_sub(this_hold);
+        let after_death = stats.recoveries != recovered_before
+            || (inject
+                && header.fault.state.load(Relaxed) == FAULT_FIRED
+                && (1..=acquired_at).contains(&header.fault.killed_at_ns.load(Relaxed)));
+        if after_death
             && header
                 .fault
                 .recovered_at_ns
-                .compare_exchange(0, monotonic_ns().saturating_sub(this_hold), Relaxed, Relaxed)
+                .compare_exchange(0, acquired_at, Relaxed, Relaxed)
                 .is_ok()
         {
             header.fault.recovered_by.store(me as u32, Relaxed);

@@ -23,7 +23,7 @@ use crate::measure::latency::Latencies;
 use crate::measure::tracefs::Tracer;
 use crate::measure::{Probes, UsageSource};
 use crate::runner::procs::Children;
-use crate::runner::threads::{await_finished, spawn_workers};
+use crate::runner::threads::{await_finished, join_all, spawn_workers};
 use crate::runner::{emergency, measure_window, signals, wait_arrivals, Edge, Ending, Interrupted, Window};
 use crate::spec::wakeup::{Length, WakeupPoint};
 use crate::spec::Mode;
@@ -160,13 +160,11 @@ pub fn run<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result<Wakeu
                 interrupted.map_or(1, signals::exit_status),
             );
         }
-        let mut records = Vec::with_capacity(n);
-        for h in handles.borrow_mut().take().into_iter().flatten() {
-            if let Some(rec) = h.join().map_err(|_| anyhow!("a worker thread panicked"))? {
-                records.push(rec);
-            }
-        }
+        let joined = join_all(handles.borrow_mut().take().unwrap_or_default());
+        // A failed window explains a panic (the primitive vanished under
+        // an interrupt); otherwise the panic is the news.
         let window = window?;
+        let records: Vec<_> = joined?.into_iter().flatten().collect();
         Ok(summarize(
             point,
             window,

@@ -78,5 +78,6 @@ pub(crate) const FILE_CAPS: Caps = Caps {
     try_lock: true,
     process_shared: true,
     needs_file: true,
+    released_on_death: true,
     ..Caps::PLAIN
 };

@@ -29,6 +29,7 @@ impl FileLockKind for LockfKind {
         process_shared: true,
         needs_file: true,
         threads: false,
+        released_on_death: true,
         ..Caps::PLAIN
     };
 

@@ -107,6 +107,10 @@ pub struct Caps {
     pub needs_sem_set: bool,
     /// Survives its owner's death: the next locker recovers it (robust).
     pub robust: bool,
+    /// The kernel releases it when its holder dies (file locks: closing
+    /// the last descriptor, or the process's exit, drops the lock), so a
+    /// waiter gets it without doing anything.
+    pub released_on_death: bool,
     /// The most workers that may share one lock (a field in the lock word
     /// counts the waiters).
     pub max_workers: u32,
@@ -125,6 +129,7 @@ impl Caps {
         needs_file: false,
         needs_sem_set: false,
         robust: false,
+        released_on_death: false,
         max_workers: u32::MAX,
     };
 }

@@ -39,8 +39,9 @@ impl SemSet {
     }
 
     /// Removes a set by id, for cleaning up after a killed run. Refuses sets
-    /// this user did not create.
-    pub fn remove_id(id: i32) -> io::Result<()> {
+    /// this user did not create, and sets whose size is not `nsems` (the
+    /// id was recycled for another set).
+    pub fn remove_id(id: i32, nsems: u16) -> io::Result<()> {
         // SAFETY: semid_ds is plain data; IPC_STAT fills it.
         let mut ds: libc::semid_ds = unsafe { std::mem::zeroed() };
         // SAFETY: IPC_STAT writes into `ds`, passed as the variadic pointer.
@@ -52,6 +53,12 @@ impl SemSet {
             return Err(io::Error::new(
                 io::ErrorKind::PermissionDenied,
                 "created by another user",
+            ));
+        }
+        if ds.sem_nsems != libc::c_ulong::from(nsems) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("now holds {} semaphores, not {nsems}: another set", ds.sem_nsems),
             ));
         }
         // SAFETY: removing a set by id; the kernel checks permissions again.

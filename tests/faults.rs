@@ -1,0 +1,325 @@
+//! Faults round two, end to end: every input that can be checked before
+//! measuring is refused in milliseconds with exit status 2 (export paths,
+//! repeated list values, a lock directory nothing can be created in);
+//! `compare` distinguishes no regression (0), regression (1) and bad
+//! input or nothing compared (2); blocking opens outside the measurement
+//! end on a signal; and `contend alloc` takes SIGTERM like the others, its
+//! child dying with the coordinator.
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> std::path::PathBuf {
+    assert_cmd::cargo::cargo_bin("contend")
+}
+
+/// Runs contend, expecting exit 2 with `says` on stderr and no results.
+fn refused(args: &[&str], says: &str) {
+    let out = Command::new(bin()).args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: expected `{says}` in:\n{err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} measured before refusing");
+}
+
+#[test]
+fn export_paths_are_checked_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    // A 30 s window: only a check before measuring returns at once.
+    let long = ["lock", "--threads", "2", "--duration", "30s", "--runs", "1"];
+    for (flag, path, says) in [
+        (
+            "--export-csv",
+            "/nonexistent/x.csv",
+            "--export-csv /nonexistent/x.csv",
+        ),
+        ("--export-json", d, "is a directory"),
+        (
+            "--export-markdown",
+            "/proc/contend.md",
+            "--export-markdown /proc/contend.md",
+        ),
+        ("--export-gnuplot", "/nonexistent/x.dat", "--export-gnuplot"),
+        ("--plot", "/nonexistent/x.svg", "--plot"),
+    ] {
+        refused(&[&long[..], &[flag, path]].concat(), says);
+    }
+    let same = dir.path().join("x").to_str().unwrap().to_string();
+    refused(
+        &[&long[..], &["--export-csv", &same, "--export-json", &same]].concat(),
+        "both name",
+    );
+    refused(
+        &[
+            "alloc",
+            "--allocator",
+            "glibc",
+            "--export-csv",
+            "/nonexistent/a.csv",
+        ],
+        "--export-csv",
+    );
+    refused(
+        &["wakeup", "--export-json", "/nonexistent/w.json"],
+        "--export-json",
+    );
+    // Nothing was left where a file was made for the run.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn repeated_list_values_and_unusable_lock_dirs_are_refused() {
+    refused(&["lock", "--threads", "2,2"], "`2` repeats `2`");
+    refused(&["lock", "--lock", "futex,seed,futex"], "`futex` repeats `futex`");
+    refused(&["lock", "--hold", "1us,1000ns"], "`1000ns` repeats `1us`");
+    refused(
+        &["alloc", "--allocator", "glibc,glibc"],
+        "`glibc` repeats `glibc`",
+    );
+    refused(&["alloc", "--pattern", "local,local"], "repeats");
+    refused(&["wakeup", "--primitive", "pipe,pipe"], "repeats");
+    refused(
+        &["lock", "--lock", "flock", "--lock-dir", "/proc"],
+        "--lock-dir /proc",
+    );
+    refused(
+        &["lock", "--duration", "18446744073s", "--runs", "4294967295"],
+        "longer than a week",
+    );
+    refused(
+        &[
+            "alloc",
+            "--allocator",
+            "glibc",
+            "--pattern",
+            "local",
+            "--batch",
+            "18446744073709551615",
+        ],
+        "--batch",
+    );
+}
+
+/// A JSON export to stdout, not a file named `-`, for alloc as for the
+/// others, and no table mixed into it.
+#[test]
+fn alloc_exports_json_to_stdout_with_a_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(bin())
+        .current_dir(dir.path())
+        .args([
+            "alloc",
+            "--allocator",
+            "glibc",
+            "--pattern",
+            "local",
+            "--threads",
+            "1",
+        ])
+        .args([
+            "--iterations",
+            "10",
+            "--batch",
+            "8",
+            "--runs",
+            "1",
+            "--export-json",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON alone");
+    assert_eq!(v["family"], "alloc");
+    assert!(!dir.path().join("-").exists());
+}
+
+fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn compare_fails_closed_with_distinct_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let stub = write(
+        d,
+        "stub.json",
+        r#"{"schema_version":2,"family":"lock","points":5}"#,
+    );
+    let empty = write(
+        d,
+        "empty.json",
+        r#"{"schema_version":2,"family":"lock","points":[]}"#,
+    );
+    refused(&["compare", &stub, &stub], "not a complete `lock` export");
+    refused(&["compare", &empty, &empty], "nothing was compared");
+    refused(
+        &["compare", "/nonexistent.json", &empty],
+        "reading /nonexistent.json",
+    );
+    refused(&["compare", &empty, "--baseline", "futex"], "--baseline futex");
+
+    // Two real exports with no point in common compare nothing: exit 2.
+    let run = |lock: &str, name: &str| {
+        let path = d.join(name);
+        let ok = Command::new(bin())
+            .args([
+                "lock",
+                "--lock",
+                lock,
+                "--threads",
+                "2",
+                "--duration",
+                "50ms",
+                "--warmup",
+                "0",
+            ])
+            .args(["--runs", "2", "--count-futex", "off", "--export-json"])
+            .arg(&path)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        path.to_str().unwrap().to_string()
+    };
+    let (a, b) = (run("futex", "a.json"), run("seed", "b.json"));
+    refused(&["compare", &a, &b], "nothing was compared");
+    // The same point compared with itself: no regression, exit 0.
+    let same = Command::new(bin()).args(["compare", &a, &a]).output().unwrap();
+    assert_eq!(
+        same.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&same.stderr)
+    );
+}
+
+/// Waits for `child` to end, at most `limit`.
+fn wait(child: &mut std::process::Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("contend did not end within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Opening a FIFO with no reader blocks; outside the measurement that
+/// open must still end on SIGTERM (it used to need SIGKILL).
+#[test]
+fn a_blocking_open_ends_on_a_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let fifo = fifo.to_str().unwrap();
+    for args in [
+        &["compare", fifo, fifo][..],
+        &[
+            "lock",
+            "--threads",
+            "2",
+            "--duration",
+            "100ms",
+            "--export-json",
+            fifo,
+        ][..],
+    ] {
+        let mut child = Command::new(bin())
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "{args:?}: the open should block"
+        );
+        kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
+        let status = wait(&mut child, Duration::from_secs(10));
+        assert_eq!(
+            status.signal(),
+            Some(Signal::SIGTERM as i32),
+            "{args:?}: {status:?}"
+        );
+    }
+}
+
+fn alloc_children(parent: u32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, r)| !r.trim_start().starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// A long alloc run, and its allocator child once it exists.
+fn start_alloc() -> (std::process::Child, i32) {
+    let mut child = Command::new(bin())
+        .args([
+            "alloc",
+            "--allocator",
+            "glibc",
+            "--pattern",
+            "local",
+            "--threads",
+            "2",
+        ])
+        .args(["--iterations", "30000000", "--runs", "3", "--count-futex", "off"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Some(&kid) = alloc_children(child.id()).first() {
+            return (child, kid);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    panic!("the allocator child never started");
+}
+
+#[test]
+fn alloc_takes_sigterm_and_its_child_dies_with_it() {
+    let (mut run, kid) = start_alloc();
+    kill(Pid::from_raw(run.id() as i32), Signal::SIGTERM).unwrap();
+    let status = wait(&mut run, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    assert!(!alive(kid), "the allocator child outlived the run");
+
+    // SIGKILL of the coordinator: the child goes too (PR_SET_PDEATHSIG).
+    let (mut run, kid) = start_alloc();
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(kid) {
+        assert!(
+            Instant::now() < deadline,
+            "the allocator child outlived a SIGKILLed coordinator"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
