@@ -284,6 +284,7 @@ fn adaptive_with_many_spinners_leaves_nobody_asleep_when_threads_stop() {
 
 /// An arena the system cannot map is refused with the memory limits
 /// named, not a crash: a slot count whose arena exceeds any address space.
+#[cfg(not(loom))]
 #[test]
 fn an_arena_too_large_to_map_names_the_memory_limits() {
     type Arena = locks::sys::shm::Arena<FutexMutex, u64, [u64; 8]>;

@@ -1,0 +1,259 @@
+//! `adaptive`: a futex mutex that avoids waking sleepers in the common
+//! case, with the FUTEX_LOCK RFC's three waiting policies (`--spinners
+//! none|one|many`). The measurements behind each rule, and the variants
+//! tried and dropped, are in docs/design/adaptive.md.
+//!
+//! One 32-bit word holds everything the protocol decides on ([`word`]):
+//!
+//! | bits | meaning |
+//! |------|---------|
+//! | 0-1 | state: 0 unlocked, 1 locked, 2 handed to a sleeper, 3 reserved for a waiter |
+//! | 2 | WAKING: a sleeper is awake (woken, or not yet asleep) and will come |
+//! | 3 | WANT: a spinner has waited its turn |
+//! | 4 | ROTATING: a sleeper was woken to take the next spinner slot |
+//! | 5-8 | ticks: slow-path unlocks, modulo 16 |
+//! | 9-15 | spinners (at most 127) |
+//! | 16-31 | sleepers: threads in the sleeping loop, asleep or about to be |
+//!
+//! The rules (waiting in [`wait`], the owner's side in [`unlock`]):
+//!
+//! 1. **One CAS each way**, contended or not: the counts live in the word,
+//!    and the thread's node keeps the word as it last left it (less the
+//!    state bits) as the guess for its next CAS.
+//! 2. **The owner runs batches.** A spinner waits its turn for twice the
+//!    wake cost measured at start-up (`sys::wake_cost`), looking rarely;
+//!    it takes a free lock early only when the ticks show the owner left.
+//!    Then it sets WANT, and the next unlock reserves the lock for it
+//!    (state 3). A spinner not served within its patience sleeps.
+//! 3. **No wake for what a spinner does.** An unlock calls FUTEX_WAKE only
+//!    when someone sleeps, no spinner is active and no woken sleeper is on
+//!    its way (WAKING or ROTATING).
+//! 4. **No barging back after a turn.** The unlock that gave the turn
+//!    marks the node; the next lock joins as the spinner or sleeps.
+//! 5. **A small active set.** The policy bounds the spinners (0, 1 or
+//!    127); other waiters pause and yield a few times, then sleep, and do
+//!    not take a free lock kept for a spinner or a woken sleeper.
+//! 6. **Rotation by time.** After a quantum of 50 wake costs in the active
+//!    set, the thread's next turn (or unlock) also wakes a sleeper for the
+//!    spinner slot (ROTATING; with no spinner, state 2), and the thread
+//!    sleeps. Sleepers sleep on the bell, a separate word that changes only
+//!    when a wake is rung, and only a sleeper a wake was rung for may act.
+//!
+//! Invariants:
+//! - Every decision (wake or not, hand to whom, sleep or claim) is made on
+//!   the value one read-modify-write of the word returned, so no
+//!   store-load ordering between two variables is needed (a first version
+//!   with the counts beside the word lost a wake under loom).
+//! - Only the owner moves the state away from 1: to 0 (anyone may take
+//!   it), 2 (only a sleeper) or 3 (only a waiter).
+//! - Every RMW that sets WAKING, ROTATING or state 2 rings the bell once it
+//!   succeeded, so no sleeper sleeps through a change meant for it.
+//! - Nothing in the word speaks for a thread outside `lock` and `unlock`
+//!   (it may never call them again); what its next call needs is in its
+//!   node. A fresh node per call loses batching, the guess and the
+//!   quantum, not correctness.
+//!
+//! `--spin` does not apply (the budgets are times from the wake cost). At
+//! most 65 535 threads may wait at once (the sleeper field). Known failure
+//! modes, measured in the design notes: with far more threads than CPUs a
+//! woken sleeper may preempt the owner, and at hundreds of threads and a
+//! 0 ns hold the shares spread over short windows (Jain about 0.8 over
+//! 300 ms at 256 threads, 0.97 over 3 s).
+
+mod unlock;
+mod wait;
+mod word;
+
+use crate::primitive::{AtomicU32, Ordering};
+use crate::sys::{DefaultFutex, Futex};
+use crate::{Caps, LockConfig, LockStats, RawLock, Spinners, TryLock};
+use crossbeam_utils::CachePadded;
+use std::cell::Cell;
+use std::marker::PhantomData;
+use word::*;
+
+/// What a thread's next lock does, decided by its last unlock.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// Try the fast path.
+    #[default]
+    Fast,
+    /// The unlock gave a spinner its turn: queue instead of barging back
+    /// in (the turn would otherwise buy the spinner one critical section).
+    AfterTurn,
+    /// The unlock ended the thread's quantum: sleep, behind the sleepers.
+    Retire,
+}
+
+/// A thread's state across its acquisitions: callers that use a fresh
+/// node per acquisition lose the batch protection, the CAS guess and the
+/// quantum, not correctness.
+#[derive(Debug, Default)]
+pub struct AdaptiveNode {
+    next: Cell<Next>,
+    /// The word as the thread's last lock or unlock left it, less the
+    /// state bits: the guess for its next CAS. While a spinner waits the
+    /// word carries the spinner count, so a CAS that expects the bare 0
+    /// or 1 fails and a second one is needed each way (measured: that
+    /// halved throughput at a 0 ns hold); an owner that re-locks at once
+    /// finds the word as it left it, and the guess makes that one CAS
+    /// each way. Without the state bits the uncontended cycle leaves it
+    /// 0 and never writes it.
+    word: Cell<u32>,
+    /// When the thread's stay in the active set began, ns (0: not yet
+    /// measured; set at its first look at the clock after it slept).
+    since: Cell<u64>,
+    /// Slow unlocks left before the next look at the clock.
+    countdown: Cell<u32>,
+}
+
+/// The adaptive mutex; see the module docs.
+pub struct Adaptive<F: Futex = DefaultFutex> {
+    word: CachePadded<AtomicU32>,
+    /// What sleepers sleep on: a count of the wakes rung. Sleeping on the
+    /// word itself fails whenever it changed since the sleeper read it,
+    /// which with an owner cycling every 20 ns is nearly always, so a
+    /// woken sleeper that found nothing for it could not get back to
+    /// sleep: it looped on failing waits (hundreds per wake, measured)
+    /// and barged in. The bell changes only when a wake is meant.
+    bell: CachePadded<AtomicU32>,
+    max_spinners: u32,
+    /// How long a spinner waits before it asks for its turn, ns.
+    turn_ns: u64,
+    /// How long a spinner waits for its turn before it sleeps, ns.
+    patience_ns: u64,
+    /// How long a thread stays active before it makes way, ns.
+    #[cfg(not(loom))]
+    quantum_ns: u64,
+    futex: PhantomData<F>,
+}
+
+/// Monotonic ns (about 25 ns through the vDSO, and read once every
+/// `CLOCK_EVERY` slow unlocks; the coarse clock's resolution, a 4 ms tick
+/// at HZ=250, is too coarse for the quantum).
+#[cfg(not(loom))]
+fn now_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+// SAFETY: a thread returns from `lock` only after a CAS from state 0, 2 or
+// 3 to state 1 succeeded (Acquire), and only the owner moves the state away
+// from 1 (in `unlock`, Release): to 0 (anyone may take it), 2 (only a
+// sleeper) or 3 (only a waiter). So at most one thread holds the lock.
+unsafe impl<F: Futex> RawLock for Adaptive<F> {
+    type Node = AdaptiveNode;
+    const CAPS: Caps = Caps {
+        try_lock: true,
+        counters: true,
+        spinners: true,
+        max_workers: MAX_WAITERS + 1,
+        process_shared: true,
+        ..Caps::PLAIN
+    };
+
+    fn new(config: &LockConfig) -> Self {
+        #[cfg(not(loom))]
+        let wake = crate::sys::wake_cost::wake_cost().as_nanos() as u64;
+        #[cfg(not(loom))]
+        let (turn_ns, patience_ns) = (2 * wake, 2 * wake);
+        // Under loom the stopwatch ticks once per look at the word.
+        #[cfg(loom)]
+        let (turn_ns, patience_ns) = (1, 2);
+        Self {
+            word: CachePadded::new(AtomicU32::new(UNLOCKED)),
+            bell: CachePadded::new(AtomicU32::new(0)),
+            max_spinners: match config.spinners {
+                Spinners::None => 0,
+                Spinners::One => 1,
+                Spinners::Many => SPINNERS >> 9,
+            },
+            turn_ns,
+            patience_ns,
+            #[cfg(not(loom))]
+            quantum_ns: QUANTUM_WAKES * wake,
+            futex: PhantomData,
+        }
+    }
+
+    fn state_word(&self) -> Option<u32> {
+        Some(self.word.load(Ordering::Relaxed))
+    }
+
+    #[inline]
+    fn lock(&self, node: &AdaptiveNode, stats: &mut LockStats) {
+        // The uncontended cycle reads the node and writes nothing to it:
+        // with a store per field each way it ran at 0.87x parking_lot at
+        // one thread, hold 0 (each locked instruction waits for the
+        // stores before it to drain).
+        let next = node.next.get();
+        if next != Next::Fast {
+            node.next.set(Next::Fast);
+            let path = if next == Next::AfterTurn {
+                Self::lock_after_turn
+            } else {
+                Self::sleep
+            };
+            return self.lock_slow(node, stats, path);
+        }
+        // One CAS from the word as this thread's last unlock left it (0
+        // when nobody waits); failing that, one from the value the first
+        // returned if the lock is free: barging into a free lock costs
+        // nobody a wake.
+        let guess = node.word.get();
+        if let Err(w) =
+            self.word
+                .compare_exchange(guess, guess | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+        {
+            if w & STATE == UNLOCKED
+                && self
+                    .word
+                    .compare_exchange(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                node.word.set(w);
+            } else {
+                self.lock_slow(node, stats, Self::lock_contended);
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn unlock(&self, node: &AdaptiveNode, stats: &mut LockStats) {
+        let guess = node.word.get();
+        if guess == UNLOCKED {
+            // The guess is a bare lock: nothing to decide unless the CAS
+            // finds that someone came meanwhile.
+            if let Err(w) = self
+                .word
+                .compare_exchange(LOCKED, UNLOCKED, Ordering::Release, Ordering::Relaxed)
+            {
+                self.unlock_slow(w, node, stats);
+            }
+        } else {
+            self.unlock_slow(guess | LOCKED, node, stats);
+        }
+    }
+}
+
+// SAFETY: the fast path of `lock`.
+unsafe impl<F: Futex> TryLock for Adaptive<F> {
+    #[inline]
+    fn try_lock(&self, _node: &AdaptiveNode, _stats: &mut LockStats) -> bool {
+        self.take(&[UNLOCKED], 0, 0)
+    }
+}
+
+/// The same lock over process-shared futex operations, for worker processes.
+#[cfg(not(loom))]
+pub type SharedAdaptive = Adaptive<crate::sys::futex::SharedFutex>;
+
+// SAFETY: the words are plain data and the futex operations are the shared
+// ones, keyed on the page rather than the address space.
+#[cfg(not(loom))]
+unsafe impl crate::ProcessShared for SharedAdaptive {}

@@ -1,0 +1,125 @@
+//! The adaptive mutex's owner side: the unlock that decides, on the word
+//! its own CAS replaces, whether to hand over, reserve, rotate or wake;
+//! the bell; and the quantum.
+
+use super::word::*;
+use super::*;
+
+impl<F: Futex> Adaptive<F> {
+    /// The unlock of a word that holds more than state 1 (waiters, or a
+    /// bit to clear), starting from `seen`, the word as last seen or
+    /// guessed. Records in the node what it wrote and what its next lock
+    /// does.
+    #[inline(never)]
+    pub(super) fn unlock_slow(&self, seen: u32, node: &AdaptiveNode, stats: &mut LockStats) {
+        // The state is 1 and only we change it, but counts change under us
+        // (a sleeper may even become a spinner), so every branch decides
+        // on the word the CAS will replace. The quantum is looked at once,
+        // the first time someone sleeps.
+        let mut over: Option<bool> = None;
+        let mut w = seen;
+        loop {
+            let mut rest = (w & !STATE & !WANT & !TICKS) | ((w + TICK) & TICKS);
+            if sleepers(w) == 0 {
+                // Nobody left to take a kept slot.
+                rest &= !ROTATING;
+            }
+            let over_now = sleepers(w) > 0 && *over.get_or_insert_with(|| self.quantum_over(node));
+            let (next, wake, retire) = if w == LOCKED {
+                // The guess was a bare lock: nothing to decide.
+                (UNLOCKED, false, false)
+            } else if over_now && spinners(w) == 0 {
+                // Our quantum is over and nobody spins: hand the lock to a
+                // sleeper (it clears WAKING when it takes) and retire.
+                (rest | HANDOFF, true, true)
+            } else if w & WANT != 0 && spinners(w) + sleepers(w) > 0 {
+                // A spinner's turn. If it turned sleeper since, wake a
+                // sleeper to take it (unless one is on its way). If our
+                // quantum is over, also wake one to take our place (the
+                // slot is kept for it) and retire. (Waiting for the turn
+                // rather than giving it early: a spinner that has not
+                // asked looks rarely, and would leave the lock idle.) A
+                // mark needs a sleeper of its own: ROTATING over a WAKING in
+                // flight with one sleeper counted left one of the two with
+                // nobody to claim it, and no later sleeper was ever woken
+                // (hung at a stop, many spinners, 4 threads, 90% duty).
+                let spare = sleepers(w) > u32::from(w & WAKING != 0);
+                if spinners(w) == 0 {
+                    let wake = w & (WAKING | ROTATING) == 0;
+                    (rest | TO_WAITER | if wake { WAKING } else { 0 }, wake, false)
+                } else if over_now && w & ROTATING == 0 && spare {
+                    (rest | TO_WAITER | ROTATING, true, true)
+                } else {
+                    (rest | TO_WAITER, false, over_now)
+                }
+            } else {
+                // Release, and mark a wake in flight in the same RMW if one
+                // is needed and none is in flight already (a sleeper woken
+                // to rotate in is one: it comes to spin).
+                let wake = sleepers(w) > 0 && spinners(w) == 0 && w & (WAKING | ROTATING) == 0;
+                (rest | if wake { WAKING } else { 0 }, wake, false)
+            };
+            match self
+                .word
+                .compare_exchange_weak(w, next, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    if wake {
+                        self.ring(stats);
+                    }
+                    node.word.set(next & !STATE);
+                    node.next.set(if retire {
+                        Next::Retire
+                    } else if next & STATE == TO_WAITER {
+                        Next::AfterTurn
+                    } else {
+                        Next::Fast
+                    });
+                    return;
+                }
+                Err(now) => w = now,
+            }
+        }
+    }
+
+    /// Wakes a sleeper: rings the bell, then makes the syscall. Every RMW
+    /// that sets WAKING, ROTATING or state 2 rings once it succeeded, so a
+    /// sleeper never sleeps through a change meant for it.
+    pub(super) fn ring(&self, stats: &mut LockStats) {
+        stats.wakes += 1;
+        self.bell.fetch_add(1, Ordering::Release);
+        F::wake(&self.bell, 1);
+    }
+
+    /// Whether the owner's quantum is over (looking at the clock every
+    /// `CLOCK_EVERY` calls; the first look starts the quantum). Once over
+    /// it stays over, looking every call, until the thread retires.
+    #[cfg(not(loom))]
+    pub(super) fn quantum_over(&self, node: &AdaptiveNode) -> bool {
+        let left = node.countdown.get();
+        if left > 0 {
+            node.countdown.set(left - 1);
+            return false;
+        }
+        let now = now_ns();
+        let over = match node.since.get() {
+            0 => {
+                node.since.set(now);
+                false
+            }
+            since => now.saturating_sub(since) >= self.quantum_ns,
+        };
+        if !over {
+            node.countdown.set(CLOCK_EVERY - 1);
+        }
+        over
+    }
+
+    /// Under loom (no clock): every other call, so the model covers both.
+    #[cfg(loom)]
+    pub(super) fn quantum_over(&self, node: &AdaptiveNode) -> bool {
+        let left = node.countdown.get();
+        node.countdown.set(if left > 0 { left - 1 } else { 1 });
+        left == 0
+    }
+}

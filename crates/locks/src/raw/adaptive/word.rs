@@ -1,0 +1,85 @@
+//! The adaptive mutex's word: its fields, their masks, and the small
+//! readers of them; the policy constants derived from measurements.
+
+use crate::primitive::spin_loop;
+
+pub(super) const STATE: u32 = 0b11;
+pub(super) const UNLOCKED: u32 = 0;
+pub(super) const LOCKED: u32 = 1;
+/// Locked on behalf of a sleeper, which takes it by setting state 1.
+pub(super) const HANDOFF: u32 = 2;
+/// Locked on behalf of any waiter (spinner or sleeper); arrivals cannot
+/// take it.
+pub(super) const TO_WAITER: u32 = 3;
+/// A sleeper is awake (woken, or not yet asleep) and will come: unlocks
+/// need not wake another, and a spinner slot is kept for it.
+pub(super) const WAKING: u32 = 1 << 2;
+/// A spinner has waited its turn: the next unlock reserves the lock.
+pub(super) const WANT: u32 = 1 << 3;
+/// A sleeper was woken to take the next spinner slot, kept for it; the
+/// thread whose quantum ended does not take it (it retires to sleep), and
+/// unlocks need not wake another.
+pub(super) const ROTATING: u32 = 1 << 4;
+/// Slow-path unlocks, modulo 16: a waiter's evidence that the owner
+/// progresses, kept in the word so that an unlock writes one line.
+pub(super) const TICK: u32 = 1 << 5;
+pub(super) const TICKS: u32 = 0xf << 5;
+pub(super) const SPINNER: u32 = 1 << 9;
+pub(super) const SPINNERS: u32 = 0x7f << 9;
+pub(super) const SLEEPER: u32 = 1 << 16;
+/// The most threads that may wait at once: the sleeper field's range.
+pub(super) const MAX_WAITERS: u32 = u16::MAX as u32;
+
+/// How many times a waiter that found no free spinner slot looks again
+/// (pausing, then yielding the CPU) before it sleeps: the slot is often
+/// busy only until the spinner takes its turn, well under a wake's cost.
+#[cfg(not(loom))]
+pub(super) const SLOT_RETRIES: u32 = 8;
+/// Under loom, enough to cover the retry without blowing up the state space.
+#[cfg(loom)]
+pub(super) const SLOT_RETRIES: u32 = 2;
+/// Pauses before a spinner's second look at the word (about 0.1 µs at
+/// 14 ns a pause): an owner that re-locks at once has cycled a few times
+/// by then, which the ticks show.
+pub(super) const FIRST_PAUSES: u32 = 8;
+/// The most pauses between two looks while a spinner waits for its turn
+/// (about 3.5 µs): rare enough not to pull the line away from an owner
+/// that re-locks at once, often enough to see a lock left free.
+pub(super) const QUIET_PAUSES: u32 = 256;
+/// Slow unlocks between looks at the clock for the owner's quantum
+/// (about 25 ns a look through the vDSO: at a 0 ns hold, 1% of a
+/// critical section).
+#[cfg(not(loom))]
+pub(super) const CLOCK_EVERY: u32 = 32;
+/// The quantum, in wake costs: a thread stays in the active set (owner or
+/// spinner) this long before it makes way for a sleeper, so a rotation,
+/// which costs one wake, costs about 2% of the time it buys. (At 25, 4
+/// threads at a 1 µs hold lost some 5% of throughput to rotations; at 50,
+/// 256 threads still share within Jain 0.95 at a 1 µs hold over 200 ms.)
+#[cfg(not(loom))]
+pub(super) const QUANTUM_WAKES: u64 = 50;
+
+pub(super) fn spinners(w: u32) -> u32 {
+    (w & SPINNERS) >> 9
+}
+
+pub(super) fn sleepers(w: u32) -> u32 {
+    w >> 16
+}
+
+pub(super) fn ticks(w: u32) -> u32 {
+    (w & TICKS) >> 5
+}
+
+/// `n` pause instructions (about 14 ns each here).
+pub(super) fn pause(n: u32) {
+    for _ in 0..n {
+        spin_loop();
+    }
+}
+
+/// Whether the owner left rather than released and re-locked: the ticks
+/// moved by at most one between two looks.
+pub(super) fn left(before: u32, w: u32) -> bool {
+    ticks(w).wrapping_sub(before) & 0xf <= 1
+}
