@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use anyhow::{Context, Result};
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 use contend::cli::{AllocArgs, Cli, Command, CompareArgs, Format, ListWhat, LockArgs, TuneArgs, WakeupArgs};
 use contend::measure::env::Environment;
 use contend::report;
@@ -49,6 +49,12 @@ fn main() -> ExitCode {
             ListWhat::Primitives => print(&report::list::primitives()).map(|()| ExitCode::SUCCESS),
         },
         Command::Cleanup => print(&(cleanup::run().join("\n") + "\n")).map(|()| ExitCode::SUCCESS),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut public_command(), "contend", &mut out);
+            print(&String::from_utf8_lossy(&out)).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Man => man().map(|()| ExitCode::SUCCESS),
     };
     match outcome {
         Ok(code) => code,
@@ -248,6 +254,32 @@ fn alloc_child(spec: &str) -> Result<ExitCode> {
     let result = run_child(&spec).map_err(anyhow::Error::msg)?;
     print(&(serde_json::to_string(&result)? + "\n"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command tree without hidden commands (the allocator child), which
+/// clap_complete would otherwise offer to complete.
+fn public_command() -> clap::Command {
+    let full = Cli::command();
+    let public = full.get_subcommands().filter(|s| !s.is_hide_set()).cloned();
+    clap::Command::new("contend")
+        .version(env!("CARGO_PKG_VERSION"))
+        .about(full.get_about().cloned().unwrap_or_default())
+        .propagate_version(true)
+        .subcommand_required(true)
+        .subcommands(public)
+}
+
+/// contend(1) and a page per command (contend-lock(1), ...) as one roff
+/// stream: the top page, then each subcommand's, so `man -l -` shows all.
+fn man() -> Result<()> {
+    let cmd = public_command();
+    let mut out = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = format!("contend-{}", sub.get_name());
+        clap_mangen::Man::new(sub.clone()).title(name).render(&mut out)?;
+    }
+    print(&String::from_utf8_lossy(&out))
 }
 
 /// During the emergency exit, workers still in a lock panic when their

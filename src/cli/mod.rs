@@ -66,6 +66,15 @@ pub enum Command {
     /// Remove what runs killed with SIGKILL left behind (SysV semaphore
     /// sets, lock directories), as recorded in the per-user ledger.
     Cleanup,
+    /// Print a shell completion script (e.g. `contend completions bash >
+    /// /etc/bash_completion.d/contend`), generated from these definitions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page, contend(1), as roff (`contend man | man -l -`),
+    /// generated from these definitions.
+    Man,
 }
 
 const LOCK_EXAMPLES: &str = "\
