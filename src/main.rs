@@ -7,11 +7,12 @@
 
 use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser};
-use contend::cli::{AllocArgs, Cli, Command, CompareArgs, Format, ListWhat, LockArgs, TuneArgs, WakeupArgs};
+use contend::cli::{AllocArgs, Cli, Command, CompareArgs, ListWhat, LockArgs, TuneArgs, WakeupArgs};
 use contend::measure::env::Environment;
 use contend::report;
-use contend::report::json::{AllocExport, Header, LockExport, WakeupExport};
-use contend::report::sink::{emit, ExportPaths, Exports};
+use contend::report::document::emit;
+use contend::report::family::{AllocReport, LockReport, TuneReport, WakeupReport};
+use contend::report::sink::{print, Exports};
 use contend::runner::alloc_sweep::run_alloc_sweep;
 use contend::runner::sweep::run_lock_sweep;
 use contend::runner::tune::run_tune;
@@ -22,7 +23,6 @@ use contend::spec::tune::TuneSpec;
 use contend::spec::wakeup::WakeupSpec;
 use contend::spec::{LockSpec, SpecError};
 use contend::workloads::alloc::{run_child, ChildSpec};
-use std::io::Write;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -78,82 +78,35 @@ fn main() -> ExitCode {
 
 fn lock(args: &LockArgs) -> Result<ExitCode> {
     let spec = LockSpec::from_args(args)?;
-    let exports = Exports::open(ExportPaths {
-        json: spec.export_json.as_deref(),
-        csv: spec.export_csv.as_deref(),
-        markdown: spec.export_markdown.as_deref(),
-        gnuplot: spec.export_gnuplot.as_deref(),
-        plot: spec.plot.as_deref(),
-    })?;
+    let exports = Exports::open(&spec.output, true)?;
     let environment = Environment::capture();
     let outcome = run_lock_sweep(&spec)?;
-    for w in &outcome.warnings {
-        eprintln!("warning: {w}");
-    }
-    if !exports.stdout_taken() {
-        match spec.format {
-            Format::Table => print(&report::table::lock::render(&outcome.results, &environment))?,
-            Format::Seed => print(&report::seed::render(&outcome.results))?,
-            Format::Gnuplot => print(&report::gnuplot::lock::render(&outcome.results))?,
-        }
-    }
-    let results = &outcome.results;
-    emit(exports.csv, || Ok(report::csv::lock::render(results)))?;
-    emit(exports.markdown, || {
-        Ok(report::markdown::lock(results, &environment))
-    })?;
-    emit(exports.gnuplot, || Ok(report::gnuplot::lock::render(results)))?;
-    emit(exports.plot, || {
-        report::plot::lock::render(results, &plot_title(&environment)).map_err(anyhow::Error::msg)
-    })?;
-    emit(exports.json, || {
-        json_line(&LockExport {
-            header: Header::new("lock", &environment, &outcome.warnings),
+    warn(&outcome.warnings);
+    emit(
+        exports,
+        &LockReport {
             spec: &spec,
-            points: results,
-        })
-    })?;
+            environment: &environment,
+            outcome: &outcome,
+        },
+    )?;
     Ok(exit_code(outcome.interrupted))
 }
 
 fn wakeup(args: &WakeupArgs) -> Result<ExitCode> {
     let spec = WakeupSpec::from_args(args)?;
-    let exports = Exports::open(ExportPaths {
-        json: spec.export_json.as_deref(),
-        csv: spec.export_csv.as_deref(),
-        markdown: spec.export_markdown.as_deref(),
-        gnuplot: spec.export_gnuplot.as_deref(),
-        plot: spec.plot.as_deref(),
-    })?;
+    let exports = Exports::open(&spec.output, true)?;
     let environment = Environment::capture();
     let outcome = run_wakeup_sweep(&spec)?;
-    for w in &outcome.warnings {
-        eprintln!("warning: {w}");
-    }
-    let (results, trace) = (&outcome.results, outcome.trace.as_ref());
-    if !exports.stdout_taken() {
-        print(&report::table::wakeup::render(results, &outcome.clock, trace))?;
-        if let Some(bucket) = spec.histogram_bucket_ns {
-            print(&report::histogram::render(results, bucket))?;
-        }
-    }
-    emit(exports.csv, || Ok(report::csv::wakeup::render(results)))?;
-    emit(exports.markdown, || {
-        Ok(report::markdown::wakeup(results, &outcome.clock, trace))
-    })?;
-    emit(exports.gnuplot, || Ok(report::gnuplot::wakeup::render(results)))?;
-    emit(exports.plot, || {
-        report::plot::wakeup::render(results, &plot_title(&environment)).map_err(anyhow::Error::msg)
-    })?;
-    emit(exports.json, || {
-        json_line(&WakeupExport {
-            header: Header::new("wakeup", &environment, &outcome.warnings),
+    warn(&outcome.warnings);
+    emit(
+        exports,
+        &WakeupReport {
             spec: &spec,
-            clock: &outcome.clock,
-            trace,
-            points: results,
-        })
-    })?;
+            environment: &environment,
+            outcome: &outcome,
+        },
+    )?;
     Ok(exit_code(outcome.interrupted))
 }
 
@@ -192,60 +145,46 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
 
 fn tune(args: &TuneArgs) -> Result<ExitCode> {
     let spec = TuneSpec::from_args(args)?;
-    let exports = Exports::open(ExportPaths {
-        json: spec.export_json.as_deref(),
-        ..ExportPaths::default()
-    })?;
+    let exports = Exports::open(&spec.output, true)?;
     let environment = Environment::capture();
     let started = std::time::Instant::now();
     let outcome = run_tune(&spec)?;
-    for w in &outcome.warnings {
-        eprintln!("warning: {w}");
-    }
-    if !exports.stdout_taken() {
-        print(&report::table::lock::render(&outcome.results, &environment))?;
-        print(&report::table::tune::summary(&outcome, started.elapsed()))?;
-    }
-    emit(exports.json, || {
-        json_line(&report::json::TuneExport {
-            header: Header::new("lock", &environment, &outcome.warnings),
+    warn(&outcome.warnings);
+    let took = started.elapsed();
+    emit(
+        exports,
+        &TuneReport {
             spec: &spec,
-            best_spin: outcome.best.and_then(|b| outcome.results[b].point.spin),
-            points: &outcome.results,
-        })
-    })?;
+            environment: &environment,
+            outcome: &outcome,
+            took,
+        },
+    )?;
     Ok(exit_code(outcome.interrupted))
 }
 
 fn alloc(args: &AllocArgs) -> Result<ExitCode> {
     let spec = AllocSpec::from_args(args)?;
-    let exports = Exports::open(ExportPaths {
-        json: spec.export_json.as_deref(),
-        csv: spec.export_csv.as_deref(),
-        markdown: spec.export_markdown.as_deref(),
-        gnuplot: spec.export_gnuplot.as_deref(),
-        plot: None,
-    })?;
+    let exports = Exports::open(&spec.output, false)?;
     let environment = Environment::capture();
     let outcome = run_alloc_sweep(&spec)?;
-    for w in &outcome.warnings {
+    warn(&outcome.warnings);
+    emit(
+        exports,
+        &AllocReport {
+            spec: &spec,
+            environment: &environment,
+            outcome: &outcome,
+        },
+    )?;
+    Ok(exit_code(outcome.interrupted))
+}
+
+/// Prints a sweep's warnings, one line each.
+fn warn(warnings: &[String]) {
+    for w in warnings {
         eprintln!("warning: {w}");
     }
-    let results = &outcome.results;
-    if !exports.stdout_taken() {
-        print(&report::table::alloc::table(results))?;
-    }
-    emit(exports.csv, || Ok(report::csv::alloc::render(results)))?;
-    emit(exports.markdown, || Ok(report::markdown::alloc(results)))?;
-    emit(exports.gnuplot, || Ok(report::gnuplot::alloc::render(results)))?;
-    emit(exports.json, || {
-        json_line(&AllocExport {
-            header: Header::new("alloc", &environment, &outcome.warnings),
-            spec: &spec,
-            results,
-        })
-    })?;
-    Ok(exit_code(outcome.interrupted))
 }
 
 /// The allocator child: runs the workload, prints its result as JSON.
@@ -293,48 +232,10 @@ fn quiet_panics_during_emergency_exit() {
     }));
 }
 
-/// A plot's title: the command that made it and the machine it ran on.
-fn plot_title(env: &Environment) -> String {
-    // The arguments that shape the measurement; where results go does not.
-    let mut args = Vec::new();
-    let mut skip = false;
-    for a in env.command_line.iter().skip(1) {
-        if std::mem::take(&mut skip) {
-            continue;
-        }
-        if a == "--plot" || a.starts_with("--export") {
-            skip = !a.contains('=');
-            continue;
-        }
-        if a != "--no-progress" {
-            args.push(a.as_str());
-        }
-    }
-    let mut title = format!("contend {}", args.join(" "));
-    if title.chars().count() > 110 {
-        title = title.chars().take(107).collect::<String>() + "...";
-    }
-    format!("{title} ({} CPUs, Linux {})", env.cpus_online, env.kernel)
-}
-
-/// An export document as one line-terminated JSON text.
-fn json_line(export: &impl serde::Serialize) -> Result<String> {
-    Ok(report::json::render(export)? + "\n")
-}
-
 /// 0, or 128 + the signal that cut the run short.
 fn exit_code(interrupted: Option<nix::sys::signal::Signal>) -> ExitCode {
     match interrupted {
         Some(sig) => ExitCode::from(signals::exit_status(sig)),
         None => ExitCode::SUCCESS,
-    }
-}
-
-/// Writes to stdout; a closed pipe (`| head`) is not an error worth a trace.
-fn print(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("writing to stdout"),
     }
 }

@@ -73,8 +73,8 @@ fn every_allocator_runs_preloaded_with_split_futex_counts() {
         .success();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["family"], "alloc");
-    assert_eq!(v["schema_version"], 2);
-    let results = v["results"].as_array().unwrap();
+    assert_eq!(v["schema_version"], 3);
+    let results = v["points"].as_array().unwrap();
     assert_eq!(results.len(), 2 * allocators.len());
     for r in results {
         // Two measured runs each (a busy machine may add rejected ones,
@@ -170,7 +170,7 @@ fn glibc_tunables_reach_the_child() {
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     // What the child itself saw in its environment: set for the tuned
     // allocator, absent for plain glibc (the parent's own is removed).
-    let seen: Vec<(String, serde_json::Value)> = v["results"]
+    let seen: Vec<(String, serde_json::Value)> = v["points"]
         .as_array()
         .unwrap()
         .iter()

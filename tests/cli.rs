@@ -63,7 +63,7 @@ fn json_carries_schema_spec_environment_and_per_worker_counts() {
         "--hold",
         "sleep:10us",
     ]);
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     assert_eq!(v["family"], "lock");
     assert_eq!(v["spec"]["locks"], serde_json::json!(["futex", "pthread"]));
     assert_eq!(v["spec"]["duration_ns"], 100_000_000);

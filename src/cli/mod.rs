@@ -1,9 +1,11 @@
 //! The command line, as clap sees it. Parsing only: validation that spans
 //! several flags lives in `spec`. One file per family that has many flags.
 
+mod output;
 mod repeat;
 mod wakeup;
 
+pub use output::OutputArgs;
 pub use repeat::RepeatArgs;
 pub use wakeup::WakeupArgs;
 
@@ -166,9 +168,9 @@ pub struct TuneArgs {
     #[arg(long, value_parser = parse_duration, default_value = "60s", allow_hyphen_values = true)]
     pub max_time: Duration,
 
-    /// Write every point measured (all runs) as a lock export to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
 }
 
 /// `contend alloc`.
@@ -206,27 +208,9 @@ pub struct AllocArgs {
     #[arg(long, value_parser = parse_sizes, default_value = "16-512")]
     pub size: Sizes,
 
-    /// Write every result, the spec and the environment as JSON to FILE
-    /// (`-` for stdout, which then carries only the JSON). Every export
-    /// path is opened before anything is measured.
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-
-    /// Write one CSV row per pattern and allocator to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-
-    /// Write the table as Markdown to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
-
-    /// Write gnuplot-ready columns (one block per pattern) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_gnuplot: Option<PathBuf>,
-
-    /// Never show the progress bar.
-    #[arg(long)]
-    pub no_progress: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
 
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -329,37 +313,15 @@ pub struct LockArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
-    /// Also write one CSV row per point to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-
-    /// Also write the table as Markdown to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
-
-    /// Also write lockscale's gnuplot columns to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_gnuplot: Option<PathBuf>,
-
-    /// Write every result, the spec and the environment as JSON to FILE
-    /// (`-` for stdout, which then carries only the JSON).
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-
-    /// Draw the results as an SVG: cs/s against the swept axis with 95%
-    /// intervals, one series per lock (and policy), and a fairness panel.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
-
-    /// Never show the progress bar.
-    #[arg(long)]
-    pub no_progress: bool,
-
     /// Measure every point as this many identical copies (replica 1, 2,
     /// ...), interleaved like distinct points: an A/A check of the
     /// method's noise (`contend compare FILE --baseline replica=1`).
     #[arg(long, value_parser = parse_count, default_value = "1", value_name = "N")]
     pub replicate: u32,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
 
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -391,7 +353,7 @@ fn percent_list(s: &str) -> Result<List<f64>, String> {
 }
 
 /// Output formats on stdout.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// One row per point.

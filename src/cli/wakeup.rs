@@ -4,7 +4,6 @@ use crate::parse::{parse_axis, parse_count, parse_cpu_list, parse_duration, pars
 use crate::registry::wakeup::parse_primitive;
 use crate::runner::placement::Affinity;
 use clap::Args;
-use std::path::PathBuf;
 use std::time::Duration;
 
 pub(super) const EXAMPLES: &str = "\
@@ -113,31 +112,9 @@ pub struct WakeupArgs {
     #[arg(long, value_parser = parse_duration, value_name = "DURATION")]
     pub stall_timeout: Option<Duration>,
 
-    /// Write every result (full histograms included), the spec and the
-    /// environment as JSON to FILE (`-` for stdout).
-    #[arg(long, value_name = "FILE")]
-    pub export_json: Option<PathBuf>,
-
-    /// Also write one CSV row per pair and point to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_csv: Option<PathBuf>,
-
-    /// Also write the table as Markdown to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_markdown: Option<PathBuf>,
-
-    /// Also write gnuplot-ready percentile columns to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub export_gnuplot: Option<PathBuf>,
-
-    /// Draw the round-trip latency distributions as an SVG (one curve per
-    /// point: latency against percentile).
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
-
-    /// Never show the progress bar.
-    #[arg(long)]
-    pub no_progress: bool,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: super::OutputArgs,
 
     #[command(flatten)]
     #[allow(missing_docs)]

@@ -131,8 +131,10 @@ fn rounds(runs: Option<&Value>, path: &[&str]) -> Vec<(u64, f64)> {
 }
 
 pub(crate) fn entries(doc: &Value, family: &str) -> Result<Vec<Entry>, String> {
+    // Version 2 kept alloc's entries under `results`.
+    let v2 = doc.get("schema_version").and_then(Value::as_u64) == Some(2);
     let field = match family {
-        "alloc" => "results",
+        "alloc" if v2 => "results",
         _ => "points",
     };
     let Some(list) = doc.get(field).and_then(Value::as_array) else {
@@ -193,7 +195,7 @@ pub(crate) fn entries(doc: &Value, family: &str) -> Result<Vec<Entry>, String> {
 }
 
 /// The verdict on one point.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Significantly better.
@@ -219,7 +221,7 @@ impl Verdict {
 }
 
 /// One matched point.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Comparison {
     /// The point, in words.
     pub label: String,
@@ -240,7 +242,7 @@ pub struct Comparison {
 }
 
 /// Everything `contend compare` found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
     /// lock, wakeup or alloc.
     pub family: String,
@@ -263,10 +265,10 @@ impl Report {
 
 pub(crate) fn family_of(doc: &Value, name: &str) -> Result<String, String> {
     match doc.get("schema_version").and_then(Value::as_u64) {
-        Some(2) => {}
+        Some(2 | 3) => {}
         Some(v) => {
             return Err(format!(
-                "{name} has schema_version {v}; compare needs version 2 (exports with every run): \
+                "{name} has schema_version {v}; compare reads versions 2 and 3 (exports with every run): \
                  measure again with this contend"
             ))
         }
@@ -428,11 +430,28 @@ mod tests {
     }
 
     #[test]
+    fn alloc_exports_of_version_2_and_3_compare_alike() {
+        let entry = |v: f64| {
+            json!({"sample": {"pattern": "local", "allocator": "glibc"},
+                   "runs": [{"ops_per_s": v}, {"ops_per_s": v + 1.0}, {"ops_per_s": v - 1.0}]})
+        };
+        let v2 = json!({"schema_version": 2, "family": "alloc", "results": [entry(100.0)]});
+        let v3 = json!({"schema_version": 3, "family": "alloc", "points": [entry(100.0)]});
+        let r = compare(&v2, &v3, 0.05).unwrap();
+        assert_eq!((r.points.len(), r.points[0].verdict), (1, Verdict::NoChange));
+        // Version 3 has no `results`: an alloc v3 file written that way is refused.
+        let wrong = json!({"schema_version": 3, "family": "alloc", "results": [entry(1.0)]});
+        assert!(compare(&wrong, &v3, 0.05).unwrap_err().contains("`points`"));
+    }
+
+    #[test]
     fn mismatched_or_old_files_are_refused() {
         let lock = lock_export(&[]);
         let mut v1 = lock.clone();
         v1["schema_version"] = json!(1);
-        assert!(compare(&v1, &lock, 0.05).unwrap_err().contains("version 2"));
+        assert!(compare(&v1, &lock, 0.05)
+            .unwrap_err()
+            .contains("versions 2 and 3"));
         let mut alloc = lock.clone();
         alloc["family"] = json!("alloc");
         assert!(compare(&lock, &alloc, 0.05)

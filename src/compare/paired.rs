@@ -74,7 +74,7 @@ fn word(entry: &Entry, field: &str) -> String {
 }
 
 /// One point against its baseline.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Paired {
     /// The point, in words.
     pub label: String,
@@ -98,7 +98,7 @@ pub struct Paired {
 }
 
 /// Everything a paired compare found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PairedReport {
     /// lock, wakeup or alloc.
     pub family: String,

@@ -16,7 +16,7 @@ pub fn now_ns() -> u64 {
 }
 
 /// What reading the clock costs on this machine.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct ClockCost {
     /// The clock's resolution as the kernel reports it, ns.
     pub resolution_ns: u64,

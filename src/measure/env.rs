@@ -5,7 +5,7 @@ use serde::Serialize;
 use std::path::Path;
 
 /// Facts about the machine and the tool.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Environment {
     /// `uname -r`.
     pub kernel: String,

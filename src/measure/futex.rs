@@ -28,7 +28,7 @@ use std::path::PathBuf;
 const SYSCALLS: &[&str] = &["futex", "futex_wait", "futex_wake"];
 
 /// Where the futex syscall counts come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum CountFutex {
     /// One extra run per point with the tracepoints on, kept out of the
@@ -108,7 +108,7 @@ impl FutexPlan {
 
 /// Futex syscalls issued during a window by the measuring thread and every
 /// worker it started.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FutexCounts {
     /// Syscalls entered.
     pub calls: u64,

@@ -25,7 +25,7 @@ impl Default for Latencies {
 }
 
 /// The summary every report prints, in nanoseconds.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Samples recorded.
     pub samples: u64,
@@ -49,7 +49,7 @@ pub struct LatencySummary {
 
 /// One recorded bucket: `count` samples whose value is equivalent (within
 /// the histogram's precision) to `value_ns`.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Bucket {
     /// The highest value equivalent to this bucket's samples.
     pub value_ns: u64,

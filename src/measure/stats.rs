@@ -14,7 +14,7 @@ const OUTLIER_Z: f64 = 3.5;
 const OUTLIER_MIN_RUNS: usize = 5;
 
 /// Summary of one metric over the runs of a point.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Stats {
     /// Number of runs.
     pub n: usize,
@@ -94,7 +94,7 @@ impl Stats {
 }
 
 /// Welch's unequal-variance t-test of two sets of runs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Welch {
     /// The t statistic of mean(b) - mean(a).
     pub t: f64,

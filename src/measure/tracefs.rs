@@ -73,7 +73,7 @@ pub fn root() -> Result<PathBuf, String> {
 }
 
 /// What `--trace-threshold` asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TraceSpec {
     /// Tag round trips longer than this, ns.
     pub threshold_ns: u64,
@@ -100,7 +100,7 @@ pub struct Tracer {
 }
 
 /// What the tracer did, for the report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TraceReport {
     /// The tracefs directory; the buffer is `trace` in it.
     pub tracefs: String,

@@ -6,7 +6,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// How block sizes are drawn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Sizes {
     /// Cycle through these sizes, bytes.

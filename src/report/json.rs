@@ -10,11 +10,15 @@ use serde::Serialize;
 /// repetitions: every point carries `runs` (each run in full), `stats`
 /// (mean, stdev, 95% interval, min/median/max and outliers of the family's
 /// metric over the runs) and `stopped`; `sample` became the median run
-/// (lock, alloc) or all runs merged (wakeup).
-pub const SCHEMA_VERSION: u32 = 2;
+/// (lock, alloc) or all runs merged (wakeup). Version 3: every family's
+/// entries are under `points` (alloc's were under `results`); the spec
+/// carries `export_ndjson`; runs may have status `cut_short`; alloc
+/// samples carry `glibc_tunables`, lock faults `recovered_how`. The schema
+/// is published in docs/schema/export.schema.json.
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// The fields every export starts with.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Header<'a> {
     /// Layout version of this document.
     pub schema_version: u32,
@@ -42,7 +46,7 @@ impl<'a> Header<'a> {
 }
 
 /// The JSON document of `contend lock`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LockExport<'a> {
     /// Version, family, environment, warnings.
     #[serde(flatten)]
@@ -54,7 +58,7 @@ pub struct LockExport<'a> {
 }
 
 /// The JSON document of `contend alloc`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct AllocExport<'a> {
     /// Version, family, environment, warnings.
     #[serde(flatten)]
@@ -62,11 +66,11 @@ pub struct AllocExport<'a> {
     /// What was asked for.
     pub spec: &'a crate::spec::alloc::AllocSpec,
     /// One entry per pattern and allocator, with every run.
-    pub results: &'a [crate::runner::alloc_sweep::AllocResult],
+    pub points: &'a [crate::runner::alloc_sweep::AllocResult],
 }
 
 /// The JSON document of `contend wakeup`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct WakeupExport<'a> {
     /// Version, family, environment, warnings.
     #[serde(flatten)]
@@ -83,7 +87,7 @@ pub struct WakeupExport<'a> {
 
 /// The JSON document of `contend tune`: a lock export (so `contend
 /// compare` reads it) with the budget the search found best.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct TuneExport<'a> {
     /// Version, family ("lock"), environment, warnings.
     #[serde(flatten)]

@@ -2,13 +2,17 @@
 //! anything; everything here only formats.
 
 pub mod csv;
+pub mod document;
+pub mod family;
 pub mod gnuplot;
 pub mod histogram;
 pub mod json;
 pub mod list;
 pub mod markdown;
+pub mod ndjson;
 pub mod number;
 pub mod plot;
+pub mod schema;
 pub mod seed;
 pub mod sink;
 pub mod table;

@@ -10,6 +10,7 @@
 //! replaced only when the results are written; a file contend created is
 //! removed again if the run fails before that.
 
+use crate::cli::OutputArgs;
 use crate::spec::SpecError;
 use anyhow::{Context, Result};
 use std::fs::File;
@@ -66,13 +67,7 @@ impl Sink {
     pub fn write(mut self, text: &str) -> Result<()> {
         let shown = self.path.display().to_string();
         match self.file.as_mut() {
-            None => {
-                let mut out = std::io::stdout().lock();
-                match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                    other => other.context("writing to stdout")?,
-                }
-            }
+            None => print(text)?,
             Some(file) => {
                 if file.metadata().is_ok_and(|m| m.is_file()) {
                     file.set_len(0).with_context(|| format!("truncating {shown}"))?;
@@ -95,26 +90,13 @@ impl Drop for Sink {
     }
 }
 
-/// The export flags of one command, as given.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ExportPaths<'a> {
-    /// --export-json.
-    pub json: Option<&'a Path>,
-    /// --export-csv.
-    pub csv: Option<&'a Path>,
-    /// --export-markdown.
-    pub markdown: Option<&'a Path>,
-    /// --export-gnuplot.
-    pub gnuplot: Option<&'a Path>,
-    /// --plot.
-    pub plot: Option<&'a Path>,
-}
-
 /// Every export of one command, open.
 #[derive(Debug, Default)]
 pub struct Exports {
     /// --export-json.
     pub json: Option<Sink>,
+    /// --export-ndjson.
+    pub ndjson: Option<Sink>,
     /// --export-csv.
     pub csv: Option<Sink>,
     /// --export-markdown.
@@ -126,14 +108,21 @@ pub struct Exports {
 }
 
 impl Exports {
-    /// Opens them all; refuses two exports into one file, or two to stdout.
-    pub fn open(paths: ExportPaths<'_>) -> Result<Self, SpecError> {
+    /// Opens every export `output` names; refuses two exports into one
+    /// file, two to stdout, and `--plot` where the command draws none.
+    pub fn open(output: &OutputArgs, draws_plots: bool) -> Result<Self, SpecError> {
+        if output.plot.is_some() && !draws_plots {
+            return Err(SpecError(
+                "--plot: this command draws no plot (use --export-gnuplot)".into(),
+            ));
+        }
         let named = [
-            ("--export-json", paths.json),
-            ("--export-csv", paths.csv),
-            ("--export-markdown", paths.markdown),
-            ("--export-gnuplot", paths.gnuplot),
-            ("--plot", paths.plot),
+            ("--export-json", output.export_json.as_deref()),
+            ("--export-ndjson", output.export_ndjson.as_deref()),
+            ("--export-csv", output.export_csv.as_deref()),
+            ("--export-markdown", output.export_markdown.as_deref()),
+            ("--export-gnuplot", output.export_gnuplot.as_deref()),
+            ("--plot", output.plot.as_deref()),
         ];
         for (i, (flag, path)) in named.iter().enumerate() {
             let Some(path) = path else { continue };
@@ -147,19 +136,38 @@ impl Exports {
         let open = |i: usize| named[i].1.map(|p| Sink::open(named[i].0, p)).transpose();
         Ok(Self {
             json: open(0)?,
-            csv: open(1)?,
-            markdown: open(2)?,
-            gnuplot: open(3)?,
-            plot: open(4)?,
+            ndjson: open(1)?,
+            csv: open(2)?,
+            markdown: open(3)?,
+            gnuplot: open(4)?,
+            plot: open(5)?,
         })
     }
 
-    /// Whether some export goes to stdout (the table is then left out).
+    /// Whether some export goes to stdout (the terminal output is then
+    /// left out).
     pub fn stdout_taken(&self) -> bool {
-        [&self.json, &self.csv, &self.markdown, &self.gnuplot, &self.plot]
-            .into_iter()
-            .flatten()
-            .any(Sink::is_stdout)
+        [
+            &self.json,
+            &self.ndjson,
+            &self.csv,
+            &self.markdown,
+            &self.gnuplot,
+            &self.plot,
+        ]
+        .into_iter()
+        .flatten()
+        .any(Sink::is_stdout)
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) is not an error worth a
+/// trace.
+pub fn print(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to stdout"),
     }
 }
 
@@ -201,18 +209,25 @@ mod tests {
         let missing = dir.path().join("no/such/dir/x.csv");
         assert!(Sink::open("--export-csv", &missing).is_err());
         let same = dir.path().join("x");
-        let twice = ExportPaths {
-            json: Some(&same),
-            csv: Some(&same),
-            ..ExportPaths::default()
+        let twice = OutputArgs {
+            export_json: Some(same.clone()),
+            export_csv: Some(same),
+            ..OutputArgs::default()
         };
-        assert!(Exports::open(twice).unwrap_err().0.contains("both name"));
-        let dash = Path::new("-");
-        let two_stdout = ExportPaths {
-            json: Some(dash),
-            csv: Some(dash),
-            ..ExportPaths::default()
+        assert!(Exports::open(&twice, true).unwrap_err().0.contains("both name"));
+        let two_stdout = OutputArgs {
+            export_json: Some("-".into()),
+            export_ndjson: Some("-".into()),
+            ..OutputArgs::default()
         };
-        assert!(Exports::open(two_stdout).is_err());
+        assert!(Exports::open(&two_stdout, true).is_err());
+        let plot = OutputArgs {
+            plot: Some(dir.path().join("p.svg")),
+            ..OutputArgs::default()
+        };
+        assert!(Exports::open(&plot, false)
+            .unwrap_err()
+            .0
+            .contains("draws no plot"));
     }
 }

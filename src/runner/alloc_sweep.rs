@@ -21,7 +21,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 
 /// One run of one pattern under one allocator.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AllocSample {
     /// Its round, start time and status (measured, rejected, counting).
     #[serde(flatten)]
@@ -89,7 +89,7 @@ impl RunRecord for AllocSample {
 }
 
 /// One pattern under one allocator, over its runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AllocResult {
     /// The run with the median ops/s (its `vs_glibc` compares means).
     pub sample: AllocSample,

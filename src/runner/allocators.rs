@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// One allocator to run under.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Allocator {
     /// glibc, tcmalloc, jemalloc or mimalloc.
     pub name: &'static str,

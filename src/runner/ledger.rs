@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// A directory a run created, with what proves it is the same one later:
 /// its device and inode at creation (a path can be replaced, an inode
 /// cannot be forged).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CreatedDir {
     /// Where it was made.
     pub path: PathBuf,
@@ -41,7 +41,7 @@ impl CreatedDir {
 
 /// A SysV set a run created, with its size as a check against a recycled
 /// id (ids carry a sequence number, so reuse is rare already).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CreatedSet {
     /// The kernel id.
     pub id: i32,
@@ -50,7 +50,7 @@ pub struct CreatedSet {
 }
 
 /// One run's record.
-#[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Record {
     /// The coordinator's pid.

@@ -8,7 +8,7 @@ use nix::unistd::Pid;
 use serde::Serialize;
 
 /// A placement policy for the pairs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Affinity {
     /// Both threads of pair i on one CPU (pairs round-robin over the CPUs):
@@ -52,7 +52,7 @@ impl Affinity {
 }
 
 /// The CPUs each thread of one pair may run on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Placement {
     /// For thread A (the one that measures).
     pub a: Vec<usize>,

@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::time::Duration;
 
 /// In which order the runs of a sweep's points are made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Order {
     /// Rounds: each runs every unfinished point once, in a fresh random
@@ -23,7 +23,7 @@ pub enum Order {
 }
 
 /// The plan for a sweep's runs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Repeat {
     /// Runs at least (with --precision) or exactly (without), per point.
     pub runs: u32,
@@ -104,7 +104,7 @@ impl Repeat {
 }
 
 /// Why a point stopped adding runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stopped {
     /// The --runs asked for were done.
@@ -130,7 +130,7 @@ impl Stopped {
 }
 
 /// What a run was for, as the export records it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// A run of the statistics.
@@ -150,7 +150,7 @@ pub enum RunStatus {
 }
 
 /// When and why a run was made; every run in an export carries it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RunInfo {
     /// The round it belongs to (0-based; with --order sequential, the
     /// run's index within its point).

@@ -7,7 +7,7 @@ use locks::sys::sched::{set_current_thread, Policy};
 use serde::Serialize;
 
 /// The policy and priorities the measured threads run with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Sched {
     /// `other`, `fifo` or `rr`.
     pub policy: &'static str,

@@ -23,7 +23,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 /// A point and what its runs measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PointResult {
     /// What was run.
     pub point: Point,

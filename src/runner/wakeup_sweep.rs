@@ -22,7 +22,7 @@ use serde::Serialize;
 use std::path::Path;
 
 /// A point and what it measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WakeupResult {
     /// What was run.
     pub point: WakeupPoint,

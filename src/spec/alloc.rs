@@ -7,10 +7,9 @@ use crate::runner::allocators::Allocator;
 use crate::runner::limits::Limits;
 use crate::workloads::alloc::Pattern;
 use serde::Serialize;
-use std::path::PathBuf;
 
 /// What `contend alloc` runs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AllocSpec {
     /// Patterns, in order.
     pub patterns: Vec<Pattern>,
@@ -26,14 +25,9 @@ pub struct AllocSpec {
     pub batch: usize,
     /// Block sizes.
     pub sizes: Sizes,
-    /// JSON export target.
-    pub export_json: Option<PathBuf>,
-    /// CSV export target.
-    pub export_csv: Option<PathBuf>,
-    /// Markdown export target.
-    pub export_markdown: Option<PathBuf>,
-    /// gnuplot export target.
-    pub export_gnuplot: Option<PathBuf>,
+    /// Where results go (the export flags).
+    #[serde(flatten)]
+    pub output: crate::cli::OutputArgs,
     /// Runs per pattern and allocator.
     pub repeat: crate::runner::repeat::Repeat,
     /// Show a progress bar (on a terminal, for sweeps over 2 s).
@@ -100,12 +94,9 @@ impl AllocSpec {
             iterations: args.iterations,
             batch: args.batch,
             sizes: args.size.clone(),
-            export_json: args.export_json.clone(),
-            export_csv: args.export_csv.clone(),
-            export_markdown: args.export_markdown.clone(),
-            export_gnuplot: args.export_gnuplot.clone(),
+            output: args.output.clone(),
             repeat: args.repeat.plan().map_err(SpecError)?,
-            progress: !args.no_progress,
+            progress: !args.output.no_progress,
         })
     }
 }

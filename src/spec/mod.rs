@@ -23,7 +23,7 @@ use thiserror::Error;
 pub struct SpecError(pub String);
 
 /// Whether workers are threads of contend or processes forked from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Threads of this process.
@@ -43,7 +43,7 @@ impl Mode {
 }
 
 /// One point of a sweep: everything a single run needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Point {
     /// Registry name of the lock.
     pub lock: &'static str,
@@ -138,7 +138,7 @@ impl Point {
 }
 
 /// `contend lock`, validated.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LockSpec {
     /// Locks swept.
     pub locks: Vec<&'static str>,
@@ -165,20 +165,13 @@ pub struct LockSpec {
     pub kill_holder_after_ns: u64,
     /// Output format on stdout.
     pub format: Format,
-    /// JSON export target.
-    pub export_json: Option<PathBuf>,
-    /// gnuplot export target.
-    pub export_gnuplot: Option<PathBuf>,
-    /// CSV export target.
-    pub export_csv: Option<PathBuf>,
-    /// Markdown export target.
-    pub export_markdown: Option<PathBuf>,
+    /// Where results go (the export flags).
+    #[serde(flatten)]
+    pub output: crate::cli::OutputArgs,
     /// Whether a progress bar may be shown.
     pub progress: bool,
     /// Runs per point.
     pub repeat: Repeat,
-    /// SVG plot path.
-    pub plot: Option<PathBuf>,
     /// Identical copies of every point (--replicate; 1: none).
     pub replicate: u32,
 }
@@ -361,13 +354,9 @@ impl LockSpec {
             stall_timeout_ns: args.stall_timeout.map_or(0, |d| d.as_nanos() as u64),
             kill_holder_after_ns: args.kill_holder_after.map_or(0, |d| d.as_nanos() as u64),
             format: args.format,
-            export_json: args.export_json.clone(),
-            export_gnuplot: args.export_gnuplot.clone(),
-            export_csv: args.export_csv.clone(),
-            export_markdown: args.export_markdown.clone(),
-            progress: !args.no_progress,
+            output: args.output.clone(),
+            progress: !args.output.no_progress,
             repeat: args.repeat.plan().map_err(err)?,
-            plot: args.plot.clone(),
             replicate: args.replicate,
         })
     }

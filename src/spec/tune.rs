@@ -7,10 +7,9 @@ use crate::registry;
 use crate::runner::limits::Limits;
 use crate::runner::repeat::Repeat;
 use serde::Serialize;
-use std::path::PathBuf;
 
 /// What to tune, and how long it may take.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TuneSpec {
     /// The lock (it has a spin budget).
     pub lock: &'static str,
@@ -28,8 +27,9 @@ pub struct TuneSpec {
     pub repeat: Repeat,
     /// Refinement stops once this is spent, ns.
     pub max_time_ns: u64,
-    /// JSON export path.
-    pub export_json: Option<PathBuf>,
+    /// Where results go (the export flags).
+    #[serde(flatten)]
+    pub output: crate::cli::OutputArgs,
 }
 
 impl TuneSpec {
@@ -68,7 +68,7 @@ impl TuneSpec {
                 ..Repeat::new(args.runs, None, None).map_err(SpecError)?
             },
             max_time_ns: args.max_time.as_nanos() as u64,
-            export_json: args.export_json.clone(),
+            output: args.output.clone(),
         })
     }
 }

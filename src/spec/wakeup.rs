@@ -9,7 +9,6 @@ use crate::runner::placement::{allowed_cpus, plan, Affinity, Placement};
 use crate::runner::repeat::Repeat;
 use crate::runner::sched::Sched;
 use serde::Serialize;
-use std::path::PathBuf;
 use std::time::Duration;
 
 /// Round trips per pair and run when neither --iterations nor --duration is
@@ -17,7 +16,7 @@ use std::time::Duration;
 pub const DEFAULT_ITERATIONS: u64 = 3_000;
 
 /// How a point's measurement ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Length {
     /// After this many recorded round trips per pair.
@@ -27,7 +26,7 @@ pub enum Length {
 }
 
 /// One point: everything one run of pairs needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct WakeupPoint {
     /// Registry name of the primitive.
     pub primitive: &'static str,
@@ -79,7 +78,7 @@ impl WakeupPoint {
 }
 
 /// The validated `contend wakeup` experiment.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WakeupSpec {
     /// Primitives in the order given.
     pub primitives: Vec<&'static str>,
@@ -107,20 +106,13 @@ pub struct WakeupSpec {
     pub histogram_bucket_ns: Option<u64>,
     /// Stall watchdog, ns.
     pub stall_timeout_ns: u64,
-    /// JSON export path.
-    pub export_json: Option<PathBuf>,
-    /// CSV export path.
-    pub export_csv: Option<PathBuf>,
-    /// Markdown export path.
-    pub export_markdown: Option<PathBuf>,
+    /// Where results go (the export flags).
+    #[serde(flatten)]
+    pub output: crate::cli::OutputArgs,
     /// Whether a progress bar may be shown.
     pub progress: bool,
     /// Runs per point.
     pub repeat: Repeat,
-    /// gnuplot export path.
-    pub export_gnuplot: Option<PathBuf>,
-    /// SVG plot path.
-    pub plot: Option<PathBuf>,
 }
 
 fn err(msg: impl Into<String>) -> SpecError {
@@ -223,13 +215,9 @@ impl WakeupSpec {
             }),
             histogram_bucket_ns: args.histogram,
             stall_timeout_ns,
-            export_json: args.export_json.clone(),
-            export_csv: args.export_csv.clone(),
-            export_markdown: args.export_markdown.clone(),
-            progress: !args.no_progress,
+            output: args.output.clone(),
+            progress: !args.output.no_progress,
             repeat: args.repeat.plan().map_err(err)?,
-            export_gnuplot: args.export_gnuplot.clone(),
-            plot: args.plot.clone(),
         })
     }
 

@@ -23,7 +23,9 @@ use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
 /// Which pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Pattern {
     /// Each thread frees what it allocated.
@@ -33,7 +35,7 @@ pub enum Pattern {
 }
 
 /// What the child is asked to do (passed as JSON on its command line).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChildSpec {
     /// The pattern.
     pub pattern: Pattern,
@@ -51,7 +53,7 @@ pub struct ChildSpec {
 }
 
 /// What the child reports back (JSON on its stdout).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChildResult {
     /// Seconds from the start gate (every thread spawned and warmed up)
     /// to the last worker's end.

@@ -10,7 +10,7 @@ use std::ops::Sub;
 
 /// One worker's cumulative counters, as it publishes them after every
 /// critical section.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct WorkerCounts {
     /// Critical sections completed.
     pub acquisitions: u64,
@@ -45,7 +45,7 @@ impl Sub for WorkerCounts {
 }
 
 /// The lock's own slow-path counters, summed over workers.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LockCounters {
     /// Failed user-space attempts.
     pub spins: u64,
@@ -57,7 +57,7 @@ pub struct LockCounters {
 
 /// What `--kill-holder-after` did: a worker killed inside its critical
 /// section, and how the lock recovered.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FaultReport {
     /// The worker that was killed while holding the lock.
     pub victim: usize,
@@ -77,7 +77,7 @@ pub struct FaultReport {
 }
 
 /// Memory use of a run, kB.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MemoryUse {
     /// The coordinator's peak resident set (VmHWM) so far.
     pub coordinator_peak_kib: Option<u64>,
@@ -88,7 +88,7 @@ pub struct MemoryUse {
 }
 
 /// One run of a point.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct LockSample {
     /// Its round, start time and status (measured, rejected, counting).
     #[serde(flatten)]

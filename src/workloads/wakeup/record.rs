@@ -34,7 +34,7 @@ pub struct PairRecord {
 }
 
 /// The serialized form.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, schemars::JsonSchema)]
 struct Wire {
     round_trip: String,
     a_to_b: String,

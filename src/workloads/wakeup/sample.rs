@@ -13,7 +13,7 @@ use crate::runner::repeat::{RunInfo, RunRecord};
 use serde::Serialize;
 
 /// A distribution: its summary and everything needed to redraw it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Distribution {
     /// Min, percentiles, max, mean; None when nothing was recorded.
     pub summary: Option<LatencySummary>,
@@ -45,7 +45,7 @@ impl Distribution {
 }
 
 /// One pair.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PairSample {
     /// Index.
     pub pair: usize,
@@ -74,7 +74,7 @@ pub struct PairSample {
 }
 
 /// One run of a point, or several merged.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct WakeupSample {
     /// Its round, start time and status (measured, rejected, counting);
     /// a merged sample takes the first run's.

@@ -1,0 +1,163 @@
+//! The published JSON Schema (docs/schema/export.schema.json) is exactly
+//! what the types generate, and real exports of every family validate
+//! against it; a document missing its points does not.
+//!
+//! After changing an exported type: `CONTEND_UPDATE_SCHEMA=1 cargo test
+//! --test schema` rewrites the published file.
+
+use assert_cmd::Command;
+use contend::report::schema::{export_schema, PUBLISHED};
+use serde_json::Value;
+use std::path::Path;
+
+fn published() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(PUBLISHED)
+}
+
+#[test]
+fn the_published_schema_is_the_generated_one() {
+    let generated = serde_json::to_string_pretty(&export_schema()).unwrap() + "\n";
+    if std::env::var_os("CONTEND_UPDATE_SCHEMA").is_some() {
+        std::fs::write(published(), &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(published()).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "{PUBLISHED} is stale: regenerate it with CONTEND_UPDATE_SCHEMA=1 cargo test --test schema"
+    );
+}
+
+fn export(args: &[&str]) -> Value {
+    let out = Command::cargo_bin("contend")
+        .unwrap()
+        .args(args)
+        .args(["--export-json", "-"])
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+#[test]
+fn every_family_exports_valid_documents() {
+    let schema = export_schema();
+    let validator = jsonschema::draft202012::new(&schema).expect("the schema is valid JSON Schema");
+    let short = ["--runs", "2", "--no-progress", "--count-futex", "off"];
+    let docs = [
+        export(
+            &[
+                &[
+                    "lock",
+                    "--threads",
+                    "2",
+                    "--lock",
+                    "futex,pthread",
+                    "--duration",
+                    "50ms",
+                    "--warmup",
+                    "0",
+                ][..],
+                &short,
+            ]
+            .concat(),
+        ),
+        export(
+            &[&[
+                "tune",
+                "--threads",
+                "2",
+                "--duration",
+                "50ms",
+                "--warmup",
+                "0",
+                "--runs",
+                "2",
+                "--max-time",
+                "2s",
+            ][..]]
+            .concat(),
+        ),
+        export(
+            &[
+                &["wakeup", "--primitive", "futex,pipe", "--iterations", "200"][..],
+                &short,
+            ]
+            .concat(),
+        ),
+        export(
+            &[
+                &[
+                    "alloc",
+                    "--allocator",
+                    "glibc",
+                    "--threads",
+                    "2",
+                    "--pairs",
+                    "1",
+                    "--iterations",
+                    "20",
+                    "--batch",
+                    "8",
+                ][..],
+                &short,
+            ]
+            .concat(),
+        ),
+    ];
+    for doc in &docs {
+        let errors: Vec<String> = validator
+            .iter_errors(doc)
+            .map(|e| format!("{} at {}", e, e.instance_path))
+            .collect();
+        assert!(errors.is_empty(), "{} export: {errors:#?}", doc["family"]);
+        assert_eq!(doc["schema_version"], contend::report::json::SCHEMA_VERSION);
+        assert!(
+            doc["points"].as_array().is_some_and(|p| !p.is_empty()),
+            "{}",
+            doc["family"]
+        );
+    }
+    let mut broken = docs[0].clone();
+    broken.as_object_mut().unwrap().remove("points");
+    assert!(
+        !validator.is_valid(&broken),
+        "a lock export without points validated"
+    );
+}
+
+/// NDJSON carries the same document: a header line without the points,
+/// then one self-describing line per point.
+#[test]
+fn ndjson_is_a_header_then_a_line_per_point() {
+    let out = Command::cargo_bin("contend")
+        .unwrap()
+        .args([
+            "lock",
+            "--threads",
+            "2",
+            "--lock",
+            "futex,seed",
+            "--duration",
+            "50ms",
+            "--warmup",
+            "0",
+        ])
+        .args(["--runs", "1", "--count-futex", "off", "--export-ndjson", "-"])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0]["record"], "header");
+    assert!(lines[0].get("points").is_none() && lines[0]["spec"].is_object());
+    for (line, lock) in lines[1..].iter().zip(["futex", "seed"]) {
+        assert_eq!(
+            (&line["record"], &line["family"]),
+            (&Value::from("point"), &Value::from("lock"))
+        );
+        assert_eq!(line["point"]["lock"], lock);
+        assert!(line["stats"]["mean"].as_f64().unwrap() > 0.0);
+    }
+}
