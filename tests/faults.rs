@@ -6,6 +6,9 @@
 //! end on a signal; and `contend alloc` takes SIGTERM like the others, its
 //! child dying with the coordinator.
 
+mod common;
+
+use common::refused;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::os::unix::process::ExitStatusExt;
@@ -14,16 +17,6 @@ use std::time::{Duration, Instant};
 
 fn bin() -> std::path::PathBuf {
     assert_cmd::cargo::cargo_bin("contend")
-}
-
-/// Runs contend, expecting exit 2 with `says` on stderr and no results.
-fn refused(args: &[&str], says: &str) {
-    let out = Command::new(bin()).args(args).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-    assert!(err.contains(says), "{args:?}: expected `{says}` in:\n{err}");
-    assert!(!err.contains("panicked"), "{args:?}: {err}");
-    assert!(out.stdout.is_empty(), "{args:?} measured before refusing");
 }
 
 #[test]

@@ -8,124 +8,11 @@
 
 mod common;
 
+use common::run::*;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn sem_sets() -> usize {
-    std::fs::read_to_string("/proc/sysvipc/sem").map_or(0, |s| s.lines().count().saturating_sub(1))
-}
-
-fn entries(dir: &Path) -> usize {
-    std::fs::read_dir(dir).map_or(0, |d| d.count())
-}
-
-/// The coordinator and its scratch directories; kills it if a test fails
-/// half-way.
-struct Run {
-    child: Child,
-    lock_dir: tempfile::TempDir,
-    ledger_dir: tempfile::TempDir,
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(args: &[&str]) -> Run {
-    let lock_dir = tempfile::tempdir().unwrap();
-    let ledger_dir = tempfile::tempdir().unwrap();
-    let child = Command::new(assert_cmd::cargo::cargo_bin("contend"))
-        .arg("lock")
-        .args(args)
-        .args(["--lock-dir", lock_dir.path().to_str().unwrap()])
-        .env("XDG_RUNTIME_DIR", ledger_dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("contend starts");
-    Run {
-        child,
-        lock_dir,
-        ledger_dir,
-    }
-}
-
-/// Worker processes of `pid` (its direct children).
-fn children(pid: u32) -> Vec<i32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
-/// Waits until the coordinator has `n` children and the window has begun.
-fn wait_running(run: &Run, n: usize) -> Vec<i32> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let kids = children(run.child.id());
-        if kids.len() >= n {
-            // Past the 100 ms warm-up, into the measured window.
-            std::thread::sleep(Duration::from_millis(600));
-            return kids;
-        }
-        assert!(Instant::now() < deadline, "workers never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn alive(pid: i32) -> bool {
-    // A zombie is dead for our purposes; /proc/PID/stat's state says so.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
-        .is_some_and(|zombie| !zombie)
-}
-
-/// Waits for the coordinator to exit, at most `limit`.
-fn finish(run: &mut Run, limit: Duration) -> (Option<i32>, String, String) {
-    let deadline = Instant::now() + limit;
-    while run.child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "contend did not exit within {limit:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = std::mem::replace(&mut run.child, Command::new("true").spawn().unwrap())
-        .wait_with_output()
-        .unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn assert_clean(run: &Run, sets_before: usize, workers: &[i32]) {
-    assert_eq!(sem_sets(), sets_before, "a SysV set was left behind");
-    assert_eq!(
-        entries(run.lock_dir.path()),
-        0,
-        "the lock directory was left behind"
-    );
-    assert_eq!(
-        entries(&run.ledger_dir.path().join("contend")),
-        0,
-        "the ledger record was left behind"
-    );
-    for &w in workers {
-        assert!(!alive(w), "worker {w} outlived the run");
-    }
-}
-
-const LONG_RUN: &[&str] = &["--hold", "sleep:50us", "--duration", "30s", "--warmup", "100ms"];
 
 #[test]
 fn sigint_mid_run_reports_partial_results_and_cleans_up() {
@@ -221,44 +108,6 @@ fn a_worker_thread_that_panics_is_an_error_line_not_a_crash() {
     );
     assert!(!stderr.contains("a scoped thread panicked"), "{stderr}");
     assert_clean(&run, sets_before, &[]);
-}
-
-#[test]
-fn a_file_lock_holder_killed_is_released_by_the_kernel_and_the_recovery_measured() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    for lock in ["flock", "fcntl", "lockf"] {
-        let json = tempfile::NamedTempFile::new().unwrap();
-        let mut run = start(&[
-            "--lock",
-            lock,
-            "--procs",
-            "3",
-            "--hold",
-            "10us",
-            "--duration",
-            "1500ms",
-            "--warmup",
-            "100ms",
-            "--kill-holder-after",
-            "500ms",
-            "--runs",
-            "1",
-            "--export-json",
-            json.path().to_str().unwrap(),
-        ]);
-        let (code, stdout, stderr) = finish(&mut run, Duration::from_secs(20));
-        assert_eq!(code, Some(0), "{lock}: {stderr}");
-        assert!(
-            stdout.contains("the kernel released the dead holder's file lock"),
-            "{stdout}"
-        );
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
-        let fault = &v["points"][0]["sample"]["fault"];
-        assert_eq!(fault["recovered_how"], "kernel_release", "{lock}: {fault}");
-        assert_ne!(fault["victim"], fault["recovered_by"], "{lock}: {fault}");
-        assert!(fault["recovery_us"].as_f64().unwrap() > 0.0, "{lock}: {fault}");
-    }
 }
 
 #[test]
@@ -434,77 +283,6 @@ fn a_second_sigint_exits_at_once_and_still_cleans_up() {
     assert!(stderr.contains("second SIGINT"), "{stderr}");
     // Workers still in semop when the set goes panic: expected, not shown.
     assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_clean(&run, sets_before, &[]);
-}
-
-#[test]
-fn a_holder_killed_in_its_critical_section_is_recovered_by_a_robust_lock() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let json = tempfile::NamedTempFile::new().unwrap();
-    let mut run = start(&[
-        "--lock",
-        "pthread-robust",
-        "--procs",
-        "3",
-        "--duration",
-        "1500ms",
-        "--warmup",
-        "100ms",
-        "--kill-holder-after",
-        "500ms",
-        "--export-json",
-        json.path().to_str().unwrap(),
-    ]);
-    let (code, stdout, stderr) = finish(&mut run, Duration::from_secs(20));
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(
-        stdout.contains("was killed holding the lock") && stdout.contains("EOWNERDEAD"),
-        "{stdout}"
-    );
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
-    let sample = &v["points"][0]["sample"];
-    let fault = &sample["fault"];
-    let victim = fault["victim"].as_u64().unwrap() as usize;
-    let by = fault["recovered_by"].as_u64().expect("recovered") as usize;
-    assert_ne!(victim, by);
-    assert!(fault["recovery_us"].as_f64().unwrap() > 0.0);
-    assert_eq!(sample["workers"][by]["recoveries"], 1);
-    let total: u64 = sample["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["recoveries"].as_u64().unwrap())
-        .sum();
-    assert_eq!(total, 1, "exactly one acquisition found the owner dead");
-}
-
-#[test]
-fn a_holder_killed_in_a_plain_lock_ends_the_run_instead_of_hanging() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let sets_before = sem_sets();
-    let started = Instant::now();
-    let mut run = start(
-        &[
-            &["--lock", "sysv", "--procs", "3", "--kill-holder-after", "500ms"],
-            LONG_RUN,
-        ]
-        .concat(),
-    );
-    let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(20));
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "it should not wait for the stall timeout"
-    );
-    assert!(
-        stderr.contains("was killed inside its critical section")
-            && stderr.contains("no owner-death recovery"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("pthread-robust"),
-        "the error names the robust locks: {stderr}"
-    );
     assert_clean(&run, sets_before, &[]);
 }
 

@@ -286,6 +286,7 @@ proptest! {
         if let Some(Command::Lock(args)) = parsed(&argv("lock", args))? {
             if let Ok(spec) = LockSpec::from_args(&args) {
                 let points = spec.points();
+                prop_assert_eq!(spec.point_count(), points.len() as u128);
                 let runs = planned_runs(points.len(), &spec.repeat, true);
                 let per_run = Duration::from_nanos(spec.duration_ns.saturating_add(spec.warmup_ns));
                 let _ = estimate(runs, per_run);

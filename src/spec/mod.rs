@@ -341,7 +341,7 @@ impl LockSpec {
             pairs
         };
 
-        Ok(LockSpec {
+        let spec = LockSpec {
             locks,
             mode,
             workers,
@@ -358,7 +358,41 @@ impl LockSpec {
             progress: !args.output.no_progress,
             repeat: args.repeat.plan().map_err(err)?,
             replicate: args.replicate,
-        })
+        };
+        let n = spec.point_count();
+        if n > MAX_POINTS {
+            return Err(err(format!(
+                "the sweep has {n} points (the product of the lists{}); at most {MAX_POINTS}: \
+                 narrow the lists",
+                if spec.replicate > 1 {
+                    " and --replicate"
+                } else {
+                    ""
+                }
+            )));
+        }
+        Ok(spec)
+    }
+
+    /// How many points the sweep has, counted without building them.
+    pub fn point_count(&self) -> u128 {
+        let replicas = u128::from(self.replicate.max(1));
+        let per_lock = |lock: &str| {
+            let caps = registry::find(lock).map(|e| e.caps);
+            let spins = if caps.is_some_and(|c| c.spin) {
+                self.spins.len().max(1)
+            } else {
+                1
+            };
+            let policies = if caps.is_some_and(|c| c.spinners) {
+                self.spinners.len().max(1)
+            } else {
+                1
+            };
+            (spins * policies) as u128
+        };
+        let shared = (self.workers.len() * self.work.len()) as u128 * replicas;
+        self.locks.iter().map(|l| per_lock(l) * shared).sum()
     }
 
     /// The points of the sweep, lock-major, in the order given.
@@ -415,6 +449,10 @@ fn lacking(entries: &[&registry::LockEntry], ok: impl Fn(&registry::LockEntry) -
 
 /// The values of an optional axis for one lock: none if the lock does not
 /// take it, the default if the user gave none, else the user's list.
+/// The most points one sweep may have: every point runs at least once for
+/// its window, so more is a typo (`--replicate 4000000000`), not a plan.
+pub const MAX_POINTS: u128 = 10_000;
+
 fn axis<T: Copy>(applies: bool, given: &[T], default: T) -> Vec<Option<T>> {
     match (applies, given.is_empty()) {
         (false, _) => vec![None],
@@ -445,114 +483,4 @@ pub fn probe_lock_dir(dir: &std::path::Path) -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::{Cli, Command};
-    use clap::Parser;
-
-    fn spec(args: &str) -> Result<LockSpec, SpecError> {
-        let cli = Cli::try_parse_from(format!("contend lock {args}").split_whitespace()).unwrap();
-        match cli.command {
-            Command::Lock(a) => LockSpec::from_args(&a),
-            _ => unreachable!(),
-        }
-    }
-
-    #[test]
-    fn sweep_is_the_cartesian_product() {
-        let s = spec("--lock seed,pthread --threads 2,4 --spin 1,10 --hold 1us,2us --idle 0,sleep:5us")
-            .unwrap_err();
-        assert!(s.0.contains("pthread"), "{}", s.0);
-        let s =
-            spec("--lock seed,futex --threads 2,4 --spin 1,10 --hold 1us,2us --idle 0,sleep:5us").unwrap();
-        let points = s.points();
-        assert_eq!(points.len(), 2 * 2 * 2 * 2 * 2);
-        assert_eq!(points[0].lock, "seed");
-        assert_eq!(points[0].spin, Some(1));
-        assert_eq!(points.last().unwrap().lock, "futex");
-        assert_eq!(points.last().unwrap().idle.to_string(), "sleep:5µs");
-    }
-
-    #[test]
-    fn locks_without_spin_get_none_and_with_spin_the_default() {
-        let s = spec("--lock pthread,futex --threads 1").unwrap();
-        let p = s.points();
-        assert_eq!(p.len(), 2);
-        assert_eq!(p[0].spin, None);
-        assert_eq!(p[0].mode, Mode::Threads);
-        assert_eq!(p[0].workers, 1);
-        let defaults = spec("--lock futex").unwrap().points();
-        assert_eq!(
-            (defaults[0].mode, defaults[0].workers),
-            (Mode::Threads, DEFAULT_THREADS)
-        );
-        let procs = spec("--lock futex --procs 3,5").unwrap().points();
-        assert_eq!(
-            procs.iter().map(|p| (p.mode, p.workers)).collect::<Vec<_>>(),
-            [(Mode::Processes, 3), (Mode::Processes, 5)]
-        );
-        assert_eq!(p[1].spin, Some(100));
-    }
-
-    #[test]
-    fn spinners_sweep_only_adaptive() {
-        let s = spec("--lock adaptive --spinners none,one,many --threads 2").unwrap();
-        let p: Vec<_> = s.points().iter().map(|p| p.spinners).collect();
-        assert_eq!(
-            p,
-            [
-                Some(SpinPolicy::None),
-                Some(SpinPolicy::One),
-                Some(SpinPolicy::Many)
-            ]
-        );
-        let e = spec("--lock futex,adaptive --spinners many").unwrap_err().0;
-        assert!(
-            e.contains("--spinners does not apply to futex") && e.contains("adaptive"),
-            "{e}"
-        );
-        let s = spec("--lock futex,adaptive --threads 1").unwrap();
-        assert_eq!(s.points()[0].spinners, None);
-        assert_eq!(s.points()[1].spinners, Some(SpinPolicy::One));
-    }
-
-    #[test]
-    fn period_and_duty_split_into_hold_and_idle() {
-        let s = spec("--period 1000ns --duty 10%,75%").unwrap();
-        assert_eq!(
-            s.work,
-            vec![
-                (Work::busy(100), Work::busy(900)),
-                (Work::busy(750), Work::busy(250))
-            ]
-        );
-    }
-
-    #[test]
-    fn cross_flag_mistakes_are_refused() {
-        assert!(spec("--lock noop --threads 2")
-            .unwrap_err()
-            .0
-            .contains("one worker"));
-        assert!(spec("--lock std --procs 2").unwrap_err().0.contains("std cannot"));
-        assert!(spec("--lock lockf --threads 2")
-            .unwrap_err()
-            .0
-            .contains("--procs"));
-        assert!(spec("--lock lockf --procs 2").is_ok());
-        assert!(spec("--lock flock --lock-dir /nonexistent")
-            .unwrap_err()
-            .0
-            .contains("--lock-dir"));
-        assert!(spec("--duration 0").unwrap_err().0.contains("--duration"));
-        assert!(spec("--threads 4000000000")
-            .unwrap_err()
-            .0
-            .contains("threads-max"));
-        let e = spec("--lock pthread --spin 5").unwrap_err().0;
-        assert!(
-            e.contains("--spin does not apply to pthread") && e.contains("seed, futex"),
-            "{e}"
-        );
-    }
-}
+mod tests;

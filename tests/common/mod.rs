@@ -9,6 +9,8 @@
 
 #![allow(dead_code)] // each test crate uses its own subset
 
+pub mod run;
+
 #[track_caller]
 /// A command that runs `program` as `nobody` (setpriv), where the suite
 /// runs as root; `None` (the test is skipped) elsewhere.
@@ -83,4 +85,19 @@ pub fn root_or_skip(what: &str) -> bool {
         skip(&format!("needs root for {what}"));
     }
     root
+}
+
+/// Runs contend with `args`, expecting bad input: exit status 2, `says`
+/// on stderr, no panic, and nothing measured (stdout empty).
+#[track_caller]
+pub fn refused(args: &[&str], says: &str) {
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
+        .args(args)
+        .output()
+        .expect("contend runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: expected `{says}` in:\n{err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?} measured before refusing");
 }

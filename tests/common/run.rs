@@ -1,0 +1,119 @@
+//! Running contend as a child process and watching what it leaves: the
+//! lifecycle and fault-injection tests share these.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+pub fn sem_sets() -> usize {
+    std::fs::read_to_string("/proc/sysvipc/sem").map_or(0, |s| s.lines().count().saturating_sub(1))
+}
+
+pub fn entries(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| d.count())
+}
+
+/// The coordinator and its scratch directories; kills it if a test fails
+/// half-way.
+pub struct Run {
+    pub child: Child,
+    pub lock_dir: tempfile::TempDir,
+    pub ledger_dir: tempfile::TempDir,
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn start(args: &[&str]) -> Run {
+    let lock_dir = tempfile::tempdir().unwrap();
+    let ledger_dir = tempfile::tempdir().unwrap();
+    let child = Command::new(assert_cmd::cargo::cargo_bin("contend"))
+        .arg("lock")
+        .args(args)
+        .args(["--lock-dir", lock_dir.path().to_str().unwrap()])
+        .env("XDG_RUNTIME_DIR", ledger_dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("contend starts");
+    Run {
+        child,
+        lock_dir,
+        ledger_dir,
+    }
+}
+
+/// Worker processes of `pid` (its direct children).
+pub fn children(pid: u32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Waits until the coordinator has `n` children and the window has begun.
+pub fn wait_running(run: &Run, n: usize) -> Vec<i32> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let kids = children(run.child.id());
+        if kids.len() >= n {
+            // Past the 100 ms warm-up, into the measured window.
+            std::thread::sleep(Duration::from_millis(600));
+            return kids;
+        }
+        assert!(Instant::now() < deadline, "workers never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn alive(pid: i32) -> bool {
+    // A zombie is dead for our purposes; /proc/PID/stat's state says so.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
+        .is_some_and(|zombie| !zombie)
+}
+
+/// Waits for the coordinator to exit, at most `limit`.
+pub fn finish(run: &mut Run, limit: Duration) -> (Option<i32>, String, String) {
+    let deadline = Instant::now() + limit;
+    while run.child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "contend did not exit within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = std::mem::replace(&mut run.child, Command::new("true").spawn().unwrap())
+        .wait_with_output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+pub fn assert_clean(run: &Run, sets_before: usize, workers: &[i32]) {
+    assert_eq!(sem_sets(), sets_before, "a SysV set was left behind");
+    assert_eq!(
+        entries(run.lock_dir.path()),
+        0,
+        "the lock directory was left behind"
+    );
+    assert_eq!(
+        entries(&run.ledger_dir.path().join("contend")),
+        0,
+        "the ledger record was left behind"
+    );
+    for &w in workers {
+        assert!(!alive(w), "worker {w} outlived the run");
+    }
+}
+
+pub const LONG_RUN: &[&str] = &["--hold", "sleep:50us", "--duration", "30s", "--warmup", "100ms"];

@@ -1,0 +1,205 @@
+//! Bad input and system limits, refused before anything runs: exit
+//! status 2, one line naming the flag or the limit and how to raise it;
+//! and what an unprivileged user still gets.
+
+mod common;
+
+use common::{as_nobody, as_nobody_cmd, refused, which};
+use serde_json::Value;
+
+#[test]
+fn bad_input_is_refused_with_status_2() {
+    refused(&["lock", "--threads", "0"], "0 is not allowed");
+    refused(&["lock", "--threads", "-2"], "negative");
+    refused(&["lock", "--threads", "two"], "not a whole number");
+    refused(&["lock", "--spin", "0"], "0 is not allowed");
+    refused(&["lock", "--spin", "-5"], "negative");
+    refused(
+        &["lock", "--lock", "nope"],
+        "unknown lock `nope`; known locks: seed, futex,",
+    );
+    refused(
+        &["lock", "--lock", "futex", "--spinners", "many"],
+        "--spinners does not apply to futex",
+    );
+    refused(
+        &["lock", "--lock", "adaptive", "--spinners", "few"],
+        "unknown spinner policy `few`",
+    );
+    refused(
+        &["lock", "--lock", "mcs,futex", "--spin", "10"],
+        "locks that take --spin: seed, futex, futex2)",
+    );
+    refused(
+        &["lock", "--lock", "adaptive", "--threads", "70000"],
+        "takes at most 65536 workers",
+    );
+    refused(&["lock", "--hold", "5"], "no unit");
+    refused(&["lock", "--hold", "5 parsecs"], "unknown unit");
+    refused(&["lock", "--hold", "nap:5us"], "unknown mode `nap`");
+    refused(&["lock", "--idle", "-1us"], "negative");
+    refused(&["lock", "--duration", "-2s"], "negative");
+    refused(&["lock", "--period", "-1us", "--duty", "5%"], "negative");
+    refused(&["lock", "--duration", "0"], "--duration must be longer than 0");
+    refused(&["lock", "--duration", "soon"], "not a duration");
+    refused(
+        &["lock", "--lock", "pthread", "--spin", "10"],
+        "--spin does not apply to pthread",
+    );
+    refused(
+        &["lock", "--lock", "noop", "--threads", "2"],
+        "no mutual exclusion",
+    );
+    refused(&["lock", "--threads", "4000000000"], "kernel.threads-max");
+    refused(&["lock", "--period", "1us"], "--duty");
+    refused(&["lock", "--period", "1us", "--duty", "150%"], "below 100%");
+    refused(
+        &["lock", "--hold", "1us", "--period", "1us", "--duty", "5%"],
+        "cannot be used with",
+    );
+    refused(&["lock", "--threads", "1,,2"], "empty element");
+    refused(&["lock", "--format", "csv"], "invalid value 'csv'");
+    refused(&["frobnicate"], "unrecognized subcommand");
+    refused(&["lock", "--lock", "std,futex", "--procs", "2"], "std cannot");
+    refused(
+        &["lock", "--lock", "lockf", "--threads", "2"],
+        "run it with --procs",
+    );
+    refused(&["lock", "--threads", "2", "--procs", "2"], "cannot be used with");
+    refused(
+        &["lock", "--lock", "flock", "--lock-dir", "/nonexistent"],
+        "--lock-dir /nonexistent is not a directory",
+    );
+    refused(&["lock", "--procs", "0"], "0 is not allowed");
+    refused(
+        &["lock", "--threads", "2", "--kill-holder-after", "1s"],
+        "needs --procs",
+    );
+    refused(
+        &[
+            "lock",
+            "--procs",
+            "2",
+            "--duration",
+            "1s",
+            "--kill-holder-after",
+            "2s",
+        ],
+        "shorter than --duration",
+    );
+    refused(
+        &["lock", "--stall-timeout", "0"],
+        "--stall-timeout must be longer than 0",
+    );
+    refused(&["lock", "--procs", "4000000000"], "kernel.threads-max");
+}
+
+/// Without privileges the futex columns say unavailable, one warning says
+/// why, and everything else still works: threads, worker processes, file
+/// locks, SysV semaphores, with nothing left behind.
+#[test]
+fn unprivileged_runs_degrade_to_one_warning() {
+    // SysV sets created by nobody (the cuid column): other tests of this
+    // binary create and remove sets of root's concurrently.
+    let sets = || {
+        std::fs::read_to_string("/proc/sysvipc/sem").map_or(0, |s| {
+            s.lines()
+                .skip(1)
+                .filter(|l| l.split_whitespace().nth(6) == Some("65534"))
+                .count()
+        })
+    };
+    let sets_before = sets();
+    let short = ["--duration", "100ms", "--warmup", "0", "--export-json", "-"];
+    for workers in [
+        &["lock", "--threads", "2"][..],
+        &["lock", "--procs", "2", "--lock", "futex,flock,sysv"][..],
+    ] {
+        let Some(out) = as_nobody(&[workers, &short[..]].concat()) else {
+            return;
+        };
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        let warnings: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("warning: futex syscall counts"))
+            .collect();
+        assert_eq!(warnings.len(), 1, "{err}");
+        assert!(warnings[0].contains("unavailable"), "{err}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        for p in v["points"].as_array().unwrap() {
+            let s = &p["sample"];
+            assert!(s["futex"].is_null());
+            assert!(s["acquisitions"].as_u64().unwrap() > 0, "{}", p["point"]["lock"]);
+        }
+        assert!(
+            v["points"][0]["sample"]["lock_counters"].is_object(),
+            "the lock's own counters need no privilege"
+        );
+    }
+    assert_eq!(
+        sets(),
+        sets_before,
+        "a SysV set created as nobody was left behind"
+    );
+}
+
+/// Too many workers for RLIMIT_NPROC: refused before anything starts, with
+/// a message naming the limit and how to raise it. (Root is exempt from
+/// RLIMIT_NPROC, so the run drops to nobody.)
+#[test]
+fn the_process_limit_is_named_when_too_low() {
+    let Some(prlimit) = which("prlimit") else {
+        common::skip("no prlimit (util-linux)");
+        return;
+    };
+    for workers in [["--threads", "20"], ["--procs", "20"]] {
+        let Some(mut cmd) = as_nobody_cmd(&prlimit) else {
+            return;
+        };
+        let out = cmd
+            .args(["--nproc=5:5", "--"])
+            .arg(assert_cmd::cargo::cargo_bin("contend"))
+            .arg("lock")
+            .args(workers)
+            .args(["--duration", "100ms"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("RLIMIT_NPROC = 5") && err.contains("ulimit -u"),
+            "{err}"
+        );
+    }
+}
+
+/// File locks in threads need a descriptor per worker: too low an
+/// RLIMIT_NOFILE is refused up front, naming it and how to raise it.
+#[test]
+fn too_few_descriptors_are_named() {
+    let Some(prlimit) = which("prlimit") else {
+        common::skip("no prlimit (util-linux)");
+        return;
+    };
+    let out = std::process::Command::new(prlimit)
+        .args(["--nofile=100:100", "--"])
+        .arg(assert_cmd::cargo::cargo_bin("contend"))
+        .args([
+            "lock",
+            "--lock",
+            "flock",
+            "--threads",
+            "200",
+            "--duration",
+            "100ms",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("RLIMIT_NOFILE is 100") && err.contains("ulimit -n 264"),
+        "{err}"
+    );
+}
