@@ -52,7 +52,7 @@ RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p locks --test l
 if [ "$(id -u)" = 0 ] && command -v svsematest >/dev/null && command -v python3 >/dev/null; then
     # The benchmark script must keep working; its numbers are not asserted.
     echo "== wakeup oracle (rt-tests), smoke run"
-    python3 scripts/wakeup-oracle.py --loops 200
+    python3 scripts/peers/wakeup-oracle.py --loops 200
 fi
 
 if [ -s "$SKIPPED" ]; then

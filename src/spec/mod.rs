@@ -187,7 +187,7 @@ pub const DEFAULT_WARMUP: Duration = Duration::from_millis(250);
 /// With --precision: many short runs narrow the interval faster here than
 /// a few long ones (runs differ from each other by more than a longer
 /// window averages away). On the seed table at ±2% with --max-time 5s
-/// (scripts/seed-precision.py), pooled over two sets of tries, 300 ms
+/// (scripts/experiments/seed-precision.py), pooled over two sets of tries, 300 ms
 /// windows reached all 6 points in 6 of 8 tries, 100 ms in 4 of 6,
 /// 200 ms in 2 of 6: between them, within the host's noise; 2 s windows
 /// leave time for one run per point.

@@ -12,7 +12,7 @@ better) and a same-CPU mutex hand-off wake-up (median round trip in us;
 the ratio printed is unprivileged/variant, so that for both points a ratio
 below 1 means "the variant measured worse").
 
-Usage: scripts/observer-effect.py [--rounds 5] [--seconds 2] [--contend PATH]
+Usage: scripts/experiments/observer-effect.py [--rounds 5] [--seconds 2] [--contend PATH]
 Needs root and setpriv. A benchmark, not a test: it asserts nothing.
 """
 
@@ -26,8 +26,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import machine  # noqa: E402  (scripts/machine.py)
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import machine  # noqa: E402  (scripts/lib/machine.py)
 
 T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
        2.12, 2.11, 2.10, 2.09, 2.09]
@@ -81,7 +81,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=2.0)
-    parser.add_argument("--contend", default=os.path.join(HERE, "..", "target", "release", "contend"))
+    parser.add_argument("--contend", default=os.path.join(HERE, "..", "..", "target", "release", "contend"))
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("observer-effect.py: run as root (the default variant counts futex calls only as root)")

@@ -15,16 +15,19 @@ reached a waiter:
   threads that compete, in the scheduler's order, for whatever the wakes
   announced.
 
-Usage: scripts/futex-order.py [--out FILE] -- COMMAND...
-e.g.   scripts/futex-order.py -- target/release/contend lock \\
+Usage: scripts/trace/futex-order.py [--out FILE] -- COMMAND...
+e.g.   scripts/trace/futex-order.py -- target/release/contend lock \\
            --lock adaptive --threads 256 --hold 0 --runs 1 --duration 300ms
 A diagnostic, not a test: it asserts nothing about the numbers.
 """
 
 import collections
+import os
 import re
+import sys
 
-import perftrace
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import perftrace  # noqa: E402  (scripts/lib/perftrace.py)
 
 EVENTS = "syscalls:sys_enter_futex,syscalls:sys_exit_futex,sched:sched_wakeup"
 FUTEX_CMD = 0x7f  # op without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME

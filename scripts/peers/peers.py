@@ -17,9 +17,9 @@ Peers (skipped with a note when not installed; Debian packages in brackets):
 - sysbench mutex [sysbench]: threads lock/unlock one pthread mutex
   (--mutex-num=1, --mutex-loops=0). contend: --lock pthread --hold 0.
 - rt-tests svsematest / ptsematest [rt-tests]: one-way wake-up latency;
-  see scripts/wakeup-oracle.py, which this script runs with few rounds.
+  see scripts/peers/wakeup-oracle.py, which this script runs with few rounds.
 
-Usage: scripts/peers.py [--seconds 3] [--contend PATH]
+Usage: scripts/peers/peers.py [--seconds 3] [--contend PATH]
 A benchmark, not a test: it asserts nothing about the numbers.
 """
 
@@ -33,8 +33,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import machine  # noqa: E402  (scripts/machine.py)
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import machine  # noqa: E402  (scripts/lib/machine.py)
 
 
 def sh(cmd):
@@ -130,7 +130,7 @@ PEERS = [
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=3, help="length of each run (default 3)")
-    parser.add_argument("--contend", default=os.path.join(HERE, "..", "target", "release", "contend"))
+    parser.add_argument("--contend", default=os.path.join(HERE, "..", "..", "target", "release", "contend"))
     args = parser.parse_args()
     if not os.access(args.contend, os.X_OK):
         sys.exit(f"peers: {args.contend} not built (cargo build --release)")

@@ -17,7 +17,7 @@ rt-tests read the clock in microseconds; a difference of two truncated
 timestamps is unbiased on average, so their average stays comparable, but
 their min and max are quantized to 1 us.
 
-Usage: scripts/wakeup-oracle.py [--loops N] [--priority P] [--contend PATH]
+Usage: scripts/peers/wakeup-oracle.py [--loops N] [--priority P] [--contend PATH]
 Needs root (SCHED_FIFO) and rt-tests (apt-get install rt-tests).
 This is a benchmark, not a test: it asserts nothing about the numbers.
 """
@@ -30,8 +30,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import machine  # noqa: E402  (scripts/machine.py)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import machine  # noqa: E402  (scripts/lib/machine.py)
 
 # (label, contend placement args, rt-tests placement args)
 PLACEMENTS = [
@@ -74,7 +74,7 @@ def main():
     parser.add_argument("--loops", type=int, default=5000, help="round trips per run (default 5000)")
     parser.add_argument("--priority", type=int, default=80, help="SCHED_FIFO priority (default 80)")
     here = os.path.dirname(os.path.abspath(__file__))
-    parser.add_argument("--contend", default=os.path.join(here, "..", "target", "release", "contend"))
+    parser.add_argument("--contend", default=os.path.join(here, "..", "..", "target", "release", "contend"))
     args = parser.parse_args()
 
     missing = [p for _, p in PAIRS if shutil.which(p) is None]

@@ -13,7 +13,7 @@ Each trial is one `contend lock` with interleaved rounds (--runs rounds of
 a --duration window after a --warmup) and `contend compare FILE
 --baseline ...`. Futex counting is off: only cs/s is compared.
 
-Usage: scripts/resolving-power.py [--trials 20] [--runs 40]
+Usage: scripts/experiments/resolving-power.py [--trials 20] [--runs 40]
          [--duration 200ms] [--warmup 50ms] [--contend PATH]
 A benchmark, not a test: it prints the hit rates and asserts nothing.
 """
@@ -27,8 +27,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import machine  # noqa: E402  (scripts/machine.py)
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import machine  # noqa: E402  (scripts/lib/machine.py)
 
 
 def trial(args, extra, baseline):
@@ -53,7 +53,7 @@ def main():
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--duration", default="200ms")
     parser.add_argument("--warmup", default="50ms")
-    parser.add_argument("--contend", default=os.path.join(HERE, "..", "target", "release", "contend"))
+    parser.add_argument("--contend", default=os.path.join(HERE, "..", "..", "target", "release", "contend"))
     args = parser.parse_args()
     checks = [
         ("A/A  hold 1us x2 replicas", ["--hold", "1us", "--replicate", "2"], "replica=1", "no_change"),

@@ -12,7 +12,7 @@ points in <= 35 s.
 With --duration and --warmup the window is given instead of contend's
 default under --precision (300 ms after 100 ms), to compare windows.
 
-Usage: scripts/seed-precision.py [--tries 5] [--duration D --warmup W] [--contend PATH]
+Usage: scripts/experiments/seed-precision.py [--tries 5] [--duration D --warmup W] [--contend PATH]
 A benchmark, not a test: it asserts nothing.
 """
 
@@ -25,8 +25,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import machine  # noqa: E402  (scripts/machine.py)
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import machine  # noqa: E402  (scripts/lib/machine.py)
 
 COMMAND = ["lock", "--lock", "seed", "--threads", "4", "--hold", "1us",
            "--spin", "1,10,100,1000,10000,100000", "--precision", "2%", "--max-time", "5s"]
@@ -37,7 +37,7 @@ def main():
     parser.add_argument("--tries", type=int, default=5)
     parser.add_argument("--duration", help="window per run (default: contend's, 300ms with --precision)")
     parser.add_argument("--warmup", help="warm-up per run (default: contend's, 100ms with --precision)")
-    parser.add_argument("--contend", default=os.path.join(HERE, "..", "target", "release", "contend"))
+    parser.add_argument("--contend", default=os.path.join(HERE, "..", "..", "target", "release", "contend"))
     args = parser.parse_args()
     command = COMMAND[:]
     if args.duration:

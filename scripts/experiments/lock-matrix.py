@@ -26,8 +26,8 @@ index at 256 threads depends on the window (adaptive rotates threads
 through the active set in quanta, and a thread's share follows how many
 it got).
 
-Usage: scripts/lock-matrix.py [--out FILE] [--duration 300ms] [--runs 3]
-       scripts/lock-matrix.py --from FILE      (only print, from an export)
+Usage: scripts/experiments/lock-matrix.py [--out FILE] [--duration 300ms] [--runs 3]
+       scripts/experiments/lock-matrix.py --from FILE      (only print, from an export)
 A benchmark, not a test: it asserts nothing and always exits 0 once the
 sweep ran.
 """
@@ -45,7 +45,7 @@ THREADS = [1, 2, 4, 16, 256]
 HOLDS = ["0", "100ns", "1us", "10us"]
 HOLD_NS = {"0": 0, "100ns": 100, "1us": 1000, "10us": 10000}
 HERE = os.path.dirname(os.path.abspath(__file__))
-CONTEND = os.path.join(HERE, "..", "target", "release", "contend")
+CONTEND = os.path.join(HERE, "..", "..", "target", "release", "contend")
 
 
 def hold_label(work):
@@ -78,7 +78,7 @@ def paired_against_adaptive(source):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join(HERE, "..", "target", "lock-matrix.json"))
+    parser.add_argument("--out", default=os.path.join(HERE, "..", "..", "target", "lock-matrix.json"))
     parser.add_argument("--from", dest="source", help="print from this export instead of measuring")
     parser.add_argument("--duration", default="300ms")
     parser.add_argument("--warmup", default="100ms")

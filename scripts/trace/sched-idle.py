@@ -16,17 +16,19 @@ ran:
   is the hypervisor's business), and how many of the others waited
   behind a busy CPU while another CPU was idle for some of that time.
 
-Usage: scripts/sched-idle.py [--out FILE] -- COMMAND...
-e.g.   scripts/sched-idle.py -- target/release/contend lock \\
+Usage: scripts/trace/sched-idle.py [--out FILE] -- COMMAND...
+e.g.   scripts/trace/sched-idle.py -- target/release/contend lock \\
            --lock adaptive --threads 16 --hold 0 --runs 1 --duration 1s
 A diagnostic, not a test: it asserts nothing about the numbers. The span
 includes the warm-up and the threads' start and stop.
 """
 
+import os
 import re
 import sys
 
-import perftrace
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import perftrace  # noqa: E402  (scripts/lib/perftrace.py)
 
 EVENTS = "sched:sched_switch,sched:sched_waking"
 WORKER = "contend-w"
