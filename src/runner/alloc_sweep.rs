@@ -5,12 +5,11 @@
 //! syscalls with the inherited tracepoint counters.
 
 use super::allocators::Allocator;
-use super::repeat::{RunInfo, RunRecord, Stopped};
+use super::repeat::{RunInfo, RunRecord};
 use super::rounds::{run_rounds, Purpose};
 use super::Interrupted;
 use crate::measure::cpu::{CpuSplit, CpuTicks};
 use crate::measure::futex::{FutexCounts, FutexPlan};
-use crate::measure::stats::Stats;
 use crate::spec::alloc::AllocSpec;
 use crate::workloads::alloc::{ChildResult, ChildSpec, Pattern};
 use anyhow::{bail, Context, Result};
@@ -88,32 +87,19 @@ impl RunRecord for AllocSample {
     }
 }
 
-/// One pattern under one allocator, over its runs.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct AllocResult {
-    /// The run with the median ops/s (its `vs_glibc` compares means).
-    pub sample: AllocSample,
-    /// ops/s over the runs.
-    pub stats: Stats,
-    /// Why no more runs were made.
-    pub stopped: Stopped,
-    /// Every run, in the order made, each with its round, start time and
-    /// status (measured, rejected, counting).
-    pub runs: Vec<AllocSample>,
+/// One point of an alloc sweep: a pattern under an allocator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct AllocPoint {
+    /// The pattern.
+    pub pattern: Pattern,
+    /// The allocator as given (with tunables).
+    pub allocator: String,
 }
 
-impl AllocResult {
-    /// The run the futex columns come from: the counting run when futex
-    /// calls were counted separately, else the median run.
-    pub fn kernel_run(&self) -> &AllocSample {
-        super::repeat::counting_run(&self.runs).unwrap_or(&self.sample)
-    }
-
-    /// Runs screened out for steal.
-    pub fn rejected(&self) -> usize {
-        super::repeat::rejected(&self.runs)
-    }
-}
+/// One pattern under one allocator and what its runs measured (ops/s);
+/// its sample is the run with the median ops/s (its `vs_glibc` compares
+/// means).
+pub type AllocResult = crate::model::Measured<AllocPoint, AllocSample>;
 
 /// A finished alloc sweep.
 #[derive(Debug, Clone)]
@@ -300,13 +286,11 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
         let ops: Vec<f64> = super::repeat::measured(&r.runs).map(|s| s.ops_per_s).collect();
         let name = format!("{pattern:?} {}", allocator.label()).to_lowercase();
         warnings.extend(crate::measure::warnings::outliers(&name, "ops/s", &r.stats, &ops));
-        let median = r.median_run();
-        results.push(AllocResult {
-            sample: r.runs[median].clone(),
-            stats: r.stats,
-            stopped: r.stopped,
-            runs: r.runs,
-        });
+        let point = AllocPoint {
+            pattern,
+            allocator: allocator.label(),
+        };
+        results.push(AllocResult::median(point, r));
     }
     for &pattern in &spec.patterns {
         let glibc = results

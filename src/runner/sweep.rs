@@ -18,40 +18,17 @@ use crate::workloads::lock_sample::LockSample;
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use nix::sys::signal::Signal;
-use serde::Serialize;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-/// A point and what its runs measured.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct PointResult {
-    /// What was run.
-    pub point: Point,
-    /// The measured run with the median cs/s: the detail columns (CPU
-    /// split, fairness, counters) come from it. It is also one of `runs`.
-    pub sample: LockSample,
-    /// Critical sections per second over the measured runs: mean,
-    /// interval, spread.
-    pub stats: Stats,
-    /// Why no more runs were made.
-    pub stopped: Stopped,
-    /// Every run, in the order made, each with its round, start time and
-    /// status: measured, rejected (screened out for steal) or counting
-    /// (the futex counts; out of the statistics).
-    pub runs: Vec<LockSample>,
-}
+/// A lock point and what its runs measured (cs/s).
+pub type PointResult = crate::model::Measured<Point, LockSample>;
 
 impl PointResult {
-    /// Builds the result from a point's runs.
+    /// Builds the result from a point's runs: the detail sample is the
+    /// run with the median cs/s.
     pub fn new(point: Point, repeated: Repeated<LockSample>) -> Self {
-        let median = repeated.median_run();
-        PointResult {
-            point,
-            sample: repeated.runs[median].clone(),
-            stats: repeated.stats,
-            stopped: repeated.stopped,
-            runs: repeated.runs,
-        }
+        Self::median(point, repeated)
     }
 
     /// A result of a single run (tests, and code that measures once).
@@ -64,18 +41,6 @@ impl PointResult {
                 stopped: Stopped::Runs,
             },
         )
-    }
-
-    /// The run the kernel-work columns (futex calls and errors per
-    /// critical section) come from: the counting run when futex calls
-    /// were counted separately, else the median run.
-    pub fn kernel_run(&self) -> &LockSample {
-        super::repeat::counting_run(&self.runs).unwrap_or(&self.sample)
-    }
-
-    /// Runs screened out for steal.
-    pub fn rejected(&self) -> usize {
-        super::repeat::rejected(&self.runs)
     }
 }
 

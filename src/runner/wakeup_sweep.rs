@@ -4,13 +4,12 @@
 //! warnings. An interrupt ends the sweep after the point it cut short.
 
 use super::placement::allowed_cpus;
-use super::repeat::{stats_runs, Repeated, RunRecord, Stopped};
+use super::repeat::{stats_runs, Repeated, RunRecord};
 use super::resources::{Resources, DEFAULT_LOCK_DIR};
 use super::rounds::{run_rounds, Purpose};
 use super::sched::lock_memory;
 use crate::measure::clock::{measure_cost, ClockCost};
 use crate::measure::futex::FutexPlan;
-use crate::measure::stats::Stats;
 use crate::measure::tracefs::{TraceReport, Tracer};
 use crate::registry::wakeup as primitives;
 use crate::spec::wakeup::{WakeupPoint, WakeupSpec};
@@ -18,38 +17,11 @@ use crate::spec::Mode;
 use crate::workloads::wakeup::{WakeupContext, WakeupSample};
 use anyhow::{anyhow, Result};
 use nix::sys::signal::Signal;
-use serde::Serialize;
 use std::path::Path;
 
-/// A point and what it measured.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct WakeupResult {
-    /// What was run.
-    pub point: WakeupPoint,
-    /// Every measured run merged: all their round trips in one
-    /// distribution.
-    pub sample: WakeupSample,
-    /// The median round trip over the runs (one value per run), ns.
-    pub stats: Stats,
-    /// Why no more runs were made.
-    pub stopped: Stopped,
-    /// Every run, in the order made, each with its round, start time and
-    /// status (measured, rejected, counting).
-    pub runs: Vec<WakeupSample>,
-}
-
-impl WakeupResult {
-    /// The run the futex columns come from: the counting run when futex
-    /// calls were counted separately, else the merged sample.
-    pub fn kernel_run(&self) -> &WakeupSample {
-        super::repeat::counting_run(&self.runs).unwrap_or(&self.sample)
-    }
-
-    /// Runs screened out for steal.
-    pub fn rejected(&self) -> usize {
-        super::repeat::rejected(&self.runs)
-    }
-}
+/// A wake-up point and what its runs measured (median round trip, ns);
+/// its sample is every measured run merged.
+pub type WakeupResult = crate::model::Measured<WakeupPoint, WakeupSample>;
 
 /// A finished (or interrupted) sweep.
 #[derive(Debug, Clone)]
@@ -202,13 +174,7 @@ fn wakeup_result(point: WakeupPoint, r: Repeated<WakeupSample>, warnings: &mut V
         &r.stats,
         &p50s,
     ));
-    WakeupResult {
-        point,
-        sample,
-        stats: r.stats,
-        stopped: r.stopped,
-        runs: r.runs,
-    }
+    WakeupResult::with_sample(point, sample, r)
 }
 
 /// A rough length per run for the progress bar.
