@@ -2,10 +2,11 @@
 //! closed), SIGQUIT (Ctrl-\\) and SIGCHLD are blocked in every thread from
 //! the start of `main` (threads and forked workers inherit the mask) and
 //! read from a signalfd. The four that end a run are all treated alike:
-//! partial results, nothing left behind, exit 128 + the signal. The coordinator's waits
-//! (the measured window, the start gate, the drain) are polls on that fd
-//! with a timeout, so Ctrl-C or a dying worker ends them at once, and the
-//! cleanup runs on the coordinator's own stack instead of in a handler.
+//! partial results, nothing left behind, exit 128 + the signal. The
+//! coordinator's waits (the measured window, the start gate, the drain)
+//! are polls on that fd with a timeout, so Ctrl-C or a dying worker ends
+//! them at once, and the cleanup runs on the coordinator's own stack
+//! instead of in a handler.
 //! Workers never see SIGINT: the coordinator stops them.
 //!
 //! A second SIGINT/SIGTERM takes the emergency exit at once: resources are
