@@ -203,3 +203,22 @@ fn too_few_descriptors_are_named() {
         "{err}"
     );
 }
+
+/// The lower of kernel.threads-max and kernel.pid_max is the one named:
+/// here pid_max (32768) is far below threads-max, and each thread takes a
+/// pid, so a run between the two is refused up front naming pid_max.
+#[test]
+fn the_lowest_thread_limit_is_the_one_named() {
+    let read = |path: &str| -> u64 { std::fs::read_to_string(path).unwrap().trim().parse().unwrap() };
+    let (pid_max, threads_max) = (
+        read("/proc/sys/kernel/pid_max"),
+        read("/proc/sys/kernel/threads-max"),
+    );
+    let (limit, name) = if pid_max < threads_max {
+        (pid_max, "kernel.pid_max")
+    } else {
+        (threads_max, "kernel.threads-max")
+    };
+    let n = (limit + 10).to_string();
+    refused(&["lock", "--threads", &n], name);
+}
