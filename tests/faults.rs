@@ -9,6 +9,7 @@
 mod common;
 
 use common::refused;
+use common::run::{alive, children};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::os::unix::process::ExitStatusExt;
@@ -251,21 +252,6 @@ fn a_blocking_open_ends_on_a_signal() {
     }
 }
 
-fn alloc_children(parent: u32) -> Vec<i32> {
-    std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|p| p.parse().ok())
-        .collect()
-}
-
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(')').map(|(_, r)| !r.trim_start().starts_with('Z')))
-        .unwrap_or(false)
-}
-
 /// A long alloc run, and its allocator child once it exists.
 fn start_alloc() -> (std::process::Child, i32) {
     let mut child = Command::new(bin())
@@ -285,7 +271,7 @@ fn start_alloc() -> (std::process::Child, i32) {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
-        if let Some(&kid) = alloc_children(child.id()).first() {
+        if let Some(&kid) = children(child.id()).first() {
             return (child, kid);
         }
         std::thread::sleep(Duration::from_millis(20));

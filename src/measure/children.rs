@@ -23,6 +23,16 @@ pub struct ChildrenSnapshot {
     involuntary: u64,
 }
 
+/// The fields of /proc/PID/stat after the command name (field 2, which
+/// may hold spaces and parentheses, so the split is at the last ')'):
+/// index 0 is the state (field 3), index 19 the start time (field 22).
+/// None when the process is gone.
+pub fn stat_fields(pid: i32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    Some(rest.split_whitespace().map(str::to_owned).collect())
+}
+
 /// A field of /proc/PID/status, in its unit (kB for memory).
 fn status_field(status: &str, name: &str) -> Option<u64> {
     status
@@ -44,14 +54,10 @@ impl ChildrenSnapshot {
                     .and_then(|v| v.parse::<u64>().ok())
                     .unwrap_or(0);
             }
-            if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-                // Fields resume after the ')' closing the command name:
-                // utime is field 14, stime 15 (indexes 11 and 12 here).
-                if let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) {
-                    let f: Vec<&str> = rest.split_whitespace().collect();
-                    s.user_ticks += f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-                    s.sys_ticks += f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-                }
+            // utime is field 14, stime 15 (indexes 11 and 12 here).
+            if let Some(f) = stat_fields(pid.as_raw()) {
+                s.user_ticks += f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+                s.sys_ticks += f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
             }
             if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
                 s.voluntary += status_field(&status, "voluntary_ctxt_switches").unwrap_or(0);

@@ -66,10 +66,7 @@ pub struct Record {
 
 /// Start time of `pid` in clock ticks since boot, if it is alive.
 pub fn start_ticks(pid: i32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces; fields resume after ')'.
-    let rest = stat.rsplit_once(')')?.1;
-    rest.split_whitespace().nth(19)?.parse().ok()
+    crate::measure::children::stat_fields(pid)?.get(19)?.parse().ok()
 }
 
 /// The open record of this process.

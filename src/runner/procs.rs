@@ -34,12 +34,8 @@ fn describe(status: WaitStatus) -> String {
 
 /// Whether `pid` is stopped (state T, or t: traced), from /proc/PID/stat.
 fn is_stopped(pid: Pid) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| {
-            s.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().next().map(str::to_owned))
-        })
+    crate::measure::children::stat_fields(pid.as_raw())
+        .and_then(|f| f.into_iter().next())
         .is_some_and(|state| state == "T" || state == "t")
 }
 
