@@ -377,18 +377,11 @@ impl LockSpec {
     /// How many points the sweep has, counted without building them.
     pub fn point_count(&self) -> u128 {
         let replicas = u128::from(self.replicate.max(1));
+        // The same axes `points` builds, by the same rule (`axis`).
         let per_lock = |lock: &str| {
             let caps = registry::find(lock).map(|e| e.caps);
-            let spins = if caps.is_some_and(|c| c.spin) {
-                self.spins.len().max(1)
-            } else {
-                1
-            };
-            let policies = if caps.is_some_and(|c| c.spinners) {
-                self.spinners.len().max(1)
-            } else {
-                1
-            };
+            let spins = axis(caps.is_some_and(|c| c.spin), &self.spins, 0).len();
+            let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One).len();
             (spins * policies) as u128
         };
         let shared = (self.workers.len() * self.work.len()) as u128 * replicas;
