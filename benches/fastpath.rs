@@ -13,9 +13,9 @@
 //! Run: `cargo bench --bench fastpath`. Prints a table; asserts nothing
 //! (timing belongs in benchmarks, not tests).
 
-use contend::registry;
-use contend::spec::Point;
-use contend::workloads::lock::RunContext;
+use contend::family::lock::registry;
+use contend::family::lock::spec::Point;
+use contend::family::lock::workload::RunContext;
 use crossbeam_utils::CachePadded;
 use locks::raw::{Adaptive, FutexMutex, NoLock, ParkingLot, PthreadMutex, Seed, StdMutex};
 use locks::{LockConfig, LockStats, RawLock};
@@ -70,7 +70,7 @@ fn harness_ns_per_acquisition() -> f64 {
     let point = Point {
         duration_ns: 1_000_000_000,
         warmup_ns: 100_000_000,
-        ..Point::new("noop", contend::spec::Mode::Threads, 1)
+        ..Point::new("noop", contend::family::lock::spec::Mode::Threads, 1)
     };
     let entry = registry::find("noop").expect("noop is registered");
     let runs: Vec<f64> = (0..3)

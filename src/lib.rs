@@ -1,22 +1,25 @@
 //! contend: a Linux lab that measures how locks, semaphores and allocators
 //! behave under contention.
 //!
-//! Data flows one way: `cli` (clap) -> `spec` (validated, serializable) ->
-//! `runner` (workers, start gate, measured window, sweep) -> `measure`
-//! (probes and statistics) -> `report` (formats). `workloads` holds what
-//! each worker does; `registry` maps CLI names to monomorphized workloads;
-//! `model` is the shape every family's results share.
+//! One folder per family (`family::{lock, wakeup, alloc}`: arguments,
+//! spec, registry, workload, sweep, report) over one shared engine
+//! (`engine`: workers, start gate, measured window, interleaved rounds)
+//! and one session (`session`: signals, resources, ledger, cleanup,
+//! limits). `measure` holds the probes and statistics, `model` the shapes
+//! results share and the value types, `output` the formats. Dependencies
+//! point down: nothing imports a family but `main.rs`, `tune` (which runs
+//! the lock family) and `list`.
 //! All `unsafe` lives in the `locks` crate.
 
 #![forbid(unsafe_code)]
 
 pub mod cli;
 pub mod compare;
+pub mod engine;
+pub mod family;
+pub mod list;
 pub mod measure;
 pub mod model;
-pub mod parse;
-pub mod registry;
-pub mod report;
-pub mod runner;
-pub mod spec;
-pub mod workloads;
+pub mod output;
+pub mod session;
+pub mod tune;

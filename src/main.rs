@@ -8,21 +8,21 @@
 use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser};
 use contend::cli::{AllocArgs, Cli, Command, CompareArgs, ListWhat, LockArgs, TuneArgs, WakeupArgs};
+use contend::engine::Interrupted;
+use contend::family::alloc::spec::AllocSpec;
+use contend::family::alloc::sweep::run_alloc_sweep;
+use contend::family::alloc::workload::{run_child, ChildSpec};
+use contend::family::lock::spec::{LockSpec, SpecError};
+use contend::family::lock::sweep::run_lock_sweep;
+use contend::family::wakeup::spec::WakeupSpec;
+use contend::family::wakeup::sweep::run_wakeup_sweep;
 use contend::measure::env::Environment;
-use contend::report;
-use contend::report::document::emit;
-use contend::report::family::{AllocReport, LockReport, TuneReport, WakeupReport};
-use contend::report::sink::{print, Exports};
-use contend::runner::alloc_sweep::run_alloc_sweep;
-use contend::runner::sweep::run_lock_sweep;
-use contend::runner::tune::run_tune;
-use contend::runner::wakeup_sweep::run_wakeup_sweep;
-use contend::runner::{cleanup, signals, Interrupted};
-use contend::spec::alloc::AllocSpec;
-use contend::spec::tune::TuneSpec;
-use contend::spec::wakeup::WakeupSpec;
-use contend::spec::{LockSpec, SpecError};
-use contend::workloads::alloc::{run_child, ChildSpec};
+use contend::output::document::emit;
+use contend::output::family::{AllocReport, LockReport, TuneReport, WakeupReport};
+use contend::output::sink::{print, Exports};
+use contend::session::{cleanup, signals};
+use contend::tune::run::run_tune;
+use contend::tune::spec::TuneSpec;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -44,9 +44,9 @@ fn main() -> ExitCode {
         Command::Alloc(args) => alloc(&args),
         Command::AllocChild { spec } => alloc_child(&spec),
         Command::List(args) => match args.what {
-            ListWhat::Locks => print(&report::list::locks()).map(|()| ExitCode::SUCCESS),
-            ListWhat::Allocators => print(&report::list::allocators()).map(|()| ExitCode::SUCCESS),
-            ListWhat::Primitives => print(&report::list::primitives()).map(|()| ExitCode::SUCCESS),
+            ListWhat::Locks => print(&contend::list::locks()).map(|()| ExitCode::SUCCESS),
+            ListWhat::Allocators => print(&contend::list::allocators()).map(|()| ExitCode::SUCCESS),
+            ListWhat::Primitives => print(&contend::list::primitives()).map(|()| ExitCode::SUCCESS),
         },
         Command::Cleanup => print(&(cleanup::run().join("\n") + "\n")).map(|()| ExitCode::SUCCESS),
         Command::Completions { shell } => {
@@ -124,7 +124,7 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
         if args.json {
             print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
         } else {
-            print(&report::table::compare::render_paired(&report))?;
+            print(&contend::compare::table::render_paired(&report))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -134,7 +134,7 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
     if args.json {
         print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {
-        print(&report::table::compare::render(&report, args.threshold))?;
+        print(&contend::compare::table::render(&report, args.threshold))?;
     }
     Ok(if report.regressed() {
         ExitCode::FAILURE
@@ -226,7 +226,7 @@ fn man() -> Result<()> {
 fn quiet_panics_during_emergency_exit() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !contend::runner::emergency::exiting() {
+        if !contend::session::emergency::exiting() {
             default(info);
         }
     }));

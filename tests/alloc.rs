@@ -10,7 +10,7 @@
 mod common;
 
 use assert_cmd::Command;
-use contend::runner::allocators::{find_library, KNOWN};
+use contend::family::alloc::registry::{find_library, KNOWN};
 use serde_json::Value;
 
 fn contend() -> Command {

@@ -318,7 +318,10 @@ fn list_locks_names_every_lock_with_capabilities() {
     }
     // One row per registered lock, each with a yes/- in every capability
     // column, and the spin column agreeing with the registry.
-    for entry in contend::registry::LOCKS.iter().filter(|e| !e.test_only) {
+    for entry in contend::family::lock::registry::LOCKS
+        .iter()
+        .filter(|e| !e.test_only)
+    {
         let row = text
             .lines()
             .find(|l| l.split_whitespace().next() == Some(entry.name))

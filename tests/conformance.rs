@@ -9,12 +9,12 @@
 
 mod common;
 
-use contend::parse::{SpinPolicy, Work, WorkMode};
-use contend::registry::{LockEntry, RunFn, LOCKS};
-use contend::runner::resources::{Resources, DEFAULT_LOCK_DIR};
-use contend::spec::{Mode, Point};
-use contend::workloads::lock::{run, RunContext};
-use contend::workloads::lock_sample::LockSample;
+use contend::family::lock::registry::{LockEntry, RunFn, LOCKS};
+use contend::family::lock::spec::{Mode, Point};
+use contend::family::lock::workload::{run, RunContext};
+use contend::model::lock::LockSample;
+use contend::model::value::{SpinPolicy, Work, WorkMode};
+use contend::session::resources::{Resources, DEFAULT_LOCK_DIR};
 use locks::{Caps, LockConfig, LockStats, RawLock};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -8,15 +8,15 @@
 
 use clap::Parser;
 use contend::cli::{Cli, Command};
-use contend::parse::{
+use contend::family::alloc::spec::AllocSpec;
+use contend::family::lock::spec::LockSpec;
+use contend::family::lock::sweep::{estimate, planned_runs};
+use contend::family::wakeup::spec::WakeupSpec;
+use contend::model::value::{
     format_nanos, parse_axis, parse_count, parse_cpu_list, parse_list, parse_nanos, parse_percent,
     parse_sizes, parse_spinners, parse_work, LONGEST_NS,
 };
-use contend::runner::sweep::{estimate, planned_runs};
-use contend::spec::alloc::AllocSpec;
-use contend::spec::tune::TuneSpec;
-use contend::spec::wakeup::WakeupSpec;
-use contend::spec::LockSpec;
+use contend::tune::spec::TuneSpec;
 use proptest::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -50,7 +50,7 @@ proptest! {
     #[test]
     fn size_ranges_hold_their_draws(text in "[0-9]{1,5}(k)?(-[0-9]{1,5}(k)?(:log)?)?") {
         if let Ok(sizes) = parse_sizes(&text) {
-            let mut stream = contend::parse::SizeStream::new(&sizes, 7);
+            let mut stream = contend::model::value::SizeStream::new(&sizes, 7);
             for _ in 0..64 {
                 let n = stream.next_size();
                 prop_assert!(n >= 1 && n <= sizes.largest(), "{} from {}", n, text);

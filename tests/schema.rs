@@ -6,7 +6,7 @@
 //! --test schema` rewrites the published file.
 
 use assert_cmd::Command;
-use contend::report::schema::{export_schema, PUBLISHED};
+use contend::output::schema::{export_schema, PUBLISHED};
 use serde_json::Value;
 use std::path::Path;
 
@@ -109,7 +109,7 @@ fn every_family_exports_valid_documents() {
             .map(|e| format!("{} at {}", e, e.instance_path))
             .collect();
         assert!(errors.is_empty(), "{} export: {errors:#?}", doc["family"]);
-        assert_eq!(doc["schema_version"], contend::report::json::SCHEMA_VERSION);
+        assert_eq!(doc["schema_version"], contend::output::json::SCHEMA_VERSION);
         assert!(
             doc["points"].as_array().is_some_and(|p| !p.is_empty()),
             "{}",

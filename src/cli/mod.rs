@@ -1,22 +1,20 @@
 //! The command line, as clap sees it. Parsing only: validation that spans
 //! several flags lives in `spec`. One file per family that has many flags.
 
-mod output;
 mod repeat;
-mod wakeup;
 
-pub use output::OutputArgs;
+pub use crate::family::wakeup::args::WakeupArgs;
+pub use crate::output::args::OutputArgs;
 pub use repeat::RepeatArgs;
-pub use wakeup::WakeupArgs;
 
-use crate::parse::{
+use crate::family::alloc::registry::{parse_allocator, Allocator};
+use crate::family::alloc::workload::Pattern;
+use crate::family::lock::registry::parse_lock;
+use crate::model::value::{
     parse_axis, parse_count, parse_duration, parse_nanos, parse_percent, parse_spinners, parse_work, List,
     SpinPolicy, Work,
 };
-use crate::parse::{parse_sizes, Sizes};
-use crate::registry::parse_lock;
-use crate::runner::allocators::{parse_allocator, Allocator};
-use crate::workloads::alloc::Pattern;
+use crate::model::value::{parse_sizes, Sizes};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -41,7 +39,7 @@ pub enum Command {
     /// eventfd, pipe, condvar, mutex hand-off): wake-up latency per pair,
     /// with percentiles, histograms, placement, real-time priority and
     /// ftrace tagging of outliers.
-    #[command(after_help = wakeup::EXAMPLES)]
+    #[command(after_help = crate::family::wakeup::args::EXAMPLES)]
     Wakeup(Box<WakeupArgs>),
     /// Threads doing malloc/free, and producer/consumer pairs freeing each
     /// other's blocks, under glibc, tcmalloc, jemalloc and mimalloc.

@@ -1,8 +1,8 @@
 //! The repetition flags every family shares: how many runs, in which
 //! order, which are screened out, and where the futex counts come from.
 
-use crate::parse::{parse_count, parse_duration, parse_percent};
-use crate::runner::repeat::{CountFutex, Order, Repeat};
+use crate::engine::repeat::{CountFutex, Order, Repeat};
+use crate::model::value::{parse_count, parse_duration, parse_percent};
 use clap::Args;
 use std::time::Duration;
 

@@ -9,6 +9,7 @@
 //! each other, run against run of the same round.
 
 pub mod paired;
+pub mod table;
 
 use crate::measure::stats::{t95, welch, Stats};
 use serde::Serialize;
@@ -80,7 +81,7 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
                 } else {
                     ""
                 };
-                format!("{mode}{}", crate::parse::format_nanos(ns))
+                format!("{mode}{}", crate::model::value::format_nanos(ns))
             }
             Value::Object(o) => o
                 .values()

@@ -9,7 +9,7 @@
 //! 1). A sequential export has no rounds to pair: it falls back to Welch's
 //! test over the runs and says so.
 
-use super::{entries, family_of, judge, metric, Entry, Metric, Verdict};
+use crate::compare::{entries, family_of, judge, metric, Entry, Metric, Verdict};
 use crate::measure::stats::t95;
 use serde::Serialize;
 use serde_json::Value;
@@ -66,7 +66,7 @@ impl Baseline {
 
 /// How `entry` writes `field`: `pthread`, `1µs`, `4`.
 fn word(entry: &Entry, field: &str) -> String {
-    let w = super::label(&entry.key, &[field]);
+    let w = crate::compare::label(&entry.key, &[field]);
     match w.split_once('=') {
         Some((f, v)) if f == field => v.to_string(),
         _ => w,

@@ -10,7 +10,7 @@
 //! the kernel itself splits precise run time. When no worker accrued a
 //! single tick the split is unknown and reported as NaN, never as 0.
 
-use super::rusage::ProcessUsage;
+use crate::measure::rusage::ProcessUsage;
 use nix::unistd::Pid;
 
 /// Summed counters of a set of processes at one moment.

@@ -210,7 +210,7 @@ impl std::ops::Sub for FutexCounts {
 }
 
 fn events_dir() -> Result<PathBuf, String> {
-    let root = super::tracefs::root()?;
+    let root = crate::measure::tracefs::root()?;
     if root.join("events/syscalls").is_dir() {
         Ok(root.join("events"))
     } else {

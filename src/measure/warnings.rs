@@ -2,10 +2,10 @@
 //! spirit of hyperfine's: numbers that a noisy or misconfigured machine
 //! bent should not pass as clean.
 
-use super::cpu::CpuSplit;
-use super::env::governor;
-use super::stats::Stats;
-use crate::runner::sweep::PointResult;
+use crate::family::lock::sweep::PointResult;
+use crate::measure::cpu::CpuSplit;
+use crate::measure::env::governor;
+use crate::measure::stats::Stats;
 
 /// Steal above this share of the window means the hypervisor took CPU time.
 const STEAL_PCT: f64 = 5.0;
@@ -23,7 +23,7 @@ pub fn for_point(r: &PointResult, cpus: usize) -> Vec<String> {
     let mut out = Vec::new();
     out.extend(noise(&name, &s.cpu, s.window_s, s.process.cpu_s, cpus));
     // The statistics' outlier indices count measured runs only.
-    let cs: Vec<f64> = crate::runner::repeat::measured(&r.runs)
+    let cs: Vec<f64> = crate::engine::repeat::measured(&r.runs)
         .map(|run| run.cs_per_s)
         .collect();
     out.extend(outliers(&name, "cs/s", &r.stats, &cs));
@@ -80,7 +80,7 @@ const SCREEN_MIN_CPU_S: f64 = 0.5;
 /// when the window is too short for the tick counts to tell (a 20 ms
 /// allocator child spans a tick or two, and one tick reads as 25%).
 pub fn disturbance_pct(cpu: &CpuSplit, window_s: f64, own_cpu_s: f64) -> Option<f64> {
-    let cpus = super::env::cpus_online();
+    let cpus = crate::measure::env::cpus_online();
     if window_s * (cpus as f64) < SCREEN_MIN_CPU_S {
         return None;
     }
@@ -128,8 +128,8 @@ pub fn for_machine() -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{Mode, Point};
-    use crate::workloads::lock_sample::LockSample;
+    use crate::family::lock::spec::{Mode, Point};
+    use crate::model::lock::LockSample;
 
     fn result(steal: f64, usr: f64, sys: f64, cpu_s: f64, acquisitions: u64) -> PointResult {
         let mut sample = blank();

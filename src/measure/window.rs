@@ -1,9 +1,9 @@
 //! The probes read at the start and end of a measured window.
 
-use super::children::ChildrenSnapshot;
-use super::cpu::{CpuSplit, CpuTicks};
-use super::futex::{FutexCounters, FutexCounts};
-use super::rusage::{ProcessUsage, RusageSnapshot};
+use crate::measure::children::ChildrenSnapshot;
+use crate::measure::cpu::{CpuSplit, CpuTicks};
+use crate::measure::futex::{FutexCounters, FutexCounts};
+use crate::measure::rusage::{ProcessUsage, RusageSnapshot};
 use anyhow::{Context, Result};
 use nix::unistd::Pid;
 

@@ -3,8 +3,12 @@
 //! its point and its sample (one run) types; reports and `compare` read
 //! all three families through this one shape.
 
+pub mod lock;
+pub mod value;
+pub mod wakeup;
+
+use crate::engine::repeat::{counting_run, rejected, Repeated, RunRecord, Stopped};
 use crate::measure::stats::Stats;
-use crate::runner::repeat::{counting_run, rejected, Repeated, RunRecord, Stopped};
 use serde::Serialize;
 
 /// A point and what its runs measured.

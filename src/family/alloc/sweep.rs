@@ -1,0 +1,329 @@
+//! `contend alloc` in the parent: for each pattern and allocator, re-execute
+//! contend as a child with the allocator preloaded (no shell: an absolute
+//! path in LD_PRELOAD, the spec as one argument), read its JSON result from
+//! the stdout pipe, reap it with wait4 for its rusage, and count its futex
+//! syscalls with the inherited tracepoint counters.
+
+use crate::engine::repeat::{RunInfo, RunRecord};
+use crate::engine::rounds::{run_rounds, Purpose};
+use crate::engine::Interrupted;
+use crate::family::alloc::registry::Allocator;
+use crate::family::alloc::spec::AllocSpec;
+use crate::family::alloc::workload::{ChildResult, ChildSpec, Pattern};
+use crate::measure::cpu::{CpuSplit, CpuTicks};
+use crate::measure::futex::{FutexCounts, FutexPlan};
+use anyhow::{bail, Context, Result};
+use locks::sys::process::wait4;
+use nix::sys::signal::Signal;
+use serde::Serialize;
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+/// One run of one pattern under one allocator.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AllocSample {
+    /// Its round, start time and status (measured, rejected, counting).
+    #[serde(flatten)]
+    pub run: RunInfo,
+    /// The pattern.
+    pub pattern: Pattern,
+    /// The allocator as given (with tunables).
+    pub allocator: String,
+    /// The library preloaded, if any.
+    pub preloaded: Option<String>,
+    /// What the child saw mapped (proof the preload took).
+    pub mapped_allocator: Option<String>,
+    /// GLIBC_TUNABLES as the child saw it (proof the tunables reached it).
+    pub glibc_tunables: Option<String>,
+    /// The child's workload wall time, s.
+    pub wall_s: f64,
+    /// The child's user CPU, s (wait4).
+    pub user_s: f64,
+    /// The child's system CPU, s (wait4).
+    pub sys_s: f64,
+    /// mallocs + frees.
+    pub operations: u64,
+    /// operations / wall_s.
+    pub ops_per_s: f64,
+    /// ops_per_s relative to glibc's for the same pattern in this run.
+    pub vs_glibc: Option<f64>,
+    /// Peak resident set, kB.
+    pub max_rss_kib: i64,
+    /// Voluntary context switches.
+    pub voluntary_context_switches: i64,
+    /// Involuntary context switches.
+    pub involuntary_context_switches: i64,
+    /// All futex syscalls of the child, when countable.
+    pub futex: Option<FutexCounts>,
+    /// Of those, the ones the pattern's own semaphores made.
+    pub own_futex_calls: u64,
+    /// The rest: the allocator's and libc's (`futex.calls - own`).
+    pub allocator_futex_calls: Option<u64>,
+    /// System-wide CPU split from the child's start to its reaping (what
+    /// --max-steal screens on), None if /proc/stat could not be read.
+    pub cpu: Option<CpuSplit>,
+    /// From the child's start to its reaping, s.
+    pub elapsed_s: f64,
+}
+
+impl RunRecord for AllocSample {
+    fn info(&self) -> &RunInfo {
+        &self.run
+    }
+    fn info_mut(&mut self) -> &mut RunInfo {
+        &mut self.run
+    }
+    fn metric(&self) -> f64 {
+        self.ops_per_s
+    }
+    fn cut_short(&self) -> Option<Signal> {
+        // An interrupted child is an error (Interrupted), never a sample.
+        None
+    }
+    fn disturbance_pct(&self) -> Option<f64> {
+        self.cpu.and_then(|cpu| {
+            crate::measure::warnings::disturbance_pct(&cpu, self.elapsed_s, self.user_s + self.sys_s)
+        })
+    }
+}
+
+/// One point of an alloc sweep: a pattern under an allocator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct AllocPoint {
+    /// The pattern.
+    pub pattern: Pattern,
+    /// The allocator as given (with tunables).
+    pub allocator: String,
+}
+
+/// One pattern under one allocator and what its runs measured (ops/s);
+/// its sample is the run with the median ops/s (its `vs_glibc` compares
+/// means).
+pub type AllocResult = crate::model::Measured<AllocPoint, AllocSample>;
+
+/// A finished alloc sweep.
+#[derive(Debug, Clone)]
+pub struct AllocOutcome {
+    /// One result per pattern and allocator.
+    pub results: Vec<AllocResult>,
+    /// One line each.
+    pub warnings: Vec<String>,
+    /// The signal that ended the sweep early, if one did.
+    pub interrupted: Option<Signal>,
+}
+
+fn run_one(
+    spec: &AllocSpec,
+    pattern: Pattern,
+    allocator: &Allocator,
+    futex: Option<&crate::measure::futex::FutexCounters>,
+) -> Result<AllocSample> {
+    let preload = allocator.library.clone();
+    let child_spec = ChildSpec {
+        pattern,
+        workers: match pattern {
+            Pattern::Local => spec.threads,
+            Pattern::Pairs => spec.pairs,
+        },
+        iterations: spec.iterations,
+        batch: spec.batch,
+        sizes: spec.sizes.to_string(),
+        parent: std::process::id(),
+    };
+    let exe = std::env::current_exe().context("finding contend's own executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("__alloc-child")
+        .arg(serde_json::to_string(&child_spec)?)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .env_remove("LD_PRELOAD")
+        .env_remove("GLIBC_TUNABLES");
+    if let Some(path) = &preload {
+        cmd.env("LD_PRELOAD", path);
+    }
+    if let Some(t) = allocator.glibc_tunables() {
+        cmd.env("GLIBC_TUNABLES", t);
+    }
+    let before = futex.map(|f| f.read()).transpose()?;
+    let ticks = CpuTicks::read().ok();
+    let started = std::time::Instant::now();
+    let mut child = cmd.spawn().context("starting the allocator child")?;
+    let out = match read_result(&mut child) {
+        Ok(out) => out,
+        Err(e) => {
+            // Interrupted (a SIGTERM sent to contend alone does not reach
+            // the child) or failed: the child goes too, reaped.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
+    let usage = wait4(child.id() as i32).context("reaping the allocator child")?;
+    let after = futex.map(|f| f.read()).transpose()?;
+    let elapsed_s = started.elapsed().as_secs_f64();
+    let cpu = ticks.zip(CpuTicks::read().ok()).map(|(a, b)| a.split_until(&b));
+    // Ctrl-C reaches the child too (same process group); report it as the
+    // interrupt it is, not as a failed child.
+    if let Some(sig) = killed_by(usage.status).filter(|s| crate::session::signals::ENDING.contains(s)) {
+        return Err(anyhow::anyhow!(Interrupted(sig)));
+    }
+    if !(libc_exited_ok(usage.status)) {
+        bail!(
+            "the {} child failed (wait status {:#x})",
+            allocator.label(),
+            usage.status
+        );
+    }
+    let result: ChildResult =
+        serde_json::from_str(out.trim()).with_context(|| format!("the child's result: {out:?}"))?;
+    if result.wall_s.is_nan() || result.wall_s <= 0.0 {
+        bail!(
+            "the {} child measured no time (wall {} s)",
+            allocator.label(),
+            result.wall_s
+        );
+    }
+    if preload.is_some() && result.mapped_allocator.is_none() {
+        bail!(
+            "LD_PRELOAD of {} did not take effect in the child",
+            allocator.label()
+        );
+    }
+    let futex = before.zip(after).map(|(b, a)| a - b);
+    Ok(AllocSample {
+        run: RunInfo::default(),
+        pattern,
+        allocator: allocator.label(),
+        preloaded: preload.map(|p| p.display().to_string()),
+        mapped_allocator: result.mapped_allocator,
+        glibc_tunables: result.glibc_tunables,
+        wall_s: result.wall_s,
+        user_s: usage.user_s,
+        sys_s: usage.sys_s,
+        operations: result.operations,
+        ops_per_s: result.operations as f64 / result.wall_s,
+        vs_glibc: None,
+        max_rss_kib: usage.max_rss_kib,
+        voluntary_context_switches: usage.voluntary,
+        involuntary_context_switches: usage.involuntary,
+        allocator_futex_calls: futex.map(|f| f.calls.saturating_sub(result.own_futex_calls)),
+        futex,
+        own_futex_calls: result.own_futex_calls,
+        cpu,
+        elapsed_s,
+    })
+}
+
+/// Reads the child's stdout to its end, watching for an ending signal
+/// meanwhile (a blocking read would sit through it).
+fn read_result(child: &mut std::process::Child) -> Result<String> {
+    use std::os::fd::AsFd;
+    let stdout = child.stdout.as_mut().expect("stdout is piped");
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(sig) = crate::session::signals::wait_readable(stdout.as_fd()) {
+            return Err(anyhow::anyhow!(Interrupted(sig)));
+        }
+        match stdout.read(&mut buf) {
+            Ok(0) => return String::from_utf8(out).context("the child's result is not UTF-8"),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).context("reading the child's result"),
+        }
+    }
+}
+
+/// The signal that killed a child, from its wait status.
+fn killed_by(status: i32) -> Option<Signal> {
+    let sig = status & 0x7f;
+    (sig != 0 && sig != 0x7f)
+        .then(|| Signal::try_from(sig).ok())
+        .flatten()
+}
+
+fn libc_exited_ok(status: i32) -> bool {
+    // WIFEXITED && WEXITSTATUS == 0, spelled out: status is exit << 8.
+    status & 0x7f == 0 && (status >> 8) & 0xff == 0
+}
+
+/// Runs every pattern under every allocator, in rounds.
+pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
+    let mut warnings = Vec::new();
+    let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
+    let points: Vec<(Pattern, &Allocator)> = spec
+        .patterns
+        .iter()
+        .flat_map(|&p| spec.allocators.iter().map(move |a| (p, a)))
+        .collect();
+    let per_run = std::time::Duration::from_secs(1);
+    let planned = crate::family::lock::sweep::planned_runs(points.len(), &spec.repeat, futex.separate());
+    let bar = crate::family::lock::sweep::progress_bar(spec.progress, planned, per_run);
+    let rounds = run_rounds(
+        points.len(),
+        &spec.repeat,
+        futex.separate(),
+        |i, purpose| {
+            let (pattern, allocator) = points[i];
+            bar.set_message(format!("{pattern:?} {}", allocator.label()).to_lowercase());
+            // Counting runs open their counters here (the child inherits
+            // them) and close them when `counted` drops.
+            let counted = match purpose {
+                Purpose::Count => futex.open_for_count()?,
+                Purpose::Measure => None,
+            };
+            run_one(spec, pattern, allocator, counted.as_ref().or(inline.as_ref()))
+                .with_context(|| format!("pattern {pattern:?} under {}", allocator.label()))
+        },
+        |_, _| crate::family::lock::sweep::tick(&bar),
+    )?;
+    bar.finish_and_clear();
+    let mut results: Vec<AllocResult> = Vec::new();
+    // After an interrupt, the points measured so far (a cut-short child is
+    // never a run: it reported nothing).
+    for (&(pattern, allocator), r) in points.iter().zip(rounds.points) {
+        let Some(r) = r else { continue };
+        let ops: Vec<f64> = crate::engine::repeat::measured(&r.runs)
+            .map(|s| s.ops_per_s)
+            .collect();
+        let name = format!("{pattern:?} {}", allocator.label()).to_lowercase();
+        warnings.extend(crate::measure::warnings::outliers(&name, "ops/s", &r.stats, &ops));
+        let point = AllocPoint {
+            pattern,
+            allocator: allocator.label(),
+        };
+        results.push(AllocResult::median(point, r));
+    }
+    for &pattern in &spec.patterns {
+        let glibc = results
+            .iter()
+            .find(|r| r.sample.pattern == pattern && r.sample.allocator == "glibc")
+            .map(|r| r.stats.mean);
+        for r in results.iter_mut().filter(|r| r.sample.pattern == pattern) {
+            r.sample.vs_glibc = glibc.map(|g| r.stats.mean / g);
+        }
+    }
+    if spec.allocators.iter().all(|a| a.name != "glibc") {
+        warnings.push("no plain glibc in --allocator: no ratio to glibc".into());
+    }
+    warnings.extend(crate::family::lock::sweep::screening_note(
+        results.iter().map(AllocResult::rejected),
+        spec.repeat.max_steal_pct,
+    ));
+    warnings.extend(crate::family::lock::sweep::drift_note(
+        &spec.repeat,
+        results.iter().map(|r| r.runs.as_slice()),
+    ));
+    if let Some(sig) = rounds.interrupted {
+        warnings.push(format!(
+            "interrupted by {sig}: {} of {} points measured",
+            results.len(),
+            points.len()
+        ));
+    }
+    Ok(AllocOutcome {
+        results,
+        warnings,
+        interrupted: rounds.interrupted,
+    })
+}

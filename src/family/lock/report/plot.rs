@@ -1,0 +1,240 @@
+//! `contend lock --plot`: critical sections per second (thousands) against
+//! the swept axis, one series per lock and policy, with 95% confidence
+//! intervals as error bars, and Jain's fairness index below. The x axis is
+//! the first axis that varies, in this order: duty cycle, spin budget,
+//! workers, hold, idle; spin and worker counts get a log scale.
+
+use crate::family::lock::sweep::PointResult;
+use crate::output::plot::{color, err, padded};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+
+/// The swept axis: its name, a point's value on it, and whether it is
+/// drawn on a log scale.
+struct Axis {
+    name: &'static str,
+    value: fn(&PointResult) -> f64,
+    log: bool,
+}
+
+const AXES: [Axis; 5] = [
+    Axis {
+        name: "duty cycle (hold / (hold + idle)), %",
+        value: |r| {
+            let (h, i) = (r.point.hold.ns as f64, r.point.idle.ns as f64);
+            if h + i > 0.0 {
+                100.0 * h / (h + i)
+            } else {
+                0.0
+            }
+        },
+        log: false,
+    },
+    Axis {
+        name: "spin budget (attempts before sleeping)",
+        value: |r| f64::from(r.point.spin.unwrap_or(0)),
+        log: true,
+    },
+    Axis {
+        name: "workers",
+        value: |r| f64::from(r.point.workers),
+        log: true,
+    },
+    Axis {
+        name: "hold, ns",
+        value: |r| r.point.hold.ns as f64,
+        log: false,
+    },
+    Axis {
+        name: "idle, ns",
+        value: |r| r.point.idle.ns as f64,
+        log: false,
+    },
+];
+
+/// A label that can name a series: the axis it belongs to, and the text.
+type Label = (&'static str, fn(&PointResult) -> String);
+
+/// The series a point belongs to: its lock, plus every label that varies
+/// across the results other than the x axis.
+fn series_name(r: &PointResult, others: &[fn(&PointResult) -> String]) -> String {
+    let mut name = r.point.lock.to_string();
+    for f in others {
+        let label = f(r);
+        if !label.is_empty() {
+            name += " ";
+            name += &label;
+        }
+    }
+    name
+}
+
+/// Draws `results` as an SVG document.
+pub fn render(results: &[PointResult], title: &str) -> Result<String, String> {
+    let mut svg = String::new();
+    draw(results, &mut svg, title)?;
+    Ok(svg)
+}
+
+fn draw(results: &[PointResult], svg: &mut String, title: &str) -> Result<(), String> {
+    // An axis is swept when it varies between points of one lock (spin
+    // differs between futex and pthread, but that is not a sweep).
+    let varies = |f: &dyn Fn(&PointResult) -> f64| {
+        results.iter().any(|a| {
+            results
+                .iter()
+                .any(|b| a.point.lock == b.point.lock && f(a) != f(b))
+        })
+    };
+    let axis = AXES.iter().find(|a| varies(&a.value)).unwrap_or(&AXES[2]);
+    // Everything else that varies names the series.
+    let labels: [Label; 5] = [
+        ("spinners", |r| {
+            r.point
+                .spinners
+                .map_or(String::new(), |s| format!("spinners={s}"))
+        }),
+        ("spin", |r| {
+            r.point.spin.map_or(String::new(), |s| format!("spin={s}"))
+        }),
+        ("workers", |r| {
+            format!("{}={}", r.point.mode.label(), r.point.workers)
+        }),
+        ("hold", |r| format!("hold={}", r.point.hold)),
+        ("idle", |r| format!("idle={}", r.point.idle)),
+    ];
+    let x_owner = match axis.name {
+        n if n.starts_with("spin") => "spin",
+        "workers" => "workers",
+        n if n.starts_with("hold") || n.starts_with("duty") => "hold",
+        _ => "idle",
+    };
+    let others: Vec<fn(&PointResult) -> String> = labels
+        .iter()
+        .filter(|(name, f)| {
+            *name != x_owner
+                && !(axis.name.starts_with("duty") && *name == "idle")
+                && results.iter().any(|r| f(r) != f(&results[0]))
+        })
+        .map(|(_, f)| *f)
+        .collect();
+
+    let x = |r: &PointResult| (axis.value)(r);
+    let mut series: Vec<(String, Vec<&PointResult>)> = Vec::new();
+    for r in results {
+        let name = series_name(r, &others);
+        match series.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, points)) => points.push(r),
+            None => series.push((name, vec![r])),
+        }
+    }
+    for (_, points) in &mut series {
+        points.sort_by(|a, b| x(a).total_cmp(&x(b)));
+    }
+    let lo = results.iter().map(x).fold(f64::INFINITY, f64::min);
+    let hi = results.iter().map(x).fold(f64::NEG_INFINITY, f64::max);
+    let root = SVGBackend::with_string(svg, (1000, 760)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    if axis.log {
+        // plotters' log scale puts ticks on round values (1, 2, 5, 10...).
+        let (lo, hi) = (lo.max(1.0) / 1.3, hi.max(1.0) * 1.3);
+        panels(&root, (lo..hi).log_scale(), &series, axis, title)?;
+    } else {
+        let (lo, hi) = padded(lo, hi, 0.05);
+        panels(&root, lo..hi, &series, axis, title)?;
+    }
+    root.present().map_err(err)
+}
+
+type Series<'a> = [(String, Vec<&'a PointResult>)];
+
+/// Throughput above, fairness below, over the x coordinate `xs`.
+fn panels<X>(
+    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    xs: X,
+    series: &Series,
+    axis: &Axis,
+    title: &str,
+) -> Result<(), String>
+where
+    X: AsRangedCoord<Value = f64> + Clone,
+    X::CoordDescType: ValueFormatter<f64>,
+{
+    let x = |r: &PointResult| (axis.value)(r);
+    let thousands = |v: f64| v / 1e3;
+    let y_hi = series
+        .iter()
+        .flat_map(|(_, p)| p.iter())
+        .map(|r| thousands(r.stats.mean + r.stats.ci95.unwrap_or(0.0)))
+        .fold(0.0, f64::max)
+        * 1.1;
+    let (top, bottom) = root.split_vertically(500);
+    let mut chart = ChartBuilder::on(&top)
+        .caption(title, ("sans-serif", 15))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(xs.clone(), 0.0..y_hi.max(1.0))
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(axis.name)
+        .y_desc("lock/unlock pairs per second (thousands)")
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(err)?;
+    for (i, (name, points)) in series.iter().enumerate() {
+        let c = color(i);
+        let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), thousands(r.stats.mean))).collect();
+        chart
+            .draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
+            .map_err(err)?
+            .label(name.clone())
+            .legend(move |(lx, ly)| PathElement::new(vec![(lx, ly), (lx + 20, ly)], c.stroke_width(2)));
+        chart
+            .draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled())))
+            .map_err(err)?;
+        chart
+            .draw_series(points.iter().filter_map(|r| {
+                let h = r.stats.ci95?;
+                let m = r.stats.mean;
+                Some(ErrorBar::new_vertical(
+                    x(r),
+                    thousands(m - h),
+                    thousands(m),
+                    thousands(m + h),
+                    c,
+                    8,
+                ))
+            }))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.7))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+
+    let mut fair = ChartBuilder::on(&bottom)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(xs, 0.0..1.05)
+        .map_err(err)?;
+    fair.configure_mesh()
+        .x_desc(axis.name)
+        .y_desc("Jain's fairness index")
+        .draw()
+        .map_err(err)?;
+    for (i, (_, points)) in series.iter().enumerate() {
+        let c = color(i);
+        let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.sample.fairness.jain)).collect();
+        fair.draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
+            .map_err(err)?;
+        fair.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled())))
+            .map_err(err)?;
+    }
+    Ok(())
+}

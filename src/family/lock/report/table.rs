@@ -1,0 +1,198 @@
+//! The terminal table: one row per point. Axes with a single value move to
+//! the heading line, so the columns show only what varies.
+
+use crate::family::lock::sweep::PointResult;
+use crate::measure::env::Environment;
+use crate::model::value::WorkMode;
+use crate::output::number::{ratio, si};
+use comfy_table::{presets, CellAlignment, Table};
+
+/// Renders the results for the terminal, with a heading and a legend.
+pub fn render(results: &[PointResult], env: &Environment) -> String {
+    render_with(results, env, presets::NOTHING)
+}
+
+pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &str) -> String {
+    let Some(first) = results.first() else {
+        return "no points were run\n".into();
+    };
+    let varies = |f: &dyn Fn(&PointResult) -> String| results.iter().any(|r| f(r) != f(first));
+    type Axis = (&'static str, fn(&PointResult) -> String);
+    let axes: [Axis; 6] = [
+        ("lock", |r| r.point.lock.to_string()),
+        (first.point.mode.label(), |r| r.point.workers.to_string()),
+        ("spinners", |r| {
+            r.point.spinners.map_or("-".into(), |s| s.to_string())
+        }),
+        ("spin", |r| r.point.spin.map_or("-".into(), |s| s.to_string())),
+        ("hold", |r| r.point.hold.to_string()),
+        ("idle", |r| r.point.idle.to_string()),
+    ];
+    let (varying, fixed): (Vec<&Axis>, Vec<&Axis>) = axes.iter().partition(|(_, f)| varies(f));
+
+    let mut heading: Vec<String> = fixed
+        .iter()
+        .filter(|(_, f)| f(first) != "-")
+        .map(|(name, f)| format!("{name} {}", f(first)))
+        .collect();
+    heading.push(format!("{} CPUs", env.cpus_online));
+    heading.push(match env.wake_cost_ns {
+        Some(ns) => format!("wake {:.1} µs", ns as f64 / 1e3),
+        None => "wake not measured".into(),
+    });
+    heading.push(format!(
+        "{} window after {} warm-up",
+        crate::model::value::format_nanos(first.point.duration_ns),
+        crate::model::value::format_nanos(first.point.warmup_ns)
+    ));
+
+    let mut t = Table::new();
+    t.load_preset(preset);
+    // With a hold, the lock can do at most one critical section per hold:
+    // lockscale's theoretical maximum, and the share of it achieved.
+    let holds = results.iter().any(|r| r.point.hold.ns > 0);
+    let bound: &[&str] = if holds { &["max cs/s", "eff%"] } else { &[] };
+    let metrics = [
+        "%usr", "%sys", "%idle", "%steal", "hold µs", "min%", "max%", "Jain", "ctxsw/cs", "futex/cs",
+        "fail/cs", "spins/cs", "waits/cs", "wakes/cs",
+    ];
+    let repeated = results.iter().any(|r| r.stats.n > 1);
+    let spread: &[&str] = if repeated { &["±%", "runs"] } else { &[] };
+    let columns: Vec<&str> = std::iter::once("cs/s")
+        .chain(spread.iter().copied())
+        .chain(bound.iter().copied())
+        .chain(metrics)
+        .collect();
+    t.set_header(varying.iter().map(|(n, _)| *n).chain(columns.iter().copied()));
+    for r in results {
+        let s = &r.sample;
+        // Futex counts come from the counting run, when there is one.
+        let k = r.kernel_run();
+        let counters = s.lock_counters;
+        let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
+        let cs_per_s = r.stats.mean;
+        let cut = crate::engine::repeat::from_cut_short(&r.runs);
+        row.push(si(cs_per_s) + if cut { crate::output::table::CUT_MARK } else { "" });
+        if repeated {
+            row.push(r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")));
+            row.push(r.stats.n.to_string());
+        }
+        if holds {
+            let hold_s = r.point.hold.ns as f64 / 1e9;
+            row.push(if hold_s > 0.0 {
+                si(1.0 / hold_s)
+            } else {
+                "-".into()
+            });
+            row.push(if hold_s > 0.0 {
+                format!("{:.1}", 100.0 * cs_per_s * hold_s)
+            } else {
+                "-".into()
+            });
+        }
+        row.extend([
+            format!("{:.2}", s.cpu.usr_pct),
+            format!("{:.2}", s.cpu.sys_pct),
+            format!("{:.2}", s.cpu.idle_pct),
+            format!("{:.2}", s.cpu.steal_pct),
+            s.mean_hold_ns.map_or("-".into(), |ns| format!("{:.3}", ns / 1e3)),
+            format!("{:.1}", s.fairness.min_share_pct),
+            format!("{:.1}", s.fairness.max_share_pct),
+            format!("{:.4}", s.fairness.jain),
+            ratio(s.per_cs(s.process.context_switches())),
+            ratio(k.futex.and_then(|f| k.per_cs(f.calls))),
+            ratio(k.futex.and_then(|f| k.per_cs(f.errors))),
+            ratio(counters.and_then(|c| s.per_cs(c.spins))),
+            ratio(counters.and_then(|c| s.per_cs(c.waits))),
+            ratio(counters.and_then(|c| s.per_cs(c.wakes))),
+        ]);
+        t.add_row(row);
+    }
+    for i in varying.len()..varying.len() + columns.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let precision: String = results
+        .iter()
+        .map(|r| {
+            crate::output::table::precision_note(&r.point.label(), r.stopped, &r.stats)
+                + &crate::output::table::cut_short_note(&r.point.label(), &r.runs)
+        })
+        .collect();
+    let others: String = results
+        .iter()
+        .filter_map(fault_note)
+        .chain(results.iter().filter_map(hold_note))
+        .map(|n| format!("note: {n}\n"))
+        .collect();
+    let notes = precision + &others;
+    format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
+}
+
+/// Says what --kill-holder-after did.
+fn fault_note(r: &PointResult) -> Option<String> {
+    let f = r.sample.fault?;
+    let recovery = match (f.recovered_by, f.recovery_us) {
+        (Some(by), Some(us)) => format!(
+            "worker {by} acquired it {us:.1} µs later ({})",
+            match f.recovered_how {
+                "eownerdead" => "told EOWNERDEAD, it recovered the mutex",
+                "kernel_release" => "the kernel released the dead holder's file lock",
+                _ => "recovered",
+            }
+        ),
+        _ => "nobody recovered it before the window ended".to_string(),
+    };
+    Some(format!(
+        "{}: worker {} (pid {}) was killed holding the lock {:.2} s into the window; {recovery}",
+        r.point.label(),
+        f.victim,
+        f.victim_pid,
+        f.killed_after_s
+    ))
+}
+
+/// Explains an achieved hold more than 5% above the request, so a reader
+/// does not mistake preemption or sleep overshoot for a timing bug.
+fn hold_note(r: &PointResult) -> Option<String> {
+    let p = &r.point;
+    let s = &r.sample;
+    let requested = p.hold.ns as f64;
+    let mean = s.mean_hold_ns?;
+    if requested == 0.0 || mean <= requested * 1.05 {
+        return None;
+    }
+    let above = 100.0 * (mean / requested - 1.0);
+    let cause = match p.hold.mode {
+        WorkMode::Sleep => "nanosleep returns late (timer slack and wake-up latency)".to_string(),
+        // Preemption is named only when holds were seen stretched by it.
+        WorkMode::Busy => match s.per_cs(s.stretched_holds).filter(|&share| share > 0.0) {
+            Some(share) => format!(
+                "{:.3}% of holds lasted over {}: the holder was preempted inside the lock",
+                share * 100.0,
+                crate::model::value::format_nanos(p.hold.stretched_above())
+            ),
+            None => format!(
+                "no hold lasted over {}, so not preemption: a uniform overshoot (the clock reads \
+                 that time a busy hold weigh on short ones)",
+                crate::model::value::format_nanos(p.hold.stretched_above())
+            ),
+        },
+    };
+    Some(format!(
+        "{}: mean hold {above:.1}% above {}: {cause}",
+        p.label(),
+        p.hold
+    ))
+}
+
+const LEGEND: &str = "\
+cs/s: critical sections per second of measured window, mean over the runs; ±%: half-width of its 95% confidence
+interval (Student's t); max cs/s = 1/hold, eff% = cs/s x hold (lock utilization). Other columns: the median run.
+%usr %sys %idle %steal: whole system (/proc/stat).
+hold µs: achieved mean hold. min% max%: smallest and largest worker's share; Jain: fairness index (1 = even).
+ctxsw/cs: the workers' context switches; futex/cs, fail/cs: futex syscalls and failed ones, counted with the
+syscall tracepoints in a separate run of the point (--count-futex; the rates come from untraced runs);
+spins/cs waits/cs wakes/cs: the lock's own counters (- where the lock is opaque). All per critical section.
+wake (heading): what waking a sleeping thread cost the waker (FUTEX_WAKE, median of 20, measured at start-up).";

@@ -1,0 +1,475 @@
+//! The validated experiment: what the CLI asked for, checked across flags
+//! and expanded into the points of the sweep (the cartesian product of the
+//! list flags). Everything here is serializable, so exports carry the spec.
+
+use crate::cli::{Format, LockArgs};
+use crate::engine::repeat::Repeat;
+use crate::family::lock::registry;
+use crate::model::value::{SpinPolicy, Work};
+use crate::session::limits::Limits;
+use crate::session::resources::DEFAULT_LOCK_DIR;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+use thiserror::Error;
+
+/// A user mistake; the message names the flag that fixes it. Exit status 2.
+#[derive(Debug, Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+/// Whether workers are threads of contend or processes forked from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Threads of this process.
+    Threads,
+    /// Forked worker processes sharing memory.
+    Processes,
+}
+
+impl Mode {
+    /// "threads" or "procs", for headings.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Threads => "threads",
+            Mode::Processes => "procs",
+        }
+    }
+}
+
+/// One point of a sweep: everything a single run needs.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Point {
+    /// Registry name of the lock.
+    pub lock: &'static str,
+    /// Threads or processes.
+    pub mode: Mode,
+    /// Number of workers.
+    pub workers: u32,
+    /// Spin budget, for locks that have one.
+    pub spin: Option<u32>,
+    /// Waiting policy, for locks that have one.
+    pub spinners: Option<SpinPolicy>,
+    /// Work inside the lock.
+    pub hold: Work,
+    /// Work outside the lock.
+    pub idle: Work,
+    /// Requested window, ns.
+    pub duration_ns: u64,
+    /// Warm-up before the window, ns.
+    pub warmup_ns: u64,
+    /// Abort when no worker completes a critical section for this long, ns
+    /// (0: the default, the larger of 10 s and 100 holds).
+    pub stall_timeout_ns: u64,
+    /// Kill the lock holder this long into the window, ns (0: no fault).
+    pub kill_holder_after_ns: u64,
+    /// Which copy of an otherwise identical point (1, 2, ...) with
+    /// --replicate; None without. An A/A check compares copies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
+}
+
+impl Point {
+    /// A point with no spin budget, policy, hold, idle or fault, a 1 s
+    /// window and 100 ms warm-up; callers set what they need with struct
+    /// update syntax.
+    pub fn new(lock: &'static str, mode: Mode, workers: u32) -> Self {
+        Point {
+            lock,
+            mode,
+            workers,
+            spin: None,
+            spinners: None,
+            hold: Work::NONE,
+            idle: Work::NONE,
+            duration_ns: 1_000_000_000,
+            warmup_ns: 100_000_000,
+            stall_timeout_ns: 0,
+            kill_holder_after_ns: 0,
+            replica: None,
+        }
+    }
+
+    /// The point in a few words, for progress, notes and warnings:
+    /// `adaptive ×4 threads spinners one spin 100 hold 1µs idle 0`.
+    pub fn label(&self) -> String {
+        let spinners = self.spinners.map_or(String::new(), |s| format!(" spinners {s}"));
+        let spin = self.spin.map_or(String::new(), |s| format!(" spin {s}"));
+        let replica = self.replica.map_or(String::new(), |r| format!(" replica {r}"));
+        format!(
+            "{} ×{} {}{spinners}{spin} hold {} idle {}{replica}",
+            self.lock,
+            self.workers,
+            self.mode.label(),
+            self.hold,
+            self.idle
+        )
+    }
+
+    /// The stall timeout in force.
+    pub fn stall(&self) -> Duration {
+        match self.stall_timeout_ns {
+            0 => Duration::from_secs(10).max(Duration::from_nanos(self.hold.ns.saturating_mul(100))),
+            ns => Duration::from_nanos(ns),
+        }
+    }
+
+    /// How long stopped workers get to leave the lock: a worker may be in
+    /// one last hold, or asleep behind others that each hold once more.
+    pub fn drain_grace(&self) -> Duration {
+        let per_turn = Duration::from_nanos(self.hold.ns.saturating_add(self.idle.ns));
+        Duration::from_secs(10).max(per_turn.saturating_mul(self.workers.saturating_mul(4)))
+    }
+
+    /// Requested window.
+    pub fn duration(&self) -> Duration {
+        Duration::from_nanos(self.duration_ns)
+    }
+
+    /// Warm-up.
+    pub fn warmup(&self) -> Duration {
+        Duration::from_nanos(self.warmup_ns)
+    }
+}
+
+/// `contend lock`, validated.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct LockSpec {
+    /// Locks swept.
+    pub locks: Vec<&'static str>,
+    /// Threads or processes.
+    pub mode: Mode,
+    /// Worker counts swept.
+    pub workers: Vec<u32>,
+    /// Where lock files go.
+    pub lock_dir: PathBuf,
+    /// Spin budgets swept (empty: each lock's default).
+    pub spins: Vec<u32>,
+    /// Waiting policies swept (empty: the default, one).
+    pub spinners: Vec<SpinPolicy>,
+    /// (hold, idle) pairs swept: the product of --hold and --idle, or one
+    /// pair per --period x --duty.
+    pub work: Vec<(Work, Work)>,
+    /// Requested window per point, ns.
+    pub duration_ns: u64,
+    /// Warm-up per point, ns.
+    pub warmup_ns: u64,
+    /// Stall timeout, ns (0: per point, the larger of 10 s and 100 holds).
+    pub stall_timeout_ns: u64,
+    /// Fault injection: kill the holder this long into the window, ns.
+    pub kill_holder_after_ns: u64,
+    /// Output format on stdout.
+    pub format: Format,
+    /// Where results go (the export flags).
+    #[serde(flatten)]
+    pub output: crate::cli::OutputArgs,
+    /// Whether a progress bar may be shown.
+    pub progress: bool,
+    /// Runs per point.
+    pub repeat: Repeat,
+    /// Identical copies of every point (--replicate; 1: none).
+    pub replicate: u32,
+}
+
+/// Worker threads when neither --threads nor --procs is given
+/// (futex-scalability.c's default).
+pub const DEFAULT_THREADS: u32 = 4;
+
+/// The window of a run, without --precision.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(2);
+/// The warm-up of a run, without --precision.
+pub const DEFAULT_WARMUP: Duration = Duration::from_millis(250);
+/// With --precision: many short runs narrow the interval faster here than
+/// a few long ones (runs differ from each other by more than a longer
+/// window averages away). On the seed table at ±2% with --max-time 5s
+/// (scripts/experiments/seed-precision.py), pooled over two sets of tries, 300 ms
+/// windows reached all 6 points in 6 of 8 tries, 100 ms in 4 of 6,
+/// 200 ms in 2 of 6: between them, within the host's noise; 2 s windows
+/// leave time for one run per point.
+pub const PRECISION_WINDOW: Duration = Duration::from_millis(300);
+/// With --precision: the warm-up that goes with the shorter window.
+pub const PRECISION_WARMUP: Duration = Duration::from_millis(100);
+
+fn err(msg: impl Into<String>) -> SpecError {
+    SpecError(msg.into())
+}
+
+impl LockSpec {
+    /// Validates the arguments of `contend lock`.
+    pub fn from_args(args: &LockArgs) -> Result<Self, SpecError> {
+        let mut locks = args.lock.0.clone();
+        locks.dedup();
+        let entries: Vec<_> = locks.iter().filter_map(|n| registry::find(n)).collect();
+
+        for entry in &entries {
+            (entry.available)()
+                .map_err(|why| err(format!("lock `{}` cannot run here: {why}", entry.name)))?;
+        }
+        let spins = args.spin.as_ref().map_or_else(Vec::new, |l| l.0.clone());
+        if !spins.is_empty() {
+            let refused = lacking(&entries, |e| e.caps.spin);
+            if !refused.is_empty() {
+                return Err(err(format!(
+                    "--spin does not apply to {}: {} no spin budget (locks that take --spin: {})",
+                    refused.join(", "),
+                    if refused.len() == 1 { "it has" } else { "they have" },
+                    registry::names_with(|c| c.spin)
+                )));
+            }
+        }
+        let spinners = args.spinners.as_ref().map_or_else(Vec::new, |l| l.0.clone());
+        if !spinners.is_empty() {
+            let refused = lacking(&entries, |e| e.caps.spinners);
+            if !refused.is_empty() {
+                return Err(err(format!(
+                    "--spinners does not apply to {} (locks that take --spinners: {})",
+                    refused.join(", "),
+                    registry::names_with(|c| c.spinners)
+                )));
+            }
+        }
+        let (mode, workers) = match (&args.threads, &args.procs) {
+            (_, Some(procs)) => (Mode::Processes, procs.0.clone()),
+            (Some(threads), None) => (Mode::Threads, threads.0.clone()),
+            (None, None) => (Mode::Threads, vec![DEFAULT_THREADS]),
+        };
+        let most = workers.iter().copied().max().unwrap_or(1);
+        if let Some(e) = entries.iter().find(|e| most > e.caps.max_workers) {
+            return Err(err(format!(
+                "lock `{}` takes at most {} workers (its word counts the waiters); {most} asked",
+                e.name, e.caps.max_workers
+            )));
+        }
+        if let Some(e) = entries.iter().find(|e| !e.caps.exclusive) {
+            if most > 1 {
+                return Err(err(format!(
+                    "lock `{}` provides no mutual exclusion; use it with one worker",
+                    e.name
+                )));
+            }
+        }
+        match mode {
+            Mode::Processes => {
+                let refused = lacking(&entries, |e| e.run_procs.is_some());
+                if !refused.is_empty() {
+                    return Err(err(format!(
+                        "--procs needs locks that work across processes; {} cannot (locks that can: {})",
+                        refused.join(", "),
+                        registry::names_with(|c| c.process_shared)
+                    )));
+                }
+            }
+            Mode::Threads => {
+                if let Some(e) = entries.iter().find(|e| !e.caps.threads) {
+                    if most > 1 {
+                        return Err(err(format!(
+                            "lock `{}` belongs to the process, so threads of one process never exclude \
+                             each other; run it with --procs",
+                            e.name
+                        )));
+                    }
+                }
+            }
+        }
+        let limits = Limits::read();
+        limits.check_threads(u64::from(most)).map_err(err)?;
+        let needs_file = entries.iter().any(|e| e.caps.needs_file);
+        if needs_file && mode == Mode::Threads {
+            limits.check_files(u64::from(most)).map_err(err)?;
+        }
+        let lock_dir = args
+            .lock_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_LOCK_DIR));
+        if needs_file {
+            probe_lock_dir(&lock_dir).map_err(err)?;
+        }
+        let precision = args.repeat.precision.is_some();
+        let duration = args.duration.unwrap_or(if precision {
+            PRECISION_WINDOW
+        } else {
+            DEFAULT_WINDOW
+        });
+        let warmup = args.warmup.unwrap_or(if precision {
+            PRECISION_WARMUP
+        } else {
+            DEFAULT_WARMUP
+        });
+        if let Some(after) = args.kill_holder_after {
+            if mode != Mode::Processes {
+                return Err(err(
+                    "--kill-holder-after kills a worker process inside its critical section; \
+                     it needs --procs (killing a thread would kill contend)",
+                ));
+            }
+            if after.is_zero() || after >= duration {
+                return Err(err(
+                    "--kill-holder-after must be above 0 and shorter than --duration",
+                ));
+            }
+        }
+        if args.stall_timeout.is_some_and(|d| d.is_zero()) {
+            return Err(err(
+                "--stall-timeout must be longer than 0 (e.g. --stall-timeout 10s)",
+            ));
+        }
+        if duration.is_zero() {
+            return Err(err("--duration must be longer than 0 (e.g. --duration 2s)"));
+        }
+
+        let work = if let (Some(periods), Some(duties)) = (&args.period, &args.duty) {
+            let mut pairs = Vec::new();
+            for &period in &periods.0 {
+                for &duty in &duties.0 {
+                    let hold = (period as f64 * duty).round() as u64;
+                    pairs.push((Work::busy(hold), Work::busy(period - hold)));
+                }
+            }
+            pairs
+        } else {
+            let mut pairs = Vec::new();
+            for &hold in &args.hold.0 {
+                for &idle in &args.idle.0 {
+                    pairs.push((hold, idle));
+                }
+            }
+            pairs
+        };
+
+        let spec = LockSpec {
+            locks,
+            mode,
+            workers,
+            lock_dir,
+            spins,
+            spinners,
+            work,
+            duration_ns: duration.as_nanos() as u64,
+            warmup_ns: warmup.as_nanos() as u64,
+            stall_timeout_ns: args.stall_timeout.map_or(0, |d| d.as_nanos() as u64),
+            kill_holder_after_ns: args.kill_holder_after.map_or(0, |d| d.as_nanos() as u64),
+            format: args.format,
+            output: args.output.clone(),
+            progress: !args.output.no_progress,
+            repeat: args.repeat.plan().map_err(err)?,
+            replicate: args.replicate,
+        };
+        let n = spec.point_count();
+        if n > MAX_POINTS {
+            return Err(err(format!(
+                "the sweep has {n} points (the product of the lists{}); at most {MAX_POINTS}: \
+                 narrow the lists",
+                if spec.replicate > 1 {
+                    " and --replicate"
+                } else {
+                    ""
+                }
+            )));
+        }
+        Ok(spec)
+    }
+
+    /// How many points the sweep has, counted without building them.
+    pub fn point_count(&self) -> u128 {
+        let replicas = u128::from(self.replicate.max(1));
+        // The same axes `points` builds, by the same rule (`axis`).
+        let per_lock = |lock: &str| {
+            let caps = registry::find(lock).map(|e| e.caps);
+            let spins = axis(caps.is_some_and(|c| c.spin), &self.spins, 0).len();
+            let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One).len();
+            (spins * policies) as u128
+        };
+        let shared = (self.workers.len() * self.work.len()) as u128 * replicas;
+        self.locks.iter().map(|l| per_lock(l) * shared).sum()
+    }
+
+    /// The points of the sweep, lock-major, in the order given.
+    pub fn points(&self) -> Vec<Point> {
+        let mut points = Vec::new();
+        let replicas: Vec<Option<u32>> = match self.replicate {
+            0 | 1 => vec![None],
+            n => (1..=n).map(Some).collect(),
+        };
+        for &lock in &self.locks {
+            let caps = registry::find(lock).map(|e| e.caps);
+            let spins = axis(
+                caps.is_some_and(|c| c.spin),
+                &self.spins,
+                locks::LockConfig::DEFAULT_SPIN,
+            );
+            let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One);
+            for &workers in &self.workers {
+                for &spinners in &policies {
+                    for &spin in &spins {
+                        for (&(hold, idle), &replica) in self
+                            .work
+                            .iter()
+                            .flat_map(|w| replicas.iter().map(move |r| (w, r)))
+                        {
+                            points.push(Point {
+                                lock,
+                                mode: self.mode,
+                                workers,
+                                spin,
+                                spinners,
+                                hold,
+                                idle,
+                                duration_ns: self.duration_ns,
+                                warmup_ns: self.warmup_ns,
+                                stall_timeout_ns: self.stall_timeout_ns,
+                                kill_holder_after_ns: self.kill_holder_after_ns,
+                                replica,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        points
+    }
+}
+
+/// The names of the chosen locks that do not pass `ok`, for refusing a flag
+/// that only some locks take.
+fn lacking(entries: &[&registry::LockEntry], ok: impl Fn(&registry::LockEntry) -> bool) -> Vec<&'static str> {
+    entries.iter().filter(|e| !ok(e)).map(|e| e.name).collect()
+}
+
+/// The values of an optional axis for one lock: none if the lock does not
+/// take it, the default if the user gave none, else the user's list.
+/// The most points one sweep may have: every point runs at least once for
+/// its window, so more is a typo (`--replicate 4000000000`), not a plan.
+pub const MAX_POINTS: u128 = 10_000;
+
+fn axis<T: Copy>(applies: bool, given: &[T], default: T) -> Vec<Option<T>> {
+    match (applies, given.is_empty()) {
+        (false, _) => vec![None],
+        (true, true) => vec![Some(default)],
+        (true, false) => given.iter().copied().map(Some).collect(),
+    }
+}
+
+/// Checks that the run's private directory can be made in `dir`, by
+/// making one and removing it: /proc is a directory too, and a read-only
+/// mount or missing permission shows only when something is created.
+pub fn probe_lock_dir(dir: &std::path::Path) -> Result<(), String> {
+    if !dir.is_dir() {
+        return Err(format!(
+            "--lock-dir {} is not a directory (the lock file is created in a private directory there)",
+            dir.display()
+        ));
+    }
+    let template = dir.join(format!("{}probe-XXXXXX", crate::session::resources::DIR_PREFIX));
+    let probe = nix::unistd::mkdtemp(&template).map_err(|e| {
+        format!(
+            "--lock-dir {}: cannot create the run's private directory there ({e})",
+            dir.display()
+        )
+    })?;
+    let _ = std::fs::remove_dir(probe);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

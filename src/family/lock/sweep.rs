@@ -1,0 +1,274 @@
+//! Runs every point of a spec in rounds (interleaved by default, see
+//! [`crate::engine::rounds`]), each point repeated as `--runs` and `--precision`
+//! say, with a progress bar on a terminal, owning the run's resources and
+//! collecting the warnings that apply to the whole sweep. An interrupt
+//! ends the sweep after the run it cut short; what was measured so far is
+//! kept.
+
+use crate::engine::repeat::{Repeat, Repeated, Stopped};
+use crate::engine::rounds::{run_rounds, Purpose};
+use crate::family::lock::registry;
+use crate::family::lock::spec::{LockSpec, Mode, Point};
+use crate::family::lock::workload::RunContext;
+use crate::measure::env::cpus_online;
+use crate::measure::futex::FutexPlan;
+use crate::measure::stats::Stats;
+use crate::model::lock::LockSample;
+use crate::session::resources::Resources;
+use anyhow::{anyhow, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use nix::sys::signal::Signal;
+use std::io::IsTerminal;
+use std::time::Duration;
+
+/// A lock point and what its runs measured (cs/s).
+pub type PointResult = crate::model::Measured<Point, LockSample>;
+
+impl PointResult {
+    /// Builds the result from a point's runs: the detail sample is the
+    /// run with the median cs/s.
+    pub fn new(point: Point, repeated: Repeated<LockSample>) -> Self {
+        Self::median(point, repeated)
+    }
+
+    /// A result of a single run (tests, and code that measures once).
+    pub fn single(point: Point, sample: LockSample) -> Self {
+        Self::new(
+            point,
+            Repeated {
+                stats: Stats::of(&[sample.cs_per_s]),
+                runs: vec![sample],
+                stopped: Stopped::Runs,
+            },
+        )
+    }
+}
+
+/// A finished (or interrupted) sweep.
+#[derive(Debug, Clone)]
+pub struct SweepOutcome {
+    /// One result per point measured, in spec order.
+    pub results: Vec<PointResult>,
+    /// Things the reader must know to trust the numbers, one line each.
+    pub warnings: Vec<String>,
+    /// The signal that stopped the sweep early, if one did.
+    pub interrupted: Option<Signal>,
+}
+
+/// Below this estimated length no progress bar is worth drawing.
+const PROGRESS_MIN: Duration = Duration::from_secs(2);
+
+/// What running lock points needs once per command: the futex counting
+/// plan (inline counters live in `ctx`, opened on this thread so every
+/// worker inherits them), the lock file and SysV set, owned until the
+/// session is dropped.
+pub struct LockSession {
+    ctx: RunContext,
+    futex: FutexPlan,
+    _resources: Resources,
+    cpus: usize,
+}
+
+impl LockSession {
+    /// Opens what `locks` need, counting futex calls as `plan` says;
+    /// warnings go to `warnings`.
+    pub fn open(
+        locks: &[&str],
+        lock_dir: &std::path::Path,
+        plan: &Repeat,
+        warnings: &mut Vec<String>,
+    ) -> Result<Self> {
+        let entries: Vec<_> = locks.iter().filter_map(|l| registry::find(l)).collect();
+        let mut resources = Resources::new();
+        let (futex, inline) = FutexPlan::resolve(plan.count_futex, warnings).split_inline();
+        let ctx = RunContext {
+            futex: inline,
+            lock_file: match entries.iter().any(|e| e.caps.needs_file) {
+                true => Some(resources.lock_file(lock_dir)?),
+                false => None,
+            },
+            sysv_set: match entries.iter().any(|e| e.caps.needs_sem_set) {
+                true => Some(resources.sem_set()?),
+                false => None,
+            },
+        };
+        Ok(Self {
+            ctx,
+            futex,
+            _resources: resources,
+            cpus: cpus_online(),
+        })
+    }
+
+    /// Whether points get a separate counting run.
+    pub fn counts_separately(&self) -> bool {
+        self.futex.separate()
+    }
+
+    /// Makes one run of `point`: a measured one with no tracepoint on
+    /// (unless counting inline), or the counting run.
+    pub fn run_once(&self, point: &Point, purpose: Purpose) -> Result<LockSample> {
+        let entry = registry::find(point.lock).ok_or_else(|| anyhow!("lock `{}` vanished", point.lock))?;
+        let run = match point.mode {
+            Mode::Threads => entry.run,
+            Mode::Processes => entry
+                .run_procs
+                .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
+        };
+        match purpose {
+            Purpose::Measure => run(point, &self.ctx),
+            Purpose::Count => {
+                // Open for this run only: closing them (when `counted`
+                // drops) switches the syscall tracepoints off again.
+                let counted = RunContext {
+                    futex: self.futex.open_for_count()?,
+                    lock_file: self.ctx.lock_file,
+                    sysv_set: self.ctx.sysv_set,
+                };
+                run(point, &counted)
+            }
+        }
+    }
+
+    /// Runs `points` as `plan` says, in rounds. Returns their results in
+    /// the given order (points never reached are left out) and the signal
+    /// that should end the sweep.
+    pub fn run_points(
+        &self,
+        points: &[Point],
+        plan: &Repeat,
+        bar: &ProgressBar,
+        warnings: &mut Vec<String>,
+    ) -> Result<(Vec<PointResult>, Option<Signal>)> {
+        let rounds = run_rounds(
+            points.len(),
+            plan,
+            self.counts_separately(),
+            |i, purpose| {
+                bar.set_message(points[i].label());
+                self.run_once(&points[i], purpose)
+            },
+            |_, _| tick(bar),
+        )?;
+        let results: Vec<PointResult> = points
+            .iter()
+            .zip(rounds.points)
+            .filter_map(|(p, r)| r.map(|r| PointResult::new(p.clone(), r)))
+            .collect();
+        for r in &results {
+            warnings.extend(crate::measure::warnings::for_point(r, self.cpus));
+        }
+        Ok((results, rounds.interrupted))
+    }
+}
+
+/// Runs the sweep.
+pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
+    let points = spec.points();
+    let total = points.len();
+    let mut warnings = Vec::new();
+    let session = LockSession::open(&spec.locks, &spec.lock_dir, &spec.repeat, &mut warnings)?;
+    let cpus = session.cpus;
+    if let Some(&most) = spec.workers.iter().filter(|&&t| t as usize > cpus).max() {
+        warnings.push(format!(
+            "{most} {} on {cpus} online CPUs: oversubscribed, so lock holders get preempted \
+             inside the critical section and waiters that spin burn CPU the holder needs",
+            spec.mode.label()
+        ));
+    }
+    warnings.extend(crate::measure::warnings::for_machine());
+    let per_run = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
+    let planned = planned_runs(total, &spec.repeat, session.counts_separately());
+    let bar = progress_bar(spec.progress, planned, per_run);
+    let (results, interrupted) = session.run_points(&points, &spec.repeat, &bar, &mut warnings)?;
+    bar.finish_and_clear();
+    warnings.extend(screening_note(
+        results.iter().map(|r| r.rejected()),
+        spec.repeat.max_steal_pct,
+    ));
+    if let Some(sig) = interrupted {
+        warnings.push(format!(
+            "interrupted by {sig}: {} of {total} points measured; the last run was cut short \
+             (its rates still divide by the time it really ran)",
+            results.len(),
+        ));
+    }
+    Ok(SweepOutcome {
+        results,
+        warnings,
+        interrupted,
+    })
+}
+
+/// The runs a sweep plans before precision adds any: every point's
+/// `--runs` (at least two with --precision), plus its counting run.
+pub fn planned_runs(points: usize, plan: &Repeat, counting: bool) -> usize {
+    points.saturating_mul(plan.least().saturating_add(usize::from(counting)))
+}
+
+/// One line counting the runs screened out, if any were.
+pub(crate) fn screening_note(rejected: impl Iterator<Item = usize>, max_pct: Option<f64>) -> Option<String> {
+    let n: usize = rejected.sum();
+    let max = max_pct?;
+    (n > 0).then(|| {
+        format!(
+            "{n} run(s) rejected and re-made: steal or other load above --max-steal {max:.0}% \
+             (kept in the export with status \"rejected\", out of the statistics)"
+        )
+    })
+}
+
+/// The host-drift note for an interleaved sweep whose points ran `runs`
+/// (see [`crate::measure::drift`]); None for a sequential one, whose
+/// "rounds" are run indices and share nothing.
+pub(crate) fn drift_note<'a, S: crate::engine::repeat::RunRecord + 'a>(
+    plan: &Repeat,
+    runs: impl Iterator<Item = &'a [S]>,
+) -> Option<String> {
+    if plan.order != crate::engine::repeat::Order::Interleaved {
+        return None;
+    }
+    let points: Vec<Vec<(u32, f64)>> = runs
+        .map(|r| {
+            crate::engine::repeat::measured(r)
+                .map(|s| (s.info().round, s.metric()))
+                .collect()
+        })
+        .collect();
+    crate::measure::drift::drift(&points).and_then(|d| crate::measure::drift::note(&d))
+}
+
+/// Counts one finished run on `bar`; precision can add runs past the
+/// plan, and the bar grows with them.
+pub(crate) fn tick(bar: &ProgressBar) {
+    if bar.length().is_some_and(|len| bar.position() >= len) {
+        bar.inc_length(1);
+    }
+    bar.inc(1);
+}
+
+/// How long `runs` runs of `per_run` take (saturating: a plan may be
+/// absurd, the arithmetic must not panic on it).
+pub fn estimate(runs: usize, per_run: Duration) -> Duration {
+    per_run.saturating_mul(u32::try_from(runs).unwrap_or(u32::MAX))
+}
+
+/// A progress bar for `runs` runs of about `per_run` each, hidden when
+/// not wanted, not on a terminal, or too short to matter. Its ETA comes
+/// from the runs' measured durations; precision may add runs, and the
+/// bar's length grows with them.
+pub(crate) fn progress_bar(wanted: bool, runs: usize, per_run: Duration) -> ProgressBar {
+    let estimate = estimate(runs, per_run);
+    if !wanted || !std::io::stderr().is_terminal() || estimate < PROGRESS_MIN {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(runs as u64);
+    bar.set_style(
+        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} runs, ETA {eta}  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    // No steady tick: a redraw thread waking five times a second would
+    // run inside the measured windows. The bar redraws when a run ends
+    // (and indicatif's ETA comes from those measured run times).
+    bar
+}

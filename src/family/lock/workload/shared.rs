@@ -1,0 +1,74 @@
+//! What lives in the run's arena besides the lock: the header every worker
+//! reads (witness, stop flag, start gate, injected fault) and each worker's
+//! published counters and state.
+
+use crate::family::lock::workload::fault::Fault;
+use crate::model::lock::WorkerCounts;
+use crossbeam_utils::CachePadded;
+use locks::gate::Gate;
+use locks::sys::shm::Arena;
+use locks::LockStats;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+/// Where a worker is, for diagnosing a stalled lock.
+pub(super) const IDLE: u32 = 0;
+pub(super) const WAITING: u32 = 1;
+pub(super) const HOLDING: u32 = 2;
+
+/// A worker's published counters: written only by their owner, read by the
+/// coordinator at the window edges.
+#[derive(Default)]
+pub struct Slot {
+    pub(super) state: AtomicU32,
+    recoveries: AtomicU64,
+    acquisitions: AtomicU64,
+    hold_ns: AtomicU64,
+    stretched_holds: AtomicU64,
+    spins: AtomicU64,
+    waits: AtomicU64,
+    wakes: AtomicU64,
+}
+
+impl Slot {
+    #[inline(always)]
+    pub(super) fn publish(&self, acquisitions: u64, hold: &HoldTally, stats: &LockStats) {
+        self.acquisitions.store(acquisitions, Relaxed);
+        self.hold_ns.store(hold.ns, Relaxed);
+        self.stretched_holds.store(hold.stretched, Relaxed);
+        self.spins.store(stats.spins, Relaxed);
+        self.waits.store(stats.waits, Relaxed);
+        self.wakes.store(stats.wakes, Relaxed);
+        self.recoveries.store(stats.recoveries, Relaxed);
+    }
+
+    pub(super) fn read(&self) -> WorkerCounts {
+        WorkerCounts {
+            acquisitions: self.acquisitions.load(Relaxed),
+            hold_ns: self.hold_ns.load(Relaxed),
+            stretched_holds: self.stretched_holds.load(Relaxed),
+            spins: self.spins.load(Relaxed),
+            waits: self.waits.load(Relaxed),
+            wakes: self.wakes.load(Relaxed),
+            recoveries: self.recoveries.load(Relaxed),
+        }
+    }
+}
+
+/// A worker's running total of hold time and of holds stretched by
+/// preemption.
+#[derive(Default)]
+pub(super) struct HoldTally {
+    pub(super) ns: u64,
+    pub(super) stretched: u64,
+}
+
+/// The arena's shared header.
+#[derive(Default)]
+pub struct Header {
+    pub(super) witness: CachePadded<AtomicU64>,
+    pub(super) stop: CachePadded<AtomicBool>,
+    pub(super) gate: CachePadded<Gate>,
+    pub(super) fault: CachePadded<Fault>,
+}
+
+pub(super) type LockArena<L> = Arena<L, Header, CachePadded<Slot>>;

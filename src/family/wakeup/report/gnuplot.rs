@@ -1,0 +1,36 @@
+//! `contend wakeup --export-gnuplot`: the round-trip distribution of each
+//! point as percentile rows, the layout of HdrHistogram's percentile plots.
+//! Columns: percentile, 1/(1 - percentile) (the x axis that spreads the
+//! tail out on a log scale), latency in µs. One block per point.
+
+use crate::family::wakeup::sweep::WakeupResult;
+use crate::measure::latency::Latencies;
+
+/// Percentiles printed per point, from the median to the worst round trip.
+pub const QUANTILES: [f64; 11] = [0.0, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0];
+
+/// The blocks.
+pub fn render(results: &[WakeupResult]) -> String {
+    let mut out = String::new();
+    for (i, r) in results.iter().enumerate() {
+        if i > 0 {
+            out += "\n\n";
+        }
+        let h = Latencies::from_buckets(&r.sample.round_trip.buckets);
+        out += &format!(
+            "# {} {} {} pairs={} samples={}\n# percentile one_over_tail latency_us\n",
+            r.point.primitive,
+            r.point.affinity.name(),
+            r.point.mode.label(),
+            r.point.pairs(),
+            h.len()
+        );
+        for q in QUANTILES {
+            // The maximum has no finite 1/(1-q): put it one decade past
+            // the last percentile, as HdrHistogram's plots do.
+            let x = if q < 1.0 { 1.0 / (1.0 - q) } else { 1e5 };
+            out += &format!("{:.4} {x:.1} {:.3}\n", 100.0 * q, h.quantile(q) as f64 / 1e3);
+        }
+    }
+    out
+}

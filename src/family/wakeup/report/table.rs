@@ -1,0 +1,197 @@
+//! `contend wakeup`'s table: one row per pair, plus an "all" row per point
+//! when there are several pairs. Latencies in µs with ns resolution kept
+//! to two decimals.
+
+use crate::family::wakeup::spec::Length;
+use crate::family::wakeup::sweep::WakeupResult;
+use crate::family::wakeup::workload::Distribution;
+use crate::measure::clock::ClockCost;
+use crate::measure::latency::LatencySummary;
+use crate::measure::tracefs::TraceReport;
+use crate::output::number::ratio;
+use comfy_table::{presets, CellAlignment, Table};
+
+fn us(ns: u64) -> String {
+    format!("{:.2}", ns as f64 / 1e3)
+}
+
+/// A row's label, CPUs and distributions.
+struct Row<'a> {
+    pair: String,
+    placement: String,
+    same_cpu: String,
+    round_trip: &'a Distribution,
+    one_way: &'a Distribution,
+}
+
+/// Futex calls per round trip, from the counting run when there is one.
+fn futex_per_rt(r: &WakeupResult) -> Option<f64> {
+    let k = r.kernel_run();
+    let rounds = k.round_trip.summary.map_or(0, |x| x.samples);
+    k.futex
+        .filter(|_| rounds > 0)
+        .map(|f| f.calls as f64 / rounds as f64)
+}
+
+fn rows(r: &WakeupResult) -> Vec<Row<'_>> {
+    let mut out: Vec<Row> = r
+        .sample
+        .pairs
+        .iter()
+        .map(|p| Row {
+            pair: p.pair.to_string(),
+            placement: format!("{}→{}", p.cpus_a, p.cpus_b),
+            same_cpu: format!("{:.0}", p.same_cpu_pct),
+            round_trip: &p.round_trip,
+            one_way: &p.one_way,
+        })
+        .collect();
+    if out.len() > 1 {
+        out.push(Row {
+            pair: "all".into(),
+            placement: String::new(),
+            same_cpu: String::new(),
+            round_trip: &r.sample.round_trip,
+            one_way: &r.sample.one_way,
+        });
+    }
+    out
+}
+
+const STATS: [&str; 9] = [
+    "samples",
+    "min",
+    "p50",
+    "p90",
+    "p99",
+    "p99.9",
+    "max",
+    "mean",
+    "one-way p50",
+];
+
+fn stats(rt: Option<LatencySummary>, ow: Option<LatencySummary>) -> Vec<String> {
+    match rt {
+        None => vec!["0".into(); 1]
+            .into_iter()
+            .chain(vec!["-".into(); 8])
+            .collect(),
+        Some(s) => vec![
+            s.samples.to_string(),
+            us(s.min_ns),
+            us(s.p50_ns),
+            us(s.p90_ns),
+            us(s.p99_ns),
+            us(s.p999_ns),
+            us(s.max_ns),
+            format!("{:.2}", s.mean_ns / 1e3),
+            ow.map_or("-".into(), |o| us(o.p50_ns)),
+        ],
+    }
+}
+
+/// The terminal table.
+pub fn render(results: &[WakeupResult], clock: &ClockCost, trace: Option<&TraceReport>) -> String {
+    render_with(results, clock, trace, presets::NOTHING)
+}
+
+pub(crate) fn render_with(
+    results: &[WakeupResult],
+    clock: &ClockCost,
+    trace: Option<&TraceReport>,
+    preset: &str,
+) -> String {
+    let Some(first) = results.first() else {
+        return "no points were run\n".into();
+    };
+    let p = &first.point;
+    let mut heading = vec![
+        format!("{} pair(s) of {}", p.pairs(), p.mode.label()),
+        format!("interval {}", crate::model::value::format_nanos(p.interval_ns)),
+        match p.length {
+            Length::Iterations(n) => format!("{n} round trips per pair"),
+            Length::Duration(ns) => format!("{} per point", crate::model::value::format_nanos(ns)),
+        },
+        format!("policy {} {}", p.sched.policy, p.sched.priorities()),
+    ];
+    if p.mlock {
+        heading.push("mlockall".into());
+    }
+    let mut t = Table::new();
+    t.load_preset(preset);
+    let mut header = vec!["primitive", "placement", "pair", "CPUs A→B", "same%"];
+    header.extend(STATS);
+    header.extend(["p50 ±%", "runs", "rt/s", "ctxsw/rt", "futex/rt"]);
+    t.set_header(header.clone());
+    for r in results {
+        let s = &r.sample;
+        let rounds = s.round_trip.summary.map_or(0, |x| x.samples);
+        let per_rt = |n: u64| (rounds > 0).then(|| n as f64 / rounds as f64);
+        let all = rows(r);
+        let last = all.len() - 1;
+        for (i, row) in all.into_iter().enumerate() {
+            let mut cells = vec![
+                r.point.primitive.to_string(),
+                r.point.affinity.name().to_string(),
+                row.pair,
+                row.placement,
+                row.same_cpu,
+            ];
+            cells.extend(stats(row.round_trip.summary, row.one_way.summary));
+            // Rates and counts belong to the point, on its last row.
+            if i == last {
+                cells.extend([
+                    r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
+                    r.stats.n.to_string(),
+                    format!("{:.0}", s.round_trips_per_s)
+                        + if crate::engine::repeat::from_cut_short(&r.runs) {
+                            crate::output::table::CUT_MARK
+                        } else {
+                            ""
+                        },
+                    ratio(per_rt(s.process.context_switches())),
+                    ratio(futex_per_rt(r)),
+                ]);
+            }
+            t.add_row(cells);
+        }
+    }
+    for i in 4..header.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let mut notes = format!(
+        "clock: CLOCK_MONOTONIC, resolution {} ns, {} ns per read (median of back-to-back reads; \
+         each round trip includes one)\n",
+        clock.resolution_ns, clock.median_read_ns
+    );
+    if let Some(tr) = trace {
+        notes += &format!(
+            "trace: {} round trip(s) tagged in {}/trace{}\n",
+            tr.tagged,
+            tr.tracefs,
+            if tr.stopped {
+                format!(
+                    "; tracing was stopped at the first one, so the buffer ends with what led up to \
+                     it (read it, then: echo 1 > {}/tracing_on)",
+                    tr.tracefs
+                )
+            } else {
+                " (grep contend-wakeup)".into()
+            }
+        );
+    }
+    for r in results {
+        notes += &crate::output::table::precision_note(&r.point.label(), r.stopped, &r.stats);
+        notes += &crate::output::table::cut_short_note(&r.point.label(), &r.runs);
+    }
+    format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
+}
+
+const LEGEND: &str = "\
+Round trip (A posts B, B posts A, A wakes) in µs, every run's rounds together: min, percentiles, max, mean.
+p50 ±%: 95% confidence interval of the median round trip across the runs (Student's t). one-way p50: post to
+wake-up measured across the two threads' clock stamps, both directions pooled. same%: rounds with A and B
+on one CPU. rt/s: round trips per second of window; ctxsw/rt, futex/rt: the workers' context switches
+and all futex syscalls per round trip (futex: from a separate counting run, see --count-futex).";

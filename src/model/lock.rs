@@ -1,0 +1,166 @@
+//! What one point of `contend lock` measured: the result schema.
+
+use crate::engine::repeat::{RunInfo, RunRecord};
+use crate::measure::cpu::CpuSplit;
+use crate::measure::fairness::Fairness;
+use crate::measure::futex::FutexCounts;
+use crate::measure::rusage::ProcessUsage;
+use serde::Serialize;
+use std::ops::Sub;
+
+/// One worker's cumulative counters, as it publishes them after every
+/// critical section.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct WorkerCounts {
+    /// Critical sections completed.
+    pub acquisitions: u64,
+    /// Nanoseconds spent in the hold work (busy or sleeping).
+    pub hold_ns: u64,
+    /// Holds that lasted over twice the request plus 5 µs: the holder was
+    /// preempted (or overslept) inside the critical section.
+    pub stretched_holds: u64,
+    /// Failed user-space attempts (the lock's own counter).
+    pub spins: u64,
+    /// Futex waits the lock issued.
+    pub waits: u64,
+    /// Futex wakes the lock issued.
+    pub wakes: u64,
+    /// Acquisitions that recovered a lock whose owner died (robust locks).
+    pub recoveries: u64,
+}
+
+impl Sub for WorkerCounts {
+    type Output = WorkerCounts;
+    fn sub(self, earlier: WorkerCounts) -> WorkerCounts {
+        WorkerCounts {
+            acquisitions: self.acquisitions.saturating_sub(earlier.acquisitions),
+            hold_ns: self.hold_ns.saturating_sub(earlier.hold_ns),
+            stretched_holds: self.stretched_holds.saturating_sub(earlier.stretched_holds),
+            spins: self.spins.saturating_sub(earlier.spins),
+            waits: self.waits.saturating_sub(earlier.waits),
+            wakes: self.wakes.saturating_sub(earlier.wakes),
+            recoveries: self.recoveries.saturating_sub(earlier.recoveries),
+        }
+    }
+}
+
+/// The lock's own slow-path counters, summed over workers.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LockCounters {
+    /// Failed user-space attempts.
+    pub spins: u64,
+    /// Futex waits issued.
+    pub waits: u64,
+    /// Futex wakes issued.
+    pub wakes: u64,
+}
+
+/// What `--kill-holder-after` did: a worker killed inside its critical
+/// section, and how the lock recovered.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct FaultReport {
+    /// The worker that was killed while holding the lock.
+    pub victim: usize,
+    /// Its pid.
+    pub victim_pid: i32,
+    /// When, in seconds after the start of the window (the fault is armed
+    /// at --kill-holder-after, checked every 250 ms).
+    pub killed_after_s: f64,
+    /// The worker that acquired the lock first after the kill, if one did.
+    pub recovered_by: Option<usize>,
+    /// From the kill to that acquisition, µs.
+    pub recovery_us: Option<f64>,
+    /// How the lock can come back: "eownerdead" (a robust mutex: the next
+    /// locker is told and recovers it), "kernel_release" (a file lock: the
+    /// kernel drops it with the dead process), or "none".
+    pub recovered_how: &'static str,
+}
+
+/// Memory use of a run, kB.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MemoryUse {
+    /// The coordinator's peak resident set (VmHWM) so far.
+    pub coordinator_peak_kib: Option<u64>,
+    /// Mean resident set of the worker processes at the end of the window.
+    pub worker_rss_mean_kib: Option<f64>,
+    /// Largest resident set among the worker processes.
+    pub worker_rss_max_kib: Option<u64>,
+}
+
+/// One run of a point.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct LockSample {
+    /// Its round, start time and status (measured, rejected, counting).
+    #[serde(flatten)]
+    pub run: RunInfo,
+    /// Measured window length in seconds (t1 - t0).
+    pub window_s: f64,
+    /// Critical sections completed in the window, all workers.
+    pub acquisitions: u64,
+    /// `acquisitions / window_s`.
+    pub cs_per_s: f64,
+    /// Achieved mean hold time in ns, `None` when the hold is 0.
+    pub mean_hold_ns: Option<f64>,
+    /// Holds stretched by preemption (see [`WorkerCounts::stretched_holds`]),
+    /// all workers.
+    pub stretched_holds: u64,
+    /// How evenly the workers shared the lock.
+    pub fairness: Fairness,
+    /// System-wide CPU split over the window.
+    pub cpu: CpuSplit,
+    /// The workers' CPU time and context switches over the window (this
+    /// process for threads, the worker processes for `--procs`).
+    pub process: ProcessUsage,
+    /// Memory use.
+    pub memory: MemoryUse,
+    /// The injected fault, with --kill-holder-after.
+    pub fault: Option<FaultReport>,
+    /// The signal (SIGINT, SIGTERM) that cut the window short, if one did:
+    /// the rates still divide by the measured (shorter) window.
+    pub interrupted: Option<String>,
+    /// Futex syscalls over the window, `None` when not counted in this
+    /// run (measured runs under `--count-futex separate`, or counting off).
+    pub futex: Option<FutexCounts>,
+    /// The harness's own cost: CPU time the coordinator thread used inside
+    /// the window (polling the workers every 250 ms, the probes' end
+    /// reads), s. With threads it is part of `process.cpu_s`.
+    pub coordinator_cpu_s: f64,
+    /// The lock's own counters, `None` for locks whose internals are opaque.
+    pub lock_counters: Option<LockCounters>,
+    /// Per-worker counts in the window, in worker order.
+    pub workers: Vec<WorkerCounts>,
+    /// Acquisitions over the whole run (warm-up and drain included); equal
+    /// to the mutual-exclusion witness counter, or the run would have failed.
+    pub total_acquisitions: u64,
+}
+
+impl RunRecord for LockSample {
+    fn info(&self) -> &RunInfo {
+        &self.run
+    }
+    fn info_mut(&mut self) -> &mut RunInfo {
+        &mut self.run
+    }
+    fn metric(&self) -> f64 {
+        self.cs_per_s
+    }
+    fn cut_short(&self) -> Option<nix::sys::signal::Signal> {
+        self.interrupted.as_deref().and_then(|s| s.parse().ok())
+    }
+    fn disturbance_pct(&self) -> Option<f64> {
+        // A worker killed by --kill-holder-after takes its CPU time with
+        // it, so the rest would read as other processes' load: not
+        // judged (and a fault run is not one to repeat anyway).
+        if self.fault.is_some() {
+            return None;
+        }
+        crate::measure::warnings::disturbance_pct(&self.cpu, self.window_s, self.process.cpu_s)
+    }
+}
+
+impl LockSample {
+    /// `count` per critical section in the window, `None` with none.
+    pub fn per_cs(&self, count: u64) -> Option<f64> {
+        (self.acquisitions > 0).then(|| count as f64 / self.acquisitions as f64)
+    }
+}

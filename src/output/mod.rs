@@ -1,0 +1,17 @@
+//! Turning results into text: one file per format. Nothing below here runs
+//! anything; everything here only formats.
+
+pub mod args;
+pub mod csv;
+pub mod document;
+pub mod family;
+pub mod gnuplot;
+pub mod histogram;
+pub mod json;
+pub mod markdown;
+pub mod ndjson;
+pub mod number;
+pub mod plot;
+pub mod schema;
+pub mod sink;
+pub mod table;

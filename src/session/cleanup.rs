@@ -1,0 +1,137 @@
+//! `contend cleanup`: removes what killed runs left behind, from the ledger
+//! records whose coordinator is gone, and says what it removed. It reads
+//! only trusted ledger directories (see [`crate::session::ledger_dir`]) and removes
+//! only what it can prove a run of this user created: a directory whose
+//! name has contend's prefix, owned by this user, not a symlink, with the
+//! device and inode the record noted at creation; a SysV set this user
+//! created, of the recorded size. Nothing is followed through a symlink.
+
+use crate::session::ledger::{start_ticks, CreatedDir, Record};
+use crate::session::ledger_dir::{self, TrustedDir};
+use crate::session::resources::DIR_PREFIX;
+use locks::sys::sysv_sem::SemSet;
+use rustix::fs::{openat, unlinkat, AtFlags, Dir, Mode, OFlags};
+use std::io::Read;
+
+/// Cleans up after dead runs; returns one line per action.
+pub fn run() -> Vec<String> {
+    sweep(|record| {
+        if start_ticks(record.pid) == Some(record.start_ticks) {
+            Err(format!("run {} is still running: left alone", record.pid))
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// Removes what this very process recorded (its emergency exit).
+pub fn remove_own() -> Vec<String> {
+    let me = std::process::id() as i32;
+    let mut lines = sweep(|record| {
+        if record.pid == me {
+            Ok(())
+        } else {
+            Err(String::new())
+        }
+    });
+    lines.retain(|l| !l.is_empty() && l != "nothing to clean up");
+    lines
+}
+
+/// Goes through the ledger records, removing the resources of those
+/// `take` accepts (its error is reported instead, if not empty).
+fn sweep(take: impl Fn(&Record) -> Result<(), String>) -> Vec<String> {
+    let mut report = Vec::new();
+    for dir in ledger_dir::for_cleanup() {
+        match dir {
+            Ok(dir) => sweep_dir(&dir, &take, &mut report),
+            Err(why) => report.push(format!("not reading {why}")),
+        }
+    }
+    if report.is_empty() {
+        report.push("nothing to clean up".into());
+    }
+    report
+}
+
+fn sweep_dir(dir: &TrustedDir, take: &impl Fn(&Record) -> Result<(), String>, report: &mut Vec<String>) {
+    let Ok(entries) = Dir::read_from(&dir.fd) else {
+        return;
+    };
+    let names: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().ok().map(str::to_owned))
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    for name in names {
+        let shown = dir.path.join(&name);
+        let Some(record) = read_record(dir, &name) else {
+            report.push(format!("skipped {}: not a contend record", shown.display()));
+            continue;
+        };
+        if let Err(why) = take(&record) {
+            if !why.is_empty() {
+                report.push(why);
+            }
+            continue;
+        }
+        for set in &record.sem_sets {
+            let id = set.id;
+            report.push(match SemSet::remove_id(id, set.nsems) {
+                Ok(()) => format!("removed SysV semaphore set {id} (run {})", record.pid),
+                Err(e) => format!("SysV semaphore set {id} (run {}): {e}", record.pid),
+            });
+        }
+        for created in &record.dirs {
+            report.push(remove_dir(created, record.pid));
+        }
+        let _ = unlinkat(&dir.fd, name.as_str(), AtFlags::empty());
+    }
+}
+
+/// Reads one record through the directory's descriptor, refusing
+/// symlinks and anything that is not exactly a record.
+fn read_record(dir: &TrustedDir, name: &str) -> Option<Record> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    let fd = openat(&dir.fd, name, flags, Mode::empty()).ok()?;
+    let mut text = Vec::new();
+    std::fs::File::from(fd)
+        .take(1 << 20)
+        .read_to_end(&mut text)
+        .ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// Removes a recorded directory if it is provably the one the run made.
+fn remove_dir(created: &CreatedDir, pid: i32) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let path = &created.path;
+    let named_ours = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(DIR_PREFIX));
+    if !named_ours || !path.is_absolute() {
+        return format!("refused to remove {}: not a contend directory", path.display());
+    }
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return format!("{} was already gone", path.display())
+        }
+        Err(e) => return format!("{}: {e}", path.display()),
+    };
+    let same = meta.is_dir()
+        && meta.uid() == rustix::process::geteuid().as_raw()
+        && (meta.dev(), meta.ino()) == (created.dev, created.ino);
+    if !same {
+        return format!(
+            "refused to remove {}: not the directory run {pid} created (owner, type or inode differ)",
+            path.display()
+        );
+    }
+    // std's remove_dir_all does not follow symlinks inside the tree.
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => format!("removed {} (run {pid})", path.display()),
+        Err(e) => format!("{}: {e}", path.display()),
+    }
+}

@@ -1,0 +1,173 @@
+//! Signals, handled synchronously: SIGINT, SIGTERM, SIGHUP (the terminal
+//! closed), SIGQUIT (Ctrl-\\) and SIGCHLD are blocked in every thread from
+//! the start of `main` (threads and forked workers inherit the mask) and
+//! read from a signalfd. The four that end a run are all treated alike:
+//! partial results, nothing left behind, exit 128 + the signal. The
+//! coordinator's waits (the measured window, the start gate, the drain)
+//! are polls on that fd with a timeout, so Ctrl-C or a dying worker ends
+//! them at once, and the cleanup runs on the coordinator's own stack
+//! instead of in a handler.
+//! Workers never see SIGINT: the coordinator stops them.
+//!
+//! A second SIGINT/SIGTERM takes the emergency exit at once: resources are
+//! removed through the ledger and the process exits, even if a worker is
+//! stuck in a lock. Every coordinator wait is a poll on the signal fd, so
+//! the second interrupt is seen within milliseconds. This is the one place
+//! below `report` that prints: the user must learn at once what the second
+//! Ctrl-C does.
+//!
+//! Outside the measurement, a blocking call that only a signal can end (an
+//! `open` of a FIFO that has no reader yet) runs inside [`interruptible`]:
+//! the ending signals are unblocked for it, so they end contend with their
+//! default action, as they would any program.
+
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use std::os::fd::AsFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// What ended a wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The deadline passed.
+    Deadline,
+    /// SIGINT, SIGTERM, SIGHUP or SIGQUIT arrived.
+    Interrupted(Signal),
+    /// A child process changed state.
+    Child,
+}
+
+static SIGNALS: OnceLock<SignalFd> = OnceLock::new();
+static ALREADY_INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The signals that end a run.
+pub const ENDING: [Signal; 4] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT];
+
+fn ending() -> SigSet {
+    let mut set = SigSet::empty();
+    for sig in ENDING {
+        set.add(sig);
+    }
+    set
+}
+
+fn mask() -> SigSet {
+    let mut set = ending();
+    set.add(Signal::SIGCHLD);
+    set
+}
+
+/// Blocks the signals and opens the signalfd. Call first thing in `main`,
+/// before any thread exists.
+pub fn install() -> nix::Result<()> {
+    mask().thread_block()?;
+    let fd = SignalFd::with_flags(&mask(), SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
+    let _ = SIGNALS.set(fd);
+    Ok(())
+}
+
+/// Unblocks the ending signals and SIGCHLD in the calling thread: for a
+/// process exec'd by contend (it inherits the blocked mask across exec)
+/// that should die of Ctrl-C like any program.
+pub fn restore_default() -> nix::Result<()> {
+    mask().thread_unblock()
+}
+
+/// Runs `f` with the ending signals unblocked in this thread, so one
+/// that arrives during a blocking call (or is already pending) ends the
+/// process with its default action. Only for work that owns nothing to
+/// clean up: no workers, no recorded resources.
+pub fn interruptible<T>(f: impl FnOnce() -> T) -> T {
+    if SIGNALS.get().is_none() {
+        return f();
+    }
+    let _ = ending().thread_unblock();
+    let value = f();
+    let _ = ending().thread_block();
+    value
+}
+
+/// The exit status for a run ended by `signal`, as a shell reports it.
+pub fn exit_status(signal: Signal) -> u8 {
+    128 + signal as u8
+}
+
+/// Waits until `deadline` or a signal. Without `install` (library use, as in
+/// the tests), sleeps until the deadline.
+pub fn wait_until(deadline: Instant) -> Event {
+    let Some(fd) = SIGNALS.get() else {
+        std::thread::sleep(deadline.saturating_duration_since(Instant::now()));
+        return Event::Deadline;
+    };
+    loop {
+        if let Some(event) = drain(fd) {
+            return event;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Event::Deadline;
+        }
+        // Round up so a sub-millisecond remainder does not become a busy
+        // loop of zero timeouts.
+        let ms = left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32;
+        let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+        let _ = poll(&mut fds, PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX));
+    }
+}
+
+/// Waits until `fd` is readable (or its writer closed it), or until an
+/// ending signal arrives, which is returned. Without `install`, just
+/// returns (the caller's read blocks instead).
+pub fn wait_readable(fd: std::os::fd::BorrowedFd<'_>) -> Option<Signal> {
+    let signals = SIGNALS.get()?;
+    loop {
+        if let Some(Event::Interrupted(sig)) = drain(signals) {
+            return Some(sig);
+        }
+        let mut fds = [
+            PollFd::new(fd, PollFlags::POLLIN),
+            PollFd::new(signals.as_fd(), PollFlags::POLLIN),
+        ];
+        let _ = poll(&mut fds, PollTimeout::NONE);
+        if fds[0].any().unwrap_or(true) {
+            return None;
+        }
+    }
+}
+
+/// Waits for `d` (see [`wait_until`]).
+pub fn wait_for(d: Duration) -> Event {
+    wait_until(Instant::now() + d)
+}
+
+/// Reads pending signals; an interrupt wins over a child event.
+fn drain(fd: &SignalFd) -> Option<Event> {
+    let mut event = None;
+    while let Ok(Some(info)) = fd.read_signal() {
+        match Signal::try_from(info.ssi_signo as i32) {
+            Ok(sig) if ENDING.contains(&sig) => event = Some(Event::Interrupted(sig)),
+            Ok(Signal::SIGCHLD) if event.is_none() => event = Some(Event::Child),
+            _ => {}
+        }
+    }
+    if let Some(Event::Interrupted(sig)) = event {
+        if ALREADY_INTERRUPTED.swap(true, Ordering::Relaxed) {
+            crate::session::emergency::exit(exit_status(sig), &format!("second {sig}: exiting at once"));
+        }
+        eprintln!(
+            "{sig}: stopping the workers and reporting what was measured; interrupt again to exit at once"
+        );
+    }
+    event
+}
+
+/// Whether an interrupt is pending right now (without waiting).
+pub fn interrupted() -> Option<Signal> {
+    match SIGNALS.get().and_then(drain) {
+        Some(Event::Interrupted(sig)) => Some(sig),
+        _ => None,
+    }
+}
