@@ -21,5 +21,6 @@ pub mod list;
 pub mod measure;
 pub mod model;
 pub mod output;
+pub mod schema;
 pub mod session;
 pub mod tune;

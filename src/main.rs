@@ -9,18 +9,21 @@ use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser};
 use contend::cli::{AllocArgs, Cli, Command, CompareArgs, ListWhat, LockArgs, TuneArgs, WakeupArgs};
 use contend::engine::Interrupted;
+use contend::family::alloc::report::AllocReport;
 use contend::family::alloc::spec::AllocSpec;
 use contend::family::alloc::sweep::run_alloc_sweep;
 use contend::family::alloc::workload::{run_child, ChildSpec};
+use contend::family::lock::report::LockReport;
 use contend::family::lock::spec::{LockSpec, SpecError};
 use contend::family::lock::sweep::run_lock_sweep;
+use contend::family::wakeup::report::WakeupReport;
 use contend::family::wakeup::spec::WakeupSpec;
 use contend::family::wakeup::sweep::run_wakeup_sweep;
 use contend::measure::env::Environment;
 use contend::output::document::emit;
-use contend::output::family::{AllocReport, LockReport, TuneReport, WakeupReport};
 use contend::output::sink::{print, Exports};
 use contend::session::{cleanup, signals};
+use contend::tune::report::TuneReport;
 use contend::tune::run::run_tune;
 use contend::tune::spec::TuneSpec;
 use std::process::ExitCode;
@@ -181,7 +184,7 @@ fn alloc(args: &AllocArgs) -> Result<ExitCode> {
 }
 
 /// Prints a sweep's warnings, one line each.
-fn warn(warnings: &[String]) {
+fn warn(warnings: &[contend::model::warning::Warning]) {
     for w in warnings {
         eprintln!("warning: {w}");
     }

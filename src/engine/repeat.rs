@@ -7,8 +7,9 @@
 //! The rounds themselves are made by [`crate::engine::rounds`].
 
 pub use crate::measure::futex::CountFutex;
-use crate::measure::stats::Stats;
 use serde::Serialize;
+
+pub use crate::model::run::*;
 use std::time::Duration;
 
 /// In which order the runs of a sweep's points are made.
@@ -101,157 +102,6 @@ impl Repeat {
             self.runs as usize
         }
     }
-}
-
-/// Why a point stopped adding runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Stopped {
-    /// The --runs asked for were done.
-    Runs,
-    /// The interval reached --precision.
-    Precision,
-    /// --max-time would have been exceeded by another run first.
-    MaxTime,
-    /// SIGINT/SIGTERM.
-    Interrupted,
-}
-
-impl Stopped {
-    /// For notes: "precision reached", "max time spent".
-    pub fn describe(self) -> &'static str {
-        match self {
-            Stopped::Runs => "runs done",
-            Stopped::Precision => "precision reached",
-            Stopped::MaxTime => "max time spent before the precision was reached",
-            Stopped::Interrupted => "interrupted",
-        }
-    }
-}
-
-/// What a run was for, as the export records it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// A run of the statistics.
-    #[default]
-    Measured,
-    /// Screened out (steal or other load above --max-steal) and re-run;
-    /// kept for the record, out of the statistics.
-    Rejected,
-    /// The run with the futex tracepoints on (--count-futex separate): it
-    /// gives the kernel-work counts and stays out of the statistics.
-    Counting,
-    /// Cut short by a signal: a shorter window, and often a disturbed one
-    /// (the Ctrl-C itself). Out of the statistics when the point has a
-    /// complete run; the only run of its point otherwise, and then the
-    /// row says so.
-    CutShort,
-}
-
-/// When and why a run was made; every run in an export carries it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct RunInfo {
-    /// The round it belongs to (0-based; with --order sequential, the
-    /// run's index within its point).
-    pub round: u32,
-    /// Wall-clock start, ns since the Unix epoch.
-    pub start_unix_ns: u64,
-    /// Measured, rejected, counting or cut short.
-    pub status: RunStatus,
-}
-
-/// What the rounds need to know of one run's sample.
-pub trait RunRecord {
-    /// Its round, start and status.
-    fn info(&self) -> &RunInfo;
-    /// The same, to fill in.
-    fn info_mut(&mut self) -> &mut RunInfo;
-    /// The number the interval is about (cs/s, p50 ns, ops/s).
-    fn metric(&self) -> f64;
-    /// The signal that cut the run short, if one did.
-    fn cut_short(&self) -> Option<nix::sys::signal::Signal>;
-    /// The share of the machine's CPU time taken from the run by the
-    /// hypervisor or by other processes, %; None where not measured.
-    fn disturbance_pct(&self) -> Option<f64>;
-}
-
-/// Every run of a point and the statistics of its metric over the
-/// measured ones.
-#[derive(Debug, Clone)]
-pub struct Repeated<S> {
-    /// The runs, in the order they were made: measured, rejected and
-    /// counting.
-    pub runs: Vec<S>,
-    /// The metric over the measured runs.
-    pub stats: Stats,
-    /// Why it stopped.
-    pub stopped: Stopped,
-}
-
-impl<S: RunRecord> Repeated<S> {
-    /// Builds the statistics over `runs`' measured runs, or over the run a
-    /// signal cut short when there is no other; None if there is neither.
-    pub fn new(runs: Vec<S>, stopped: Stopped) -> Option<Self> {
-        let values: Vec<f64> = stats_runs(&runs).map(RunRecord::metric).collect();
-        (!values.is_empty()).then(|| Repeated {
-            stats: Stats::of(&values),
-            runs,
-            stopped,
-        })
-    }
-
-    /// Index of the measured run whose metric is closest to the median:
-    /// the one reports take their detail columns from.
-    pub fn median_run(&self) -> usize {
-        let counted = stats_status(&self.runs);
-        (0..self.runs.len())
-            .filter(|&i| self.runs[i].info().status == counted)
-            .min_by(|&a, &b| {
-                let d = |i: usize| (self.runs[i].metric() - self.stats.median).abs();
-                d(a).total_cmp(&d(b))
-            })
-            .unwrap_or(0)
-    }
-}
-
-/// The status of the runs the statistics are over: measured ones, or the
-/// cut-short run when no measured run exists.
-fn stats_status<S: RunRecord>(runs: &[S]) -> RunStatus {
-    if measured(runs).next().is_some() {
-        RunStatus::Measured
-    } else {
-        RunStatus::CutShort
-    }
-}
-
-/// The runs the statistics are over (see [`stats_status`]).
-pub fn stats_runs<S: RunRecord>(runs: &[S]) -> impl Iterator<Item = &S> {
-    let status = stats_status(runs);
-    runs.iter().filter(move |r| r.info().status == status)
-}
-
-/// Whether a point's numbers come from a run a signal cut short (it had
-/// no complete run): its row must say so.
-pub fn from_cut_short<S: RunRecord>(runs: &[S]) -> bool {
-    stats_status(runs) == RunStatus::CutShort && runs.iter().any(|r| r.info().status == RunStatus::CutShort)
-}
-
-/// The counting run among `runs`, if one was made.
-pub fn counting_run<S: RunRecord>(runs: &[S]) -> Option<&S> {
-    runs.iter().find(|r| r.info().status == RunStatus::Counting)
-}
-
-/// How many of `runs` were screened out.
-pub fn rejected<S: RunRecord>(runs: &[S]) -> usize {
-    runs.iter()
-        .filter(|r| r.info().status == RunStatus::Rejected)
-        .count()
-}
-
-/// The measured runs of `runs`.
-pub fn measured<S: RunRecord>(runs: &[S]) -> impl Iterator<Item = &S> {
-    runs.iter().filter(|r| r.info().status == RunStatus::Measured)
 }
 
 #[cfg(test)]

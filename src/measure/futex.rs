@@ -19,6 +19,7 @@
 //! started later inherits them, and a window's count is the difference of
 //! two reads.
 
+use crate::model::warning::{Warning, WarningKind};
 use locks::sys::perf::TracepointCounter;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -55,7 +56,7 @@ pub enum FutexPlan {
 impl FutexPlan {
     /// Resolves `mode`; what the reader must know goes to `warnings`
     /// (counting unavailable and why, or inline counting's perturbation).
-    pub fn resolve(mode: CountFutex, warnings: &mut Vec<String>) -> Self {
+    pub fn resolve(mode: CountFutex, warnings: &mut Vec<Warning>) -> Self {
         let found = match mode {
             CountFutex::Off => return FutexPlan::Off,
             _ => FutexTracepoints::find(),
@@ -64,17 +65,20 @@ impl FutexPlan {
         // rather than in the last one.
         match found.and_then(|tp| tp.open().map(|c| (tp, c))) {
             Ok((_, counters)) if mode == CountFutex::Inline => {
-                warnings.push(
+                warnings.push(Warning::sweep(
+                    WarningKind::FutexCounting,
                     "futex syscalls counted inside the measured runs (--count-futex inline): an enabled \
                      syscall tracepoint sends every syscall of every task through the tracing slow path, \
-                     so the rates and latencies here are lower than unperturbed ones"
-                        .into(),
-                );
+                     so the rates and latencies here are lower than unperturbed ones",
+                ));
                 FutexPlan::Inline(counters)
             }
             Ok((tp, _)) => FutexPlan::Separate(tp),
             Err(why) => {
-                warnings.push(format!("futex syscall counts unavailable: {why}"));
+                warnings.push(Warning::sweep(
+                    WarningKind::FutexCounting,
+                    format!("futex syscall counts unavailable: {why}"),
+                ));
                 FutexPlan::Off
             }
         }

@@ -2,10 +2,12 @@
 //! spirit of hyperfine's: numbers that a noisy or misconfigured machine
 //! bent should not pass as clean.
 
-use crate::family::lock::sweep::PointResult;
 use crate::measure::cpu::CpuSplit;
 use crate::measure::env::governor;
 use crate::measure::stats::Stats;
+use crate::model::lock::PointResult;
+use crate::model::run::{measured, RunRecord};
+use crate::model::warning::{Warning, WarningKind};
 
 /// Steal above this share of the window means the hypervisor took CPU time.
 const STEAL_PCT: f64 = 5.0;
@@ -17,22 +19,24 @@ const OTHER_LOAD_PCT: f64 = 10.0;
 const MIN_CS_PER_WORKER: f64 = 100.0;
 
 /// The warnings for one measured point.
-pub fn for_point(r: &PointResult, cpus: usize) -> Vec<String> {
+pub fn for_point(r: &PointResult, cpus: usize) -> Vec<Warning> {
     let (p, s) = (&r.point, &r.sample);
     let name = p.label();
     let mut out = Vec::new();
     out.extend(noise(&name, &s.cpu, s.window_s, s.process.cpu_s, cpus));
     // The statistics' outlier indices count measured runs only.
-    let cs: Vec<f64> = crate::engine::repeat::measured(&r.runs)
-        .map(|run| run.cs_per_s)
-        .collect();
+    let cs: Vec<f64> = measured(&r.runs).map(|run| run.cs_per_s).collect();
     out.extend(outliers(&name, "cs/s", &r.stats, &cs));
     if p.workers > 0 && (s.acquisitions as f64 / f64::from(p.workers)) < MIN_CS_PER_WORKER {
-        out.push(format!(
-            "{name}: only {:.0} critical sections per worker in the window: too short for a hold of {}; \
-             use a longer --duration",
-            s.acquisitions as f64 / f64::from(p.workers),
-            p.hold
+        out.push(Warning::point(
+            WarningKind::TooFewSamples,
+            &name,
+            format!(
+                "only {:.0} critical sections per worker in the window: too short for a hold of {}; \
+                 use a longer --duration",
+                s.acquisitions as f64 / f64::from(p.workers),
+                p.hold
+            ),
         ));
     }
     out
@@ -40,20 +44,28 @@ pub fn for_point(r: &PointResult, cpus: usize) -> Vec<String> {
 
 /// Steal time and other load during a window of `window_s` in which our
 /// workers used `own_cpu_s` of CPU time on `cpus` CPUs.
-pub fn noise(name: &str, cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: usize) -> Vec<String> {
+pub fn noise(name: &str, cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: usize) -> Vec<Warning> {
     let mut out = Vec::new();
     if cpu.steal_pct > STEAL_PCT {
-        out.push(format!(
-            "{name}: the hypervisor stole {:.1}% of the CPU time in the window; the numbers are lower \
-             and noisier than on a quiet host (pin the VM's vCPUs, or rerun when the host is idle)",
-            cpu.steal_pct
+        out.push(Warning::point(
+            WarningKind::Steal,
+            name,
+            format!(
+                "the hypervisor stole {:.1}% of the CPU time in the window; the numbers are lower \
+                 and noisier than on a quiet host (pin the VM's vCPUs, or rerun when the host is idle)",
+                cpu.steal_pct
+            ),
         ));
     }
     if let Some(other) = other_load_pct(cpu, window_s, own_cpu_s, cpus) {
         if other > OTHER_LOAD_PCT {
-            out.push(format!(
-                "{name}: {other:.0}% of the CPUs' time was busy with work other than contend's workers \
-                 (other load on the machine); stop it, or expect skewed results"
+            out.push(Warning::point(
+                WarningKind::OtherLoad,
+                name,
+                format!(
+                    "{other:.0}% of the CPUs' time was busy with work other than contend's workers \
+                     (other load on the machine); stop it, or expect skewed results"
+                ),
             ));
         }
     }
@@ -90,18 +102,23 @@ pub fn disturbance_pct(cpu: &CpuSplit, window_s: f64, own_cpu_s: f64) -> Option<
 
 /// Runs whose metric stands out from the others by median absolute
 /// deviation (modified z-score above 3.5): something else was going on.
-pub fn outliers(name: &str, metric: &str, stats: &Stats, values: &[f64]) -> Vec<String> {
+pub fn outliers(name: &str, metric: &str, stats: &Stats, values: &[f64]) -> Vec<Warning> {
     stats
         .outliers
         .iter()
         .map(|&i| {
-            format!(
-                "{name}: run {} of {} is an outlier ({metric} {} against a median of {}, by median \
-                 absolute deviation): something else ran then; rerun it, or add --runs so it weighs less",
-                i + 1,
-                stats.n,
-                plain(values[i]),
-                plain(stats.median)
+            Warning::point(
+                WarningKind::Outlier,
+                name,
+                format!(
+                    "run {} of {} is an outlier ({metric} {} against a median of {}, by median \
+                     absolute deviation): something else ran then; rerun it, or add --runs so it \
+                     weighs less",
+                    i + 1,
+                    stats.n,
+                    plain(values[i]),
+                    plain(stats.median)
+                ),
             )
         })
         .collect()
@@ -116,20 +133,67 @@ fn plain(v: f64) -> String {
 }
 
 /// Warnings about the machine rather than a point.
-pub fn for_machine() -> Vec<String> {
+pub fn for_machine() -> Vec<Warning> {
     match governor() {
-        Some(g) if g != "performance" => vec![format!(
-            "the cpufreq governor is `{g}`: frequency changes add noise (cpupower frequency-set -g performance)"
+        Some(g) if g != "performance" => vec![Warning::sweep(
+            WarningKind::Machine,
+            format!(
+                "the cpufreq governor is `{g}`: frequency changes add noise (cpupower frequency-set -g \
+                 performance)"
+            ),
         )],
         _ => Vec::new(),
     }
 }
 
+/// One line counting the runs screened out, if any were.
+pub fn screening(rejected: impl Iterator<Item = usize>, max_pct: Option<f64>) -> Option<Warning> {
+    let n: usize = rejected.sum();
+    let max = max_pct?;
+    (n > 0).then(|| {
+        Warning::sweep(
+            WarningKind::Screening,
+            format!(
+                "{n} run(s) rejected and re-made: steal or other load above --max-steal {max:.0}% \
+                 (kept in the export with status \"rejected\", out of the statistics)"
+            ),
+        )
+    })
+}
+
+/// The host-drift note for an interleaved sweep whose points ran `runs`
+/// (see [`crate::measure::drift`]); None for a sequential one, whose
+/// "rounds" are run indices and share nothing.
+pub fn drift<'a, S: RunRecord + 'a>(
+    interleaved: bool,
+    runs: impl Iterator<Item = &'a [S]>,
+) -> Option<Warning> {
+    if !interleaved {
+        return None;
+    }
+    let points: Vec<Vec<(u32, f64)>> = runs
+        .map(|r| measured(r).map(|s| (s.info().round, s.metric())).collect())
+        .collect();
+    crate::measure::drift::drift(&points)
+        .and_then(|d| crate::measure::drift::note(&d))
+        .map(|text| Warning::sweep(WarningKind::Drift, text))
+}
+
+/// The sweep ended early: how much of it was measured, and what that
+/// means for the last point.
+pub fn interrupted(sig: nix::sys::signal::Signal, measured: usize, total: usize, last: &str) -> Warning {
+    Warning::sweep(
+        WarningKind::Interrupted,
+        format!("interrupted by {sig}: {measured} of {total} points measured{last}"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::family::lock::spec::{Mode, Point};
     use crate::model::lock::LockSample;
+    use crate::model::lock::Point;
+    use crate::model::Mode;
 
     fn result(steal: f64, usr: f64, sys: f64, cpu_s: f64, acquisitions: u64) -> PointResult {
         let mut sample = blank();
@@ -173,13 +237,16 @@ mod tests {
     #[test]
     fn each_problem_is_named() {
         let w = for_point(&result(7.5, 60.0, 40.0, 2.0, 100_000), 2);
-        assert!(w.len() == 1 && w[0].contains("stole 7.5%"), "{w:?}");
+        assert!(w.len() == 1 && w[0].to_string().contains("stole 7.5%"), "{w:?}");
         // 100% busy but our workers used only 1 of 2 CPU-seconds.
         let w = for_point(&result(0.0, 60.0, 40.0, 1.0, 100_000), 2);
-        assert!(w.len() == 1 && w[0].contains("50% of the CPUs' time"), "{w:?}");
+        assert!(
+            w.len() == 1 && w[0].to_string().contains("50% of the CPUs' time"),
+            "{w:?}"
+        );
         let w = for_point(&result(0.0, 60.0, 40.0, 2.0, 10), 2);
         assert!(
-            w.len() == 1 && w[0].contains("only 5 critical sections per worker"),
+            w.len() == 1 && w[0].to_string().contains("only 5 critical sections per worker"),
             "{w:?}"
         );
     }

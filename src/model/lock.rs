@@ -1,12 +1,17 @@
 //! What one point of `contend lock` measured: the result schema.
 
-use crate::engine::repeat::{RunInfo, RunRecord};
 use crate::measure::cpu::CpuSplit;
 use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounts;
 use crate::measure::rusage::ProcessUsage;
+use crate::measure::stats::Stats;
+use crate::model::run::{Repeated, Stopped};
+use crate::model::run::{RunInfo, RunRecord};
+use crate::model::value::{SpinPolicy, Work};
+use crate::model::Mode;
 use serde::Serialize;
 use std::ops::Sub;
+use std::time::Duration;
 
 /// One worker's cumulative counters, as it publishes them after every
 /// critical section.
@@ -162,5 +167,123 @@ impl LockSample {
     /// `count` per critical section in the window, `None` with none.
     pub fn per_cs(&self, count: u64) -> Option<f64> {
         (self.acquisitions > 0).then(|| count as f64 / self.acquisitions as f64)
+    }
+}
+
+/// One point of a sweep: everything a single run needs.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Point {
+    /// Registry name of the lock.
+    pub lock: &'static str,
+    /// Threads or processes.
+    pub mode: Mode,
+    /// Number of workers.
+    pub workers: u32,
+    /// Spin budget, for locks that have one.
+    pub spin: Option<u32>,
+    /// Waiting policy, for locks that have one.
+    pub spinners: Option<SpinPolicy>,
+    /// Work inside the lock.
+    pub hold: Work,
+    /// Work outside the lock.
+    pub idle: Work,
+    /// Requested window, ns.
+    pub duration_ns: u64,
+    /// Warm-up before the window, ns.
+    pub warmup_ns: u64,
+    /// Abort when no worker completes a critical section for this long, ns
+    /// (0: the default, the larger of 10 s and 100 holds).
+    pub stall_timeout_ns: u64,
+    /// Kill the lock holder this long into the window, ns (0: no fault).
+    pub kill_holder_after_ns: u64,
+    /// Which copy of an otherwise identical point (1, 2, ...) with
+    /// --replicate; None without. An A/A check compares copies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replica: Option<u32>,
+}
+
+impl Point {
+    /// A point with no spin budget, policy, hold, idle or fault, a 1 s
+    /// window and 100 ms warm-up; callers set what they need with struct
+    /// update syntax.
+    pub fn new(lock: &'static str, mode: Mode, workers: u32) -> Self {
+        Point {
+            lock,
+            mode,
+            workers,
+            spin: None,
+            spinners: None,
+            hold: Work::NONE,
+            idle: Work::NONE,
+            duration_ns: 1_000_000_000,
+            warmup_ns: 100_000_000,
+            stall_timeout_ns: 0,
+            kill_holder_after_ns: 0,
+            replica: None,
+        }
+    }
+
+    /// The point in a few words, for progress, notes and warnings:
+    /// `adaptive ×4 threads spinners one spin 100 hold 1µs idle 0`.
+    pub fn label(&self) -> String {
+        let spinners = self.spinners.map_or(String::new(), |s| format!(" spinners {s}"));
+        let spin = self.spin.map_or(String::new(), |s| format!(" spin {s}"));
+        let replica = self.replica.map_or(String::new(), |r| format!(" replica {r}"));
+        format!(
+            "{} ×{} {}{spinners}{spin} hold {} idle {}{replica}",
+            self.lock,
+            self.workers,
+            self.mode.label(),
+            self.hold,
+            self.idle
+        )
+    }
+
+    /// The stall timeout in force.
+    pub fn stall(&self) -> Duration {
+        match self.stall_timeout_ns {
+            0 => Duration::from_secs(10).max(Duration::from_nanos(self.hold.ns.saturating_mul(100))),
+            ns => Duration::from_nanos(ns),
+        }
+    }
+
+    /// How long stopped workers get to leave the lock: a worker may be in
+    /// one last hold, or asleep behind others that each hold once more.
+    pub fn drain_grace(&self) -> Duration {
+        let per_turn = Duration::from_nanos(self.hold.ns.saturating_add(self.idle.ns));
+        Duration::from_secs(10).max(per_turn.saturating_mul(self.workers.saturating_mul(4)))
+    }
+
+    /// Requested window.
+    pub fn duration(&self) -> Duration {
+        Duration::from_nanos(self.duration_ns)
+    }
+
+    /// Warm-up.
+    pub fn warmup(&self) -> Duration {
+        Duration::from_nanos(self.warmup_ns)
+    }
+}
+
+/// A lock point and what its runs measured (cs/s).
+pub type PointResult = super::Measured<Point, LockSample>;
+
+impl PointResult {
+    /// Builds the result from a point's runs: the detail sample is the
+    /// run with the median cs/s.
+    pub fn new(point: Point, repeated: Repeated<LockSample>) -> Self {
+        Self::median(point, repeated)
+    }
+
+    /// A result of a single run (tests, and code that measures once).
+    pub fn single(point: Point, sample: LockSample) -> Self {
+        Self::new(
+            point,
+            Repeated {
+                stats: Stats::of(&[sample.cs_per_s]),
+                runs: vec![sample],
+                stopped: Stopped::Runs,
+            },
+        )
     }
 }

@@ -4,11 +4,13 @@
 //! all three families through this one shape.
 
 pub mod lock;
+pub mod run;
 pub mod value;
 pub mod wakeup;
+pub mod warning;
 
-use crate::engine::repeat::{counting_run, rejected, Repeated, RunRecord, Stopped};
 use crate::measure::stats::Stats;
+use crate::model::run::{counting_run, rejected, Repeated, RunRecord, Stopped};
 use serde::Serialize;
 
 /// A point and what its runs measured.
@@ -61,5 +63,30 @@ impl<P, S: RunRecord> Measured<P, S> {
     /// Runs screened out for steal.
     pub fn rejected(&self) -> usize {
         rejected(&self.runs)
+    }
+}
+
+/// A user mistake; the message names the flag that fixes it. Exit status 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SpecError(pub String);
+
+/// Whether workers are threads of contend or processes forked from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Threads of this process.
+    Threads,
+    /// Forked worker processes sharing memory.
+    Processes,
+}
+
+impl Mode {
+    /// "threads" or "procs", for headings.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Threads => "threads",
+            Mode::Processes => "procs",
+        }
     }
 }

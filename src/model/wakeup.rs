@@ -3,13 +3,13 @@
 //! full histograms, plus the window's CPU, context-switch and futex
 //! counts.
 
-use crate::engine::repeat::{RunInfo, RunRecord};
 use crate::family::wakeup::placement::Placement;
 use crate::family::wakeup::workload::record::{cpu_mask_list, PairRecord};
 use crate::measure::cpu::CpuSplit;
 use crate::measure::futex::FutexCounts;
 use crate::measure::latency::{Bucket, Latencies, LatencySummary};
 use crate::measure::rusage::ProcessUsage;
+use crate::model::run::{RunInfo, RunRecord};
 use serde::Serialize;
 
 /// A distribution: its summary and everything needed to redraw it.

@@ -11,7 +11,7 @@
 //! removed again if the run fails before that.
 
 use crate::cli::OutputArgs;
-use crate::family::lock::spec::SpecError;
+use crate::model::SpecError;
 use anyhow::{Context, Result};
 use std::fs::File;
 use std::io::Write;

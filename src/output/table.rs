@@ -2,8 +2,8 @@
 //! to the heading line, so the columns show only what varies. The same
 //! tables, in Markdown, are the `--export-markdown` files.
 
-use crate::engine::repeat::Stopped;
 use crate::measure::stats::Stats;
+use crate::model::run::Stopped;
 
 /// The mark on a number that comes from a run a signal cut short.
 pub(crate) const CUT_MARK: &str = "*";

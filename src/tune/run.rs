@@ -11,6 +11,7 @@ use crate::engine::repeat::Repeat;
 use crate::family::lock::spec::{Mode, Point};
 use crate::family::lock::sweep::{LockSession, PointResult};
 use crate::measure::stats::welch;
+use crate::model::warning::Warning;
 use crate::session::resources::DEFAULT_LOCK_DIR;
 use crate::tune::spec::TuneSpec;
 use anyhow::Result;
@@ -35,7 +36,7 @@ pub struct TuneOutcome {
     /// Why refinement ended.
     pub ended: &'static str,
     /// Warnings for the reader.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The signal that cut the search short.
     pub interrupted: Option<Signal>,
 }
@@ -66,7 +67,7 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
     let mut results: Vec<PointResult> = Vec::new();
     let mut interrupted = None;
     let mut measure =
-        |spin: u32, results: &mut Vec<PointResult>, warnings: &mut Vec<String>| -> Result<bool> {
+        |spin: u32, results: &mut Vec<PointResult>, warnings: &mut Vec<Warning>| -> Result<bool> {
             let (r, stop) = session.run_points(&[point(spec, spin)], &plan, &bar, warnings)?;
             results.extend(r);
             interrupted = stop;

@@ -4,7 +4,6 @@
 //! the stdout pipe, reap it with wait4 for its rusage, and count its futex
 //! syscalls with the inherited tracepoint counters.
 
-use crate::engine::repeat::{RunInfo, RunRecord};
 use crate::engine::rounds::{run_rounds, Purpose};
 use crate::engine::Interrupted;
 use crate::family::alloc::registry::Allocator;
@@ -12,6 +11,9 @@ use crate::family::alloc::spec::AllocSpec;
 use crate::family::alloc::workload::{ChildResult, ChildSpec, Pattern};
 use crate::measure::cpu::{CpuSplit, CpuTicks};
 use crate::measure::futex::{FutexCounts, FutexPlan};
+use crate::measure::warnings as notes;
+use crate::model::run::{RunInfo, RunRecord};
+use crate::model::warning::{Warning, WarningKind};
 use anyhow::{bail, Context, Result};
 use locks::sys::process::wait4;
 use nix::sys::signal::Signal;
@@ -107,7 +109,7 @@ pub struct AllocOutcome {
     /// One result per pattern and allocator.
     pub results: Vec<AllocResult>,
     /// One line each.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The signal that ended the sweep early, if one did.
     pub interrupted: Option<Signal>,
 }
@@ -287,7 +289,7 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
             .map(|s| s.ops_per_s)
             .collect();
         let name = format!("{pattern:?} {}", allocator.label()).to_lowercase();
-        warnings.extend(crate::measure::warnings::outliers(&name, "ops/s", &r.stats, &ops));
+        warnings.extend(notes::outliers(&name, "ops/s", &r.stats, &ops));
         let point = AllocPoint {
             pattern,
             allocator: allocator.label(),
@@ -304,22 +306,21 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
         }
     }
     if spec.allocators.iter().all(|a| a.name != "glibc") {
-        warnings.push("no plain glibc in --allocator: no ratio to glibc".into());
+        warnings.push(Warning::sweep(
+            WarningKind::NoBaseline,
+            "no plain glibc in --allocator: no ratio to glibc",
+        ));
     }
-    warnings.extend(crate::family::lock::sweep::screening_note(
+    warnings.extend(notes::screening(
         results.iter().map(AllocResult::rejected),
         spec.repeat.max_steal_pct,
     ));
-    warnings.extend(crate::family::lock::sweep::drift_note(
-        &spec.repeat,
+    warnings.extend(notes::drift(
+        spec.repeat.order == crate::engine::repeat::Order::Interleaved,
         results.iter().map(|r| r.runs.as_slice()),
     ));
     if let Some(sig) = rounds.interrupted {
-        warnings.push(format!(
-            "interrupted by {sig}: {} of {} points measured",
-            results.len(),
-            points.len()
-        ));
+        warnings.push(notes::interrupted(sig, results.len(), points.len(), ""));
     }
     Ok(AllocOutcome {
         results,

@@ -5,133 +5,14 @@
 use crate::cli::{Format, LockArgs};
 use crate::engine::repeat::Repeat;
 use crate::family::lock::registry;
+pub use crate::model::lock::Point;
 use crate::model::value::{SpinPolicy, Work};
+pub use crate::model::{Mode, SpecError};
 use crate::session::limits::Limits;
 use crate::session::resources::DEFAULT_LOCK_DIR;
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
-use thiserror::Error;
-
-/// A user mistake; the message names the flag that fixes it. Exit status 2.
-#[derive(Debug, Error)]
-#[error("{0}")]
-pub struct SpecError(pub String);
-
-/// Whether workers are threads of contend or processes forked from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Threads of this process.
-    Threads,
-    /// Forked worker processes sharing memory.
-    Processes,
-}
-
-impl Mode {
-    /// "threads" or "procs", for headings.
-    pub fn label(self) -> &'static str {
-        match self {
-            Mode::Threads => "threads",
-            Mode::Processes => "procs",
-        }
-    }
-}
-
-/// One point of a sweep: everything a single run needs.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct Point {
-    /// Registry name of the lock.
-    pub lock: &'static str,
-    /// Threads or processes.
-    pub mode: Mode,
-    /// Number of workers.
-    pub workers: u32,
-    /// Spin budget, for locks that have one.
-    pub spin: Option<u32>,
-    /// Waiting policy, for locks that have one.
-    pub spinners: Option<SpinPolicy>,
-    /// Work inside the lock.
-    pub hold: Work,
-    /// Work outside the lock.
-    pub idle: Work,
-    /// Requested window, ns.
-    pub duration_ns: u64,
-    /// Warm-up before the window, ns.
-    pub warmup_ns: u64,
-    /// Abort when no worker completes a critical section for this long, ns
-    /// (0: the default, the larger of 10 s and 100 holds).
-    pub stall_timeout_ns: u64,
-    /// Kill the lock holder this long into the window, ns (0: no fault).
-    pub kill_holder_after_ns: u64,
-    /// Which copy of an otherwise identical point (1, 2, ...) with
-    /// --replicate; None without. An A/A check compares copies.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub replica: Option<u32>,
-}
-
-impl Point {
-    /// A point with no spin budget, policy, hold, idle or fault, a 1 s
-    /// window and 100 ms warm-up; callers set what they need with struct
-    /// update syntax.
-    pub fn new(lock: &'static str, mode: Mode, workers: u32) -> Self {
-        Point {
-            lock,
-            mode,
-            workers,
-            spin: None,
-            spinners: None,
-            hold: Work::NONE,
-            idle: Work::NONE,
-            duration_ns: 1_000_000_000,
-            warmup_ns: 100_000_000,
-            stall_timeout_ns: 0,
-            kill_holder_after_ns: 0,
-            replica: None,
-        }
-    }
-
-    /// The point in a few words, for progress, notes and warnings:
-    /// `adaptive ×4 threads spinners one spin 100 hold 1µs idle 0`.
-    pub fn label(&self) -> String {
-        let spinners = self.spinners.map_or(String::new(), |s| format!(" spinners {s}"));
-        let spin = self.spin.map_or(String::new(), |s| format!(" spin {s}"));
-        let replica = self.replica.map_or(String::new(), |r| format!(" replica {r}"));
-        format!(
-            "{} ×{} {}{spinners}{spin} hold {} idle {}{replica}",
-            self.lock,
-            self.workers,
-            self.mode.label(),
-            self.hold,
-            self.idle
-        )
-    }
-
-    /// The stall timeout in force.
-    pub fn stall(&self) -> Duration {
-        match self.stall_timeout_ns {
-            0 => Duration::from_secs(10).max(Duration::from_nanos(self.hold.ns.saturating_mul(100))),
-            ns => Duration::from_nanos(ns),
-        }
-    }
-
-    /// How long stopped workers get to leave the lock: a worker may be in
-    /// one last hold, or asleep behind others that each hold once more.
-    pub fn drain_grace(&self) -> Duration {
-        let per_turn = Duration::from_nanos(self.hold.ns.saturating_add(self.idle.ns));
-        Duration::from_secs(10).max(per_turn.saturating_mul(self.workers.saturating_mul(4)))
-    }
-
-    /// Requested window.
-    pub fn duration(&self) -> Duration {
-        Duration::from_nanos(self.duration_ns)
-    }
-
-    /// Warm-up.
-    pub fn warmup(&self) -> Duration {
-        Duration::from_nanos(self.warmup_ns)
-    }
-}
 
 /// `contend lock`, validated.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]

@@ -5,15 +5,16 @@
 //! ends the sweep after the run it cut short; what was measured so far is
 //! kept.
 
-use crate::engine::repeat::{Repeat, Repeated, Stopped};
+use crate::engine::repeat::Repeat;
 use crate::engine::rounds::{run_rounds, Purpose};
 use crate::family::lock::registry;
 use crate::family::lock::spec::{LockSpec, Mode, Point};
 use crate::family::lock::workload::RunContext;
 use crate::measure::env::cpus_online;
 use crate::measure::futex::FutexPlan;
-use crate::measure::stats::Stats;
+use crate::measure::warnings as notes;
 use crate::model::lock::LockSample;
+use crate::model::warning::{Warning, WarningKind};
 use crate::session::resources::Resources;
 use anyhow::{anyhow, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -21,28 +22,7 @@ use nix::sys::signal::Signal;
 use std::io::IsTerminal;
 use std::time::Duration;
 
-/// A lock point and what its runs measured (cs/s).
-pub type PointResult = crate::model::Measured<Point, LockSample>;
-
-impl PointResult {
-    /// Builds the result from a point's runs: the detail sample is the
-    /// run with the median cs/s.
-    pub fn new(point: Point, repeated: Repeated<LockSample>) -> Self {
-        Self::median(point, repeated)
-    }
-
-    /// A result of a single run (tests, and code that measures once).
-    pub fn single(point: Point, sample: LockSample) -> Self {
-        Self::new(
-            point,
-            Repeated {
-                stats: Stats::of(&[sample.cs_per_s]),
-                runs: vec![sample],
-                stopped: Stopped::Runs,
-            },
-        )
-    }
-}
+pub use crate::model::lock::PointResult;
 
 /// A finished (or interrupted) sweep.
 #[derive(Debug, Clone)]
@@ -50,7 +30,7 @@ pub struct SweepOutcome {
     /// One result per point measured, in spec order.
     pub results: Vec<PointResult>,
     /// Things the reader must know to trust the numbers, one line each.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The signal that stopped the sweep early, if one did.
     pub interrupted: Option<Signal>,
 }
@@ -76,7 +56,7 @@ impl LockSession {
         locks: &[&str],
         lock_dir: &std::path::Path,
         plan: &Repeat,
-        warnings: &mut Vec<String>,
+        warnings: &mut Vec<Warning>,
     ) -> Result<Self> {
         let entries: Vec<_> = locks.iter().filter_map(|l| registry::find(l)).collect();
         let mut resources = Resources::new();
@@ -138,7 +118,7 @@ impl LockSession {
         points: &[Point],
         plan: &Repeat,
         bar: &ProgressBar,
-        warnings: &mut Vec<String>,
+        warnings: &mut Vec<Warning>,
     ) -> Result<(Vec<PointResult>, Option<Signal>)> {
         let rounds = run_rounds(
             points.len(),
@@ -170,10 +150,13 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     let session = LockSession::open(&spec.locks, &spec.lock_dir, &spec.repeat, &mut warnings)?;
     let cpus = session.cpus;
     if let Some(&most) = spec.workers.iter().filter(|&&t| t as usize > cpus).max() {
-        warnings.push(format!(
-            "{most} {} on {cpus} online CPUs: oversubscribed, so lock holders get preempted \
-             inside the critical section and waiters that spin burn CPU the holder needs",
-            spec.mode.label()
+        warnings.push(Warning::sweep(
+            WarningKind::Oversubscribed,
+            format!(
+                "{most} {} on {cpus} online CPUs: oversubscribed, so lock holders get preempted \
+                 inside the critical section and waiters that spin burn CPU the holder needs",
+                spec.mode.label()
+            ),
         ));
     }
     warnings.extend(crate::measure::warnings::for_machine());
@@ -182,15 +165,16 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     let bar = progress_bar(spec.progress, planned, per_run);
     let (results, interrupted) = session.run_points(&points, &spec.repeat, &bar, &mut warnings)?;
     bar.finish_and_clear();
-    warnings.extend(screening_note(
+    warnings.extend(notes::screening(
         results.iter().map(|r| r.rejected()),
         spec.repeat.max_steal_pct,
     ));
     if let Some(sig) = interrupted {
-        warnings.push(format!(
-            "interrupted by {sig}: {} of {total} points measured; the last run was cut short \
-             (its rates still divide by the time it really ran)",
+        warnings.push(notes::interrupted(
+            sig,
             results.len(),
+            total,
+            "; the last run was cut short (its rates still divide by the time it really ran)",
         ));
     }
     Ok(SweepOutcome {
@@ -204,38 +188,6 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
 /// `--runs` (at least two with --precision), plus its counting run.
 pub fn planned_runs(points: usize, plan: &Repeat, counting: bool) -> usize {
     points.saturating_mul(plan.least().saturating_add(usize::from(counting)))
-}
-
-/// One line counting the runs screened out, if any were.
-pub(crate) fn screening_note(rejected: impl Iterator<Item = usize>, max_pct: Option<f64>) -> Option<String> {
-    let n: usize = rejected.sum();
-    let max = max_pct?;
-    (n > 0).then(|| {
-        format!(
-            "{n} run(s) rejected and re-made: steal or other load above --max-steal {max:.0}% \
-             (kept in the export with status \"rejected\", out of the statistics)"
-        )
-    })
-}
-
-/// The host-drift note for an interleaved sweep whose points ran `runs`
-/// (see [`crate::measure::drift`]); None for a sequential one, whose
-/// "rounds" are run indices and share nothing.
-pub(crate) fn drift_note<'a, S: crate::engine::repeat::RunRecord + 'a>(
-    plan: &Repeat,
-    runs: impl Iterator<Item = &'a [S]>,
-) -> Option<String> {
-    if plan.order != crate::engine::repeat::Order::Interleaved {
-        return None;
-    }
-    let points: Vec<Vec<(u32, f64)>> = runs
-        .map(|r| {
-            crate::engine::repeat::measured(r)
-                .map(|s| (s.info().round, s.metric()))
-                .collect()
-        })
-        .collect();
-    crate::measure::drift::drift(&points).and_then(|d| crate::measure::drift::note(&d))
 }
 
 /// Counts one finished run on `bar`; precision can add runs past the

@@ -14,6 +14,8 @@ use crate::family::wakeup::workload::{WakeupContext, WakeupSample};
 use crate::measure::clock::{measure_cost, ClockCost};
 use crate::measure::futex::FutexPlan;
 use crate::measure::tracefs::{TraceReport, Tracer};
+use crate::measure::warnings as notes;
+use crate::model::warning::{Warning, WarningKind};
 use crate::session::resources::{Resources, DEFAULT_LOCK_DIR};
 use anyhow::{anyhow, Result};
 use nix::sys::signal::Signal;
@@ -33,7 +35,7 @@ pub struct WakeupOutcome {
     /// What the tracer did, when tracing.
     pub trace: Option<TraceReport>,
     /// One line each.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// The signal that stopped the sweep early, if one did.
     pub interrupted: Option<Signal>,
 }
@@ -91,11 +93,11 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
         t
     });
     if let Some(sig) = interrupted {
-        warnings.push(format!(
-            "interrupted by {sig}: {} of {} points measured; the last one holds what was recorded \
-             before the signal",
+        warnings.push(notes::interrupted(
+            sig,
             results.len(),
-            spec.points().len()
+            spec.points().len(),
+            "; the last one holds what was recorded before the signal",
         ));
     }
     Ok(WakeupOutcome {
@@ -113,7 +115,7 @@ fn run_points(
     spec: &WakeupSpec,
     ctx: &mut WakeupContext,
     futex: &FutexPlan,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<Points> {
     let points = spec.points();
     let planned = crate::family::lock::sweep::planned_runs(points.len(), &spec.repeat, futex.separate());
@@ -152,18 +154,18 @@ fn run_points(
         let Some(r) = r else { continue };
         results.push(wakeup_result(point, r, warnings));
     }
-    warnings.extend(crate::family::lock::sweep::screening_note(
+    warnings.extend(notes::screening(
         results.iter().map(WakeupResult::rejected),
         spec.repeat.max_steal_pct,
     ));
-    warnings.extend(crate::family::lock::sweep::drift_note(
-        &spec.repeat,
+    warnings.extend(notes::drift(
+        spec.repeat.order == crate::engine::repeat::Order::Interleaved,
         results.iter().map(|r| r.runs.as_slice()),
     ));
     Ok((results, rounds.interrupted))
 }
 
-fn wakeup_result(point: WakeupPoint, r: Repeated<WakeupSample>, warnings: &mut Vec<String>) -> WakeupResult {
+fn wakeup_result(point: WakeupPoint, r: Repeated<WakeupSample>, warnings: &mut Vec<Warning>) -> WakeupResult {
     let kept: Vec<WakeupSample> = stats_runs(&r.runs).cloned().collect();
     let sample = WakeupSample::merge(&kept);
     warnings.extend(point_warnings(&point, &sample));
@@ -188,60 +190,78 @@ fn estimate(spec: &WakeupSpec) -> std::time::Duration {
     std::time::Duration::from_nanos(ns + spec.warmup_ns)
 }
 
-fn machine_warnings(spec: &WakeupSpec) -> Vec<String> {
+fn machine_warnings(spec: &WakeupSpec) -> Vec<Warning> {
     let mut out = crate::measure::warnings::for_machine();
     let cpus = spec.cpus.len();
     if spec.pairs as usize > cpus {
-        out.push(format!(
-            "{} pairs on {cpus} usable CPUs: more pairs than CPUs, so a woken thread often waits \
-             for another pair's thread to leave its CPU; that queueing is part of the latency",
-            spec.pairs
+        out.push(Warning::sweep(
+            WarningKind::Oversubscribed,
+            format!(
+                "{} pairs on {cpus} usable CPUs: more pairs than CPUs, so a woken thread often waits \
+                 for another pair's thread to leave its CPU; that queueing is part of the latency",
+                spec.pairs
+            ),
         ));
     }
     if spec.sched.realtime() && spec.interval_ns == 0 {
-        out.push(
+        out.push(Warning::sweep(
+            WarningKind::Machine,
             "real-time threads with --interval 0 never sleep between rounds: on a CPU they share \
-             they starve other work until the kernel's RT throttling (sched_rt_runtime_us) steps in"
-                .into(),
-        );
+             they starve other work until the kernel's RT throttling (sched_rt_runtime_us) steps in",
+        ));
     }
     if !spec.mlock && spec.sched.realtime() {
-        out.push("real-time run without --mlock: a page fault can still land inside a round trip".into());
+        out.push(Warning::sweep(
+            WarningKind::Machine,
+            "real-time run without --mlock: a page fault can still land inside a round trip",
+        ));
     }
     if allowed_cpus().len() > cpus {
-        out.push(format!(
-            "running on CPUs {} only (--cpus / --exclude-cpus)",
-            crate::model::value::format_cpu_list(&spec.cpus)
+        out.push(Warning::sweep(
+            WarningKind::Machine,
+            format!(
+                "running on CPUs {} only (--cpus / --exclude-cpus)",
+                crate::model::value::format_cpu_list(&spec.cpus)
+            ),
         ));
     }
     out
 }
 
-fn point_warnings(point: &WakeupPoint, s: &WakeupSample) -> Vec<String> {
+fn point_warnings(point: &WakeupPoint, s: &WakeupSample) -> Vec<Warning> {
     let cpus = crate::measure::env::cpus_online();
     let mut out = crate::measure::warnings::noise(&point.label(), &s.cpu, s.window_s, s.process.cpu_s, cpus);
     let negative: u64 = s.pairs.iter().map(|p| p.negative_one_way).sum();
     if negative > 0 {
-        out.push(format!(
-            "{}: {negative} one-way times came out negative (clock skew between CPUs) and were \
-             recorded as 0; trust the round trips, not the one-way split",
-            point.label()
+        out.push(Warning::point(
+            WarningKind::Timing,
+            point.label(),
+            format!(
+                "{negative} one-way times came out negative (clock skew between CPUs) and were \
+                 recorded as 0; trust the round trips, not the one-way split"
+            ),
         ));
     }
     let late: u64 = s.pairs.iter().map(|p| p.late_starts).sum();
     let rounds = s.round_trip.summary.map_or(0, |r| r.samples);
     if rounds > 0 && late * 100 > rounds {
-        out.push(format!(
-            "{}: {late} of {rounds} rounds started a whole --interval late (the machine could not \
-             keep the schedule); the interval is shorter than a round trip plus wake-up",
-            point.label()
+        out.push(Warning::point(
+            WarningKind::Timing,
+            point.label(),
+            format!(
+                "{late} of {rounds} rounds started a whole --interval late (the machine could not \
+                 keep the schedule); the interval is shorter than a round trip plus wake-up"
+            ),
         ));
     }
     if rounds > 0 && rounds < 1000 {
-        out.push(format!(
-            "{}: only {rounds} round trips: p99.9 and max rest on a handful of samples; use more \
-             --iterations",
-            point.label()
+        out.push(Warning::point(
+            WarningKind::TooFewSamples,
+            point.label(),
+            format!(
+                "only {rounds} round trips: p99.9 and max rest on a handful of samples; use more \
+                 --iterations"
+            ),
         ));
     }
     out

@@ -6,3 +6,59 @@ pub mod gnuplot;
 pub mod plot;
 pub mod seed;
 pub mod table;
+
+use crate::cli::Format;
+use crate::family::lock::spec::LockSpec;
+use crate::family::lock::sweep::SweepOutcome;
+use crate::model::lock::PointResult;
+use crate::output::document::Report;
+use crate::output::family::{plot_title, Results};
+use crate::output::json::Header;
+use comfy_table::presets::ASCII_MARKDOWN;
+use serde::Serialize;
+use serde_json::Value;
+
+/// The JSON document of `contend lock`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct LockExport<'a> {
+    /// Version, family, environment, warnings.
+    #[serde(flatten)]
+    pub header: Header<'a>,
+    /// What was asked for.
+    pub spec: &'a LockSpec,
+    /// One entry per point, with every run.
+    pub points: &'a [PointResult],
+}
+
+/// `contend lock`'s results.
+pub type LockReport<'a> = Results<'a, LockSpec, SweepOutcome>;
+
+impl Report for LockReport<'_> {
+    fn terminal(&self) -> String {
+        let results = &self.outcome.results;
+        match self.spec.format {
+            Format::Table => table::render(results, self.environment),
+            Format::Seed => seed::render(results),
+            Format::Gnuplot => gnuplot::render(results),
+        }
+    }
+    fn csv(&self) -> String {
+        csv::render(&self.outcome.results)
+    }
+    fn markdown(&self) -> String {
+        table::render_with(&self.outcome.results, self.environment, ASCII_MARKDOWN)
+    }
+    fn gnuplot(&self) -> String {
+        gnuplot::render(&self.outcome.results)
+    }
+    fn plot(&self) -> Option<Result<String, String>> {
+        Some(plot::render(&self.outcome.results, &plot_title(self.environment)))
+    }
+    fn document(&self) -> serde_json::Result<Value> {
+        serde_json::to_value(LockExport {
+            header: Header::new("lock", self.environment, &self.outcome.warnings),
+            spec: self.spec,
+            points: &self.outcome.results,
+        })
+    }
+}

@@ -4,7 +4,10 @@
 //! and fails when the committed copy differs, and validates real exports
 //! of every family against it.
 
-use crate::output::json::{AllocExport, LockExport, TuneExport, WakeupExport};
+use crate::family::alloc::report::AllocExport;
+use crate::family::lock::report::LockExport;
+use crate::family::wakeup::report::WakeupExport;
+use crate::tune::report::TuneExport;
 use schemars::generate::SchemaSettings;
 use serde_json::{json, Value};
 
@@ -28,7 +31,7 @@ pub fn export_schema() -> Value {
         "title": "contend export",
         "description": format!(
             "A contend --export-json document, schema_version {}. Generated from the Rust types \
-             (src/output/schema.rs); do not edit.",
+             (src/schema.rs); do not edit.",
             crate::output::json::SCHEMA_VERSION
         ),
         "anyOf": one_of,

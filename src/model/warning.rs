@@ -1,0 +1,83 @@
+//! What a reader must know about a sweep's numbers, typed: a kind a
+//! script can filter on, the point it concerns (none for the sweep or the
+//! machine), and a message that says what to do about it. The terminal
+//! prints `point: message`; exports carry the three fields.
+
+use serde::Serialize;
+use std::fmt;
+
+/// The kinds of warning, one per thing that can bend a number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// The hypervisor stole CPU time in a window.
+    Steal,
+    /// Other processes kept the CPUs busy in a window.
+    OtherLoad,
+    /// A run's metric stands out from its point's other runs.
+    Outlier,
+    /// Too few critical sections, round trips or samples in a window for
+    /// the numbers to rest on.
+    TooFewSamples,
+    /// More workers (or pairs) than CPUs.
+    Oversubscribed,
+    /// The machine's setup adds noise (cpufreq governor) or restricts the
+    /// run (a CPU subset).
+    Machine,
+    /// Runs screened out by --max-steal and re-made.
+    Screening,
+    /// The host's speed drifted across interleaved rounds.
+    Drift,
+    /// Futex syscall counts are unavailable, or were taken inside the
+    /// measured runs (and perturbed them).
+    FutexCounting,
+    /// A wakeup-specific measurement caveat: clock skew between CPUs, or
+    /// rounds started late against --interval.
+    Timing,
+    /// A comparison the report cannot make (no baseline allocator).
+    NoBaseline,
+    /// The sweep was interrupted by a signal.
+    Interrupted,
+}
+
+/// One warning.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct Warning {
+    /// What kind of thing bent the numbers.
+    pub kind: WarningKind,
+    /// The point it concerns, in words (its label); absent when it
+    /// concerns the whole sweep or the machine.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub point: Option<String>,
+    /// What happened and what to do about it.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning about the whole sweep or the machine.
+    pub fn sweep(kind: WarningKind, message: impl Into<String>) -> Self {
+        Warning {
+            kind,
+            point: None,
+            message: message.into(),
+        }
+    }
+
+    /// A warning about one point, named by its label.
+    pub fn point(kind: WarningKind, label: impl Into<String>, message: impl Into<String>) -> Self {
+        Warning {
+            kind,
+            point: Some(label.into()),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.point {
+            Some(p) => write!(f, "{p}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
