@@ -2,6 +2,7 @@
 //! start gate and measured window, and the interleaved rounds that turn
 //! points into repeated, screened runs.
 
+pub mod crew;
 pub mod procs;
 pub mod repeat;
 pub mod rounds;

@@ -57,7 +57,7 @@ impl Children {
                 }
                 Err(e) => {
                     gate.abort();
-                    children.reap_within(Duration::from_secs(5));
+                    children.reap_within(Duration::from_secs(5), "the start gate");
                     bail!(
                         "could not start worker process {} of {n}: {e} ({})",
                         i + 1,
@@ -132,10 +132,10 @@ impl Children {
 
     /// After the stop flag: waits up to `grace` for every worker to exit
     /// cleanly, then kills the rest. Errors name workers that failed or had
-    /// to be killed (a worker stuck in the lock: a lost wake-up, or a peer
-    /// that died holding it).
-    pub fn finish(&mut self, grace: Duration) -> Result<()> {
-        let failures = self.reap_within(grace);
+    /// to be killed, saying where the ones that did not stop are `stuck`
+    /// ("the lock: a lost wake-up, or ...").
+    pub fn finish(&mut self, grace: Duration, stuck: &str) -> Result<()> {
+        let failures = self.reap_within(grace, stuck);
         if failures.is_empty() {
             Ok(())
         } else {
@@ -143,7 +143,7 @@ impl Children {
         }
     }
 
-    fn reap_within(&mut self, grace: Duration) -> Vec<String> {
+    fn reap_within(&mut self, grace: Duration, stuck_in: &str) -> Vec<String> {
         let deadline = Instant::now() + grace;
         let mut failures = Vec::new();
         loop {
@@ -181,8 +181,7 @@ impl Children {
                 let stuck = alive - stopped.len();
                 if stuck > 0 {
                     failures.push(format!(
-                        "{stuck} worker process(es) did not stop within {grace:?} \
-                         (stuck in the lock: a lost wake-up, or a peer died or stopped holding it)"
+                        "{stuck} worker process(es) did not stop within {grace:?} (stuck in {stuck_in})"
                     ));
                 }
                 failures.push(format!("all {alive} were killed"));

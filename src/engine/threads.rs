@@ -1,12 +1,11 @@
 //! Starting worker threads inside a scope, with an error that names the
-//! system limit when the kernel refuses another thread, and waiting for
-//! them to leave without blocking signals.
+//! system limit when the kernel refuses another thread, and joining them
+//! so that a panic becomes an error, not a re-raised one.
 
 use crate::session::limits::Limits;
 use anyhow::{anyhow, Result};
 use locks::gate::Gate;
 use std::thread::{Builder, Scope, ScopedJoinHandle};
-use std::time::{Duration, Instant};
 
 /// Worker stacks: the measured loop is shallow, and 1000 threads with the
 /// default 2 MiB stacks would reserve 2 GiB of address space for nothing.
@@ -44,31 +43,6 @@ where
         }
     }
     Ok(handles)
-}
-
-/// Worker handles while they may still be joined: `None` once joined.
-pub type Handles<'scope, T> = std::cell::RefCell<Option<Vec<ScopedJoinHandle<'scope, T>>>>;
-
-/// Waits up to `grace` for every thread in `handles` to finish, polling
-/// the signal fd every 5 ms so signals are still taken. Returns how many
-/// were still running at the deadline (0: all finished). Threads cannot be
-/// killed, only joined once they leave, so the caller decides what a
-/// non-zero count means.
-pub fn await_finished<T>(handles: &Handles<'_, T>, grace: Duration) -> usize {
-    let unfinished = || {
-        handles
-            .borrow()
-            .as_ref()
-            .map_or(0, |h| h.iter().filter(|h| !h.is_finished()).count())
-    };
-    let deadline = Instant::now() + grace;
-    loop {
-        let n = unfinished();
-        if n == 0 || Instant::now() >= deadline {
-            return n;
-        }
-        let _ = crate::session::signals::wait_for(Duration::from_millis(5));
-    }
 }
 
 /// Joins every handle, even after one has failed, so that no panicked

@@ -20,8 +20,7 @@ mod shared;
 mod stall;
 mod worker;
 
-use crate::engine::procs::Children;
-use crate::engine::threads::{await_finished, join_all, spawn_workers};
+use crate::engine::crew::{Close, Crew, Stuck};
 use crate::engine::{measure_window, wait_arrivals, Ending, Interrupted, Window};
 use crate::family::lock::spec::Point;
 use crate::measure::children;
@@ -29,8 +28,6 @@ use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounters;
 use crate::measure::{Probes, UsageSource};
 use crate::model::lock::{LockCounters, LockSample, MemoryUse, WorkerCounts};
-use crate::session::emergency;
-use crate::session::signals;
 use anyhow::{anyhow, bail, Context, Result};
 use fault::{fault_report, Injector};
 use locks::sys::lockfile::InlinePath;
@@ -39,7 +36,6 @@ use shared::{Header, LockArena};
 use stall::StallWatch;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::time::Duration;
 use worker::worker;
 
 /// What every point of a sweep shares.
@@ -73,12 +69,16 @@ fn lock_config(point: &Point, ctx: &RunContext) -> LockConfig {
     }
 }
 
-/// Worker threads did not leave the lock: they can be neither killed nor
-/// joined, so the run takes the emergency exit. The lock word as they
-/// left it (where the lock has one) is what tells a lost wake-up apart.
-#[derive(Debug, thiserror::Error)]
-#[error("{0} worker thread(s) did not stop within {1:?}: stuck in the lock (lock word: {2})")]
-struct StuckThreads(usize, Duration, String);
+/// Where workers that do not leave are stuck, with the lock word as they
+/// left it (where the lock has one): it tells a lost wake-up (sleepers
+/// counted, nobody holding) from a holder that died.
+fn stuck<'a>(detail: &'a dyn Fn() -> Option<String>) -> Stuck<'a> {
+    Stuck {
+        place: "the lock",
+        why: "a lost wake-up, or a peer died or stopped holding it",
+        detail,
+    }
+}
 
 /// Runs one point with lock type `L` in worker threads.
 pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
@@ -88,46 +88,11 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
     let arena = &arena;
     std::thread::scope(|scope| {
         let (hold, idle) = (point.hold, point.idle);
-        let handles = spawn_workers(scope, n, &arena.header().gate, move |i| {
+        let crew = Crew::threads(scope, n, &arena.header().gate, move |i| {
             worker(arena, i, hold, idle, false)
-        });
-        let handles = RefCell::new(Some(
-            handles.inspect_err(|_| arena.header().stop.store(true, Relaxed))?,
-        ));
-        let mut stall = StallWatch::new(point.stall());
-        let mut watch = || -> Result<()> {
-            match handles.borrow().as_ref() {
-                Some(h) if h.iter().any(|h| h.is_finished()) => {
-                    bail!("a worker thread stopped early (it panicked)")
-                }
-                _ => stall.check(point, arena),
-            }
-        };
-        // Threads cannot be killed, only joined once they leave the lock:
-        // wait for that (briefly after a failure, when they may be stuck),
-        // watching for interrupts; if they do not, the caller takes the
-        // emergency exit.
-        let mut finish = |failed: bool| -> Result<()> {
-            let grace = if failed {
-                Duration::from_secs(1)
-            } else {
-                point.drain_grace()
-            };
-            let unfinished = await_finished(&handles, grace);
-            if unfinished > 0 {
-                let word = stall::lock_word(arena.lock());
-                return Err(anyhow!(StuckThreads(unfinished, grace, word)));
-            }
-            join_all(handles.borrow_mut().take().unwrap_or_default()).map(|_| ())
-        };
-        measure::<L>(
-            point,
-            ctx,
-            arena,
-            UsageSource::SelfProcess,
-            &mut watch,
-            &mut finish,
-        )
+        })
+        .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
+        measure::<L, ()>(point, ctx, arena, crew, None)
     })
     .with_context(|| format!("running lock `{}`", point.lock))
 }
@@ -139,93 +104,68 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
         .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
     let (hold, idle) = (point.hold, point.idle);
     let inject = point.kill_holder_after_ns > 0;
-    let children = RefCell::new(Children::spawn(n, &arena.header().gate, |i| {
+    let crew = Crew::<()>::processes(n, &arena.header().gate, |i| {
         worker(&arena, i, hold, idle, inject);
         0
-    })?);
-    let usage = UsageSource::Children(children.borrow().pids().to_vec());
-    let mut stall = StallWatch::new(point.stall());
-    let mut injector = inject.then(|| Injector::new(point));
-    let mut watch = || {
-        if let Some(injector) = injector.as_mut() {
-            injector.tick::<L>(point, &arena, &mut children.borrow_mut())?;
-        }
-        children.borrow_mut().check()?;
-        stall.check(point, &arena)
-    };
-    // After a failure (a worker died, perhaps holding the lock) there is
-    // nothing to drain: kill the rest at once instead of waiting them out.
-    let mut finish = |failed: bool| {
-        let grace = if failed {
-            Duration::ZERO
-        } else {
-            point.drain_grace()
-        };
-        // The lock word tells a lost wake-up (sleepers counted, nobody
-        // holding) from a holder that died, as the threads' message does.
-        children
-            .borrow_mut()
-            .finish(grace)
-            .map_err(|e| anyhow!("{e:#}; lock word: {}", stall::lock_word(arena.lock())))
-    };
-    measure::<L>(point, ctx, &arena, usage, &mut watch, &mut finish)
+    })?;
+    let injector = inject.then(|| Injector::new(point));
+    measure::<L, ()>(point, ctx, &arena, crew, injector)
         .with_context(|| format!("running lock `{}` in {n} processes", point.lock))
 }
 
 /// Everything after the workers exist: arrivals, window, stop, drain,
 /// mutual-exclusion check.
-fn measure<L: RawLock>(
+fn measure<L: RawLock, T: Send>(
     point: &Point,
     ctx: &RunContext,
     arena: &LockArena<L>,
-    usage: UsageSource,
-    watch: &mut dyn FnMut() -> Result<()>,
-    finish: &mut dyn FnMut(bool) -> Result<()>,
+    crew: Crew<'_, T>,
+    mut injector: Option<Injector>,
 ) -> Result<LockSample> {
     let header = arena.header();
     let n = arena.len();
+    let usage = crew.usage();
     let worker_pids = match &usage {
         UsageSource::Children(pids) => Some(pids.clone()),
         UsageSource::SelfProcess => None,
+    };
+    let crew = RefCell::new(crew);
+    let mut stall = StallWatch::new(point.stall());
+    let mut watch = || -> Result<()> {
+        let mut crew = crew.borrow_mut();
+        if let (Some(injector), Some(children)) = (injector.as_mut(), crew.children()) {
+            injector.tick::<L>(point, arena, children)?;
+        }
+        crew.check(|_| false, |i| format!("worker thread {i}"))?;
+        stall.check(point, arena)
     };
     let probes = Probes::new(ctx.futex.as_ref(), usage);
     let snapshot = || (0..n).map(|i| arena.slot(i).read()).collect::<Vec<_>>();
     let (window, worker_rss) = {
         // Stops the workers on every way out of this block.
         let _stop = StopOnDrop(&header.stop);
-        let window = wait_arrivals(&header.gate, n, watch).and_then(|()| {
+        let window = wait_arrivals(&header.gate, n, &mut watch).and_then(|()| {
             measure_window(
                 &header.gate,
                 point.warmup(),
                 &Ending::after(point.duration()),
                 &probes,
                 |_| snapshot(),
-                watch,
+                &mut watch,
             )
         });
         (window, worker_pids.as_deref().and_then(children::rss_kib))
     };
-    // An interrupt is not a failure: the workers get the full drain.
-    let interrupted = match &window {
-        Ok(w) => w.interrupted,
-        Err(e) => e.downcast_ref::<Interrupted>().map(|i| i.0),
-    };
-    let drained = finish(window.is_err() && interrupted.is_none());
-    if let Some(stuck) = drained
-        .as_ref()
-        .err()
-        .and_then(|e| e.downcast_ref::<StuckThreads>())
-    {
-        let cause = window
-            .as_ref()
-            .err()
-            .map_or(String::new(), |e| format!("{e:#}; then "));
-        let code = interrupted.map_or(1, signals::exit_status);
-        emergency::exit(code, &format!("running lock `{}`: {cause}{stuck}", point.lock));
-    }
+    let word = || Some(format!("lock word: {}", stall::lock_word(arena.lock())));
+    let drained = crew.borrow_mut().finish(
+        &Close::of(&window),
+        point.drain_grace(),
+        &format!("running lock `{}`", point.lock),
+        &stuck(&word),
+    );
     let window = match (window, drained) {
-        (Ok(w), Ok(())) => w,
-        (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(e),
+        (Ok(w), Ok(_)) => w,
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
         // An interrupt is the cause; anything else gains the drain's
         // finding (which worker panicked, and why).
         (Err(e), Err(_)) if e.is::<Interrupted>() => return Err(e),

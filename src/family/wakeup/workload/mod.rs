@@ -17,16 +17,14 @@ pub use crate::model::wakeup::{Distribution, PairSample, WakeupSample};
 pub use pair::{Header, PairSlot, Plan};
 pub use record::PairRecord;
 
-use crate::engine::procs::Children;
-use crate::engine::threads::{await_finished, join_all, spawn_workers};
-use crate::engine::{measure_window, wait_arrivals, Edge, Ending, Interrupted, Window};
+use crate::engine::crew::{Close, Crew, Stuck};
+use crate::engine::{measure_window, wait_arrivals, Edge, Ending, Window};
 use crate::family::lock::spec::Mode;
 use crate::family::wakeup::spec::{Length, WakeupPoint};
 use crate::measure::futex::FutexCounters;
 use crate::measure::latency::Latencies;
 use crate::measure::tracefs::Tracer;
 use crate::measure::{Probes, UsageSource};
-use crate::session::{emergency, signals};
 use anyhow::{anyhow, bail, Context, Result};
 use locks::sys::shm::Arena;
 use locks::wake::{Channel, ChannelConfig};
@@ -95,27 +93,13 @@ fn plan<'a>(point: &'a WakeupPoint, ctx: &'a WakeupContext, pair: usize) -> Plan
     }
 }
 
-/// Threads that did not leave their primitive: they can be neither killed
-/// nor joined, so the run takes the emergency exit.
-fn stuck_exit(point: &WakeupPoint, cause: Option<&anyhow::Error>, code: u8) -> ! {
-    let cause = cause.map_or(String::new(), |e| format!("{e:#}; then "));
-    emergency::exit(
-        code,
-        &format!(
-            "running primitive `{}`: {cause}worker threads did not stop: stuck waiting on the \
-             primitive (a lost wake-up)",
-            point.primitive
-        ),
-    )
-}
-
 /// Runs one point with channel type `C` in threads.
 pub fn run<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result<WakeupSample> {
     let arena = build::<C>(point, ctx)?;
     let arena = &arena;
     let n = point.pairs();
     std::thread::scope(|scope| -> Result<WakeupSample> {
-        let handles = spawn_workers(scope, 2 * n, &arena.header().gate, move |i| {
+        let crew = Crew::threads(scope, 2 * n, &arena.header().gate, move |i| {
             let (pair, plan) = (i / 2, plan(point, ctx, i / 2));
             if i % 2 == 0 {
                 Some(side_a(arena.header(), arena.slot(pair), &plan))
@@ -123,44 +107,9 @@ pub fn run<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result<Wakeu
                 side_b(arena.header(), arena.slot(pair), &plan);
                 None
             }
-        });
-        let handles = RefCell::new(Some(
-            handles.inspect_err(|_| arena.header().phase.store(STOP, Ordering::Release))?,
-        ));
-        let mut stall = Stall::new(point);
-        let mut watch = || -> Result<()> {
-            // A side that ends while its pair has not finished panicked
-            // (a primitive's call failed): say so now, not at the stall.
-            if let Some(h) = handles.borrow().as_ref() {
-                if let Some(i) = (0..h.len())
-                    .find(|&i| h[i].is_finished() && !arena.slot(i / 2).finished.load(Ordering::Acquire))
-                {
-                    bail!(
-                        "side {} of pair {} stopped early (it panicked)",
-                        if i % 2 == 0 { "A" } else { "B" },
-                        i / 2
-                    );
-                }
-            }
-            stall.check(point, arena)
-        };
-        let window = coordinate(point, ctx, arena, UsageSource::SelfProcess, &mut watch);
-        let interrupted = window
-            .as_ref()
-            .err()
-            .and_then(|e| e.downcast_ref::<Interrupted>())
-            .map(|i| i.0);
-        // Wait for every pair to leave (A posts B a last time on STOP).
-        let grace = Duration::from_secs(10).max(Duration::from_nanos(point.interval_ns * 4));
-        let unfinished = await_finished(&handles, grace);
-        if unfinished > 0 {
-            stuck_exit(
-                point,
-                window.as_ref().err(),
-                interrupted.map_or(1, signals::exit_status),
-            );
-        }
-        let joined = join_all(handles.borrow_mut().take().unwrap_or_default());
+        })
+        .inspect_err(|_| arena.header().phase.store(STOP, Ordering::Release))?;
+        let (window, joined) = drive(point, ctx, arena, crew);
         // A failed window explains a panic (the primitive vanished under
         // an interrupt); otherwise the panic is the news.
         let window = window?;
@@ -187,7 +136,7 @@ pub fn run_procs<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result
     }
     let arena = build::<C>(point, ctx)?;
     let n = point.pairs();
-    let children = RefCell::new(Children::spawn(2 * n, &arena.header().gate, |i| {
+    let crew = Crew::<()>::processes(2 * n, &arena.header().gate, |i| {
         let (pair, plan) = (i / 2, plan(point, ctx, i / 2));
         let header = arena.header();
         let code = if i % 2 == 0 {
@@ -209,20 +158,8 @@ pub fn run_procs<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result
             std::thread::sleep(Duration::from_millis(1));
         }
         code
-    })?);
-    let usage = UsageSource::Children(children.borrow().pids().to_vec());
-    let mut stall = Stall::new(point);
-    let mut watch = || {
-        children.borrow_mut().check()?;
-        stall.check(point, &arena)
-    };
-    let window = coordinate(point, ctx, &arena, usage, &mut watch);
-    let grace = if window.as_ref().is_err_and(|e| !e.is::<Interrupted>()) {
-        Duration::ZERO
-    } else {
-        Duration::from_secs(10)
-    };
-    let finished = children.borrow_mut().finish(grace);
+    })?;
+    let (window, finished) = drive(point, ctx, &arena, crew);
     let window = window?;
     finished.with_context(|| format!("stopping the `{}` workers", point.primitive))?;
     let mut records = Vec::with_capacity(n);
@@ -234,6 +171,43 @@ pub fn run_procs<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result
     }
     let stopped = records.iter().any(|r| r.stopped_trace);
     Ok(summarize(point, window, &records, stopped))
+}
+
+/// Watches `crew` through the window and finishes it: the window, and
+/// what the workers returned.
+fn drive<C: Channel, T: Send>(
+    point: &WakeupPoint,
+    ctx: &WakeupContext,
+    arena: &WakeArena<C>,
+    crew: Crew<'_, T>,
+) -> (Result<Window<()>>, Result<Vec<T>>) {
+    let usage = crew.usage();
+    let crew = RefCell::new(crew);
+    let mut stall = Stall::new(point);
+    let mut watch = || -> Result<()> {
+        // A side that ends while its pair has not finished panicked (a
+        // primitive's call failed): say so now, not at the stall.
+        crew.borrow_mut().check(
+            |i| arena.slot(i / 2).finished.load(Ordering::Acquire),
+            |i| format!("side {} of pair {}", if i % 2 == 0 { "A" } else { "B" }, i / 2),
+        )?;
+        stall.check(point, arena)
+    };
+    let window = coordinate(point, ctx, arena, usage, &mut watch);
+    // Every pair leaves once it sees STOP (A posts B a last time), within
+    // a round: at least 10 s, more with a long --interval.
+    let drain = Duration::from_secs(10).max(Duration::from_nanos(point.interval_ns.saturating_mul(4)));
+    let finished = crew.borrow_mut().finish(
+        &Close::of(&window),
+        drain,
+        &format!("running primitive `{}`", point.primitive),
+        &Stuck {
+            place: &format!("`{}`", point.primitive),
+            why: "waiting for a post that never came: a lost wake-up",
+            detail: &|| None,
+        },
+    );
+    (window, finished)
 }
 
 /// Per-pair progress, for the stall watchdog.
