@@ -8,12 +8,15 @@
 //! With one export and `--baseline`, [`paired`] compares its points with
 //! each other, run against run of the same round.
 
+pub mod export;
 pub mod paired;
 pub mod table;
 
 use crate::measure::stats::{t95, welch, Stats};
+use crate::model::run::RunStatus;
+use export::{Export, Family, Run};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
@@ -26,21 +29,20 @@ pub(crate) struct Metric {
     higher_is_better: bool,
 }
 
-pub(crate) fn metric(family: &str) -> Result<Metric, String> {
+pub(crate) fn metric(family: Family) -> Metric {
     match family {
-        "lock" => Ok(Metric {
+        Family::Lock => Metric {
             name: "cs/s",
             higher_is_better: true,
-        }),
-        "wakeup" => Ok(Metric {
+        },
+        Family::Wakeup => Metric {
             name: "round-trip p50 ns",
             higher_is_better: false,
-        }),
-        "alloc" => Ok(Metric {
+        },
+        Family::Alloc => Metric {
             name: "ops/s",
             higher_is_better: true,
-        }),
-        other => Err(format!("unknown family `{other}`")),
+        },
     }
 }
 
@@ -57,7 +59,7 @@ pub(crate) struct Entry {
     rounds: Vec<(u64, f64)>,
 }
 
-fn pick(v: &Value, fields: &[&str]) -> Value {
+fn pick(v: &Map<String, Value>, fields: &[&str]) -> Value {
     Value::Object(
         fields
             .iter()
@@ -102,88 +104,48 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
         .join(" ")
 }
 
-/// Whether a run of an export counts in the statistics: measured, not
-/// rejected by screening nor made to count futex calls (exports before
-/// `status` existed have only measured runs).
-fn is_measured(run: &Value) -> bool {
-    run.get("status")
-        .and_then(Value::as_str)
-        .is_none_or(|s| s == "measured")
-}
-
 /// The measured runs' (round, value) pairs; a run without a round takes
-/// its index.
-fn rounds(runs: Option<&Value>, path: &[&str]) -> Vec<(u64, f64)> {
-    runs.and_then(Value::as_array)
-        .map(|runs| {
-            runs.iter()
-                .filter(|r| is_measured(r))
-                .enumerate()
-                .filter_map(|(i, r)| {
-                    let v = path
-                        .iter()
-                        .try_fold(r, |v, k| v.get(*k))
-                        .and_then(Value::as_f64)?;
-                    Some((r.get("round").and_then(Value::as_u64).unwrap_or(i as u64), v))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+/// its index among them.
+fn rounds(runs: &[Run], family: Family) -> Vec<(u64, f64)> {
+    runs.iter()
+        .filter(|r| r.status == RunStatus::Measured)
+        .enumerate()
+        .filter_map(|(i, r)| Some((r.round.unwrap_or(i as u64), r.metric(family)?)))
+        .collect()
 }
 
-pub(crate) fn entries(doc: &Value, family: &str) -> Result<Vec<Entry>, String> {
-    // Version 2 kept alloc's entries under `results`.
-    let v2 = doc.get("schema_version").and_then(Value::as_u64) == Some(2);
-    let field = match family {
-        "alloc" if v2 => "results",
-        _ => "points",
-    };
-    let Some(list) = doc.get(field).and_then(Value::as_array) else {
-        return Err(format!(
-            "`{field}` is missing or not a list: not a complete `{family}` export"
-        ));
-    };
-    Ok(list
+pub(crate) fn entries(export: &Export) -> Result<Vec<Entry>, String> {
+    let family = export.family;
+    Ok(export
+        .points()?
         .iter()
         .map(|p| {
-            let (order, key, runs): (&'static [&'static str], _, _) = match family {
-                "lock" => {
+            let (order, mut key): (&'static [&'static str], _) = match family {
+                Family::Lock => {
                     let order = &[
                         "lock", "mode", "workers", "spin", "spinners", "hold", "idle", "replica",
                     ];
-                    (
-                        order,
-                        pick(&p["point"], order),
-                        rounds(p.get("runs"), &["cs_per_s"]),
-                    )
+                    (order, pick(&p.point, order))
                 }
-                "wakeup" => {
+                Family::Wakeup => {
                     let order = &["primitive", "mode", "affinity", "pairs", "interval_ns", "sched"];
-                    (
-                        order,
-                        pick(&p["point"], order),
-                        rounds(p.get("runs"), &["round_trip", "summary", "p50_ns"]),
-                    )
+                    (order, pick(&p.point, order))
                 }
-                _ => {
+                Family::Alloc => {
                     let order = &["pattern", "allocator"];
-                    (
-                        order,
-                        pick(&p["sample"], order),
-                        rounds(p.get("runs"), &["ops_per_s"]),
-                    )
+                    (order, pick(&p.sample, order))
                 }
             };
-            let key = match family {
+            if family == Family::Wakeup {
                 // The pair count is part of a wake-up point's identity.
-                "wakeup" => {
-                    let mut k = key;
-                    let pairs = p["point"]["placements"].as_array().map_or(0, Vec::len);
-                    k["pairs"] = Value::from(pairs);
-                    k
-                }
-                _ => key,
-            };
+                let pairs = p
+                    .point
+                    .get("placements")
+                    .and_then(Value::as_array)
+                    .map_or(0, Vec::len);
+                key["pairs"] = Value::from(pairs);
+            }
+            let runs = rounds(&p.runs, family);
             Entry {
                 label: label(&key, order),
                 key,
@@ -264,34 +226,20 @@ impl Report {
     }
 }
 
-pub(crate) fn family_of(doc: &Value, name: &str) -> Result<String, String> {
-    match doc.get("schema_version").and_then(Value::as_u64) {
-        Some(2 | 3) => {}
-        Some(v) => {
-            return Err(format!(
-                "{name} has schema_version {v}; compare reads versions 2 and 3 (exports with every run): \
-                 measure again with this contend"
-            ))
-        }
-        None => return Err(format!("{name} is not a contend export (no schema_version)")),
-    }
-    doc.get("family")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .ok_or_else(|| format!("{name} has no family"))
-}
-
 /// Compares two parsed exports; `threshold` is the fraction (0.05) a
 /// significant slowdown must exceed to count as a regression.
 pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, String> {
-    let family = family_of(old, "OLD")?;
-    let new_family = family_of(new, "NEW")?;
-    if family != new_family {
-        return Err(format!("OLD is a `{family}` export and NEW a `{new_family}` one"));
+    let (old, new) = (Export::read(old, "OLD")?, Export::read(new, "NEW")?);
+    if old.family != new.family {
+        return Err(format!(
+            "OLD is a `{}` export and NEW a `{}` one",
+            old.family.name(),
+            new.family.name()
+        ));
     }
-    let m = metric(&family)?;
-    let olds = entries(old, &family).map_err(|e| format!("OLD: {e}"))?;
-    let news = entries(new, &family).map_err(|e| format!("NEW: {e}"))?;
+    let m = metric(old.family);
+    let olds = entries(&old).map_err(|e| format!("OLD: {e}"))?;
+    let news = entries(&new).map_err(|e| format!("NEW: {e}"))?;
     let mut points = Vec::new();
     let mut unmatched = Vec::new();
     for n in &news {
@@ -321,7 +269,7 @@ pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, Strin
         ));
     }
     Ok(Report {
-        family,
+        family: old.family.name().to_string(),
         metric: m.name,
         higher_is_better: m.higher_is_better,
         points,
@@ -464,5 +412,27 @@ mod tests {
             compare(&one_run, &one_run, 0.05).unwrap().points[0].verdict,
             Verdict::Untestable
         );
+    }
+
+    #[test]
+    fn only_measured_runs_count_and_unknown_fields_are_ignored() {
+        let doc = |runs: Value| {
+            json!({
+                "schema_version": 3, "family": "lock", "tool": "contend", "later_field": [1, 2],
+                "points": [{"point": {"lock": "futex", "workers": 2}, "stats": {}, "runs": runs}],
+            })
+        };
+        let old = doc(json!([
+            {"cs_per_s": 100.0, "status": "measured", "round": 0},
+            {"cs_per_s": 1.0, "status": "rejected", "round": 0},
+            {"cs_per_s": 101.0, "status": "measured", "round": 1},
+            {"cs_per_s": 5.0, "status": "counting", "round": 2},
+        ]));
+        let new = doc(json!([{"cs_per_s": 100.0}, {"cs_per_s": 101.0}]));
+        let r = compare(&old, &new, 0.05).unwrap();
+        assert_eq!((r.points[0].old_mean, r.points[0].new_mean), (100.5, 100.5));
+        // A run whose status this contend does not know is refused, named.
+        let bad = doc(json!([{"cs_per_s": 1.0, "status": "sideways"}]));
+        assert!(compare(&bad, &new, 0.05).unwrap_err().contains("sideways"));
     }
 }

@@ -9,7 +9,8 @@
 //! 1). A sequential export has no rounds to pair: it falls back to Welch's
 //! test over the runs and says so.
 
-use crate::compare::{entries, family_of, judge, metric, Entry, Metric, Verdict};
+use crate::compare::export::Export;
+use crate::compare::{entries, judge, metric, Entry, Metric, Verdict};
 use crate::measure::stats::t95;
 use serde::Serialize;
 use serde_json::Value;
@@ -118,9 +119,9 @@ pub struct PairedReport {
 /// Compares every point of `doc` with its baseline partner: the baseline
 /// point that agrees with it on every other field.
 pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, String> {
-    let family = family_of(doc, "the export")?;
-    let m = metric(&family)?;
-    let all = entries(doc, &family)?;
+    let doc = Export::read(doc, "the export")?;
+    let m = metric(doc.family);
+    let all = entries(&doc)?;
     let field = baseline.field(&all).ok_or_else(|| {
         format!(
             "--baseline {}: no point of the export has it (points: {})",
@@ -135,7 +136,7 @@ pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, 
     if !all.iter().any(is_base) {
         return Err(format!("--baseline {field}={}: no point has it", baseline.word));
     }
-    let paired = doc["spec"]["repeat"]["order"].as_str() != Some("sequential");
+    let paired = doc.interleaved();
     let mut points = Vec::new();
     let mut unmatched = Vec::new();
     for e in all.iter().filter(|e| !is_base(e)) {
@@ -170,7 +171,7 @@ pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, 
         ));
     }
     Ok(PairedReport {
-        family,
+        family: doc.family.name().to_string(),
         metric: m.name,
         higher_is_better: m.higher_is_better,
         paired,
