@@ -123,7 +123,7 @@ fn every_allocator_runs_preloaded_with_split_futex_counts() {
         }
     }
     let csv = std::fs::read_to_string(&csv).unwrap();
-    assert!(csv.starts_with("pattern,allocator,wall s"));
+    assert!(csv.starts_with("pattern,allocator,wall_s,user_s,sys_s,ops_per_s_mean"));
     assert_eq!(csv.lines().count(), 1 + results.len());
     let md = std::fs::read_to_string(&md).unwrap();
     assert_eq!(

@@ -1,5 +1,6 @@
 //! `contend alloc`'s table: ops/s is the mean over the runs, the other
-//! columns are the median run's. The CSV export uses the same columns.
+//! columns are the median run's. The CSV export (csv.rs) carries the same
+//! numbers unrounded, plus the library each child preloaded.
 
 use crate::family::alloc::sweep::AllocResult;
 use crate::output::number::si;
@@ -9,8 +10,8 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
 
-/// The columns, shared by the table and the CSV.
-pub(crate) const COLUMNS: [&str; 17] = [
+/// The columns.
+const COLUMNS: [&str; 16] = [
     "pattern",
     "allocator",
     "wall s",
@@ -27,10 +28,9 @@ pub(crate) const COLUMNS: [&str; 17] = [
     "futex fail",
     "own futex",
     "alloc futex",
-    "preloaded",
 ];
 
-pub(crate) fn row(r: &AllocResult, human: bool) -> Vec<String> {
+fn row(r: &AllocResult) -> Vec<String> {
     let s = &r.sample;
     // Futex counts come from the counting run, when there is one.
     let k = r.kernel_run();
@@ -40,11 +40,7 @@ pub(crate) fn row(r: &AllocResult, human: bool) -> Vec<String> {
         format!("{:.3}", s.wall_s),
         format!("{:.3}", s.user_s),
         format!("{:.3}", s.sys_s),
-        if human {
-            si(r.stats.mean)
-        } else {
-            format!("{:.0}", r.stats.mean)
-        },
+        si(r.stats.mean),
         r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
         r.stats.n.to_string(),
         s.vs_glibc.map_or("-".into(), |r| format!("{r:.2}")),
@@ -55,7 +51,6 @@ pub(crate) fn row(r: &AllocResult, human: bool) -> Vec<String> {
         opt(k.futex.map(|f| f.errors)),
         k.own_futex_calls.to_string(),
         opt(k.allocator_futex_calls),
-        s.preloaded.clone().unwrap_or_else(|| "-".into()),
     ]
 }
 
@@ -65,16 +60,13 @@ pub fn table(results: &[AllocResult]) -> String {
 }
 
 pub(crate) fn table_with(results: &[AllocResult], preset: &str) -> String {
-    let shown = COLUMNS.len() - 1;
     let mut t = Table::new();
     t.load_preset(preset);
-    t.set_header(&COLUMNS[..shown]);
+    t.set_header(COLUMNS);
     for r in results {
-        let mut cells = row(r, true);
-        cells.pop();
-        t.add_row(cells);
+        t.add_row(row(r));
     }
-    for i in 2..shown {
+    for i in 2..COLUMNS.len() {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }

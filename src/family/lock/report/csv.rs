@@ -4,95 +4,92 @@
 //! its interval cover all runs.
 
 use crate::family::lock::sweep::PointResult;
+use crate::model::run::Stopped;
+use serde::Serialize;
 
-const COLUMNS: &[&str] = &[
-    "lock",
-    "mode",
-    "workers",
-    "spin",
-    "spinners",
-    "hold",
-    "idle",
-    "window_s",
-    "acquisitions",
-    "cs_per_s",
-    "runs",
-    "cs_per_s_mean",
-    "cs_per_s_ci95",
-    "cs_per_s_stdev",
-    "stopped",
-    "usr_pct",
-    "sys_pct",
-    "idle_pct",
-    "steal_pct",
-    "mean_hold_ns",
-    "stretched_holds",
-    "min_share_pct",
-    "max_share_pct",
-    "jain",
-    "cpu_s",
-    "user_s",
-    "sys_s",
-    "voluntary_cs",
-    "involuntary_cs",
-    "futex_calls",
-    "futex_errors",
-    "spins",
-    "waits",
-    "wakes",
-    "interrupted",
-];
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map_or(String::new(), |v| v.to_string())
+/// One CSV row: a point and its median run.
+#[derive(Debug, Default, Serialize)]
+struct Row<'a> {
+    lock: &'a str,
+    mode: &'a str,
+    workers: u32,
+    spin: Option<u32>,
+    spinners: Option<String>,
+    hold: String,
+    idle: String,
+    window_s: f64,
+    acquisitions: u64,
+    cs_per_s: f64,
+    runs: usize,
+    cs_per_s_mean: f64,
+    cs_per_s_ci95: Option<f64>,
+    cs_per_s_stdev: f64,
+    stopped: Option<Stopped>,
+    usr_pct: f64,
+    sys_pct: f64,
+    idle_pct: f64,
+    steal_pct: f64,
+    mean_hold_ns: Option<f64>,
+    stretched_holds: u64,
+    min_share_pct: f64,
+    max_share_pct: f64,
+    jain: f64,
+    cpu_s: f64,
+    user_s: f64,
+    sys_s: f64,
+    voluntary_cs: u64,
+    involuntary_cs: u64,
+    futex_calls: Option<u64>,
+    futex_errors: Option<u64>,
+    spins: Option<u64>,
+    waits: Option<u64>,
+    wakes: Option<u64>,
+    interrupted: Option<&'a str>,
 }
 
 /// The CSV text.
 pub fn render(results: &[PointResult]) -> String {
-    crate::output::csv::render(
-        COLUMNS,
-        results.iter().map(|r| {
-            let (p, s) = (&r.point, &r.sample);
-            let counters = s.lock_counters;
-            // Futex counts come from the counting run, when there is one.
-            let k = r.kernel_run();
-            vec![
-                p.lock.to_string(),
-                p.mode.label().to_string(),
-                p.workers.to_string(),
-                opt(p.spin),
-                opt(p.spinners),
-                p.hold.to_string(),
-                p.idle.to_string(),
-                format!("{:.6}", s.window_s),
-                s.acquisitions.to_string(),
-                format!("{:.1}", s.cs_per_s),
-                r.stats.n.to_string(),
-                format!("{:.1}", r.stats.mean),
-                opt(r.stats.ci95.map(|h| format!("{h:.1}"))),
-                format!("{:.1}", r.stats.stdev),
-                format!("{:?}", r.stopped).to_lowercase(),
-                format!("{:.2}", s.cpu.usr_pct),
-                format!("{:.2}", s.cpu.sys_pct),
-                format!("{:.2}", s.cpu.idle_pct),
-                format!("{:.2}", s.cpu.steal_pct),
-                opt(s.mean_hold_ns.map(|ns| format!("{ns:.1}"))),
-                s.stretched_holds.to_string(),
-                format!("{:.3}", s.fairness.min_share_pct),
-                format!("{:.3}", s.fairness.max_share_pct),
-                format!("{:.5}", s.fairness.jain),
-                format!("{:.6}", s.process.cpu_s),
-                format!("{:.6}", s.process.user_s),
-                format!("{:.6}", s.process.sys_s),
-                s.process.voluntary_context_switches.to_string(),
-                s.process.involuntary_context_switches.to_string(),
-                opt(k.futex.map(|f| f.calls)),
-                opt(k.futex.map(|f| f.errors)),
-                opt(counters.map(|c| c.spins)),
-                opt(counters.map(|c| c.waits)),
-                opt(counters.map(|c| c.wakes)),
-                opt(s.interrupted.clone()),
-            ]
-        }),
-    )
+    crate::output::csv::render(results.iter().map(|r| {
+        let (p, s) = (&r.point, &r.sample);
+        let counters = s.lock_counters;
+        // Futex counts come from the counting run, when there is one.
+        let futex = r.kernel_run().futex;
+        Row {
+            lock: p.lock,
+            mode: p.mode.label(),
+            workers: p.workers,
+            spin: p.spin,
+            spinners: p.spinners.map(|s| s.to_string()),
+            hold: p.hold.to_string(),
+            idle: p.idle.to_string(),
+            window_s: s.window_s,
+            acquisitions: s.acquisitions,
+            cs_per_s: s.cs_per_s,
+            runs: r.stats.n,
+            cs_per_s_mean: r.stats.mean,
+            cs_per_s_ci95: r.stats.ci95,
+            cs_per_s_stdev: r.stats.stdev,
+            stopped: Some(r.stopped),
+            usr_pct: s.cpu.usr_pct,
+            sys_pct: s.cpu.sys_pct,
+            idle_pct: s.cpu.idle_pct,
+            steal_pct: s.cpu.steal_pct,
+            mean_hold_ns: s.mean_hold_ns,
+            stretched_holds: s.stretched_holds,
+            min_share_pct: s.fairness.min_share_pct,
+            max_share_pct: s.fairness.max_share_pct,
+            jain: s.fairness.jain,
+            cpu_s: s.process.cpu_s,
+            user_s: s.process.user_s,
+            sys_s: s.process.sys_s,
+            voluntary_cs: s.process.voluntary_context_switches,
+            involuntary_cs: s.process.involuntary_context_switches,
+            futex_calls: futex.map(|f| f.calls),
+            futex_errors: futex.map(|f| f.errors),
+            spins: counters.map(|c| c.spins),
+            waits: counters.map(|c| c.waits),
+            wakes: counters.map(|c| c.wakes),
+            interrupted: s.interrupted.as_deref(),
+        }
+    }))
 }

@@ -3,82 +3,86 @@
 
 use crate::family::wakeup::sweep::WakeupResult;
 use crate::measure::latency::LatencySummary;
+use serde::Serialize;
+
+/// One CSV row: a pair of a point (or all its pairs).
+#[derive(Debug, Default, Serialize)]
+struct Row<'a> {
+    primitive: &'a str,
+    mode: &'a str,
+    affinity: &'a str,
+    pairs: usize,
+    /// The pair's index, or `all`.
+    pair: String,
+    cpus_a: &'a str,
+    cpus_b: &'a str,
+    same_cpu_pct: Option<f64>,
+    samples: u64,
+    min_ns: Option<u64>,
+    p50_ns: Option<u64>,
+    p90_ns: Option<u64>,
+    p99_ns: Option<u64>,
+    p999_ns: Option<u64>,
+    max_ns: Option<u64>,
+    mean_ns: Option<f64>,
+    stdev_ns: Option<f64>,
+    one_way_p50_ns: Option<u64>,
+    one_way_p99_ns: Option<u64>,
+    round_trips_per_s: f64,
+    interrupted: Option<&'a str>,
+}
+
+impl<'a> Row<'a> {
+    /// The row of `r`'s pair `pair` with its CPUs, or of all its pairs.
+    fn of(r: &'a WakeupResult, pair: String, cpus: (&'a str, &'a str), same: Option<f64>) -> Self {
+        Row {
+            primitive: r.point.primitive,
+            mode: r.point.mode.label(),
+            affinity: r.point.affinity.name(),
+            pairs: r.point.pairs(),
+            pair,
+            cpus_a: cpus.0,
+            cpus_b: cpus.1,
+            same_cpu_pct: same,
+            round_trips_per_s: r.sample.round_trips_per_s,
+            interrupted: r.sample.interrupted.as_deref(),
+            ..Row::default()
+        }
+    }
+
+    /// With the round-trip and one-way statistics.
+    fn with(self, rt: Option<LatencySummary>, ow: Option<LatencySummary>) -> Self {
+        Row {
+            samples: rt.map_or(0, |x| x.samples),
+            min_ns: rt.map(|x| x.min_ns),
+            p50_ns: rt.map(|x| x.p50_ns),
+            p90_ns: rt.map(|x| x.p90_ns),
+            p99_ns: rt.map(|x| x.p99_ns),
+            p999_ns: rt.map(|x| x.p999_ns),
+            max_ns: rt.map(|x| x.max_ns),
+            mean_ns: rt.map(|x| x.mean_ns),
+            stdev_ns: rt.map(|x| x.stdev_ns),
+            one_way_p50_ns: ow.map(|x| x.p50_ns),
+            one_way_p99_ns: ow.map(|x| x.p99_ns),
+            ..self
+        }
+    }
+}
 
 /// One CSV row per pair (and per point's "all" row), every statistic in ns.
 pub fn render(results: &[WakeupResult]) -> String {
-    let header = [
-        "primitive",
-        "mode",
-        "affinity",
-        "pairs",
-        "pair",
-        "cpus_a",
-        "cpus_b",
-        "same_cpu_pct",
-        "samples",
-        "min_ns",
-        "p50_ns",
-        "p90_ns",
-        "p99_ns",
-        "p999_ns",
-        "max_ns",
-        "mean_ns",
-        "stdev_ns",
-        "one_way_p50_ns",
-        "one_way_p99_ns",
-        "round_trips_per_s",
-        "interrupted",
-    ];
-    let mut out = Vec::new();
-    for r in results {
+    crate::output::csv::render(results.iter().flat_map(|r| {
         let s = &r.sample;
-        let summary_cells = |rt: Option<LatencySummary>, ow: Option<LatencySummary>| -> Vec<String> {
-            let f = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
-            vec![
-                rt.map_or("0".into(), |x| x.samples.to_string()),
-                f(rt.map(|x| x.min_ns)),
-                f(rt.map(|x| x.p50_ns)),
-                f(rt.map(|x| x.p90_ns)),
-                f(rt.map(|x| x.p99_ns)),
-                f(rt.map(|x| x.p999_ns)),
-                f(rt.map(|x| x.max_ns)),
-                rt.map_or(String::new(), |x| format!("{:.1}", x.mean_ns)),
-                rt.map_or(String::new(), |x| format!("{:.1}", x.stdev_ns)),
-                f(ow.map(|x| x.p50_ns)),
-                f(ow.map(|x| x.p99_ns)),
-            ]
-        };
-        let lead = |pair: String, a: &str, b: &str, same: String| {
-            vec![
-                r.point.primitive.to_string(),
-                r.point.mode.label().to_string(),
-                r.point.affinity.name().to_string(),
-                r.point.pairs().to_string(),
-                pair,
-                a.to_string(),
-                b.to_string(),
-                same,
-            ]
-        };
-        let tail = vec![
-            format!("{:.1}", s.round_trips_per_s),
-            s.interrupted.clone().unwrap_or_default(),
-        ];
-        for p in &s.pairs {
-            let mut row = lead(
+        let pairs = s.pairs.iter().map(move |p| {
+            Row::of(
+                r,
                 p.pair.to_string(),
-                &p.cpus_a,
-                &p.cpus_b,
-                format!("{:.1}", p.same_cpu_pct),
-            );
-            row.extend(summary_cells(p.round_trip.summary, p.one_way.summary));
-            row.extend(tail.clone());
-            out.push(row);
-        }
-        let mut row = lead("all".into(), "", "", String::new());
-        row.extend(summary_cells(s.round_trip.summary, s.one_way.summary));
-        row.extend(tail);
-        out.push(row);
-    }
-    crate::output::csv::render(&header, out)
+                (&p.cpus_a, &p.cpus_b),
+                Some(p.same_cpu_pct),
+            )
+            .with(p.round_trip.summary, p.one_way.summary)
+        });
+        let all = Row::of(r, "all".into(), ("", ""), None).with(s.round_trip.summary, s.one_way.summary);
+        pairs.chain(std::iter::once(all))
+    }))
 }
