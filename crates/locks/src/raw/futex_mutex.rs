@@ -67,14 +67,7 @@ impl<F: Futex> FutexMutex<F> {
 // (Release exchange).
 unsafe impl<F: Futex> RawLock for FutexMutex<F> {
     type Node = ();
-    const CAPS: Caps = Caps {
-        spin: true,
-        try_lock: true,
-        process_shared: true,
-        counters: true,
-        exclusive: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps::OWN_WORD_SPIN;
 
     fn new(config: &LockConfig) -> Self {
         Self {

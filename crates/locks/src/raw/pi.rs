@@ -53,12 +53,7 @@ impl<const SHARED: bool> PiFutex<SHARED> {
 // the kernel's rt_mutex gives the ordering on the slow paths.
 unsafe impl<const SHARED: bool> RawLock for PiFutex<SHARED> {
     type Node = ();
-    const CAPS: Caps = Caps {
-        try_lock: true,
-        counters: true,
-        process_shared: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps::OWN_WORD;
 
     fn new(_config: &LockConfig) -> Self {
         Self {

@@ -43,14 +43,7 @@ impl<F: Futex> Seed<F> {
 // the CASes are Acquire (lock) and Release (unlock).
 unsafe impl<F: Futex> RawLock for Seed<F> {
     type Node = ();
-    const CAPS: Caps = Caps {
-        spin: true,
-        try_lock: true,
-        process_shared: true,
-        counters: true,
-        exclusive: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps::OWN_WORD_SPIN;
 
     fn new(config: &LockConfig) -> Self {
         Self {

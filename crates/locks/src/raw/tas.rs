@@ -27,12 +27,7 @@ pub struct Tas {
 // swap is Acquire and the unlocking store Release.
 unsafe impl RawLock for Tas {
     type Node = ();
-    const CAPS: Caps = Caps {
-        try_lock: true,
-        process_shared: true,
-        counters: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps::OWN_WORD;
 
     fn new(_config: &LockConfig) -> Self {
         Self::default()

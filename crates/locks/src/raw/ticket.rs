@@ -30,12 +30,7 @@ pub struct Ticket {
 // (Release), observed with Acquire.
 unsafe impl RawLock for Ticket {
     type Node = ();
-    const CAPS: Caps = Caps {
-        try_lock: true,
-        process_shared: true,
-        counters: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps::OWN_WORD;
 
     fn new(_config: &LockConfig) -> Self {
         Self::default()

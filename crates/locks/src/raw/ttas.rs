@@ -46,12 +46,7 @@ impl Ttas {
 // swap is Acquire and the unlocking store Release.
 unsafe impl RawLock for Ttas {
     type Node = ();
-    const CAPS: Caps = Caps {
-        try_lock: true,
-        process_shared: true,
-        counters: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps::OWN_WORD;
 
     fn new(_config: &LockConfig) -> Self {
         Self::default()

@@ -149,12 +149,9 @@ fn now_ns() -> u64 {
 unsafe impl<F: Futex> RawLock for Adaptive<F> {
     type Node = AdaptiveNode;
     const CAPS: Caps = Caps {
-        try_lock: true,
-        counters: true,
         spinners: true,
         max_workers: MAX_WAITERS + 1,
-        process_shared: true,
-        ..Caps::PLAIN
+        ..Caps::OWN_WORD
     };
 
     fn new(config: &LockConfig) -> Self {
