@@ -95,10 +95,7 @@ fn main() {
     // flag never returns to "single threaded" once cleared.
     std::thread::spawn(|| ()).join().expect("helper thread");
     println!("uncontended lock+unlock, median of {ROUNDS} rounds of {ITERS} ops, alternating with the floor");
-    println!(
-        "{:<12} {:>10} {:>12} {:>8}",
-        "lock", "ns/op", "floor ns/op", "ratio"
-    );
+    println!("{:<12} {:>10} {:>12} {:>8}", "lock", "ns/op", "floor ns/op", "ratio");
     let rows: [(&str, Measure); 7] = [
         ("adaptive", versus_floor::<Adaptive>),
         ("parking_lot", versus_floor::<ParkingLot>),

@@ -31,11 +31,7 @@ pub fn locks() -> String {
         };
         t.add_row([
             e.name.to_string(),
-            if e.test_only {
-                format!("{} (test only)", e.family)
-            } else {
-                e.family.to_string()
-            },
+            if e.test_only { format!("{} (test only)", e.family) } else { e.family.to_string() },
             yes(e.caps.spin),
             yes(e.caps.spinners),
             yes(e.caps.try_lock),
@@ -82,15 +78,9 @@ pub fn allocators() -> String {
         let found = find_library(soname);
         t.add_row([
             name.to_string(),
-            found
-                .as_ref()
-                .map_or(soname.to_string(), |p| p.display().to_string()),
+            found.as_ref().map_or(soname.to_string(), |p| p.display().to_string()),
             package.to_string(),
-            if found.is_some() {
-                "yes".into()
-            } else {
-                format!("no: apt-get install {package}")
-            },
+            if found.is_some() { "yes".into() } else { format!("no: apt-get install {package}") },
         ]);
     }
     format!("{t}\n")

@@ -62,9 +62,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) if e.is::<Interrupted>() => {
-            let Some(Interrupted(sig)) = e.downcast_ref::<Interrupted>() else {
-                unreachable!()
-            };
+            let Some(Interrupted(sig)) = e.downcast_ref::<Interrupted>() else { unreachable!() };
             eprintln!("{e:#}");
             ExitCode::from(signals::exit_status(*sig))
         }
@@ -85,14 +83,7 @@ fn lock(args: &LockArgs) -> Result<ExitCode> {
     let environment = Environment::capture();
     let outcome = run_lock_sweep(&spec)?;
     warn(&outcome.warnings);
-    emit(
-        exports,
-        &LockReport {
-            spec: &spec,
-            environment: &environment,
-            outcome: &outcome,
-        },
-    )?;
+    emit(exports, &LockReport { spec: &spec, environment: &environment, outcome: &outcome })?;
     Ok(exit_code(outcome.interrupted))
 }
 
@@ -102,14 +93,7 @@ fn wakeup(args: &WakeupArgs) -> Result<ExitCode> {
     let environment = Environment::capture();
     let outcome = run_wakeup_sweep(&spec)?;
     warn(&outcome.warnings);
-    emit(
-        exports,
-        &WakeupReport {
-            spec: &spec,
-            environment: &environment,
-            outcome: &outcome,
-        },
-    )?;
+    emit(exports, &WakeupReport { spec: &spec, environment: &environment, outcome: &outcome })?;
     Ok(exit_code(outcome.interrupted))
 }
 
@@ -139,11 +123,7 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
     } else {
         print(&contend::compare::table::render(&report, args.threshold))?;
     }
-    Ok(if report.regressed() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if report.regressed() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn tune(args: &TuneArgs) -> Result<ExitCode> {
@@ -154,15 +134,7 @@ fn tune(args: &TuneArgs) -> Result<ExitCode> {
     let outcome = run_tune(&spec)?;
     warn(&outcome.warnings);
     let took = started.elapsed();
-    emit(
-        exports,
-        &TuneReport {
-            spec: &spec,
-            environment: &environment,
-            outcome: &outcome,
-            took,
-        },
-    )?;
+    emit(exports, &TuneReport { spec: &spec, environment: &environment, outcome: &outcome, took })?;
     Ok(exit_code(outcome.interrupted))
 }
 
@@ -172,14 +144,7 @@ fn alloc(args: &AllocArgs) -> Result<ExitCode> {
     let environment = Environment::capture();
     let outcome = run_alloc_sweep(&spec)?;
     warn(&outcome.warnings);
-    emit(
-        exports,
-        &AllocReport {
-            spec: &spec,
-            environment: &environment,
-            outcome: &outcome,
-        },
-    )?;
+    emit(exports, &AllocReport { spec: &spec, environment: &environment, outcome: &outcome })?;
     Ok(exit_code(outcome.interrupted))
 }
 

@@ -18,10 +18,7 @@ fn contend() -> Command {
 }
 
 fn available(name: &str) -> bool {
-    let (_, soname, _) = KNOWN
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .expect("a known allocator");
+    let (_, soname, _) = KNOWN.iter().find(|(n, _, _)| *n == name).expect("a known allocator");
     let found = find_library(soname).is_some();
     if !found {
         assert!(
@@ -98,25 +95,15 @@ fn every_allocator_runs_preloaded_with_split_futex_counts() {
         let mapped = s["mapped_allocator"].as_str();
         match allocator {
             "glibc" => assert!(mapped.is_none(), "glibc run had {mapped:?} mapped"),
-            other => assert!(
-                mapped.is_some_and(|m| m.contains(other)),
-                "{other}: mapped {mapped:?}"
-            ),
+            other => assert!(mapped.is_some_and(|m| m.contains(other)), "{other}: mapped {mapped:?}"),
         }
         let ops = s["operations"].as_u64().unwrap();
-        let expected = if s["pattern"] == "local" {
-            2 * 3 * 50 * 64
-        } else {
-            2 * 2 * 50 * 64
-        };
+        let expected = if s["pattern"] == "local" { 2 * 3 * 50 * 64 } else { 2 * 2 * 50 * 64 };
         assert_eq!(ops, expected);
         assert!(s["ops_per_s"].as_f64().unwrap() > 0.0 && s["max_rss_kib"].as_i64().unwrap() > 0);
         if let Some(calls) = k["futex"]["calls"].as_u64() {
             let own = k["own_futex_calls"].as_u64().unwrap();
-            assert_eq!(
-                k["allocator_futex_calls"].as_u64().unwrap(),
-                calls.saturating_sub(own)
-            );
+            assert_eq!(k["allocator_futex_calls"].as_u64().unwrap(), calls.saturating_sub(own));
         }
         if allocator == "glibc" {
             assert_eq!(s["vs_glibc"], 1.0);
@@ -127,40 +114,20 @@ fn every_allocator_runs_preloaded_with_split_futex_counts() {
     assert_eq!(csv.lines().count(), 1 + results.len());
     let md = std::fs::read_to_string(&md).unwrap();
     assert_eq!(
-        md.lines()
-            .filter(|l| l.starts_with("| local") || l.starts_with("| pairs"))
-            .count(),
+        md.lines().filter(|l| l.starts_with("| local") || l.starts_with("| pairs")).count(),
         results.len()
     );
     let gnuplot = std::fs::read_to_string(&gnuplot).unwrap();
     assert_eq!(gnuplot.matches("# pattern ").count(), 2);
-    let rows = gnuplot
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .count();
+    let rows = gnuplot.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).count();
     assert_eq!(rows, results.len());
 }
 
 #[test]
 fn glibc_tunables_reach_the_child() {
     let out = contend()
-        .args([
-            "alloc",
-            "--pattern",
-            "local",
-            "--allocator",
-            "glibc:arena_max=1,glibc",
-        ])
-        .args([
-            "--threads",
-            "2",
-            "--iterations",
-            "10",
-            "--batch",
-            "16",
-            "--runs",
-            "1",
-        ])
+        .args(["alloc", "--pattern", "local", "--allocator", "glibc:arena_max=1,glibc"])
+        .args(["--threads", "2", "--iterations", "10", "--batch", "16", "--runs", "1"])
         .args(["--export-json", "-"])
         .assert()
         .success()
@@ -175,29 +142,17 @@ fn glibc_tunables_reach_the_child() {
         .unwrap()
         .iter()
         .map(|r| {
-            (
-                r["sample"]["allocator"].as_str().unwrap().to_string(),
-                r["sample"]["glibc_tunables"].clone(),
-            )
+            (r["sample"]["allocator"].as_str().unwrap().to_string(), r["sample"]["glibc_tunables"].clone())
         })
         .collect();
-    assert!(
-        seen.contains(&("glibc:arena_max=1".into(), "glibc.malloc.arena_max=1".into())),
-        "{seen:?}"
-    );
-    assert!(
-        seen.contains(&("glibc".into(), serde_json::Value::Null)),
-        "{seen:?}"
-    );
+    assert!(seen.contains(&("glibc:arena_max=1".into(), "glibc.malloc.arena_max=1".into())), "{seen:?}");
+    assert!(seen.contains(&("glibc".into(), serde_json::Value::Null)), "{seen:?}");
 }
 
 #[test]
 fn bad_alloc_input_is_refused_with_status_2() {
     for (args, says) in [
-        (
-            &["alloc", "--allocator", "hoard"][..],
-            "unknown allocator `hoard`",
-        ),
+        (&["alloc", "--allocator", "hoard"][..], "unknown allocator `hoard`"),
         (&["alloc", "--allocator", "jemalloc:narenas=1"][..], "glibc only"),
         (&["alloc", "--pattern", "ring"][..], "unknown pattern `ring`"),
         (&["alloc", "--size", "0"][..], "at least 1 byte"),
@@ -219,15 +174,7 @@ fn ctrl_c_stops_an_alloc_run() {
     use std::os::unix::process::CommandExt;
     use std::time::{Duration, Instant};
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
-        .args([
-            "alloc",
-            "--pattern",
-            "pairs",
-            "--allocator",
-            "glibc",
-            "--pairs",
-            "2",
-        ])
+        .args(["alloc", "--pattern", "pairs", "--allocator", "glibc", "--pairs", "2"])
         .args(["--iterations", "100000000", "--batch", "64"])
         .process_group(0)
         .stdout(std::process::Stdio::null())

@@ -12,8 +12,7 @@ fn contend() -> Command {
 /// `contend lock` with a short window and the given extra arguments.
 fn lock(args: &[&str]) -> Command {
     let mut c = contend();
-    c.args(["lock", "--duration", "100ms", "--warmup", "0"])
-        .args(args);
+    c.args(["lock", "--duration", "100ms", "--warmup", "0"]).args(args);
     c
 }
 
@@ -33,14 +32,9 @@ fn table_has_one_row_per_point_and_a_legend() {
     let text = String::from_utf8(out).unwrap();
     let mut lines = text.lines();
     let heading = lines.next().unwrap();
-    assert!(
-        heading.starts_with("lock seed · threads 2 · hold 1µs"),
-        "{heading}"
-    );
+    assert!(heading.starts_with("lock seed · threads 2 · hold 1µs"), "{heading}");
     let header = lines.next().unwrap();
-    for col in [
-        "spin", "cs/s", "%usr", "%sys", "%idle", "Jain", "futex/cs", "ctxsw/cs", "hold µs",
-    ] {
+    for col in ["spin", "cs/s", "%usr", "%sys", "%idle", "Jain", "futex/cs", "ctxsw/cs", "hold µs"] {
         assert!(header.contains(col), "missing {col} in {header}");
     }
     let rows: Vec<&str> = lines.take_while(|l| !l.trim().is_empty()).collect();
@@ -52,14 +46,7 @@ fn table_has_one_row_per_point_and_a_legend() {
 
 #[test]
 fn json_carries_schema_spec_environment_and_per_worker_counts() {
-    let v = json(&[
-        "--lock",
-        "futex,pthread",
-        "--threads",
-        "3",
-        "--hold",
-        "sleep:10us",
-    ]);
+    let v = json(&["--lock", "futex,pthread", "--threads", "3", "--hold", "sleep:10us"]);
     assert_eq!(v["schema_version"], 3);
     assert_eq!(v["family"], "lock");
     assert_eq!(v["spec"]["locks"], serde_json::json!(["futex", "pthread"]));
@@ -124,10 +111,7 @@ fn json_carries_schema_spec_environment_and_per_worker_counts() {
         assert_eq!(p["stopped"], "runs");
     }
     assert!(points[0]["sample"]["lock_counters"].is_object());
-    assert!(
-        points[1]["sample"]["lock_counters"].is_null(),
-        "pthread is opaque"
-    );
+    assert!(points[1]["sample"]["lock_counters"].is_null(), "pthread is opaque");
 }
 
 #[test]
@@ -147,12 +131,7 @@ fn csv_and_markdown_exports_carry_every_point() {
     let dir = tempfile::tempdir().unwrap();
     let (csv, md) = (dir.path().join("r.csv"), dir.path().join("r.md"));
     lock(&["--lock", "futex,pthread", "--threads", "2"])
-        .args([
-            "--export-csv",
-            csv.to_str().unwrap(),
-            "--export-markdown",
-            md.to_str().unwrap(),
-        ])
+        .args(["--export-csv", csv.to_str().unwrap(), "--export-markdown", md.to_str().unwrap()])
         .assert()
         .success();
     let csv = std::fs::read_to_string(csv).unwrap();
@@ -166,45 +145,25 @@ fn csv_and_markdown_exports_carry_every_point() {
     assert!(lines[1].starts_with("futex,threads,2,") && lines[2].starts_with("pthread,threads,2,"));
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("| lock ") && md.contains("|----"), "{md}");
-    assert_eq!(
-        md.lines()
-            .filter(|l| l.starts_with("| futex") || l.starts_with("| pthread"))
-            .count(),
-        2
-    );
+    assert_eq!(md.lines().filter(|l| l.starts_with("| futex") || l.starts_with("| pthread")).count(), 2);
 }
 
 #[test]
 fn seed_format_prints_the_original_summary_lines() {
-    let out = lock(&[
-        "--lock",
-        "seed",
-        "--threads",
-        "3",
-        "--spin",
-        "10",
-        "--format",
-        "seed",
-    ])
-    .assert()
-    .success()
-    .get_output()
-    .stdout
-    .clone();
+    let out = lock(&["--lock", "seed", "--threads", "3", "--spin", "10", "--format", "seed"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "{text}");
     let total: u64 = {
-        let rest = lines[0]
-            .strip_prefix("The number of entries in the critical section = ")
-            .expect(lines[0]);
+        let rest = lines[0].strip_prefix("The number of entries in the critical section = ").expect(lines[0]);
         let (n, rate) = rest.split_once(" (").unwrap();
         let rate = rate.strip_suffix(" M entries/s)").expect(rate);
-        assert_eq!(
-            rate.split_once('.').unwrap().1.len(),
-            6,
-            "six decimals like %6.6f"
-        );
+        assert_eq!(rate.split_once('.').unwrap().1.len(), 6, "six decimals like %6.6f");
         n.parse().unwrap()
     };
     let mut sum = 0;
@@ -220,35 +179,18 @@ fn seed_format_prints_the_original_summary_lines() {
 
 #[test]
 fn seed_format_labels_each_point_of_a_sweep() {
-    lock(&[
-        "--lock",
-        "seed",
-        "--threads",
-        "1",
-        "--spin",
-        "1,2",
-        "--format",
-        "seed",
-    ])
-    .assert()
-    .success()
-    .stdout(predicate::str::contains(
-        "# lock=seed threads=1 spin=1 hold=1µs idle=0",
-    ))
-    .stdout(predicate::str::contains(
-        "# lock=seed threads=1 spin=2 hold=1µs idle=0",
-    ));
+    lock(&["--lock", "seed", "--threads", "1", "--spin", "1,2", "--format", "seed"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("# lock=seed threads=1 spin=1 hold=1µs idle=0"))
+        .stdout(predicate::str::contains("# lock=seed threads=1 spin=2 hold=1µs idle=0"));
 }
 
 #[test]
 fn period_and_duty_sweep() {
     let v = json(&["--threads", "1", "--period", "1000ns", "--duty", "10%,50%"]);
-    let holds: Vec<u64> = v["points"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["point"]["hold"]["ns"].as_u64().unwrap())
-        .collect();
+    let holds: Vec<u64> =
+        v["points"].as_array().unwrap().iter().map(|p| p["point"]["hold"]["ns"].as_u64().unwrap()).collect();
     assert_eq!(holds, [100, 500]);
 }
 
@@ -284,11 +226,7 @@ fn gnuplot_format_prints_lockscale_columns() {
         assert!(f[1] > 0.0 && min <= mean && mean <= max, "{row}");
         assert!((mean * f64::from(workers) - total).abs() < 1.0, "{row}");
     }
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "lock directory removed"
-    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "lock directory removed");
 }
 
 #[test]
@@ -304,13 +242,7 @@ fn procs_report_worker_memory_and_mode() {
 
 #[test]
 fn list_locks_names_every_lock_with_capabilities() {
-    let out = contend()
-        .args(["list", "locks"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = contend().args(["list", "locks"]).assert().success().get_output().stdout.clone();
     let text = String::from_utf8(out).unwrap();
     let header = text.lines().next().unwrap();
     for column in ["spin", "spinners", "try", "procs", "counters", "available"] {
@@ -318,10 +250,7 @@ fn list_locks_names_every_lock_with_capabilities() {
     }
     // One row per registered lock, each with a yes/- in every capability
     // column, and the spin column agreeing with the registry.
-    for entry in contend::family::lock::registry::LOCKS
-        .iter()
-        .filter(|e| !e.test_only)
-    {
+    for entry in contend::family::lock::registry::LOCKS.iter().filter(|e| !e.test_only) {
         let row = text
             .lines()
             .find(|l| l.split_whitespace().next() == Some(entry.name))

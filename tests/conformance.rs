@@ -42,11 +42,7 @@ fn context() -> (Resources, RunContext) {
     let mut resources = Resources::new();
     let ctx = RunContext {
         futex: None,
-        lock_file: Some(
-            resources
-                .lock_file(std::path::Path::new(DEFAULT_LOCK_DIR))
-                .unwrap(),
-        ),
+        lock_file: Some(resources.lock_file(std::path::Path::new(DEFAULT_LOCK_DIR)).unwrap()),
         sysv_set: Some(resources.sem_set().unwrap()),
     };
     (resources, ctx)
@@ -91,54 +87,30 @@ fn available(entry: &LockEntry) -> bool {
 
 #[test]
 fn every_exclusive_lock_excludes_with_8_threads() {
-    let sleep = Work {
-        mode: WorkMode::Sleep,
-        ns: 20_000,
-    };
+    let sleep = Work { mode: WorkMode::Sleep, ns: 20_000 };
     let mut checked = 0;
-    for entry in LOCKS
-        .iter()
-        .filter(|e| e.caps.exclusive && e.caps.threads && available(e))
-    {
+    for entry in LOCKS.iter().filter(|e| e.caps.exclusive && e.caps.threads && available(e)) {
         // Both ends of the spin range `contend tune` explores (1..100000).
-        let spins: &[Option<u32>] = if entry.caps.spin {
-            &[Some(1), Some(1000), Some(100_000)]
-        } else {
-            &[None]
-        };
+        let spins: &[Option<u32>] =
+            if entry.caps.spin { &[Some(1), Some(1000), Some(100_000)] } else { &[None] };
         let policies: &[Option<SpinPolicy>] = if entry.caps.spinners {
-            &[
-                Some(SpinPolicy::None),
-                Some(SpinPolicy::One),
-                Some(SpinPolicy::Many),
-            ]
+            &[Some(SpinPolicy::None), Some(SpinPolicy::One), Some(SpinPolicy::Many)]
         } else {
             &[None]
         };
         for &spin in spins {
             for &spinners in policies {
                 for hold in [Work::NONE, sleep] {
-                    let p = Point {
-                        spinners,
-                        ..point(entry.name, 8, spin, hold)
-                    };
+                    let p = Point { spinners, ..point(entry.name, 8, spin, hold) };
                     let s = run_watched(entry, entry.run, p);
                     assert_eq!(s.workers.len(), 8);
                     assert!(s.acquisitions > 0, "{}: no progress", entry.name);
                     assert!(s.acquisitions <= s.total_acquisitions);
-                    assert_eq!(
-                        s.workers.iter().map(|w| w.acquisitions).sum::<u64>(),
-                        s.acquisitions
-                    );
+                    assert_eq!(s.workers.iter().map(|w| w.acquisitions).sum::<u64>(), s.acquisitions);
                     assert_eq!(s.lock_counters.is_some(), entry.caps.counters, "{}", entry.name);
                     if hold.ns > 0 {
                         let mean = s.mean_hold_ns.expect("hold was measured");
-                        assert!(
-                            mean >= hold.ns as f64,
-                            "{}: mean hold {mean} < {}",
-                            entry.name,
-                            hold.ns
-                        );
+                        assert!(mean >= hold.ns as f64, "{}: mean hold {mean} < {}", entry.name, hold.ns);
                     }
                 }
             }
@@ -151,10 +123,7 @@ fn every_exclusive_lock_excludes_with_8_threads() {
 
 #[test]
 fn every_process_lock_excludes_with_8_processes() {
-    let sleep = Work {
-        mode: WorkMode::Sleep,
-        ns: 20_000,
-    };
+    let sleep = Work { mode: WorkMode::Sleep, ns: 20_000 };
     let mut checked = 0;
     for entry in LOCKS.iter().filter(|e| e.caps.exclusive && available(e)) {
         let Some(run) = entry.run_procs else { continue };
@@ -167,11 +136,7 @@ fn every_process_lock_excludes_with_8_processes() {
             let s = run_watched(entry, run, p);
             assert_eq!(s.workers.len(), 8);
             assert!(s.acquisitions > 0, "{}: no progress", entry.name);
-            assert!(
-                s.memory.worker_rss_max_kib.is_some_and(|kib| kib > 0),
-                "{}",
-                entry.name
-            );
+            assert!(s.memory.worker_rss_max_kib.is_some_and(|kib| kib > 0), "{}", entry.name);
         }
         checked += 1;
     }
@@ -198,10 +163,7 @@ fn every_try_lock_behaves() {
 
 #[test]
 fn the_baseline_runs_alone() {
-    let entry = LOCKS
-        .iter()
-        .find(|e| !e.caps.exclusive)
-        .expect("noop is registered");
+    let entry = LOCKS.iter().find(|e| !e.caps.exclusive).expect("noop is registered");
     let s = (entry.run)(&point(entry.name, 1, None, Work::NONE), &RunContext::default()).unwrap();
     assert_eq!(s.workers.len(), 1);
     assert!(s.acquisitions > 0);
@@ -220,10 +182,7 @@ unsafe impl RawLock for Leaky {
     type Node = Cell<bool>;
     const CAPS: Caps = <locks::raw::FutexMutex as RawLock>::CAPS;
     fn new(config: &LockConfig) -> Self {
-        Leaky {
-            inner: locks::raw::FutexMutex::new(config),
-            skip: AtomicBool::new(false),
-        }
+        Leaky { inner: locks::raw::FutexMutex::new(config), skip: AtomicBool::new(false) }
     }
     fn lock(&self, took: &Cell<bool>, stats: &mut LockStats) {
         took.set(!self.skip.fetch_xor(true, Ordering::Relaxed));

@@ -27,41 +27,18 @@ fn export_paths_are_checked_before_measuring() {
     // A 30 s window: only a check before measuring returns at once.
     let long = ["lock", "--threads", "2", "--duration", "30s", "--runs", "1"];
     for (flag, path, says) in [
-        (
-            "--export-csv",
-            "/nonexistent/x.csv",
-            "--export-csv /nonexistent/x.csv",
-        ),
+        ("--export-csv", "/nonexistent/x.csv", "--export-csv /nonexistent/x.csv"),
         ("--export-json", d, "is a directory"),
-        (
-            "--export-markdown",
-            "/proc/contend.md",
-            "--export-markdown /proc/contend.md",
-        ),
+        ("--export-markdown", "/proc/contend.md", "--export-markdown /proc/contend.md"),
         ("--export-gnuplot", "/nonexistent/x.dat", "--export-gnuplot"),
         ("--plot", "/nonexistent/x.svg", "--plot"),
     ] {
         refused(&[&long[..], &[flag, path]].concat(), says);
     }
     let same = dir.path().join("x").to_str().unwrap().to_string();
-    refused(
-        &[&long[..], &["--export-csv", &same, "--export-json", &same]].concat(),
-        "both name",
-    );
-    refused(
-        &[
-            "alloc",
-            "--allocator",
-            "glibc",
-            "--export-csv",
-            "/nonexistent/a.csv",
-        ],
-        "--export-csv",
-    );
-    refused(
-        &["wakeup", "--export-json", "/nonexistent/w.json"],
-        "--export-json",
-    );
+    refused(&[&long[..], &["--export-csv", &same, "--export-json", &same]].concat(), "both name");
+    refused(&["alloc", "--allocator", "glibc", "--export-csv", "/nonexistent/a.csv"], "--export-csv");
+    refused(&["wakeup", "--export-json", "/nonexistent/w.json"], "--export-json");
     // Nothing was left where a file was made for the run.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -71,30 +48,13 @@ fn repeated_list_values_and_unusable_lock_dirs_are_refused() {
     refused(&["lock", "--threads", "2,2"], "`2` repeats `2`");
     refused(&["lock", "--lock", "futex,seed,futex"], "`futex` repeats `futex`");
     refused(&["lock", "--hold", "1us,1000ns"], "`1000ns` repeats `1us`");
-    refused(
-        &["alloc", "--allocator", "glibc,glibc"],
-        "`glibc` repeats `glibc`",
-    );
+    refused(&["alloc", "--allocator", "glibc,glibc"], "`glibc` repeats `glibc`");
     refused(&["alloc", "--pattern", "local,local"], "repeats");
     refused(&["wakeup", "--primitive", "pipe,pipe"], "repeats");
+    refused(&["lock", "--lock", "flock", "--lock-dir", "/proc"], "--lock-dir /proc");
+    refused(&["lock", "--duration", "18446744073s", "--runs", "4294967295"], "longer than a week");
     refused(
-        &["lock", "--lock", "flock", "--lock-dir", "/proc"],
-        "--lock-dir /proc",
-    );
-    refused(
-        &["lock", "--duration", "18446744073s", "--runs", "4294967295"],
-        "longer than a week",
-    );
-    refused(
-        &[
-            "alloc",
-            "--allocator",
-            "glibc",
-            "--pattern",
-            "local",
-            "--batch",
-            "18446744073709551615",
-        ],
+        &["alloc", "--allocator", "glibc", "--pattern", "local", "--batch", "18446744073709551615"],
         "--batch",
     );
 }
@@ -106,25 +66,8 @@ fn alloc_exports_json_to_stdout_with_a_dash() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(bin())
         .current_dir(dir.path())
-        .args([
-            "alloc",
-            "--allocator",
-            "glibc",
-            "--pattern",
-            "local",
-            "--threads",
-            "1",
-        ])
-        .args([
-            "--iterations",
-            "10",
-            "--batch",
-            "8",
-            "--runs",
-            "1",
-            "--export-json",
-            "-",
-        ])
+        .args(["alloc", "--allocator", "glibc", "--pattern", "local", "--threads", "1"])
+        .args(["--iterations", "10", "--batch", "8", "--runs", "1", "--export-json", "-"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -143,39 +86,18 @@ fn write(dir: &std::path::Path, name: &str, text: &str) -> String {
 fn compare_fails_closed_with_distinct_codes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let stub = write(
-        d,
-        "stub.json",
-        r#"{"schema_version":2,"family":"lock","points":5}"#,
-    );
-    let empty = write(
-        d,
-        "empty.json",
-        r#"{"schema_version":2,"family":"lock","points":[]}"#,
-    );
+    let stub = write(d, "stub.json", r#"{"schema_version":2,"family":"lock","points":5}"#);
+    let empty = write(d, "empty.json", r#"{"schema_version":2,"family":"lock","points":[]}"#);
     refused(&["compare", &stub, &stub], "not a complete `lock` export");
     refused(&["compare", &empty, &empty], "nothing was compared");
-    refused(
-        &["compare", "/nonexistent.json", &empty],
-        "reading /nonexistent.json",
-    );
+    refused(&["compare", "/nonexistent.json", &empty], "reading /nonexistent.json");
     refused(&["compare", &empty, "--baseline", "futex"], "--baseline futex");
 
     // Two real exports with no point in common compare nothing: exit 2.
     let run = |lock: &str, name: &str| {
         let path = d.join(name);
         let ok = Command::new(bin())
-            .args([
-                "lock",
-                "--lock",
-                lock,
-                "--threads",
-                "2",
-                "--duration",
-                "50ms",
-                "--warmup",
-                "0",
-            ])
+            .args(["lock", "--lock", lock, "--threads", "2", "--duration", "50ms", "--warmup", "0"])
             .args(["--runs", "2", "--count-futex", "off", "--export-json"])
             .arg(&path)
             .stdout(Stdio::null())
@@ -188,12 +110,7 @@ fn compare_fails_closed_with_distinct_codes() {
     refused(&["compare", &a, &b], "nothing was compared");
     // The same point compared with itself: no regression, exit 0.
     let same = Command::new(bin()).args(["compare", &a, &a]).output().unwrap();
-    assert_eq!(
-        same.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&same.stderr)
-    );
+    assert_eq!(same.status.code(), Some(0), "{}", String::from_utf8_lossy(&same.stderr));
 }
 
 /// Waits for `child` to end, at most `limit`.
@@ -221,49 +138,22 @@ fn a_blocking_open_ends_on_a_signal() {
     let fifo = fifo.to_str().unwrap();
     for args in [
         &["compare", fifo, fifo][..],
-        &[
-            "lock",
-            "--threads",
-            "2",
-            "--duration",
-            "100ms",
-            "--export-json",
-            fifo,
-        ][..],
+        &["lock", "--threads", "2", "--duration", "100ms", "--export-json", fifo][..],
     ] {
-        let mut child = Command::new(bin())
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child =
+            Command::new(bin()).args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
         std::thread::sleep(Duration::from_millis(500));
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "{args:?}: the open should block"
-        );
+        assert!(child.try_wait().unwrap().is_none(), "{args:?}: the open should block");
         kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
         let status = wait(&mut child, Duration::from_secs(10));
-        assert_eq!(
-            status.signal(),
-            Some(Signal::SIGTERM as i32),
-            "{args:?}: {status:?}"
-        );
+        assert_eq!(status.signal(), Some(Signal::SIGTERM as i32), "{args:?}: {status:?}");
     }
 }
 
 /// A long alloc run, and its allocator child once it exists.
 fn start_alloc() -> (std::process::Child, i32) {
     let mut child = Command::new(bin())
-        .args([
-            "alloc",
-            "--allocator",
-            "glibc",
-            "--pattern",
-            "local",
-            "--threads",
-            "2",
-        ])
+        .args(["alloc", "--allocator", "glibc", "--pattern", "local", "--threads", "2"])
         .args(["--iterations", "30000000", "--runs", "3", "--count-futex", "off"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -295,10 +185,7 @@ fn alloc_takes_sigterm_and_its_child_dies_with_it() {
     run.wait().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     while alive(kid) {
-        assert!(
-            Instant::now() < deadline,
-            "the allocator child outlived a SIGKILLed coordinator"
-        );
+        assert!(Instant::now() < deadline, "the allocator child outlived a SIGKILLed coordinator");
         std::thread::sleep(Duration::from_millis(20));
     }
 }

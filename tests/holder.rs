@@ -33,10 +33,7 @@ fn a_file_lock_holder_killed_is_released_by_the_kernel_and_the_recovery_measured
         ]);
         let (code, stdout, stderr) = finish(&mut run, Duration::from_secs(20));
         assert_eq!(code, Some(0), "{lock}: {stderr}");
-        assert!(
-            stdout.contains("the kernel released the dead holder's file lock"),
-            "{stdout}"
-        );
+        assert!(stdout.contains("the kernel released the dead holder's file lock"), "{stdout}");
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
         let fault = &v["points"][0]["sample"]["fault"];
@@ -66,10 +63,7 @@ fn a_holder_killed_in_its_critical_section_is_recovered_by_a_robust_lock() {
     ]);
     let (code, stdout, stderr) = finish(&mut run, Duration::from_secs(20));
     assert_eq!(code, Some(0), "{stderr}");
-    assert!(
-        stdout.contains("was killed holding the lock") && stdout.contains("EOWNERDEAD"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("was killed holding the lock") && stdout.contains("EOWNERDEAD"), "{stdout}");
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json.path()).unwrap()).unwrap();
     let sample = &v["points"][0]["sample"];
     let fault = &sample["fault"];
@@ -78,12 +72,8 @@ fn a_holder_killed_in_its_critical_section_is_recovered_by_a_robust_lock() {
     assert_ne!(victim, by);
     assert!(fault["recovery_us"].as_f64().unwrap() > 0.0);
     assert_eq!(sample["workers"][by]["recoveries"], 1);
-    let total: u64 = sample["workers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["recoveries"].as_u64().unwrap())
-        .sum();
+    let total: u64 =
+        sample["workers"].as_array().unwrap().iter().map(|w| w["recoveries"].as_u64().unwrap()).sum();
     assert_eq!(total, 1, "exactly one acquisition found the owner dead");
 }
 
@@ -92,27 +82,16 @@ fn a_holder_killed_in_a_plain_lock_ends_the_run_instead_of_hanging() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let sets_before = sem_sets();
     let started = Instant::now();
-    let mut run = start(
-        &[
-            &["--lock", "sysv", "--procs", "3", "--kill-holder-after", "500ms"],
-            LONG_RUN,
-        ]
-        .concat(),
-    );
+    let mut run =
+        start(&[&["--lock", "sysv", "--procs", "3", "--kill-holder-after", "500ms"], LONG_RUN].concat());
     let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(20));
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(
-        started.elapsed() < Duration::from_secs(8),
-        "it should not wait for the stall timeout"
-    );
+    assert!(started.elapsed() < Duration::from_secs(8), "it should not wait for the stall timeout");
     assert!(
         stderr.contains("was killed inside its critical section")
             && stderr.contains("no owner-death recovery"),
         "{stderr}"
     );
-    assert!(
-        stderr.contains("pthread-robust"),
-        "the error names the robust locks: {stderr}"
-    );
+    assert!(stderr.contains("pthread-robust"), "the error names the robust locks: {stderr}");
     assert_clean(&run, sets_before, &[]);
 }

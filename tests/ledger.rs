@@ -76,10 +76,7 @@ fn a_planted_ledger_directory_is_neither_followed_nor_obeyed() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&run.stderr);
-        assert!(
-            run.status.success(),
-            "mode {mode:o}: the victim's run failed: {stderr}"
-        );
+        assert!(run.status.success(), "mode {mode:o}: the victim's run failed: {stderr}");
         assert!(stderr.contains("not trusting the ledger directory"), "{stderr}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
 
@@ -87,11 +84,7 @@ fn a_planted_ledger_directory_is_neither_followed_nor_obeyed() {
         let fresh: Vec<_> = std::fs::read_dir(base.path())
             .unwrap()
             .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with(&format!("contend-{uid}."))
-            })
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&format!("contend-{uid}.")))
             .collect();
         assert_eq!(fresh.len(), 1, "one fresh ledger directory");
         let meta = fresh[0].metadata().unwrap();
@@ -100,19 +93,10 @@ fn a_planted_ledger_directory_is_neither_followed_nor_obeyed() {
         let cleanup = contend(base.path()).arg("cleanup").output().unwrap();
         let report = String::from_utf8_lossy(&cleanup.stdout);
         assert!(cleanup.status.success(), "{report}");
-        assert!(
-            report.contains("not reading") && report.contains("owned by uid 65534"),
-            "{report}"
-        );
-        assert!(
-            data.join("results.csv").exists(),
-            "cleanup obeyed a forged record: {report}"
-        );
+        assert!(report.contains("not reading") && report.contains("owned by uid 65534"), "{report}");
+        assert!(data.join("results.csv").exists(), "cleanup obeyed a forged record: {report}");
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-        assert!(
-            planted.join("1-7.json").exists(),
-            "cleanup touched the planted directory"
-        );
+        assert!(planted.join("1-7.json").exists(), "cleanup touched the planted directory");
     }
 }
 

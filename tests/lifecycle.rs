@@ -20,26 +20,12 @@ fn sigint_mid_run_reports_partial_results_and_cleans_up() {
     let sets_before = sem_sets();
     let json = tempfile::NamedTempFile::new().unwrap();
     let mut run = start(
-        &[
-            &[
-                "--lock",
-                "sysv",
-                "--procs",
-                "4",
-                "--export-json",
-                json.path().to_str().unwrap(),
-            ],
-            LONG_RUN,
-        ]
-        .concat(),
+        &[&["--lock", "sysv", "--procs", "4", "--export-json", json.path().to_str().unwrap()], LONG_RUN]
+            .concat(),
     );
     let workers = wait_running(&run, 4);
     assert_eq!(sem_sets(), sets_before + 1, "the run should own one SysV set");
-    assert_eq!(
-        entries(run.lock_dir.path()),
-        1,
-        "the run should own one lock directory"
-    );
+    assert_eq!(entries(run.lock_dir.path()), 1, "the run should own one lock directory");
     kill(Pid::from_raw(run.child.id() as i32), Signal::SIGINT).unwrap();
     let (code, stdout, stderr) = finish(&mut run, Duration::from_secs(15));
     assert_eq!(code, Some(130), "{stderr}");
@@ -95,10 +81,7 @@ fn a_worker_thread_that_panics_is_an_error_line_not_a_crash() {
     assert_eq!(ids.len(), 1, "the run records its set");
     // Someone removes the run's set under it (ipcrm -s): every worker's
     // semop fails and its thread panics.
-    let removed = Command::new("ipcrm")
-        .args(["-s", &ids[0].to_string()])
-        .status()
-        .unwrap();
+    let removed = Command::new("ipcrm").args(["-s", &ids[0].to_string()]).status().unwrap();
     assert!(removed.success());
     let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(20));
     assert_eq!(code, Some(1), "{stderr}");
@@ -189,10 +172,7 @@ fn after_a_sigkill_cleanup_removes_what_was_left() {
     // The workers die with their parent (PR_SET_PDEATHSIG)...
     let deadline = Instant::now() + Duration::from_secs(5);
     while workers.iter().any(|&w| alive(w)) {
-        assert!(
-            Instant::now() < deadline,
-            "workers outlived a SIGKILLed coordinator"
-        );
+        assert!(Instant::now() < deadline, "workers outlived a SIGKILLed coordinator");
         std::thread::sleep(Duration::from_millis(20));
     }
     // ...but the kernel objects stay, recorded in the ledger.
@@ -239,13 +219,7 @@ fn a_stalled_lock_is_diagnosed_instead_of_hanging() {
     let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(20));
     assert_eq!(code, Some(1), "{stderr}");
     assert!(started.elapsed() < Duration::from_secs(20));
-    for part in [
-        "stalled",
-        "--stall-timeout 500ms",
-        "Lock word: 2",
-        "holding: none",
-        "waiting: worker",
-    ] {
+    for part in ["stalled", "--stall-timeout 500ms", "Lock word: 2", "holding: none", "waiting: worker"] {
         assert!(stderr.contains(part), "missing `{part}` in:\n{stderr}");
     }
 }
@@ -276,10 +250,7 @@ fn a_second_sigint_exits_at_once_and_still_cleans_up() {
     kill(pid, Signal::SIGINT).unwrap();
     let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(10));
     assert_eq!(code, Some(130), "{stderr}");
-    assert!(
-        second.elapsed() < Duration::from_millis(1500),
-        "the second SIGINT did not act at once"
-    );
+    assert!(second.elapsed() < Duration::from_millis(1500), "the second SIGINT did not act at once");
     assert!(stderr.contains("second SIGINT"), "{stderr}");
     // Workers still in semop when the set goes panic: expected, not shown.
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -305,17 +276,10 @@ fn a_system_without_sysv_semaphores_is_named() {
     let fields: Vec<&str> = original.split_whitespace().collect();
     let _restore = SemLimits(original.clone());
     // SEMMSL 0: no semaphore may exist in any set.
-    std::fs::write(
-        "/proc/sys/kernel/sem",
-        format!("0 {} {} {}", fields[1], fields[2], fields[3]),
-    )
-    .unwrap();
+    std::fs::write("/proc/sys/kernel/sem", format!("0 {} {} {}", fields[1], fields[2], fields[3])).unwrap();
     let mut run = start(&["--lock", "sysv", "--threads", "2", "--duration", "100ms"]);
     let (code, _stdout, stderr) = finish(&mut run, Duration::from_secs(20));
     assert_eq!(code, Some(1), "{stderr}");
-    assert!(
-        stderr.contains("SEMMSL is 0") && stderr.contains("sysctl kernel.sem"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("SEMMSL is 0") && stderr.contains("sysctl kernel.sem"), "{stderr}");
     assert_eq!(entries(run.lock_dir.path()), 0);
 }

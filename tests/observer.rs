@@ -15,10 +15,7 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("clock after 1970")
-        .as_nanos() as u64
+    SystemTime::now().duration_since(UNIX_EPOCH).expect("clock after 1970").as_nanos() as u64
 }
 
 /// Whether process `pid` holds a perf event descriptor now.
@@ -41,15 +38,7 @@ fn a_default_run_measures_with_no_tracepoint_open() {
     let export = dir.path().join("run.json");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
         .args(["lock", "--lock", "futex", "--threads", "2", "--hold", "1us"])
-        .args([
-            "--duration",
-            "400ms",
-            "--warmup",
-            "100ms",
-            "--runs",
-            "2",
-            "--no-progress",
-        ])
+        .args(["--duration", "400ms", "--warmup", "100ms", "--runs", "2", "--no-progress"])
         .arg("--export-json")
         .arg(&export)
         .stdout(std::process::Stdio::null())
@@ -68,25 +57,14 @@ fn a_default_run_measures_with_no_tracepoint_open() {
     let runs = v["points"][0]["runs"].as_array().unwrap();
     let status = |r: &serde_json::Value| r["status"].as_str().unwrap().to_string();
     let statuses: Vec<String> = runs.iter().map(status).collect();
-    assert_eq!(
-        statuses.iter().filter(|s| *s == "counting").count(),
-        1,
-        "{statuses:?}"
-    );
+    assert_eq!(statuses.iter().filter(|s| *s == "counting").count(), 1, "{statuses:?}");
     let warmup_ns = 100_000_000u64;
     for r in runs {
         let start = r["start_unix_ns"].as_u64().unwrap();
         let end = start + warmup_ns + (r["window_s"].as_f64().unwrap() * 1e9) as u64;
-        let inside: Vec<bool> = seen
-            .iter()
-            .filter(|(t, _)| (start..end).contains(t))
-            .map(|&(_, perf)| perf)
-            .collect();
-        assert!(
-            inside.len() > 10,
-            "too few sightings to judge a run: {}",
-            inside.len()
-        );
+        let inside: Vec<bool> =
+            seen.iter().filter(|(t, _)| (start..end).contains(t)).map(|&(_, perf)| perf).collect();
+        assert!(inside.len() > 10, "too few sightings to judge a run: {}", inside.len());
         match status(r).as_str() {
             // A rejected run (screened out for steal or other load, and
             // re-made) was measured the same way: no counters either.

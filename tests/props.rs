@@ -156,26 +156,15 @@ const VALUES: &[&str] = &[
 
 /// One flag of `flags`, with or without a value.
 fn argument(flags: &'static [&'static str]) -> impl Strategy<Value = Vec<String>> {
-    (
-        prop::sample::select(flags),
-        prop::option::of(prop::sample::select(VALUES)),
-    )
-        .prop_map(|(f, v)| {
-            let mut a = vec![f.to_string()];
-            a.extend(v.map(str::to_string));
-            a
-        })
+    (prop::sample::select(flags), prop::option::of(prop::sample::select(VALUES))).prop_map(|(f, v)| {
+        let mut a = vec![f.to_string()];
+        a.extend(v.map(str::to_string));
+        a
+    })
 }
 
-const REPEAT: [&str; 7] = [
-    "--runs",
-    "--precision",
-    "--max-time",
-    "--order",
-    "--seed",
-    "--max-steal",
-    "--count-futex",
-];
+const REPEAT: [&str; 7] =
+    ["--runs", "--precision", "--max-time", "--order", "--seed", "--max-steal", "--count-futex"];
 
 const LOCK: &[&str] = &[
     "--lock",
@@ -236,16 +225,8 @@ const ALLOC: &[&str] = &[
     REPEAT[2],
     REPEAT[3],
 ];
-const TUNE: &[&str] = &[
-    "--lock",
-    "--threads",
-    "--hold",
-    "--idle",
-    "--duration",
-    "--warmup",
-    "--runs",
-    "--max-time",
-];
+const TUNE: &[&str] =
+    &["--lock", "--threads", "--hold", "--idle", "--duration", "--warmup", "--runs", "--max-time"];
 
 /// Every deadline a plan can make must be representable.
 fn reachable(d: Duration) -> bool {
@@ -268,11 +249,7 @@ fn parsed(argv: &[String]) -> Result<Option<Command>, TestCaseError> {
 }
 
 fn argv(command: &str, args: Vec<Vec<String>>) -> Vec<String> {
-    ["contend", command]
-        .iter()
-        .map(|s| s.to_string())
-        .chain(args.into_iter().flatten())
-        .collect()
+    ["contend", command].iter().map(|s| s.to_string()).chain(args.into_iter().flatten()).collect()
 }
 
 proptest! {

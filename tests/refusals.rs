@@ -14,26 +14,11 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--threads", "two"], "not a whole number");
     refused(&["lock", "--spin", "0"], "0 is not allowed");
     refused(&["lock", "--spin", "-5"], "negative");
-    refused(
-        &["lock", "--lock", "nope"],
-        "unknown lock `nope`; known locks: seed, futex,",
-    );
-    refused(
-        &["lock", "--lock", "futex", "--spinners", "many"],
-        "--spinners does not apply to futex",
-    );
-    refused(
-        &["lock", "--lock", "adaptive", "--spinners", "few"],
-        "unknown spinner policy `few`",
-    );
-    refused(
-        &["lock", "--lock", "mcs,futex", "--spin", "10"],
-        "locks that take --spin: seed, futex, futex2)",
-    );
-    refused(
-        &["lock", "--lock", "adaptive", "--threads", "70000"],
-        "takes at most 65536 workers",
-    );
+    refused(&["lock", "--lock", "nope"], "unknown lock `nope`; known locks: seed, futex,");
+    refused(&["lock", "--lock", "futex", "--spinners", "many"], "--spinners does not apply to futex");
+    refused(&["lock", "--lock", "adaptive", "--spinners", "few"], "unknown spinner policy `few`");
+    refused(&["lock", "--lock", "mcs,futex", "--spin", "10"], "locks that take --spin: seed, futex, futex2)");
+    refused(&["lock", "--lock", "adaptive", "--threads", "70000"], "takes at most 65536 workers");
     refused(&["lock", "--hold", "5"], "no unit");
     refused(&["lock", "--hold", "5 parsecs"], "unknown unit");
     refused(&["lock", "--hold", "nap:5us"], "unknown mode `nap`");
@@ -42,55 +27,29 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--period", "-1us", "--duty", "5%"], "negative");
     refused(&["lock", "--duration", "0"], "--duration must be longer than 0");
     refused(&["lock", "--duration", "soon"], "not a duration");
-    refused(
-        &["lock", "--lock", "pthread", "--spin", "10"],
-        "--spin does not apply to pthread",
-    );
-    refused(
-        &["lock", "--lock", "noop", "--threads", "2"],
-        "no mutual exclusion",
-    );
+    refused(&["lock", "--lock", "pthread", "--spin", "10"], "--spin does not apply to pthread");
+    refused(&["lock", "--lock", "noop", "--threads", "2"], "no mutual exclusion");
     refused(&["lock", "--threads", "4000000000"], "kernel.threads-max");
     refused(&["lock", "--period", "1us"], "--duty");
     refused(&["lock", "--period", "1us", "--duty", "150%"], "below 100%");
-    refused(
-        &["lock", "--hold", "1us", "--period", "1us", "--duty", "5%"],
-        "cannot be used with",
-    );
+    refused(&["lock", "--hold", "1us", "--period", "1us", "--duty", "5%"], "cannot be used with");
     refused(&["lock", "--threads", "1,,2"], "empty element");
     refused(&["lock", "--format", "csv"], "invalid value 'csv'");
     refused(&["frobnicate"], "unrecognized subcommand");
     refused(&["lock", "--lock", "std,futex", "--procs", "2"], "std cannot");
-    refused(
-        &["lock", "--lock", "lockf", "--threads", "2"],
-        "run it with --procs",
-    );
+    refused(&["lock", "--lock", "lockf", "--threads", "2"], "run it with --procs");
     refused(&["lock", "--threads", "2", "--procs", "2"], "cannot be used with");
     refused(
         &["lock", "--lock", "flock", "--lock-dir", "/nonexistent"],
         "--lock-dir /nonexistent is not a directory",
     );
     refused(&["lock", "--procs", "0"], "0 is not allowed");
+    refused(&["lock", "--threads", "2", "--kill-holder-after", "1s"], "needs --procs");
     refused(
-        &["lock", "--threads", "2", "--kill-holder-after", "1s"],
-        "needs --procs",
-    );
-    refused(
-        &[
-            "lock",
-            "--procs",
-            "2",
-            "--duration",
-            "1s",
-            "--kill-holder-after",
-            "2s",
-        ],
+        &["lock", "--procs", "2", "--duration", "1s", "--kill-holder-after", "2s"],
         "shorter than --duration",
     );
-    refused(
-        &["lock", "--stall-timeout", "0"],
-        "--stall-timeout must be longer than 0",
-    );
+    refused(&["lock", "--stall-timeout", "0"], "--stall-timeout must be longer than 0");
     refused(&["lock", "--procs", "4000000000"], "kernel.threads-max");
 }
 
@@ -102,28 +61,21 @@ fn unprivileged_runs_degrade_to_one_warning() {
     // SysV sets created by nobody (the cuid column): other tests of this
     // binary create and remove sets of root's concurrently.
     let sets = || {
-        std::fs::read_to_string("/proc/sysvipc/sem").map_or(0, |s| {
-            s.lines()
-                .skip(1)
-                .filter(|l| l.split_whitespace().nth(6) == Some("65534"))
-                .count()
-        })
+        std::fs::read_to_string("/proc/sysvipc/sem")
+            .map_or(0, |s| s.lines().skip(1).filter(|l| l.split_whitespace().nth(6) == Some("65534")).count())
     };
     let sets_before = sets();
     let short = ["--duration", "100ms", "--warmup", "0", "--export-json", "-"];
-    for workers in [
-        &["lock", "--threads", "2"][..],
-        &["lock", "--procs", "2", "--lock", "futex,flock,sysv"][..],
-    ] {
+    for workers in
+        [&["lock", "--threads", "2"][..], &["lock", "--procs", "2", "--lock", "futex,flock,sysv"][..]]
+    {
         let Some(out) = as_nobody(&[workers, &short[..]].concat()) else {
             return;
         };
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{err}");
-        let warnings: Vec<&str> = err
-            .lines()
-            .filter(|l| l.starts_with("warning: futex syscall counts"))
-            .collect();
+        let warnings: Vec<&str> =
+            err.lines().filter(|l| l.starts_with("warning: futex syscall counts")).collect();
         assert_eq!(warnings.len(), 1, "{err}");
         assert!(warnings[0].contains("unavailable"), "{err}");
         let v: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -137,11 +89,7 @@ fn unprivileged_runs_degrade_to_one_warning() {
             "the lock's own counters need no privilege"
         );
     }
-    assert_eq!(
-        sets(),
-        sets_before,
-        "a SysV set created as nobody was left behind"
-    );
+    assert_eq!(sets(), sets_before, "a SysV set created as nobody was left behind");
 }
 
 /// Too many workers for RLIMIT_NPROC: refused before anything starts, with
@@ -167,10 +115,7 @@ fn the_process_limit_is_named_when_too_low() {
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(
-            err.contains("RLIMIT_NPROC = 5") && err.contains("ulimit -u"),
-            "{err}"
-        );
+        assert!(err.contains("RLIMIT_NPROC = 5") && err.contains("ulimit -u"), "{err}");
     }
 }
 
@@ -185,23 +130,12 @@ fn too_few_descriptors_are_named() {
     let out = std::process::Command::new(prlimit)
         .args(["--nofile=100:100", "--"])
         .arg(assert_cmd::cargo::cargo_bin("contend"))
-        .args([
-            "lock",
-            "--lock",
-            "flock",
-            "--threads",
-            "200",
-            "--duration",
-            "100ms",
-        ])
+        .args(["lock", "--lock", "flock", "--threads", "200", "--duration", "100ms"])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        err.contains("RLIMIT_NOFILE is 100") && err.contains("ulimit -n 264"),
-        "{err}"
-    );
+    assert!(err.contains("RLIMIT_NOFILE is 100") && err.contains("ulimit -n 264"), "{err}");
 }
 
 /// The lower of kernel.threads-max and kernel.pid_max is the one named:
@@ -210,15 +144,9 @@ fn too_few_descriptors_are_named() {
 #[test]
 fn the_lowest_thread_limit_is_the_one_named() {
     let read = |path: &str| -> u64 { std::fs::read_to_string(path).unwrap().trim().parse().unwrap() };
-    let (pid_max, threads_max) = (
-        read("/proc/sys/kernel/pid_max"),
-        read("/proc/sys/kernel/threads-max"),
-    );
-    let (limit, name) = if pid_max < threads_max {
-        (pid_max, "kernel.pid_max")
-    } else {
-        (threads_max, "kernel.threads-max")
-    };
+    let (pid_max, threads_max) = (read("/proc/sys/kernel/pid_max"), read("/proc/sys/kernel/threads-max"));
+    let (limit, name) =
+        if pid_max < threads_max { (pid_max, "kernel.pid_max") } else { (threads_max, "kernel.threads-max") };
     let n = (limit + 10).to_string();
     refused(&["lock", "--threads", &n], name);
 }

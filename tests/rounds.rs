@@ -13,16 +13,7 @@ fn contend() -> Command {
 fn export(dir: &std::path::Path, args: &[&str]) -> (std::path::PathBuf, Value) {
     let path = dir.join("run.json");
     contend()
-        .args([
-            "lock",
-            "--duration",
-            "50ms",
-            "--warmup",
-            "0",
-            "--count-futex",
-            "off",
-            "--no-progress",
-        ])
+        .args(["lock", "--duration", "50ms", "--warmup", "0", "--count-futex", "off", "--no-progress"])
         .args(args)
         .arg("--export-json")
         .arg(&path)
@@ -45,19 +36,8 @@ fn measured_rounds(point: &Value) -> Vec<u64> {
 #[test]
 fn interleaved_rounds_give_every_point_one_run_per_round_in_time_order() {
     let dir = tempfile::tempdir().unwrap();
-    let (_, v) = export(
-        dir.path(),
-        &[
-            "--lock",
-            "futex,pthread",
-            "--threads",
-            "2",
-            "--runs",
-            "3",
-            "--seed",
-            "11",
-        ],
-    );
+    let (_, v) =
+        export(dir.path(), &["--lock", "futex,pthread", "--threads", "2", "--runs", "3", "--seed", "11"]);
     assert_eq!(v["spec"]["repeat"]["order"], "interleaved");
     assert_eq!(v["spec"]["repeat"]["seed"], 11);
     let points = v["points"].as_array().unwrap();
@@ -79,11 +59,7 @@ fn interleaved_rounds_give_every_point_one_run_per_round_in_time_order() {
     for round in 1..3 {
         let latest_before = points.iter().map(|p| start(p, round - 1)).max().unwrap();
         let earliest_now = points.iter().map(|p| start(p, round)).min().unwrap();
-        assert!(
-            earliest_now > latest_before,
-            "round {round} began before round {} ended",
-            round - 1
-        );
+        assert!(earliest_now > latest_before, "round {round} began before round {} ended", round - 1);
     }
 }
 
@@ -92,16 +68,7 @@ fn sequential_order_runs_a_point_to_the_end_first() {
     let dir = tempfile::tempdir().unwrap();
     let (_, v) = export(
         dir.path(),
-        &[
-            "--lock",
-            "futex,pthread",
-            "--threads",
-            "2",
-            "--runs",
-            "2",
-            "--order",
-            "sequential",
-        ],
+        &["--lock", "futex,pthread", "--threads", "2", "--runs", "2", "--order", "sequential"],
     );
     let points = v["points"].as_array().unwrap();
     let last_of_first = points[0]["runs"][1]["start_unix_ns"].as_u64().unwrap();
@@ -112,19 +79,8 @@ fn sequential_order_runs_a_point_to_the_end_first() {
 #[test]
 fn replicas_compare_against_each_other_paired_by_round() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, v) = export(
-        dir.path(),
-        &[
-            "--lock",
-            "futex",
-            "--threads",
-            "2",
-            "--replicate",
-            "2",
-            "--runs",
-            "4",
-        ],
-    );
+    let (path, v) =
+        export(dir.path(), &["--lock", "futex", "--threads", "2", "--replicate", "2", "--runs", "4"]);
     let points = v["points"].as_array().unwrap();
     assert_eq!(points.len(), 2);
     assert_eq!(points[0]["point"]["replica"], 1);

@@ -28,12 +28,8 @@ fn the_published_schema_is_the_generated_one() {
 }
 
 fn export(args: &[&str]) -> Value {
-    let out = Command::cargo_bin("contend")
-        .unwrap()
-        .args(args)
-        .args(["--export-json", "-"])
-        .assert()
-        .success();
+    let out =
+        Command::cargo_bin("contend").unwrap().args(args).args(["--export-json", "-"]).assert().success();
     serde_json::from_slice(&out.get_output().stdout).unwrap()
 }
 
@@ -45,17 +41,8 @@ fn every_family_exports_valid_documents() {
     let docs = [
         export(
             &[
-                &[
-                    "lock",
-                    "--threads",
-                    "2",
-                    "--lock",
-                    "futex,pthread",
-                    "--duration",
-                    "50ms",
-                    "--warmup",
-                    "0",
-                ][..],
+                &["lock", "--threads", "2", "--lock", "futex,pthread", "--duration", "50ms", "--warmup", "0"]
+                    [..],
                 &short,
             ]
             .concat(),
@@ -76,13 +63,7 @@ fn every_family_exports_valid_documents() {
             ][..]]
             .concat(),
         ),
-        export(
-            &[
-                &["wakeup", "--primitive", "futex,pipe", "--iterations", "200"][..],
-                &short,
-            ]
-            .concat(),
-        ),
+        export(&[&["wakeup", "--primitive", "futex,pipe", "--iterations", "200"][..], &short].concat()),
         export(
             &[
                 &[
@@ -104,24 +85,15 @@ fn every_family_exports_valid_documents() {
         ),
     ];
     for doc in &docs {
-        let errors: Vec<String> = validator
-            .iter_errors(doc)
-            .map(|e| format!("{} at {}", e, e.instance_path))
-            .collect();
+        let errors: Vec<String> =
+            validator.iter_errors(doc).map(|e| format!("{} at {}", e, e.instance_path)).collect();
         assert!(errors.is_empty(), "{} export: {errors:#?}", doc["family"]);
         assert_eq!(doc["schema_version"], contend::output::json::SCHEMA_VERSION);
-        assert!(
-            doc["points"].as_array().is_some_and(|p| !p.is_empty()),
-            "{}",
-            doc["family"]
-        );
+        assert!(doc["points"].as_array().is_some_and(|p| !p.is_empty()), "{}", doc["family"]);
     }
     let mut broken = docs[0].clone();
     broken.as_object_mut().unwrap().remove("points");
-    assert!(
-        !validator.is_valid(&broken),
-        "a lock export without points validated"
-    );
+    assert!(!validator.is_valid(&broken), "a lock export without points validated");
 }
 
 /// NDJSON carries the same document: a header line without the points,
@@ -130,33 +102,18 @@ fn every_family_exports_valid_documents() {
 fn ndjson_is_a_header_then_a_line_per_point() {
     let out = Command::cargo_bin("contend")
         .unwrap()
-        .args([
-            "lock",
-            "--threads",
-            "2",
-            "--lock",
-            "futex,seed",
-            "--duration",
-            "50ms",
-            "--warmup",
-            "0",
-        ])
+        .args(["lock", "--threads", "2", "--lock", "futex,seed", "--duration", "50ms", "--warmup", "0"])
         .args(["--runs", "1", "--count-futex", "off", "--export-ndjson", "-"])
         .assert()
         .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    let lines: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("one JSON object a line"))
-        .collect();
+    let lines: Vec<Value> =
+        text.lines().map(|l| serde_json::from_str(l).expect("one JSON object a line")).collect();
     assert_eq!(lines.len(), 3, "{text}");
     assert_eq!(lines[0]["record"], "header");
     assert!(lines[0].get("points").is_none() && lines[0]["spec"].is_object());
     for (line, lock) in lines[1..].iter().zip(["futex", "seed"]) {
-        assert_eq!(
-            (&line["record"], &line["family"]),
-            (&Value::from("point"), &Value::from("lock"))
-        );
+        assert_eq!((&line["record"], &line["family"]), (&Value::from("point"), &Value::from("lock")));
         assert_eq!(line["point"]["lock"], lock);
         assert!(line["stats"]["mean"].as_f64().unwrap() > 0.0);
     }

@@ -29,47 +29,21 @@ fn precision_stops_when_the_interval_is_narrow_enough() {
     let dir = tempfile::tempdir().unwrap();
     let v = lock_json(
         &dir.path().join("p.json"),
-        &[
-            "--lock",
-            "futex",
-            "--threads",
-            "1",
-            "--hold",
-            "0",
-            "--precision",
-            "50%",
-            "--max-time",
-            "10s",
-        ],
+        &["--lock", "futex", "--threads", "1", "--hold", "0", "--precision", "50%", "--max-time", "10s"],
     );
     let p = &v["points"][0];
     assert_eq!(p["stopped"], "precision");
     assert!(p["stats"]["n"].as_u64().unwrap() >= 2);
     assert!(p["stats"]["ci95_pct"].as_f64().unwrap() <= 50.0);
     // The statistics are over the measured runs only.
-    let measured = p["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["status"] == "measured")
-        .count();
+    let measured = p["runs"].as_array().unwrap().iter().filter(|r| r["status"] == "measured").count();
     assert_eq!(measured as u64, p["stats"]["n"].as_u64().unwrap());
 }
 
 #[test]
 fn max_time_ends_a_search_that_cannot_succeed_and_says_so() {
     let out = contend()
-        .args([
-            "lock",
-            "--lock",
-            "futex",
-            "--threads",
-            "2",
-            "--duration",
-            "30ms",
-            "--warmup",
-            "0",
-        ])
+        .args(["lock", "--lock", "futex", "--threads", "2", "--duration", "30ms", "--warmup", "0"])
         .args(["--precision", "0.0001%", "--max-time", "300ms"])
         .assert()
         .success();
@@ -96,10 +70,7 @@ fn compare_judges_and_fails_on_a_regression() {
     // Eight runs: one 30 ms window hit by a steal burst (screening does
     // not judge windows that short) must not widen Welch's interval past
     // a halving, as it did with four in a CI run.
-    let old = lock_json(
-        &old_path,
-        &["--lock", "futex,pthread", "--threads", "2", "--runs", "8"],
-    );
+    let old = lock_json(&old_path, &["--lock", "futex,pthread", "--threads", "2", "--runs", "8"]);
     // Half the throughput on every run: significant and beyond 5%.
     let slow = dir.path().join("slow.json");
     std::fs::write(&slow, scaled(&old, 0.5).to_string()).unwrap();
@@ -172,16 +143,7 @@ fn tune_finds_the_best_measured_budget() {
     let path = dir.path().join("tune.json");
     contend()
         .args(["tune", "--lock", "futex", "--threads", "2", "--hold", "0"])
-        .args([
-            "--duration",
-            "20ms",
-            "--warmup",
-            "0",
-            "--runs",
-            "2",
-            "--max-time",
-            "2s",
-        ])
+        .args(["--duration", "20ms", "--warmup", "0", "--runs", "2", "--max-time", "2s"])
         .arg("--export-json")
         .arg(&path)
         .assert()
@@ -192,25 +154,14 @@ fn tune_finds_the_best_measured_budget() {
     assert_eq!(v["family"], "lock");
     let points = v["points"].as_array().unwrap();
     // The coarse pass always completes: every decade was measured.
-    let spins: Vec<u64> = points
-        .iter()
-        .map(|p| p["point"]["spin"].as_u64().unwrap())
-        .collect();
+    let spins: Vec<u64> = points.iter().map(|p| p["point"]["spin"].as_u64().unwrap()).collect();
     for decade in [1, 10, 100, 1000, 10000, 100000] {
         assert!(spins.contains(&decade), "{spins:?}");
     }
-    assert!(
-        spins.windows(2).all(|w| w[0] < w[1]),
-        "sorted and distinct: {spins:?}"
-    );
+    assert!(spins.windows(2).all(|w| w[0] < w[1]), "sorted and distinct: {spins:?}");
     let best = points
         .iter()
-        .max_by(|a, b| {
-            a["stats"]["mean"]
-                .as_f64()
-                .unwrap()
-                .total_cmp(&b["stats"]["mean"].as_f64().unwrap())
-        })
+        .max_by(|a, b| a["stats"]["mean"].as_f64().unwrap().total_cmp(&b["stats"]["mean"].as_f64().unwrap()))
         .unwrap();
     assert_eq!(v["best_spin"], best["point"]["spin"]);
 
@@ -226,25 +177,8 @@ fn the_futex_lock_rfc_figure_is_one_command() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("rfc.svg");
     contend()
-        .args([
-            "lock",
-            "--lock",
-            "adaptive",
-            "--spinners",
-            "none,one,many",
-            "--threads",
-            "4",
-        ])
-        .args([
-            "--period",
-            "1000ns",
-            "--duty",
-            "10%,50%,90%",
-            "--duration",
-            "20ms",
-            "--warmup",
-            "0",
-        ])
+        .args(["lock", "--lock", "adaptive", "--spinners", "none,one,many", "--threads", "4"])
+        .args(["--period", "1000ns", "--duty", "10%,50%,90%", "--duration", "20ms", "--warmup", "0"])
         .args(["--runs", "2", "--plot"])
         .arg(&svg)
         .assert()

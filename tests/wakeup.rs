@@ -26,20 +26,8 @@ fn contend() -> Command {
 /// given) and the JSON on stdout.
 fn json(args: &[&str]) -> Value {
     let out = contend()
-        .args([
-            "wakeup",
-            "--interval",
-            "0",
-            "--warmup",
-            "10ms",
-            "--export-json",
-            "-",
-        ])
-        .args(if args.contains(&"--runs") {
-            &[][..]
-        } else {
-            &["--runs", "1"][..]
-        })
+        .args(["wakeup", "--interval", "0", "--warmup", "10ms", "--export-json", "-"])
+        .args(if args.contains(&"--runs") { &[][..] } else { &["--runs", "1"][..] })
         .args(args)
         .assert()
         .success();
@@ -62,12 +50,7 @@ fn u(v: &Value) -> u64 {
 fn check_pair(pair: &Value, samples: u64, what: &str) {
     let rt = &pair["round_trip"]["summary"];
     assert_eq!(u(&rt["samples"]), samples, "{what}: {pair}");
-    let buckets: u64 = pair["round_trip"]["buckets"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| u(&b["count"]))
-        .sum();
+    let buckets: u64 = pair["round_trip"]["buckets"].as_array().unwrap().iter().map(|b| u(&b["count"])).sum();
     assert_eq!(buckets, samples, "{what}: buckets");
     let order = ["min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"];
     for w in order.windows(2) {
@@ -79,17 +62,10 @@ fn check_pair(pair: &Value, samples: u64, what: &str) {
         assert_eq!(u(&ow["samples"]), samples, "{what}: {dir}");
         for q in ["p50_ns", "p99_ns", "max_ns"] {
             let (one, round) = (u(&ow[q]) as f64, u(&rt[q]) as f64);
-            assert!(
-                one <= round * 1.002 + 1.0,
-                "{what}: {dir} {q} {one} above the round trip's {round}"
-            );
+            assert!(one <= round * 1.002 + 1.0, "{what}: {dir} {q} {one} above the round trip's {round}");
         }
     }
-    assert_eq!(
-        u(&pair["one_way"]["summary"]["samples"]),
-        2 * samples,
-        "{what}: one-way pools both"
-    );
+    assert_eq!(u(&pair["one_way"]["summary"]["samples"]), 2 * samples, "{what}: one-way pools both");
 }
 
 #[test]
@@ -145,11 +121,8 @@ fn process_pairs_run_every_shareable_primitive_and_leave_nothing() {
 
 fn contend_dirs() -> usize {
     std::fs::read_dir("/dev/shm").map_or(0, |d| {
-        d.filter(|e| {
-            e.as_ref()
-                .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("contend-"))
-        })
-        .count()
+        d.filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().starts_with("contend-")))
+            .count()
     })
 }
 
@@ -215,10 +188,7 @@ fn realtime_policy_runs_as_root_and_is_refused_clearly_otherwise() {
     if let Some(out) = as_nobody(&["wakeup", "--policy", "rr", "--priority", "20", "-n", "10"]) {
         assert_eq!(out.status.code(), Some(2), "{out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("not permitted") && err.contains("CAP_SYS_NICE"),
-            "{err}"
-        );
+        assert!(err.contains("not permitted") && err.contains("CAP_SYS_NICE"), "{err}");
         assert!(!err.contains("panicked"), "{err}");
     }
     if let Some(out) = as_nobody(&["wakeup", "--mlock", "-n", "10"]) {
@@ -228,9 +198,7 @@ fn realtime_policy_runs_as_root_and_is_refused_clearly_otherwise() {
 }
 
 fn tracing_on() -> Option<String> {
-    std::fs::read_to_string("/sys/kernel/tracing/tracing_on")
-        .ok()
-        .map(|s| s.trim().to_string())
+    std::fs::read_to_string("/sys/kernel/tracing/tracing_on").ok().map(|s| s.trim().to_string())
 }
 
 #[test]
@@ -245,24 +213,14 @@ fn outliers_are_tagged_in_ftrace_and_tracing_is_restored() {
         return;
     }
     // A threshold of 1 ns tags every round trip.
-    let d = json(&[
-        "--primitive",
-        "pipe",
-        "--trace-threshold",
-        "1ns",
-        "--iterations",
-        "50",
-    ]);
+    let d = json(&["--primitive", "pipe", "--trace-threshold", "1ns", "--iterations", "50"]);
     let Some(before) = tracing_on() else {
         panic!("a successful traced run must have mounted tracefs");
     };
     assert_eq!(d["trace"]["tagged"], 50);
     assert_eq!(d["trace"]["stopped"], false);
     let buffer = std::fs::read_to_string("/sys/kernel/tracing/trace").unwrap();
-    assert!(
-        buffer.contains("contend-wakeup: pair 0 cpu"),
-        "the tags are in the buffer"
-    );
+    assert!(buffer.contains("contend-wakeup: pair 0 cpu"), "the tags are in the buffer");
     assert_eq!(tracing_on().unwrap(), before, "tracing_on is put back");
 
     // --trace-stop freezes the buffer at the first tag and says where to
@@ -270,17 +228,7 @@ fn outliers_are_tagged_in_ftrace_and_tracing_is_restored() {
     let sched = "/sys/kernel/tracing/events/sched/sched_switch/enable";
     let sched_before = std::fs::read_to_string(sched).unwrap();
     contend()
-        .args([
-            "wakeup",
-            "-P",
-            "futex",
-            "-n",
-            "50",
-            "--interval",
-            "0",
-            "--warmup",
-            "0",
-        ])
+        .args(["wakeup", "-P", "futex", "-n", "50", "--interval", "0", "--warmup", "0"])
         .args(["--trace-threshold", "1ns", "--trace-stop", "--trace-sched"])
         .assert()
         .success()
@@ -294,27 +242,12 @@ fn outliers_are_tagged_in_ftrace_and_tracing_is_restored() {
 #[test]
 fn histogram_rows_add_up_to_the_samples() {
     let out = contend()
-        .args([
-            "wakeup",
-            "-P",
-            "eventfd",
-            "-n",
-            "400",
-            "--runs",
-            "1",
-            "--interval",
-            "0",
-            "--pairs",
-            "2",
-        ])
+        .args(["wakeup", "-P", "eventfd", "-n", "400", "--runs", "1", "--interval", "0", "--pairs", "2"])
         .args(["--histogram", "2us"])
         .assert()
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    let block = text
-        .split("round-trip histogram")
-        .nth(1)
-        .expect("a histogram block");
+    let block = text.split("round-trip histogram").nth(1).expect("a histogram block");
     let mut per_pair = [0u64; 2];
     for line in block.lines().skip(1) {
         let fields: Vec<&str> = line.split_whitespace().collect();
@@ -336,17 +269,7 @@ fn csv_and_markdown_exports_have_a_row_per_pair() {
     let dir = tempfile::tempdir().unwrap();
     let (csv, md) = (dir.path().join("w.csv"), dir.path().join("w.md"));
     contend()
-        .args([
-            "wakeup",
-            "-P",
-            "futex,pipe",
-            "-n",
-            "100",
-            "--interval",
-            "0",
-            "--pairs",
-            "2",
-        ])
+        .args(["wakeup", "-P", "futex,pipe", "-n", "100", "--interval", "0", "--pairs", "2"])
         .arg("--export-csv")
         .arg(&csv)
         .arg("--export-markdown")
@@ -410,16 +333,7 @@ fn interrupt_reports_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.json");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
-        .args([
-            "wakeup",
-            "-P",
-            "futex",
-            "--procs",
-            "--duration",
-            "30s",
-            "--interval",
-            "100us",
-        ])
+        .args(["wakeup", "-P", "futex", "--procs", "--duration", "30s", "--interval", "100us"])
         .arg("--export-json")
         .arg(&path)
         .stdout(std::process::Stdio::piped())
@@ -466,10 +380,8 @@ fn runs_merge_into_one_distribution_with_an_interval_on_the_median() {
         for run in &runs {
             check_pair(&run["pairs"][0], 200, "a run");
         }
-        let p50s: Vec<f64> = runs
-            .iter()
-            .map(|r| r["round_trip"]["summary"]["p50_ns"].as_f64().unwrap())
-            .collect();
+        let p50s: Vec<f64> =
+            runs.iter().map(|r| r["round_trip"]["summary"]["p50_ns"].as_f64().unwrap()).collect();
         assert_eq!(p["stats"]["mean"].as_f64().unwrap(), (p50s[0] + p50s[1]) / 2.0);
     }
     let svg = std::fs::read_to_string(plot).unwrap();

@@ -69,9 +69,7 @@ fn parse_max_steal(s: &str) -> Result<MaxSteal, String> {
     if s == "off" {
         return Ok(MaxSteal(None));
     }
-    parse_percent(s)
-        .map(|fraction| MaxSteal(Some(fraction * 100.0)))
-        .map_err(|e| format!("{e} (or `off`)"))
+    parse_percent(s).map(|fraction| MaxSteal(Some(fraction * 100.0))).map_err(|e| format!("{e} (or `off`)"))
 }
 
 impl RepeatArgs {

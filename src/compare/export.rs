@@ -132,12 +132,8 @@ impl Export {
             (Family::Alloc, 2) => ("results", &self.results),
             _ => ("points", &self.points),
         };
-        list.as_deref().ok_or_else(|| {
-            format!(
-                "`{field}` is missing: not a complete `{}` export",
-                self.family.name()
-            )
-        })
+        list.as_deref()
+            .ok_or_else(|| format!("`{field}` is missing: not a complete `{}` export", self.family.name()))
     }
 
     /// Whether the runs were made in interleaved rounds (the default
@@ -153,11 +149,7 @@ impl Run {
         match family {
             Family::Lock => self.cs_per_s,
             Family::Alloc => self.ops_per_s,
-            Family::Wakeup => self
-                .round_trip
-                .as_ref()
-                .and_then(|r| r.summary.as_ref())
-                .map(|s| s.p50_ns),
+            Family::Wakeup => self.round_trip.as_ref().and_then(|r| r.summary.as_ref()).map(|s| s.p50_ns),
         }
     }
 }

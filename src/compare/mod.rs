@@ -31,18 +31,9 @@ pub(crate) struct Metric {
 
 pub(crate) fn metric(family: Family) -> Metric {
     match family {
-        Family::Lock => Metric {
-            name: "cs/s",
-            higher_is_better: true,
-        },
-        Family::Wakeup => Metric {
-            name: "round-trip p50 ns",
-            higher_is_better: false,
-        },
-        Family::Alloc => Metric {
-            name: "ops/s",
-            higher_is_better: true,
-        },
+        Family::Lock => Metric { name: "cs/s", higher_is_better: true },
+        Family::Wakeup => Metric { name: "round-trip p50 ns", higher_is_better: false },
+        Family::Alloc => Metric { name: "ops/s", higher_is_better: true },
     }
 }
 
@@ -60,12 +51,7 @@ pub(crate) struct Entry {
 }
 
 fn pick(v: &Map<String, Value>, fields: &[&str]) -> Value {
-    Value::Object(
-        fields
-            .iter()
-            .map(|f| (f.to_string(), v.get(*f).cloned().unwrap_or(Value::Null)))
-            .collect(),
-    )
+    Value::Object(fields.iter().map(|f| (f.to_string(), v.get(*f).cloned().unwrap_or(Value::Null))).collect())
 }
 
 /// The key's fields in the given order, as words: `futex threads 4 spin=100
@@ -78,18 +64,12 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
             // Work (hold, idle): {"mode": "busy"|"sleep", "ns": N}.
             Value::Object(o) if o.contains_key("ns") => {
                 let ns = o["ns"].as_u64().unwrap_or(0);
-                let mode = if o.get("mode").and_then(Value::as_str) == Some("sleep") {
-                    "sleep:"
-                } else {
-                    ""
-                };
+                let mode = if o.get("mode").and_then(Value::as_str) == Some("sleep") { "sleep:" } else { "" };
                 format!("{mode}{}", crate::model::value::format_nanos(ns))
             }
-            Value::Object(o) => o
-                .values()
-                .map(|v| v.to_string().replace('"', ""))
-                .collect::<Vec<_>>()
-                .join(":"),
+            Value::Object(o) => {
+                o.values().map(|v| v.to_string().replace('"', "")).collect::<Vec<_>>().join(":")
+            }
             other => other.to_string(),
         };
         Some(match name {
@@ -97,11 +77,7 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
             _ => format!("{name}={text}"),
         })
     };
-    order
-        .iter()
-        .filter_map(|f| word(f, &key[*f]))
-        .collect::<Vec<_>>()
-        .join(" ")
+    order.iter().filter_map(|f| word(f, &key[*f])).collect::<Vec<_>>().join(" ")
 }
 
 /// The measured runs' (round, value) pairs; a run without a round takes
@@ -122,9 +98,7 @@ pub(crate) fn entries(export: &Export) -> Result<Vec<Entry>, String> {
         .map(|p| {
             let (order, mut key): (&'static [&'static str], _) = match family {
                 Family::Lock => {
-                    let order = &[
-                        "lock", "mode", "workers", "spin", "spinners", "hold", "idle", "replica",
-                    ];
+                    let order = &["lock", "mode", "workers", "spin", "spinners", "hold", "idle", "replica"];
                     (order, pick(&p.point, order))
                 }
                 Family::Wakeup => {
@@ -138,11 +112,7 @@ pub(crate) fn entries(export: &Export) -> Result<Vec<Entry>, String> {
             };
             if family == Family::Wakeup {
                 // The pair count is part of a wake-up point's identity.
-                let pairs = p
-                    .point
-                    .get("placements")
-                    .and_then(Value::as_array)
-                    .map_or(0, Vec::len);
+                let pairs = p.point.get("placements").and_then(Value::as_array).map_or(0, Vec::len);
                 key["pairs"] = Value::from(pairs);
             }
             let runs = rounds(&p.runs, family);
@@ -231,11 +201,7 @@ impl Report {
 pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, String> {
     let (old, new) = (Export::read(old, "OLD")?, Export::read(new, "NEW")?);
     if old.family != new.family {
-        return Err(format!(
-            "OLD is a `{}` export and NEW a `{}` one",
-            old.family.name(),
-            new.family.name()
-        ));
+        return Err(format!("OLD is a `{}` export and NEW a `{}` one", old.family.name(), new.family.name()));
     }
     let m = metric(old.family);
     let olds = entries(&old).map_err(|e| format!("OLD: {e}"))?;
@@ -261,11 +227,7 @@ pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, Strin
     if points.is_empty() {
         return Err(format!(
             "nothing was compared: no point of NEW has runs in OLD too ({})",
-            if unmatched.is_empty() {
-                "both files are empty".to_string()
-            } else {
-                unmatched.join("; ")
-            }
+            if unmatched.is_empty() { "both files are empty".to_string() } else { unmatched.join("; ") }
         ));
     }
     Ok(Report {
@@ -298,11 +260,7 @@ pub(crate) fn judge(label: &str, old: &[f64], new: &[f64], m: &Metric, threshold
         Some(_) if (ratio > 1.0) == m.higher_is_better => Verdict::Faster,
         Some(_) => Verdict::Slower,
     };
-    let beyond = if m.higher_is_better {
-        ratio < 1.0 - threshold
-    } else {
-        ratio > 1.0 + threshold
-    };
+    let beyond = if m.higher_is_better { ratio < 1.0 - threshold } else { ratio > 1.0 + threshold };
     Comparison {
         label: label.to_string(),
         old_mean: so.mean,
@@ -398,20 +356,13 @@ mod tests {
         let lock = lock_export(&[]);
         let mut v1 = lock.clone();
         v1["schema_version"] = json!(1);
-        assert!(compare(&v1, &lock, 0.05)
-            .unwrap_err()
-            .contains("versions 2 and 3"));
+        assert!(compare(&v1, &lock, 0.05).unwrap_err().contains("versions 2 and 3"));
         let mut alloc = lock.clone();
         alloc["family"] = json!("alloc");
-        assert!(compare(&lock, &alloc, 0.05)
-            .unwrap_err()
-            .contains("`lock` export"));
+        assert!(compare(&lock, &alloc, 0.05).unwrap_err().contains("`lock` export"));
         assert!(compare(&json!({}), &lock, 0.05).is_err());
         let one_run = lock_export(&[("futex", &[1.0])]);
-        assert_eq!(
-            compare(&one_run, &one_run, 0.05).unwrap().points[0].verdict,
-            Verdict::Untestable
-        );
+        assert_eq!(compare(&one_run, &one_run, 0.05).unwrap().points[0].verdict, Verdict::Untestable);
     }
 
     #[test]

@@ -41,14 +41,8 @@ impl Baseline {
             }
         };
         Ok(match text.split_once('=') {
-            Some((f, v)) => Baseline {
-                field: Some(f.trim().to_string()),
-                word: normal(v),
-            },
-            None => Baseline {
-                field: None,
-                word: normal(text),
-            },
+            Some((f, v)) => Baseline { field: Some(f.trim().to_string()), word: normal(v) },
+            None => Baseline { field: None, word: normal(text) },
         })
     }
 
@@ -58,10 +52,7 @@ impl Baseline {
             return Some(f);
         }
         let order = entries.first()?.order;
-        order
-            .iter()
-            .copied()
-            .find(|f| entries.iter().any(|e| word(e, f) == self.word))
+        order.iter().copied().find(|f| entries.iter().any(|e| word(e, f) == self.word))
     }
 }
 
@@ -126,10 +117,7 @@ pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, 
         format!(
             "--baseline {}: no point of the export has it (points: {})",
             baseline.word,
-            all.iter()
-                .map(|e| e.label.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
+            all.iter().map(|e| e.label.as_str()).collect::<Vec<_>>().join("; ")
         )
     })?;
     let is_base = |e: &Entry| word(e, field) == baseline.word;
@@ -140,10 +128,7 @@ pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, 
     let mut points = Vec::new();
     let mut unmatched = Vec::new();
     for e in all.iter().filter(|e| !is_base(e)) {
-        let partners: Vec<&Entry> = all
-            .iter()
-            .filter(|b| is_base(b) && partners(b, e, field))
-            .collect();
+        let partners: Vec<&Entry> = all.iter().filter(|b| is_base(b) && partners(b, e, field)).collect();
         if partners.is_empty() {
             unmatched.push(format!("{} (no baseline point)", e.label));
         }
@@ -152,11 +137,7 @@ pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, 
                 unmatched.push(format!("{} (no measured runs)", e.label));
                 continue;
             }
-            points.push(if paired {
-                by_rounds(e, b, &m)
-            } else {
-                welch_row(e, b, &m)
-            });
+            points.push(if paired { by_rounds(e, b, &m) } else { welch_row(e, b, &m) });
         }
     }
     if points.is_empty() {
@@ -294,11 +275,7 @@ mod tests {
         // Rounds drift by +-30% together; b is 5% faster in every round.
         // Unpaired, the drift hides it; paired, it is certain.
         let drift = [1.0, 1.3, 0.7, 1.2, 0.8, 1.1];
-        let a: Vec<(u64, f64)> = drift
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (i as u64, 100.0 * d))
-            .collect();
+        let a: Vec<(u64, f64)> = drift.iter().enumerate().map(|(i, d)| (i as u64, 100.0 * d)).collect();
         let b: Vec<(u64, f64)> = drift
             .iter()
             .enumerate()
@@ -313,11 +290,9 @@ mod tests {
         let (lo, hi) = p.ci95.unwrap();
         assert!(lo > 1.04 && hi < 1.06 && (p.ratio - 1.05).abs() < 0.002, "{p:?}");
         // The same runs judged unpaired: the drift swamps 5%.
-        let seq = compare_paired(
-            &export("sequential", &[("a", &a), ("b", &b)]),
-            &Baseline::parse("a").unwrap(),
-        )
-        .unwrap();
+        let seq =
+            compare_paired(&export("sequential", &[("a", &a), ("b", &b)]), &Baseline::parse("a").unwrap())
+                .unwrap();
         assert!(!seq.paired);
         assert_eq!(seq.points[0].verdict, Verdict::NoChange);
     }
@@ -331,9 +306,7 @@ mod tests {
                 ("b", &[(0, 90.0), (1, 91.0), (2, 200.0), (3, 89.0)]),
             ],
         );
-        let p = &compare_paired(&doc, &Baseline::parse("lock=a").unwrap())
-            .unwrap()
-            .points[0];
+        let p = &compare_paired(&doc, &Baseline::parse("lock=a").unwrap()).unwrap().points[0];
         assert_eq!((p.pairs, p.verdict), (3, Verdict::Slower));
     }
 
@@ -341,12 +314,10 @@ mod tests {
     fn identical_points_are_indistinguishable() {
         let a: Vec<(u64, f64)> = (0..8).map(|i| (i, 100.0 + (i % 3) as f64)).collect();
         let b: Vec<(u64, f64)> = (0..8).map(|i| (i, 100.0 + ((i + 1) % 3) as f64)).collect();
-        let p = &compare_paired(
-            &export("interleaved", &[("a", &a), ("b", &b)]),
-            &Baseline::parse("a").unwrap(),
-        )
-        .unwrap()
-        .points[0];
+        let p =
+            &compare_paired(&export("interleaved", &[("a", &a), ("b", &b)]), &Baseline::parse("a").unwrap())
+                .unwrap()
+                .points[0];
         assert_eq!(p.verdict, Verdict::NoChange);
     }
 
@@ -354,10 +325,7 @@ mod tests {
     fn a_knob_one_lock_lacks_matches_any_value() {
         let mut doc = export(
             "interleaved",
-            &[
-                ("adaptive", &[(0, 100.0), (1, 100.0)]),
-                ("pthread", &[(0, 50.0), (1, 52.0)]),
-            ],
+            &[("adaptive", &[(0, 100.0), (1, 100.0)]), ("pthread", &[(0, 50.0), (1, 52.0)])],
         );
         doc["points"][0]["point"]["spinners"] = json!("one");
         doc["points"][0]["point"]["spin"] = json!(100);
@@ -375,10 +343,7 @@ mod tests {
     fn baselines_parse_and_unknown_ones_are_refused() {
         assert_eq!(
             Baseline::parse("hold=1.03us").unwrap(),
-            Baseline {
-                field: Some("hold".into()),
-                word: "1.03µs".into()
-            }
+            Baseline { field: Some("hold".into()), word: "1.03µs".into() }
         );
         let doc = export("interleaved", &[("a", &[(0, 1.0), (1, 1.0)])]);
         let e = compare_paired(&doc, &Baseline::parse("zzz").unwrap()).unwrap_err();

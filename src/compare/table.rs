@@ -18,11 +18,7 @@ pub fn render(r: &Report, threshold: f64) -> String {
             format!("{:.3}", c.ratio),
             c.ratio_ci95.map_or("-".into(), |h| format!("{h:.3}")),
             c.p.map_or("-".into(), |p| format!("{p:.3}")),
-            format!(
-                "{}{}",
-                c.verdict.text(),
-                if c.regression { "  REGRESSION" } else { "" }
-            ),
+            format!("{}{}", c.verdict.text(), if c.regression { "  REGRESSION" } else { "" }),
         ]);
     }
     for i in 1..6 {
@@ -40,10 +36,7 @@ pub fn render(r: &Report, threshold: f64) -> String {
     }
     let regressions = r.points.iter().filter(|c| c.regression).count();
     out += &if regressions > 0 {
-        format!(
-            "{regressions} regression(s): significantly slower by more than {:.1}%\n",
-            threshold * 100.0
-        )
+        format!("{regressions} regression(s): significantly slower by more than {:.1}%\n", threshold * 100.0)
     } else {
         format!("no regression beyond {:.1}%\n", threshold * 100.0)
     };
@@ -54,21 +47,13 @@ pub fn render(r: &Report, threshold: f64) -> String {
 pub fn render_paired(r: &PairedReport) -> String {
     let mut t = Table::new();
     t.load_preset(presets::NOTHING);
-    t.set_header([
-        "point",
-        "baseline",
-        "point/baseline",
-        "95% interval",
-        "rounds",
-        "verdict",
-    ]);
+    t.set_header(["point", "baseline", "point/baseline", "95% interval", "rounds", "verdict"]);
     for c in &r.points {
         t.add_row([
             c.label.clone(),
             si(c.baseline_mean),
             format!("{:.3}", c.ratio),
-            c.ci95
-                .map_or("-".into(), |(lo, hi)| format!("{lo:.3} .. {hi:.3}")),
+            c.ci95.map_or("-".into(), |(lo, hi)| format!("{lo:.3} .. {hi:.3}")),
             c.pairs.to_string(),
             match c.verdict {
                 crate::compare::Verdict::NoChange => "indistinguishable",

@@ -59,14 +59,8 @@ impl<'a> Close<'a> {
     /// Reads a window's outcome.
     pub fn of<C>(window: &'a Result<Window<C>>) -> Self {
         match window {
-            Ok(w) => Close {
-                cause: None,
-                interrupted: w.interrupted,
-            },
-            Err(e) => Close {
-                cause: Some(e),
-                interrupted: e.downcast_ref::<Interrupted>().map(|i| i.0),
-            },
+            Ok(w) => Close { cause: None, interrupted: w.interrupted },
+            Err(e) => Close { cause: Some(e), interrupted: e.downcast_ref::<Interrupted>().map(|i| i.0) },
         }
     }
 
@@ -203,19 +197,12 @@ mod tests {
         None
     }
 
-    const STUCK: Stuck<'static> = Stuck {
-        place: "the test",
-        why: "none",
-        detail: &no_detail,
-    };
+    const STUCK: Stuck<'static> = Stuck { place: "the test", why: "none", detail: &no_detail };
 
     #[test]
     fn one_grace_rule() {
         let drain = Duration::from_secs(10);
-        let clean = Close {
-            cause: None,
-            interrupted: None,
-        };
+        let clean = Close { cause: None, interrupted: None };
         assert_eq!(clean.grace(drain), drain);
         let interrupted: Result<Window<()>> = Err(anyhow!(Interrupted(Signal::SIGINT)));
         let close = Close::of(&interrupted);
@@ -235,10 +222,7 @@ mod tests {
             let mut crew = Crew::threads(scope, 3, &gate, |i| i * 2).unwrap();
             assert!(matches!(crew.usage(), UsageSource::SelfProcess));
             assert!(crew.children().is_none());
-            let clean = Close {
-                cause: None,
-                interrupted: None,
-            };
+            let clean = Close { cause: None, interrupted: None };
             crew.finish(&clean, Duration::from_secs(5), "test", &STUCK)
         });
         assert_eq!(values.unwrap(), vec![0, 2, 4]);
@@ -259,20 +243,11 @@ mod tests {
                     Err(e) => break e.to_string(),
                 }
             };
-            let clean = Close {
-                cause: None,
-                interrupted: None,
-            };
-            (
-                checked,
-                crew.finish(&clean, Duration::from_secs(5), "test", &STUCK),
-            )
+            let clean = Close { cause: None, interrupted: None };
+            (checked, crew.finish(&clean, Duration::from_secs(5), "test", &STUCK))
         });
         assert!(checked.contains("stopped early (it panicked)"), "{checked}");
         let err = finished.unwrap_err().to_string();
-        assert!(
-            err.contains("worker thread 1 panicked: worker 1 fails on purpose"),
-            "{err}"
-        );
+        assert!(err.contains("worker thread 1 panicked: worker 1 fails on purpose"), "{err}");
     }
 }

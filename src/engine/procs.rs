@@ -97,14 +97,8 @@ impl Children {
     /// reaping "any child" would steal the children of other owners in the
     /// same process.
     pub fn check(&mut self) -> Result<()> {
-        let any_exited = waitid(
-            Id::All,
-            WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT,
-        );
-        if matches!(
-            any_exited,
-            Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::ECHILD)
-        ) {
+        let any_exited = waitid(Id::All, WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT);
+        if matches!(any_exited, Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::ECHILD)) {
             return Ok(());
         }
         for (i, pid) in self.pids.iter().enumerate() {

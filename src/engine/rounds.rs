@@ -53,11 +53,7 @@ pub fn run_rounds<S: RunRecord>(
         run,
         after,
         state: (0..points)
-            .map(|_| PointState {
-                runs: Vec::new(),
-                spent: Duration::ZERO,
-                stopped: None,
-            })
+            .map(|_| PointState { runs: Vec::new(), spent: Duration::ZERO, stopped: None })
             .collect(),
         rng: fastrand::Rng::with_seed(plan.seed),
     };
@@ -108,9 +104,8 @@ where
 
     fn interleaved(&mut self) -> Result<Option<Signal>> {
         for round in 0.. {
-            let mut active: Vec<usize> = (0..self.state.len())
-                .filter(|&i| self.state[i].stopped.is_none())
-                .collect();
+            let mut active: Vec<usize> =
+                (0..self.state.len()).filter(|&i| self.state[i].stopped.is_none()).collect();
             if active.is_empty() {
                 break;
             }
@@ -132,19 +127,13 @@ where
 
     /// One counting run per point that has a measured one, after them all.
     fn count(&mut self) -> Result<Option<Signal>> {
-        let mut order: Vec<usize> = (0..self.state.len())
-            .filter(|&i| !self.state[i].runs.is_empty())
-            .collect();
+        let mut order: Vec<usize> =
+            (0..self.state.len()).filter(|&i| !self.state[i].runs.is_empty()).collect();
         if self.plan.order == Order::Interleaved {
             self.rng.shuffle(&mut order);
         }
         for i in order {
-            let round = self.state[i]
-                .runs
-                .iter()
-                .map(|r| r.info().round + 1)
-                .max()
-                .unwrap_or(0);
+            let round = self.state[i].runs.iter().map(|r| r.info().round + 1).max().unwrap_or(0);
             let (sample, sig) = self.attempt(i, round, Purpose::Count)?;
             if let Some(s) = sample {
                 self.state[i].runs.push(s);
@@ -165,11 +154,7 @@ where
                 self.state[i].stopped = Some(Stopped::Interrupted);
                 return Ok(sig);
             };
-            let disturbed = self
-                .plan
-                .max_steal_pct
-                .zip(s.disturbance_pct())
-                .is_some_and(|(max, d)| d > max);
+            let disturbed = self.plan.max_steal_pct.zip(s.disturbance_pct()).is_some_and(|(max, d)| d > max);
             let reject = sig.is_none() && disturbed && attempt < MAX_RERUNS;
             if reject {
                 s.info_mut().status = RunStatus::Rejected;
@@ -192,9 +177,7 @@ where
 
     /// Makes one run and stamps it.
     fn attempt(&mut self, i: usize, round: u32, purpose: Purpose) -> Result<(Option<S>, Option<Signal>)> {
-        let start_unix_ns = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64);
+        let start_unix_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let started = Instant::now();
         let (sample, sig) = point_outcome((self.run)(i, purpose), |s: &S| s.cut_short())?;
         self.state[i].spent += started.elapsed();
@@ -240,19 +223,14 @@ where
     /// Whether point i needs no more runs, and why.
     fn done(&self, i: usize) -> Option<Stopped> {
         let state = &self.state[i];
-        let values: Vec<f64> = crate::engine::repeat::measured(&state.runs)
-            .map(RunRecord::metric)
-            .collect();
+        let values: Vec<f64> = crate::engine::repeat::measured(&state.runs).map(RunRecord::metric).collect();
         if values.len() < self.plan.least() {
             return None;
         }
         let Some(target) = self.plan.precision_pct else {
             return Some(Stopped::Runs);
         };
-        if crate::measure::stats::Stats::of(&values)
-            .ci95_pct
-            .is_some_and(|p| p <= target)
-        {
+        if crate::measure::stats::Stats::of(&values).ci95_pct.is_some_and(|p| p <= target) {
             return Some(Stopped::Precision);
         }
         if self.plan.order == Order::Interleaved {

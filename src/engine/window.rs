@@ -75,11 +75,7 @@ pub struct Ending<'a> {
 impl Ending<'static> {
     /// A window of exactly `duration`.
     pub fn after(duration: Duration) -> Self {
-        Ending {
-            duration,
-            done: &|| false,
-            poll: TICK,
-        }
+        Ending { duration, done: &|| false, poll: TICK }
     }
 }
 
@@ -125,11 +121,5 @@ pub fn measure_window<C>(
     let t1 = Instant::now();
     let end = snapshot(Edge::End);
     let probes = probes.end(begun)?;
-    Ok(Window {
-        seconds: (t1 - t0).as_secs_f64(),
-        start,
-        end,
-        probes,
-        interrupted,
-    })
+    Ok(Window { seconds: (t1 - t0).as_secs_f64(), start, end, probes, interrupted })
 }

@@ -48,11 +48,8 @@ impl ChildrenSnapshot {
         let mut s = Self::default();
         for pid in pids {
             if let Ok(sched) = std::fs::read_to_string(format!("/proc/{pid}/schedstat")) {
-                s.runtime_ns += sched
-                    .split_whitespace()
-                    .next()
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(0);
+                s.runtime_ns +=
+                    sched.split_whitespace().next().and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
             }
             // utime is field 14, stime 15 (indexes 11 and 12 here).
             if let Some(f) = stat_fields(pid.as_raw()) {
@@ -72,11 +69,7 @@ impl ChildrenSnapshot {
         let cpu_s = later.runtime_ns.saturating_sub(self.runtime_ns) as f64 / 1e9;
         let user = later.user_ticks.saturating_sub(self.user_ticks) as f64;
         let sys = later.sys_ticks.saturating_sub(self.sys_ticks) as f64;
-        let user_share = if user + sys > 0.0 {
-            user / (user + sys)
-        } else {
-            f64::NAN
-        };
+        let user_share = if user + sys > 0.0 { user / (user + sys) } else { f64::NAN };
         ProcessUsage {
             cpu_s,
             user_s: cpu_s * user_share,
@@ -101,9 +94,7 @@ pub fn rss_kib(pids: &[Pid]) -> Option<(f64, u64)> {
 
 /// This process's peak resident set size (VmHWM), kB; None if unreadable.
 pub fn own_peak_rss_kib() -> Option<u64> {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| status_field(&s, "VmHWM"))
+    std::fs::read_to_string("/proc/self/status").ok().and_then(|s| status_field(&s, "VmHWM"))
 }
 
 #[cfg(test)]
@@ -121,21 +112,13 @@ mod tests {
     #[test]
     fn split_follows_ticks_and_total_follows_runtime() {
         let a = ChildrenSnapshot::default();
-        let b = ChildrenSnapshot {
-            runtime_ns: 2_000_000_000,
-            user_ticks: 30,
-            sys_ticks: 10,
-            ..a
-        };
+        let b = ChildrenSnapshot { runtime_ns: 2_000_000_000, user_ticks: 30, sys_ticks: 10, ..a };
         let u = a.until(&b);
         assert!(
             (u.cpu_s - 2.0).abs() < 1e-12 && (u.user_s - 1.5).abs() < 1e-12 && (u.sys_s - 0.5).abs() < 1e-12
         );
         // Below tick resolution: the total is known, the split is not.
-        let c = ChildrenSnapshot {
-            runtime_ns: 1_000_000,
-            ..a
-        };
+        let c = ChildrenSnapshot { runtime_ns: 1_000_000, ..a };
         let u = a.until(&c);
         assert!((u.cpu_s - 0.001).abs() < 1e-12 && u.user_s.is_nan() && u.sys_s.is_nan());
     }
@@ -145,10 +128,7 @@ mod tests {
         let me = Pid::this();
         // A busy process, as a worker is: its CPU time must show as
         // positive (not merely not negative) once it has run.
-        let mut busy = std::process::Command::new("sh")
-            .args(["-c", "while :; do :; done"])
-            .spawn()
-            .unwrap();
+        let mut busy = std::process::Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
         let pid = Pid::from_raw(busy.id() as i32);
         let a = ChildrenSnapshot::read(&[pid]);
         let mut usage = a.until(&a);

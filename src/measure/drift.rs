@@ -48,27 +48,18 @@ pub fn drift(points: &[Vec<(u32, f64)>]) -> Option<Drift> {
         return None;
     }
     let (rounds, n) = (table.len(), points.len());
-    let point_mean: Vec<f64> = (0..n)
-        .map(|j| table.iter().map(|row| row[j]).sum::<f64>() / rounds as f64)
-        .collect();
+    let point_mean: Vec<f64> =
+        (0..n).map(|j| table.iter().map(|row| row[j]).sum::<f64>() / rounds as f64).collect();
     let deviation = |row: &[f64], j: usize| row[j] - point_mean[j];
-    let effect: Vec<f64> = table
-        .iter()
-        .map(|row| (0..n).map(|j| deviation(row, j)).sum::<f64>() / n as f64)
-        .collect();
-    let total: f64 = table
-        .iter()
-        .map(|row| (0..n).map(|j| deviation(row, j).powi(2)).sum::<f64>())
-        .sum();
+    let effect: Vec<f64> =
+        table.iter().map(|row| (0..n).map(|j| deviation(row, j)).sum::<f64>() / n as f64).collect();
+    let total: f64 = table.iter().map(|row| (0..n).map(|j| deviation(row, j).powi(2)).sum::<f64>()).sum();
     if total <= 0.0 {
         return None;
     }
     let between: f64 = effect.iter().map(|e| n as f64 * e * e).sum();
-    let (lo, hi) = effect
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &e| {
-            (lo.min(e), hi.max(e))
-        });
+    let (lo, hi) =
+        effect.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &e| (lo.min(e), hi.max(e)));
     // Rounds x points with one run per cell: and (R-1)(P-1) degrees
     // of freedom for the round effect and the residual.
     let (df1, df2) = ((rounds - 1) as f64, ((rounds - 1) * (n - 1)) as f64);
@@ -79,12 +70,7 @@ pub fn drift(points: &[Vec<(u32, f64)>]) -> Option<Drift> {
         let f = (between / df1) / (residual / df2);
         FisherSnedecor::new(df1, df2).map_or(1.0, |d| 1.0 - d.cdf(f))
     };
-    Some(Drift {
-        shared: between / total,
-        spread: (hi - lo).exp() - 1.0,
-        rounds,
-        p,
-    })
+    Some(Drift { shared: between / total, spread: (hi - lo).exp() - 1.0, rounds, p })
 }
 
 /// A round effect worth a note: significant at the 5% level, above half
@@ -115,16 +101,10 @@ mod tests {
     fn rounds_that_move_together_are_host_drift() {
         // Two points, the host 15% slower in the first three rounds.
         let host = [0.85, 0.85, 0.85, 1.0, 1.0, 1.0];
-        let a: Vec<f64> = host
-            .iter()
-            .zip([1.0, 1.01, 0.99, 1.0, 0.99, 1.01])
-            .map(|(h, n)| 100.0 * h * n)
-            .collect();
-        let b: Vec<f64> = host
-            .iter()
-            .zip([0.99, 1.0, 1.01, 1.01, 1.0, 0.99])
-            .map(|(h, n)| 500.0 * h * n)
-            .collect();
+        let a: Vec<f64> =
+            host.iter().zip([1.0, 1.01, 0.99, 1.0, 0.99, 1.01]).map(|(h, n)| 100.0 * h * n).collect();
+        let b: Vec<f64> =
+            host.iter().zip([0.99, 1.0, 1.01, 1.01, 1.0, 0.99]).map(|(h, n)| 500.0 * h * n).collect();
         let d = drift(&[runs(&a), runs(&b)]).unwrap();
         assert!(d.shared > 0.9 && d.p < 0.001, "{d:?}");
         assert!((d.spread - 0.176).abs() < 0.02, "{d:?}");

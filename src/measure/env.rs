@@ -106,8 +106,7 @@ impl Environment {
     pub fn capture() -> Self {
         let uts = nix::sys::utsname::uname().ok();
         let field = |f: fn(&nix::sys::utsname::UtsName) -> &std::ffi::OsStr| {
-            uts.as_ref()
-                .map_or_else(|| "unknown".into(), |u| f(u).to_string_lossy().into_owned())
+            uts.as_ref().map_or_else(|| "unknown".into(), |u| f(u).to_string_lossy().into_owned())
         };
         let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
             .ok()

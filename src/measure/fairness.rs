@@ -22,10 +22,7 @@ impl Fairness {
         let n = counts.len() as f64;
         let total: f64 = counts.iter().map(|&c| c as f64).sum();
         if counts.is_empty() || total == 0.0 {
-            return Fairness {
-                jain: if counts.len() == 1 { 1.0 } else { 0.0 },
-                ..Fairness::default()
-            };
+            return Fairness { jain: if counts.len() == 1 { 1.0 } else { 0.0 }, ..Fairness::default() };
         }
         let squares: f64 = counts.iter().map(|&c| (c as f64) * (c as f64)).sum();
         let min = counts.iter().copied().min().unwrap_or(0) as f64;

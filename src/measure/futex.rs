@@ -170,24 +170,12 @@ impl FutexTracepoints {
                  (needs root or CAP_PERFMON, or sysctl kernel.perf_event_paranoid=-1)"
             )
         };
-        let mut counters = FutexCounters {
-            calls: Vec::new(),
-            errors: Vec::new(),
-        };
+        let mut counters = FutexCounters { calls: Vec::new(), errors: Vec::new() };
         for &(enter, exit) in &self.ids {
-            counters
-                .calls
-                .push(TracepointCounter::open(enter, None).map_err(explain)?);
-            counters
-                .errors
-                .push(TracepointCounter::open(exit, Some("ret < 0")).map_err(explain)?);
+            counters.calls.push(TracepointCounter::open(enter, None).map_err(explain)?);
+            counters.errors.push(TracepointCounter::open(exit, Some("ret < 0")).map_err(explain)?);
         }
-        counters
-            .calls
-            .iter()
-            .chain(&counters.errors)
-            .try_for_each(|c| c.enable())
-            .map_err(explain)?;
+        counters.calls.iter().chain(&counters.errors).try_for_each(|c| c.enable()).map_err(explain)?;
         Ok(counters)
     }
 }
@@ -196,10 +184,7 @@ impl FutexCounters {
     /// The counts so far, over this thread and every thread it started.
     pub fn read(&self) -> std::io::Result<FutexCounts> {
         let sum = |cs: &[TracepointCounter]| -> std::io::Result<u64> { cs.iter().map(|c| c.read()).sum() };
-        Ok(FutexCounts {
-            calls: sum(&self.calls)?,
-            errors: sum(&self.errors)?,
-        })
+        Ok(FutexCounts { calls: sum(&self.calls)?, errors: sum(&self.errors)? })
     }
 }
 

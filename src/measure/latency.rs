@@ -121,10 +121,7 @@ impl Latencies {
     pub fn buckets(&self) -> Vec<Bucket> {
         self.0
             .iter_recorded()
-            .map(|v| Bucket {
-                value_ns: v.value_iterated_to(),
-                count: v.count_at_value(),
-            })
+            .map(|v| Bucket { value_ns: v.value_iterated_to(), count: v.count_at_value() })
             .collect()
     }
 
@@ -142,9 +139,7 @@ impl Latencies {
     /// histogram log entry).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(&self.0, &mut out)
-            .expect("serializing into memory cannot fail");
+        V2DeflateSerializer::new().serialize(&self.0, &mut out).expect("serializing into memory cannot fail");
         out
     }
 
@@ -167,9 +162,7 @@ impl Latencies {
             .deserialize(&mut &bytes[..])
             .map_err(|e| format!("decoding a latency histogram: {e:?}"))?;
         let mut out = Self::new();
-        out.0
-            .add(&h)
-            .map_err(|e| format!("decoding a latency histogram: {e:?}"))?;
+        out.0.add(&h).map_err(|e| format!("decoding a latency histogram: {e:?}"))?;
         Ok(out)
     }
 }
@@ -204,13 +197,7 @@ mod tests {
         let h = filled(&[5, 5, 7, 1_000_000, 1_000_001]);
         let b = h.buckets();
         assert_eq!(b.iter().map(|b| b.count).sum::<u64>(), 5);
-        assert_eq!(
-            b[0],
-            Bucket {
-                value_ns: 5,
-                count: 2
-            }
-        );
+        assert_eq!(b[0], Bucket { value_ns: 5, count: 2 });
         assert!(b.windows(2).all(|w| w[0].value_ns < w[1].value_ns));
     }
 

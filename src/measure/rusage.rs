@@ -51,10 +51,8 @@ impl RusageSnapshot {
     /// Usage between `self` (earlier) and `later`.
     pub fn until(&self, later: &RusageSnapshot) -> ProcessUsage {
         let d = |a: i64, b: i64| b.saturating_sub(a).max(0);
-        let (user_s, sys_s) = (
-            d(self.user_us, later.user_us) as f64 / 1e6,
-            d(self.sys_us, later.sys_us) as f64 / 1e6,
-        );
+        let (user_s, sys_s) =
+            (d(self.user_us, later.user_us) as f64 / 1e6, d(self.sys_us, later.sys_us) as f64 / 1e6);
         ProcessUsage {
             cpu_s: user_s + sys_s,
             user_s,

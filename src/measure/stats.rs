@@ -40,9 +40,7 @@ pub struct Stats {
 
 /// The two-sided 95% quantile of Student's t with `df` degrees of freedom.
 pub fn t95(df: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, df)
-        .map(|t| t.inverse_cdf(0.975))
-        .unwrap_or(f64::NAN)
+    StudentsT::new(0.0, 1.0, df).map(|t| t.inverse_cdf(0.975)).unwrap_or(f64::NAN)
 }
 
 fn median_of(sorted: &[f64]) -> f64 {
@@ -73,9 +71,7 @@ impl Stats {
         deviations.sort_by(f64::total_cmp);
         let mad = median_of(&deviations);
         let outliers = if mad > 0.0 && n >= OUTLIER_MIN_RUNS {
-            (0..n)
-                .filter(|&i| 0.6745 * (values[i] - median).abs() / mad > OUTLIER_Z)
-                .collect()
+            (0..n).filter(|&i| 0.6745 * (values[i] - median).abs() / mad > OUTLIER_Z).collect()
         } else {
             Vec::new()
         };
@@ -110,29 +106,18 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
         return None;
     }
     let (sa, sb) = (Stats::of(a), Stats::of(b));
-    let (va, vb) = (
-        sa.stdev.powi(2) / a.len() as f64,
-        sb.stdev.powi(2) / b.len() as f64,
-    );
+    let (va, vb) = (sa.stdev.powi(2) / a.len() as f64, sb.stdev.powi(2) / b.len() as f64);
     let se = (va + vb).sqrt();
     if se == 0.0 {
         // Identical, noiseless runs: different means are certainly
         // different, equal ones certainly not.
         let p = if sa.mean == sb.mean { 1.0 } else { 0.0 };
-        return Some(Welch {
-            t: 0.0,
-            df: f64::INFINITY,
-            p,
-        });
+        return Some(Welch { t: 0.0, df: f64::INFINITY, p });
     }
     let t = (sb.mean - sa.mean) / se;
     let df = (va + vb).powi(2) / (va.powi(2) / (a.len() - 1) as f64 + vb.powi(2) / (b.len() - 1) as f64);
     let dist = StudentsT::new(0.0, 1.0, df).ok()?;
-    Some(Welch {
-        t,
-        df,
-        p: 2.0 * (1.0 - dist.cdf(t.abs())),
-    })
+    Some(Welch { t, df, p: 2.0 * (1.0 - dist.cdf(t.abs())) })
 }
 
 #[cfg(test)]

@@ -16,12 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 const MOUNTS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 /// The scheduler events `--trace-sched` enables for the run.
-const SCHED_EVENTS: &[&str] = &[
-    "sched_switch",
-    "sched_wakeup",
-    "sched_waking",
-    "sched_migrate_task",
-];
+const SCHED_EVENTS: &[&str] = &["sched_switch", "sched_wakeup", "sched_waking", "sched_migrate_task"];
 
 /// The tracefs mount point, mounting it at /sys/kernel/tracing if we are
 /// root and it is not mounted. The error says what to do.
@@ -49,26 +44,12 @@ pub fn root() -> Result<PathBuf, String> {
             .into());
     }
     let target = Path::new(MOUNTS[0]);
-    nix::mount::mount(
-        Some("nodev"),
-        target,
-        Some("tracefs"),
-        nix::mount::MsFlags::empty(),
-        None::<&str>,
-    )
-    .map_err(|e| {
-        format!(
-            "tracefs is not mounted and mounting it at {} failed: {e}",
-            target.display()
-        )
-    })?;
+    nix::mount::mount(Some("nodev"), target, Some("tracefs"), nix::mount::MsFlags::empty(), None::<&str>)
+        .map_err(|e| format!("tracefs is not mounted and mounting it at {} failed: {e}", target.display()))?;
     if mounted(target) {
         Ok(target.to_path_buf())
     } else {
-        Err(format!(
-            "mounted tracefs at {} but it looks empty",
-            target.display()
-        ))
+        Err(format!("mounted tracefs at {} but it looks empty", target.display()))
     }
 }
 
@@ -122,9 +103,8 @@ impl Tracer {
                 .map_err(|e| format!("opening {}: {e}", root.join(name).display()))
         };
         let marker = open_w("trace_marker")?;
-        let was_on = std::fs::read_to_string(root.join("tracing_on"))
-            .map(|s| s.trim() == "1")
-            .unwrap_or(false);
+        let was_on =
+            std::fs::read_to_string(root.join("tracing_on")).map(|s| s.trim() == "1").unwrap_or(false);
         let mut tracer = Self {
             root: root.clone(),
             spec,
@@ -148,10 +128,7 @@ impl Tracer {
                 }
             }
         }
-        tracer
-            .tracing_on
-            .write_at(b"1", 0)
-            .map_err(|e| format!("turning tracing on: {e}"))?;
+        tracer.tracing_on.write_at(b"1", 0).map_err(|e| format!("turning tracing on: {e}"))?;
         Ok(tracer)
     }
 

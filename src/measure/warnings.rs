@@ -171,9 +171,8 @@ pub fn drift<'a, S: RunRecord + 'a>(
     if !interleaved {
         return None;
     }
-    let points: Vec<Vec<(u32, f64)>> = runs
-        .map(|r| measured(r).map(|s| (s.info().round, s.metric())).collect())
-        .collect();
+    let points: Vec<Vec<(u32, f64)>> =
+        runs.map(|r| measured(r).map(|s| (s.info().round, s.metric())).collect()).collect();
     crate::measure::drift::drift(&points)
         .and_then(|d| crate::measure::drift::note(&d))
         .map(|text| Warning::sweep(WarningKind::Drift, text))
@@ -240,14 +239,8 @@ mod tests {
         assert!(w.len() == 1 && w[0].to_string().contains("stole 7.5%"), "{w:?}");
         // 100% busy but our workers used only 1 of 2 CPU-seconds.
         let w = for_point(&result(0.0, 60.0, 40.0, 1.0, 100_000), 2);
-        assert!(
-            w.len() == 1 && w[0].to_string().contains("50% of the CPUs' time"),
-            "{w:?}"
-        );
+        assert!(w.len() == 1 && w[0].to_string().contains("50% of the CPUs' time"), "{w:?}");
         let w = for_point(&result(0.0, 60.0, 40.0, 2.0, 10), 2);
-        assert!(
-            w.len() == 1 && w[0].to_string().contains("only 5 critical sections per worker"),
-            "{w:?}"
-        );
+        assert!(w.len() == 1 && w[0].to_string().contains("only 5 critical sections per worker"), "{w:?}");
     }
 }

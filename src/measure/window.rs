@@ -88,10 +88,7 @@ impl<'a> Probes<'a> {
 
     /// Returns the deltas since `start`.
     pub fn end(&self, start: ProbeStart) -> Result<WindowDelta> {
-        let futex = self
-            .read_futex()?
-            .zip(start.futex)
-            .map(|(end, begin)| end - begin);
+        let futex = self.read_futex()?.zip(start.futex).map(|(end, begin)| end - begin);
         let process = match (start.usage, self.read_usage()?) {
             (UsageStart::Rusage(a), UsageStart::Rusage(b)) => a.until(&b),
             (UsageStart::Children(a), UsageStart::Children(b)) => a.until(&b),
@@ -107,8 +104,6 @@ impl<'a> Probes<'a> {
     }
 
     fn read_futex(&self) -> Result<Option<FutexCounts>> {
-        self.futex
-            .map(|f| f.read().context("reading the futex counters"))
-            .transpose()
+        self.futex.map(|f| f.read().context("reading the futex counters")).transpose()
     }
 }

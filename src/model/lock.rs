@@ -279,11 +279,7 @@ impl PointResult {
     pub fn single(point: Point, sample: LockSample) -> Self {
         Self::new(
             point,
-            Repeated {
-                stats: Stats::of(&[sample.cs_per_s]),
-                runs: vec![sample],
-                stopped: Stopped::Runs,
-            },
+            Repeated { stats: Stats::of(&[sample.cs_per_s]), runs: vec![sample], stopped: Stopped::Runs },
         )
     }
 }

@@ -44,13 +44,7 @@ impl<P, S: RunRecord + Clone> Measured<P, S> {
 impl<P, S: RunRecord> Measured<P, S> {
     /// The result of `point` with `sample` as its detail sample.
     pub fn with_sample(point: P, sample: S, repeated: Repeated<S>) -> Self {
-        Measured {
-            point,
-            sample,
-            stats: repeated.stats,
-            stopped: repeated.stopped,
-            runs: repeated.runs,
-        }
+        Measured { point, sample, stats: repeated.stats, stopped: repeated.stopped, runs: repeated.runs }
     }
 
     /// The run the kernel-work columns (futex calls and errors) come from:

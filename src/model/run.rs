@@ -96,11 +96,7 @@ impl<S: RunRecord> Repeated<S> {
     /// signal cut short when there is no other; None if there is neither.
     pub fn new(runs: Vec<S>, stopped: Stopped) -> Option<Self> {
         let values: Vec<f64> = stats_runs(&runs).map(RunRecord::metric).collect();
-        (!values.is_empty()).then(|| Repeated {
-            stats: Stats::of(&values),
-            runs,
-            stopped,
-        })
+        (!values.is_empty()).then(|| Repeated { stats: Stats::of(&values), runs, stopped })
     }
 
     /// Index of the measured run whose metric is closest to the median:
@@ -146,9 +142,7 @@ pub fn counting_run<S: RunRecord>(runs: &[S]) -> Option<&S> {
 
 /// How many of `runs` were screened out.
 pub fn rejected<S: RunRecord>(runs: &[S]) -> usize {
-    runs.iter()
-        .filter(|r| r.info().status == RunStatus::Rejected)
-        .count()
+    runs.iter().filter(|r| r.info().status == RunStatus::Rejected).count()
 }
 
 /// The measured runs of `runs`.

@@ -36,11 +36,7 @@ impl Distribution {
 
     /// Summarizes a histogram.
     pub fn of(h: &Latencies) -> Self {
-        Self {
-            summary: h.summary(),
-            buckets: h.buckets(),
-            hdr_v2_base64: h.encode_base64(),
-        }
+        Self { summary: h.summary(), buckets: h.buckets(), hdr_v2_base64: h.encode_base64() }
     }
 }
 
@@ -117,11 +113,7 @@ impl PairSample {
             placement: placement.label(),
             cpus_a: cpu_mask_list(rec.cpus_a),
             cpus_b: cpu_mask_list(rec.cpus_b),
-            same_cpu_pct: if rounds == 0 {
-                0.0
-            } else {
-                100.0 * rec.same_cpu_rounds as f64 / rounds as f64
-            },
+            same_cpu_pct: if rounds == 0 { 0.0 } else { 100.0 * rec.same_cpu_rounds as f64 / rounds as f64 },
             round_trip: Distribution::of(&rec.round_trip),
             one_way: Distribution::of(&one_way),
             a_to_b: rec.a_to_b.summary(),
@@ -168,10 +160,7 @@ impl WakeupSample {
         let pairs = (0..first.pairs.len())
             .map(|i| {
                 let of_runs: Vec<&PairSample> = runs.iter().map(|r| &r.pairs[i]).collect();
-                let rounds: u64 = of_runs
-                    .iter()
-                    .map(|p| p.round_trip.summary.map_or(0, |s| s.samples))
-                    .sum();
+                let rounds: u64 = of_runs.iter().map(|p| p.round_trip.summary.map_or(0, |s| s.samples)).sum();
                 let same: f64 = of_runs
                     .iter()
                     .map(|p| p.same_cpu_pct * p.round_trip.summary.map_or(0, |s| s.samples) as f64)
@@ -230,10 +219,7 @@ impl WakeupSample {
                     .sum(),
             },
             futex: runs.iter().try_fold(FutexCounts::default(), |acc, r| {
-                r.futex.map(|f| FutexCounts {
-                    calls: acc.calls + f.calls,
-                    errors: acc.errors + f.errors,
-                })
+                r.futex.map(|f| FutexCounts { calls: acc.calls + f.calls, errors: acc.errors + f.errors })
             }),
             coordinator_cpu_s: runs.iter().map(|r| r.coordinator_cpu_s).sum(),
             pairs,

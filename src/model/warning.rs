@@ -56,20 +56,12 @@ pub struct Warning {
 impl Warning {
     /// A warning about the whole sweep or the machine.
     pub fn sweep(kind: WarningKind, message: impl Into<String>) -> Self {
-        Warning {
-            kind,
-            point: None,
-            message: message.into(),
-        }
+        Warning { kind, point: None, message: message.into() }
     }
 
     /// A warning about one point, named by its label.
     pub fn point(kind: WarningKind, label: impl Into<String>, message: impl Into<String>) -> Self {
-        Warning {
-            kind,
-            point: Some(label.into()),
-            message: message.into(),
-        }
+        Warning { kind, point: Some(label.into()), message: message.into() }
     }
 }
 

@@ -18,18 +18,14 @@ pub fn render<R: Serialize + Default>(rows: impl IntoIterator<Item = R>) -> Stri
         writer.serialize(row).expect("a CSV row is a flat struct");
     }
     if !any {
-        writer
-            .serialize(R::default())
-            .expect("a CSV row is a flat struct");
+        writer.serialize(R::default()).expect("a CSV row is a flat struct");
     }
     let bytes = writer.into_inner().expect("writing to memory cannot fail");
     let text = String::from_utf8(bytes).expect("serde writes UTF-8");
     if any {
         text
     } else {
-        text.lines()
-            .next()
-            .map_or(String::new(), |header| format!("{header}\n"))
+        text.lines().next().map_or(String::new(), |header| format!("{header}\n"))
     }
 }
 
@@ -45,16 +41,7 @@ mod tests {
 
     #[test]
     fn fields_are_quoted_only_when_needed() {
-        let text = render([
-            Row {
-                a: "x,y",
-                b: Some(1.5),
-            },
-            Row {
-                a: "say \"hi\"\nthere",
-                b: None,
-            },
-        ]);
+        let text = render([Row { a: "x,y", b: Some(1.5) }, Row { a: "say \"hi\"\nthere", b: None }]);
         assert_eq!(text, "a,b\n\"x,y\",1.5\n\"say \"\"hi\"\"\nthere\",\n");
     }
 

@@ -34,10 +34,7 @@ pub fn emit(exports: Exports, report: &dyn Report) -> Result<()> {
     sink::emit(exports.markdown, || Ok(report.markdown()))?;
     sink::emit(exports.gnuplot, || Ok(report.gnuplot()))?;
     sink::emit(exports.plot, || {
-        report
-            .plot()
-            .unwrap_or_else(|| Err("this command draws no plot".into()))
-            .map_err(anyhow::Error::msg)
+        report.plot().unwrap_or_else(|| Err("this command draws no plot".into())).map_err(anyhow::Error::msg)
     })?;
     if exports.json.is_some() || exports.ndjson.is_some() {
         let doc = report.document()?;

@@ -36,13 +36,7 @@ pub struct Header<'a> {
 impl<'a> Header<'a> {
     /// The header of a `family` export.
     pub fn new(family: &'static str, environment: &'a Environment, warnings: &'a [Warning]) -> Self {
-        Header {
-            schema_version: SCHEMA_VERSION,
-            tool: "contend",
-            family,
-            environment,
-            warnings,
-        }
+        Header { schema_version: SCHEMA_VERSION, tool: "contend", family, environment, warnings }
     }
 }
 

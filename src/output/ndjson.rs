@@ -9,10 +9,7 @@ use serde_json::Value;
 
 /// Renders `doc` (an export document) as NDJSON.
 pub fn render(doc: &Value) -> Result<String> {
-    let mut header = doc
-        .as_object()
-        .cloned()
-        .ok_or_else(|| anyhow!("an export is an object"))?;
+    let mut header = doc.as_object().cloned().ok_or_else(|| anyhow!("an export is an object"))?;
     let points = header.remove("points").unwrap_or(Value::Array(Vec::new()));
     header.insert("record".into(), "header".into());
     let mut out = serde_json::to_string(&header)? + "\n";

@@ -31,12 +31,7 @@ impl Sink {
     pub fn open(flag: &str, path: &Path) -> Result<Self, SpecError> {
         let bad = |why: String| SpecError(format!("{flag} {}: {why}", path.display()));
         if path.as_os_str() == "-" {
-            return Ok(Self {
-                path: path.to_path_buf(),
-                file: None,
-                created: false,
-                written: false,
-            });
+            return Ok(Self { path: path.to_path_buf(), file: None, created: false, written: false });
         }
         if path.is_dir() {
             return Err(bad("is a directory".into()));
@@ -50,12 +45,7 @@ impl Sink {
             }
             Err(e) => return Err(bad(e.to_string())),
         };
-        Ok(Self {
-            path: path.to_path_buf(),
-            file: Some(file),
-            created,
-            written: false,
-        })
+        Ok(Self { path: path.to_path_buf(), file: Some(file), created, written: false })
     }
 
     /// Whether this export goes to stdout.
@@ -112,9 +102,7 @@ impl Exports {
     /// file, two to stdout, and `--plot` where the command draws none.
     pub fn open(output: &OutputArgs, draws_plots: bool) -> Result<Self, SpecError> {
         if output.plot.is_some() && !draws_plots {
-            return Err(SpecError(
-                "--plot: this command draws no plot (use --export-gnuplot)".into(),
-            ));
+            return Err(SpecError("--plot: this command draws no plot (use --export-gnuplot)".into()));
         }
         let named = [
             ("--export-json", output.export_json.as_deref()),
@@ -147,17 +135,10 @@ impl Exports {
     /// Whether some export goes to stdout (the terminal output is then
     /// left out).
     pub fn stdout_taken(&self) -> bool {
-        [
-            &self.json,
-            &self.ndjson,
-            &self.csv,
-            &self.markdown,
-            &self.gnuplot,
-            &self.plot,
-        ]
-        .into_iter()
-        .flatten()
-        .any(Sink::is_stdout)
+        [&self.json, &self.ndjson, &self.csv, &self.markdown, &self.gnuplot, &self.plot]
+            .into_iter()
+            .flatten()
+            .any(Sink::is_stdout)
     }
 }
 
@@ -202,18 +183,12 @@ mod tests {
     #[test]
     fn unwritable_and_clashing_paths_are_refused() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(Sink::open("--export-csv", dir.path())
-            .unwrap_err()
-            .0
-            .contains("is a directory"));
+        assert!(Sink::open("--export-csv", dir.path()).unwrap_err().0.contains("is a directory"));
         let missing = dir.path().join("no/such/dir/x.csv");
         assert!(Sink::open("--export-csv", &missing).is_err());
         let same = dir.path().join("x");
-        let twice = OutputArgs {
-            export_json: Some(same.clone()),
-            export_csv: Some(same),
-            ..OutputArgs::default()
-        };
+        let twice =
+            OutputArgs { export_json: Some(same.clone()), export_csv: Some(same), ..OutputArgs::default() };
         assert!(Exports::open(&twice, true).unwrap_err().0.contains("both name"));
         let two_stdout = OutputArgs {
             export_json: Some("-".into()),
@@ -221,13 +196,7 @@ mod tests {
             ..OutputArgs::default()
         };
         assert!(Exports::open(&two_stdout, true).is_err());
-        let plot = OutputArgs {
-            plot: Some(dir.path().join("p.svg")),
-            ..OutputArgs::default()
-        };
-        assert!(Exports::open(&plot, false)
-            .unwrap_err()
-            .0
-            .contains("draws no plot"));
+        let plot = OutputArgs { plot: Some(dir.path().join("p.svg")), ..OutputArgs::default() };
+        assert!(Exports::open(&plot, false).unwrap_err().0.contains("draws no plot"));
     }
 }

@@ -27,13 +27,7 @@ pub fn run() -> Vec<String> {
 /// Removes what this very process recorded (its emergency exit).
 pub fn remove_own() -> Vec<String> {
     let me = std::process::id() as i32;
-    let mut lines = sweep(|record| {
-        if record.pid == me {
-            Ok(())
-        } else {
-            Err(String::new())
-        }
-    });
+    let mut lines = sweep(|record| if record.pid == me { Ok(()) } else { Err(String::new()) });
     lines.retain(|l| !l.is_empty() && l != "nothing to clean up");
     lines
 }
@@ -95,10 +89,7 @@ fn read_record(dir: &TrustedDir, name: &str) -> Option<Record> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK;
     let fd = openat(&dir.fd, name, flags, Mode::empty()).ok()?;
     let mut text = Vec::new();
-    std::fs::File::from(fd)
-        .take(1 << 20)
-        .read_to_end(&mut text)
-        .ok()?;
+    std::fs::File::from(fd).take(1 << 20).read_to_end(&mut text).ok()?;
     serde_json::from_slice(&text).ok()
 }
 
@@ -106,10 +97,7 @@ fn read_record(dir: &TrustedDir, name: &str) -> Option<Record> {
 fn remove_dir(created: &CreatedDir, pid: i32) -> String {
     use std::os::unix::fs::MetadataExt;
     let path = &created.path;
-    let named_ours = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with(DIR_PREFIX));
+    let named_ours = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(DIR_PREFIX));
     if !named_ours || !path.is_absolute() {
         return format!("refused to remove {}: not a contend directory", path.display());
     }

@@ -31,11 +31,7 @@ impl CreatedDir {
     pub fn of(path: &Path) -> std::io::Result<Self> {
         use std::os::unix::fs::MetadataExt;
         let m = std::fs::symlink_metadata(path)?;
-        Ok(Self {
-            path: path.to_path_buf(),
-            dev: m.dev(),
-            ino: m.ino(),
-        })
+        Ok(Self { path: path.to_path_buf(), dev: m.dev(), ino: m.ino() })
     }
 }
 
@@ -88,11 +84,7 @@ impl Ledger {
         Self {
             name: format!("{pid}-{n}"),
             dir: None,
-            record: Record {
-                pid,
-                start_ticks: start_ticks(pid).unwrap_or(0),
-                ..Record::default()
-            },
+            record: Record { pid, start_ticks: start_ticks(pid).unwrap_or(0), ..Record::default() },
         }
     }
 
@@ -114,9 +106,7 @@ impl Ledger {
     fn save(&mut self) -> std::io::Result<()> {
         let dir = match self.dir {
             Some(dir) => dir,
-            None => *self
-                .dir
-                .insert(ledger_dir::for_writing().map_err(std::io::Error::other)?),
+            None => *self.dir.insert(ledger_dir::for_writing().map_err(std::io::Error::other)?),
         };
         let dir = &dir.fd;
         let tmp = format!("{}.tmp", self.name);

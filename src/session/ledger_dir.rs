@@ -58,10 +58,7 @@ pub fn open_trusted(path: &Path) -> Result<TrustedDir, String> {
             st.st_mode & 0o7777
         ));
     }
-    Ok(TrustedDir {
-        fd,
-        path: path.to_path_buf(),
-    })
+    Ok(TrustedDir { fd, path: path.to_path_buf() })
 }
 
 /// Creates `path` with mode 0700 if it does not exist, then opens it as

@@ -27,10 +27,7 @@ pub struct Limits {
 fn address_space() -> String {
     match getrlimit(Resource::RLIMIT_AS) {
         Ok((soft, _)) if soft != RLIM_INFINITY => {
-            format!(
-                ", RLIMIT_AS = {} MiB (each thread maps a stack; ulimit -v)",
-                soft >> 20
-            )
+            format!(", RLIMIT_AS = {} MiB (each thread maps a stack; ulimit -v)", soft >> 20)
         }
         _ => String::new(),
     }
@@ -62,9 +59,8 @@ fn cgroup_pids() -> Option<(u64, u64)> {
 impl Limits {
     /// Reads the limits now.
     pub fn read() -> Self {
-        let threads_max = std::fs::read_to_string("/proc/sys/kernel/threads-max")
-            .ok()
-            .and_then(|s| s.trim().parse().ok());
+        let threads_max =
+            std::fs::read_to_string("/proc/sys/kernel/threads-max").ok().and_then(|s| s.trim().parse().ok());
         let nproc = getrlimit(Resource::RLIMIT_NPROC)
             .ok()
             .map(|(soft, _)| soft)
@@ -121,9 +117,7 @@ impl Limits {
     /// Checks that `workers` threads can each open the lock file (plus a
     /// margin for the descriptors contend itself holds).
     pub fn check_files(&self, workers: u64) -> Result<(), String> {
-        let soft = getrlimit(Resource::RLIMIT_NOFILE)
-            .map(|(soft, _)| soft)
-            .unwrap_or(RLIM_INFINITY);
+        let soft = getrlimit(Resource::RLIMIT_NOFILE).map(|(soft, _)| soft).unwrap_or(RLIM_INFINITY);
         if soft != RLIM_INFINITY && workers + 64 > soft {
             return Err(format!(
                 "{workers} threads each need a descriptor for the lock file, but RLIMIT_NOFILE is {soft} \
@@ -138,9 +132,7 @@ impl Limits {
     pub fn describe(&self) -> String {
         let show = |v: Option<u64>| v.map_or("unlimited".to_string(), |v| v.to_string());
         let pair = |v: Option<(u64, u64)>| {
-            v.map_or("unlimited".to_string(), |(max, used)| {
-                format!("{max} ({used} in use)")
-            })
+            v.map_or("unlimited".to_string(), |(max, used)| format!("{max} ({used} in use)"))
         };
         format!(
             "limits: kernel.threads-max = {}, kernel.pid_max = {}, cgroup pids.max = {}, RLIMIT_NPROC = {}{}",
@@ -148,11 +140,7 @@ impl Limits {
             pair(self.pid_max),
             pair(self.cgroup_pids),
             show(self.nproc),
-            if self.nproc_enforced {
-                ""
-            } else {
-                " (not enforced for root)"
-            }
+            if self.nproc_enforced { "" } else { " (not enforced for root)" }
         ) + &address_space()
     }
 }
@@ -172,29 +160,12 @@ mod tests {
         };
         assert!(l.check_threads(10).is_ok());
         assert!(l.check_threads(60).unwrap_err().contains("RLIMIT_NPROC = 50"));
-        assert!(l
-            .check_threads(200)
-            .unwrap_err()
-            .contains("kernel.threads-max = 100"));
-        let root = Limits {
-            nproc_enforced: false,
-            ..l
-        };
+        assert!(l.check_threads(200).unwrap_err().contains("kernel.threads-max = 100"));
+        let root = Limits { nproc_enforced: false, ..l };
         assert!(root.check_threads(60).is_ok());
-        let pids = Limits {
-            pid_max: Some((32768, 100)),
-            threads_max: None,
-            ..root
-        };
-        assert!(pids
-            .check_threads(32668)
-            .unwrap_err()
-            .contains("kernel.pid_max = 32768"));
-        let cgroup = Limits {
-            cgroup_pids: Some((64, 10)),
-            threads_max: None,
-            ..root
-        };
+        let pids = Limits { pid_max: Some((32768, 100)), threads_max: None, ..root };
+        assert!(pids.check_threads(32668).unwrap_err().contains("kernel.pid_max = 32768"));
+        let cgroup = Limits { cgroup_pids: Some((64, 10)), threads_max: None, ..root };
         assert!(cgroup.check_threads(60).unwrap_err().contains("pids.max = 64"));
         assert!(cgroup.check_threads(50).is_ok());
     }

@@ -74,9 +74,7 @@ impl Resources {
             let set = SemSet::create(size as u16).with_context(|| {
                 format!("creating a SysV semaphore set of {size} (limits: kernel.sem, SEMMNI/SEMMNS)")
             })?;
-            self.ledger
-                .add_sem_set(set.id(), set.size())
-                .context("writing the cleanup ledger")?;
+            self.ledger.add_sem_set(set.id(), set.size()).context("writing the cleanup ledger")?;
             self.sem_set = Some(set);
         }
         let set = self.sem_set.as_ref().expect("created above");

@@ -127,10 +127,7 @@ pub fn wait_readable(fd: std::os::fd::BorrowedFd<'_>) -> Option<Signal> {
         if let Some(Event::Interrupted(sig)) = drain(signals) {
             return Some(sig);
         }
-        let mut fds = [
-            PollFd::new(fd, PollFlags::POLLIN),
-            PollFd::new(signals.as_fd(), PollFlags::POLLIN),
-        ];
+        let mut fds = [PollFd::new(fd, PollFlags::POLLIN), PollFd::new(signals.as_fd(), PollFlags::POLLIN)];
         let _ = poll(&mut fds, PollTimeout::NONE);
         if fds[0].any().unwrap_or(true) {
             return None;

@@ -56,10 +56,7 @@ impl Report for TuneReport<'_> {
         lock_report::gnuplot::render(&self.outcome.results)
     }
     fn plot(&self) -> Option<Result<String, String>> {
-        Some(lock_report::plot::render(
-            &self.outcome.results,
-            &plot_title(self.environment),
-        ))
+        Some(lock_report::plot::render(&self.outcome.results, &plot_title(self.environment)))
     }
     fn document(&self) -> serde_json::Result<Value> {
         let o = self.outcome;

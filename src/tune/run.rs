@@ -88,10 +88,7 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
                 ended = "--max-time would have been exceeded";
                 break;
             }
-            let best = results[best_of(&results).expect("the coarse pass measured")]
-                .point
-                .spin
-                .unwrap_or(1);
+            let best = results[best_of(&results).expect("the coarse pass measured")].point.spin.unwrap_or(1);
             let candidates = [f64::from(best) / step, f64::from(best) * step]
                 .map(|c| c.round().clamp(1.0, 10_000_000.0) as u32);
             for spin in candidates {
@@ -111,9 +108,7 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
     let ties = best
         .map(|b| {
             let values = |r: &PointResult| {
-                crate::engine::repeat::measured(&r.runs)
-                    .map(|s| s.cs_per_s)
-                    .collect::<Vec<_>>()
+                crate::engine::repeat::measured(&r.runs).map(|s| s.cs_per_s).collect::<Vec<_>>()
             };
             let top = values(&results[b]);
             results
@@ -124,12 +119,5 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
                 .collect()
         })
         .unwrap_or_default();
-    Ok(TuneOutcome {
-        results,
-        best,
-        ties,
-        ended,
-        warnings,
-        interrupted,
-    })
+    Ok(TuneOutcome { results, best, ties, ended, warnings, interrupted })
 }

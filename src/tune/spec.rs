@@ -45,9 +45,7 @@ impl TuneSpec {
         }
         (entry.available)()
             .map_err(|why| SpecError(format!("lock `{}` cannot run here: {why}", args.lock)))?;
-        Limits::read()
-            .check_threads(u64::from(args.threads))
-            .map_err(SpecError)?;
+        Limits::read().check_threads(u64::from(args.threads)).map_err(SpecError)?;
         if args.duration.is_zero() {
             return Err(SpecError("--duration must be longer than 0".into()));
         }

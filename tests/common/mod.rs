@@ -20,15 +20,9 @@ pub fn as_nobody_cmd(program: &std::path::Path) -> Option<std::process::Command>
         return None;
     }
     let mut cmd = std::process::Command::new("setpriv");
-    cmd.args([
-        "--reuid=65534",
-        "--regid=65534",
-        "--clear-groups",
-        "--inh-caps=-all",
-        "--",
-    ])
-    .arg(program)
-    .env_remove("XDG_RUNTIME_DIR");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--"])
+        .arg(program)
+        .env_remove("XDG_RUNTIME_DIR");
     Some(cmd)
 }
 
@@ -39,10 +33,7 @@ pub fn as_nobody(args: &[&str]) -> Option<std::process::Output> {
     let out = as_nobody_cmd(&bin)?.args(args).output().expect("setpriv runs");
     let err = String::from_utf8_lossy(&out.stderr);
     if err.contains("Permission denied") && err.contains("setpriv") {
-        skip(&format!(
-            "user nobody cannot execute {} (a checkout under /root?)",
-            bin.display()
-        ));
+        skip(&format!("user nobody cannot execute {} (a checkout under /root?)", bin.display()));
         return None;
     }
     Some(out)

@@ -43,11 +43,7 @@ pub fn start(args: &[&str]) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .expect("contend starts");
-    Run {
-        child,
-        lock_dir,
-        ledger_dir,
-    }
+    Run { child, lock_dir, ledger_dir }
 }
 
 /// Worker processes of `pid` (its direct children).
@@ -89,9 +85,8 @@ pub fn finish(run: &mut Run, limit: Duration) -> (Option<i32>, String, String) {
         assert!(Instant::now() < deadline, "contend did not exit within {limit:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let out = std::mem::replace(&mut run.child, Command::new("true").spawn().unwrap())
-        .wait_with_output()
-        .unwrap();
+    let out =
+        std::mem::replace(&mut run.child, Command::new("true").spawn().unwrap()).wait_with_output().unwrap();
     (
         out.status.code(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -101,16 +96,8 @@ pub fn finish(run: &mut Run, limit: Duration) -> (Option<i32>, String, String) {
 
 pub fn assert_clean(run: &Run, sets_before: usize, workers: &[i32]) {
     assert_eq!(sem_sets(), sets_before, "a SysV set was left behind");
-    assert_eq!(
-        entries(run.lock_dir.path()),
-        0,
-        "the lock directory was left behind"
-    );
-    assert_eq!(
-        entries(&run.ledger_dir.path().join("contend")),
-        0,
-        "the ledger record was left behind"
-    );
+    assert_eq!(entries(run.lock_dir.path()), 0, "the lock directory was left behind");
+    assert_eq!(entries(&run.ledger_dir.path().join("contend")), 0, "the ledger record was left behind");
     for &w in workers {
         assert!(!alive(w), "worker {w} outlived the run");
     }

@@ -55,9 +55,7 @@ impl Gate {
     }
 
     fn set(&self, state: u32) {
-        let _ = self
-            .state
-            .compare_exchange(WAITING, state, Ordering::AcqRel, Ordering::Acquire);
+        let _ = self.state.compare_exchange(WAITING, state, Ordering::AcqRel, Ordering::Acquire);
         SharedFutex::wake(&self.state, WAKE_ALL);
     }
 }

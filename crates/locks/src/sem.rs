@@ -32,11 +32,7 @@ impl CountingSem {
         loop {
             let v = self.value.load(Ordering::Acquire);
             if v > 0 {
-                if self
-                    .value
-                    .compare_exchange(v, v - 1, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
-                {
+                if self.value.compare_exchange(v, v - 1, Ordering::Acquire, Ordering::Relaxed).is_ok() {
                     return;
                 }
                 continue;
@@ -76,9 +72,6 @@ mod tests {
             }
         });
         assert_eq!(a.value.load(Ordering::Relaxed), 0);
-        assert!(
-            a.syscalls() + b.syscalls() > 0,
-            "ping-pong between threads sleeps sometimes"
-        );
+        assert!(a.syscalls() + b.syscalls() > 0, "ping-pong between threads sleeps sometimes");
     }
 }

@@ -60,11 +60,7 @@ fn check_rounds<L: RawLock>(config: LockConfig, rounds: Vec<usize>) {
 }
 
 fn config(spin: u32, spinners: Spinners) -> LockConfig {
-    LockConfig {
-        spin,
-        spinners,
-        ..LockConfig::default()
-    }
+    LockConfig { spin, spinners, ..LockConfig::default() }
 }
 
 #[test]
@@ -132,10 +128,7 @@ impl Attempt1 {
     fn inc(&self) -> u32 {
         let mut cur = self.val.load(Ordering::SeqCst);
         loop {
-            match self
-                .val
-                .compare_exchange(cur, (cur + 1) & WIDTH_MASK, Ordering::SeqCst, Ordering::SeqCst)
-            {
+            match self.val.compare_exchange(cur, (cur + 1) & WIDTH_MASK, Ordering::SeqCst, Ordering::SeqCst) {
                 Ok(old) => return old,
                 Err(now) => cur = now,
             }
@@ -162,9 +155,7 @@ impl Attempt1 {
 fn drepper_attempt_1_is_caught() {
     let found = std::panic::catch_unwind(|| {
         builder().check(|| {
-            let lock = Arc::new(Attempt1 {
-                val: AtomicU32::new(0),
-            });
+            let lock = Arc::new(Attempt1 { val: AtomicU32::new(0) });
             let inside = Arc::new(AtomicUsize::new(0));
             let threads: Vec<_> = (0..3)
                 .map(|_| {
@@ -187,8 +178,5 @@ fn drepper_attempt_1_is_caught() {
         .cloned()
         .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default();
-    assert!(
-        message.contains(INSIDE_TWICE),
-        "loom failed differently: {message}"
-    );
+    assert!(message.contains(INSIDE_TWICE), "loom failed differently: {message}");
 }

@@ -17,13 +17,7 @@ fn cycles<L: RawLock>(lock: &L, n: u64) -> LockStats {
 fn seed_wakes_on_every_unlock_even_uncontended() {
     // The baseline's defining flaw; a "fixed" seed would invalidate the
     // comparison with the published tables.
-    let stats = cycles(
-        &<Seed>::new(&LockConfig {
-            spin: 1,
-            ..LockConfig::default()
-        }),
-        1000,
-    );
+    let stats = cycles(&<Seed>::new(&LockConfig { spin: 1, ..LockConfig::default() }), 1000);
     assert_eq!(stats.wakes, 1000);
     assert_eq!(stats.waits, 0);
     assert_eq!(stats.spins, 0);
@@ -72,10 +66,7 @@ fn a_critical_section_that_panics_releases_the_lock() {
 fn futex_mutex_announces_waiters_and_wakes_them() {
     // One thread holds the lock while another runs out of its spin budget
     // and sleeps: the word must go to 2 and the unlock must wake.
-    let lock = <FutexMutex>::new(&LockConfig {
-        spin: 1,
-        ..LockConfig::default()
-    });
+    let lock = <FutexMutex>::new(&LockConfig { spin: 1, ..LockConfig::default() });
     let mut holder = LockStats::default();
     std::thread::scope(|s| {
         lock.lock(&(), &mut holder);
@@ -105,9 +96,7 @@ fn contended<L: RawLock>(lock: &L, threads: usize, rounds: usize) -> LockStats {
             s.spawn(|| {
                 let (node, mut stats) = (L::Node::default(), LockStats::default());
                 for _ in 0..rounds {
-                    lock.with(&node, &mut stats, || {
-                        std::thread::sleep(Duration::from_micros(50))
-                    });
+                    lock.with(&node, &mut stats, || std::thread::sleep(Duration::from_micros(50)));
                 }
                 let mut t = total.lock().unwrap();
                 t.spins += stats.spins;
@@ -130,10 +119,7 @@ fn adaptive_uncontended_is_one_cas_each_way() {
 
 #[test]
 fn adaptive_without_spinners_never_spins() {
-    let lock = <Adaptive>::new(&LockConfig {
-        spinners: Spinners::None,
-        ..LockConfig::default()
-    });
+    let lock = <Adaptive>::new(&LockConfig { spinners: Spinners::None, ..LockConfig::default() });
     let stats = contended(&lock, 4, 50);
     assert_eq!(stats.spins, 0, "{stats:?}");
     assert!(stats.waits > 0, "{stats:?}");
@@ -143,10 +129,7 @@ fn adaptive_without_spinners_never_spins() {
 fn adaptive_spinners_spin_then_sleep_on_long_holds() {
     // 50 µs holds outlast any budget: spinners must give up and sleep.
     for policy in [Spinners::One, Spinners::Many] {
-        let lock = <Adaptive>::new(&LockConfig {
-            spinners: policy,
-            ..LockConfig::default()
-        });
+        let lock = <Adaptive>::new(&LockConfig { spinners: policy, ..LockConfig::default() });
         let stats = contended(&lock, 4, 50);
         assert!(stats.spins > 0 && stats.waits > 0, "{policy:?}: {stats:?}");
     }
@@ -203,10 +186,7 @@ fn adaptive_rotates_sleepers_in() {
     // rotation (a quantum ending) or a free lock nobody spins for brings
     // them back.
     for policy in [Spinners::None, Spinners::One, Spinners::Many] {
-        let lock = <Adaptive>::new(&LockConfig {
-            spinners: policy,
-            ..LockConfig::default()
-        });
+        let lock = <Adaptive>::new(&LockConfig { spinners: policy, ..LockConfig::default() });
         nobody_starves(&lock, 8, 20_000);
         // No waiter is left counted, and no mark is left set but the ticks.
         assert_eq!(settled(&lock), 0, "{policy:?}: {:#x}", lock.word());
@@ -275,10 +255,7 @@ fn adaptive_with_many_spinners_leaves_nobody_asleep_when_threads_stop() {
     // woke the threads that slept after it. Stops hung about once in 80
     // (`contend lock --spinners many --threads 4 --period 1000ns --duty
     // 90%`, lock word 0x10084: one sleeper, WAKING, unlocked).
-    let lock = <Adaptive>::new(&LockConfig {
-        spinners: Spinners::Many,
-        ..LockConfig::default()
-    });
+    let lock = <Adaptive>::new(&LockConfig { spinners: Spinners::Many, ..LockConfig::default() });
     stops_leave_nobody_asleep(&lock, 300, Duration::from_nanos(900), Duration::from_nanos(100));
 }
 
@@ -292,8 +269,5 @@ fn an_arena_too_large_to_map_names_the_memory_limits() {
     let Err(err) = Arena::private(&LockConfig::default(), 0, huge, Default::default) else {
         panic!("an arena of 2^52 slots was mapped");
     };
-    assert!(
-        err.contains("mmap of") && err.contains("ulimit -v") && err.contains("RLIMIT_AS"),
-        "{err}"
-    );
+    assert!(err.contains("mmap of") && err.contains("ulimit -v") && err.contains("RLIMIT_AS"), "{err}");
 }

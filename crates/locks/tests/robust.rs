@@ -39,8 +39,5 @@ fn a_plain_mutex_stays_held_by_the_dead() {
     let arena = Arena::<SharedPthreadMutex, (), ()>::shared(&LockConfig::default(), (), 0, || ()).unwrap();
     die_holding(&arena);
     let mut stats = LockStats::default();
-    assert!(
-        !arena.lock().try_lock(&(), &mut stats),
-        "nobody will ever release it"
-    );
+    assert!(!arena.lock().try_lock(&(), &mut stats), "nobody will ever release it");
 }

@@ -34,22 +34,11 @@ impl RunRecord for Fake {
 }
 
 fn fake(point: usize, value: f64) -> Fake {
-    Fake {
-        info: RunInfo::default(),
-        point,
-        value,
-        steal: 0.0,
-        signal: None,
-    }
+    Fake { info: RunInfo::default(), point, value, steal: 0.0, signal: None }
 }
 
 fn plan(runs: u32, order: Order) -> Repeat {
-    Repeat {
-        order,
-        seed: 7,
-        count_futex: CountFutex::Off,
-        ..Repeat::new(runs, None, None).unwrap()
-    }
+    Repeat { order, seed: 7, count_futex: CountFutex::Off, ..Repeat::new(runs, None, None).unwrap() }
 }
 
 #[test]
@@ -74,10 +63,7 @@ fn interleaved_rounds_run_every_point_once_each_in_changing_orders() {
         sorted.sort();
         assert_eq!(sorted, [0, 1, 2, 3], "a round runs each point once: {log:?}");
     }
-    assert!(
-        rounds.iter().any(|r| *r != rounds[0]),
-        "the order is reshuffled: {log:?}"
-    );
+    assert!(rounds.iter().any(|r| *r != rounds[0]), "the order is reshuffled: {log:?}");
     for (i, p) in r.points.iter().enumerate() {
         let p = p.as_ref().unwrap();
         let rounds: Vec<u32> = p.runs.iter().map(|s| s.info.round).collect();
@@ -108,10 +94,7 @@ fn sequential_order_finishes_a_point_before_the_next() {
 fn the_same_seed_gives_the_same_order() {
     let order = |seed| {
         let log = RefCell::new(Vec::new());
-        let p = Repeat {
-            seed,
-            ..plan(5, Order::Interleaved)
-        };
+        let p = Repeat { seed, ..plan(5, Order::Interleaved) };
         run_rounds(
             5,
             &p,
@@ -144,36 +127,20 @@ fn disturbed_runs_are_rejected_kept_and_remade_within_a_bound() {
                 a[i]
             };
             let steal = if i == 1 || n <= 2 { 40.0 } else { 1.0 };
-            Ok(Fake {
-                steal,
-                ..fake(i, f64::from(n))
-            })
+            Ok(Fake { steal, ..fake(i, f64::from(n)) })
         },
         |_, _| {},
     )
     .unwrap();
     let statuses = |p: usize| -> Vec<RunStatus> {
-        r.points[p]
-            .as_ref()
-            .unwrap()
-            .runs
-            .iter()
-            .map(|s| s.info.status)
-            .collect()
+        r.points[p].as_ref().unwrap().runs.iter().map(|s| s.info.status).collect()
     };
     use RunStatus::{Measured as M, Rejected as X};
     assert_eq!(statuses(0), [X, X, M]);
     // Never quiet: the last attempt is kept.
     assert_eq!(statuses(1), [X, X, X, M]);
     let p0 = r.points[0].as_ref().unwrap();
-    assert_eq!(
-        (
-            p0.stats.n,
-            p0.stats.mean,
-            crate::engine::repeat::rejected(&p0.runs)
-        ),
-        (1, 3.0, 2)
-    );
+    assert_eq!((p0.stats.n, p0.stats.mean, crate::engine::repeat::rejected(&p0.runs)), (1, 3.0, 2));
     assert_eq!(p0.median_run(), 2);
 }
 
@@ -204,14 +171,9 @@ fn a_counting_run_per_point_comes_last_and_stays_out_of_the_stats() {
 
 #[test]
 fn precision_adds_runs_until_the_interval_is_narrow() {
-    let values = [
-        98.0, 102.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0,
-    ];
+    let values = [98.0, 102.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0];
     let mut n = 0;
-    let p = Repeat {
-        seed: 1,
-        ..Repeat::new(2, Some(2.0), Some(Duration::from_secs(60))).unwrap()
-    };
+    let p = Repeat { seed: 1, ..Repeat::new(2, Some(2.0), Some(Duration::from_secs(60))).unwrap() };
     let r = run_rounds(
         1,
         &p,
@@ -296,10 +258,7 @@ fn an_interrupt_keeps_what_was_measured() {
         true,
         |i, _| {
             n += 1;
-            Ok(Fake {
-                signal: (n == 7).then_some(Signal::SIGINT),
-                ..fake(i, 1.0)
-            })
+            Ok(Fake { signal: (n == 7).then_some(Signal::SIGINT), ..fake(i, 1.0) })
         },
         |_, _| {},
     )
@@ -309,8 +268,5 @@ fn an_interrupt_keeps_what_was_measured() {
     let cut = r.points[1].as_ref().unwrap();
     assert_eq!((cut.runs.len(), cut.stopped), (2, Stopped::Interrupted));
     assert!(r.points[2].is_none());
-    assert!(
-        crate::engine::repeat::counting_run(&cut.runs).is_none(),
-        "no counting after an interrupt"
-    );
+    assert!(crate::engine::repeat::counting_run(&cut.runs).is_none(), "no counting after an interrupt");
 }

@@ -37,11 +37,7 @@ impl Allocator {
     /// The GLIBC_TUNABLES value, if any.
     pub fn glibc_tunables(&self) -> Option<String> {
         (!self.tunables.is_empty()).then(|| {
-            self.tunables
-                .iter()
-                .map(|(k, v)| format!("glibc.malloc.{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(":")
+            self.tunables.iter().map(|(k, v)| format!("glibc.malloc.{k}={v}")).collect::<Vec<_>>().join(":")
         })
     }
 
@@ -66,10 +62,7 @@ impl Allocator {
             )
         })?;
         if !path.is_absolute() || !path.is_file() {
-            return Err(format!(
-                "{} is not an absolute path to a regular file",
-                path.display()
-            ));
+            return Err(format!("{} is not an absolute path to a regular file", path.display()));
         }
         Ok(Some(path))
     }
@@ -77,9 +70,8 @@ impl Allocator {
 
 /// Where the dynamic linker finds `soname`, from `ldconfig -p`.
 pub fn find_library(soname: &str) -> Option<PathBuf> {
-    let ldconfig = ["/sbin/ldconfig", "/usr/sbin/ldconfig"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).is_file())?;
+    let ldconfig =
+        ["/sbin/ldconfig", "/usr/sbin/ldconfig"].into_iter().find(|p| std::path::Path::new(p).is_file())?;
     let out = Command::new(ldconfig).arg("-p").output().ok()?;
     String::from_utf8_lossy(&out.stdout).lines().find_map(|line| {
         let (name, path) = line.trim().split_once(" => ")?;
@@ -105,17 +97,11 @@ pub fn parse_allocator(text: &str) -> Result<Allocator, String> {
             .split_once('=')
             .ok_or_else(|| format!("tunable `{kv}` should be name=value (e.g. glibc:arena_max=1)"))?;
         if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || v.is_empty() {
-            return Err(format!(
-                "tunable `{kv}` should be name=value (e.g. glibc:arena_max=1)"
-            ));
+            return Err(format!("tunable `{kv}` should be name=value (e.g. glibc:arena_max=1)"));
         }
         tunables.push((k.to_string(), v.to_string()));
     }
-    Ok(Allocator {
-        name,
-        tunables,
-        library: None,
-    })
+    Ok(Allocator { name, tunables, library: None })
 }
 
 #[cfg(test)]
@@ -131,23 +117,14 @@ mod tests {
             Some("glibc.malloc.arena_max=1:glibc.malloc.tcache_count=0")
         );
         assert_eq!(g.label(), "glibc:arena_max=1:tcache_count=0");
-        assert!(parse_allocator("hoard")
-            .unwrap_err()
-            .contains("unknown allocator"));
-        assert!(parse_allocator("jemalloc:x=1")
-            .unwrap_err()
-            .contains("glibc only"));
-        assert!(parse_allocator("glibc:arena_max")
-            .unwrap_err()
-            .contains("name=value"));
+        assert!(parse_allocator("hoard").unwrap_err().contains("unknown allocator"));
+        assert!(parse_allocator("jemalloc:x=1").unwrap_err().contains("glibc only"));
+        assert!(parse_allocator("glibc:arena_max").unwrap_err().contains("name=value"));
         assert!(parse_allocator("glibc:a;b=1").is_err());
     }
 
     #[test]
     fn glibc_needs_no_preload() {
-        assert_eq!(
-            parse_allocator("glibc").unwrap().resolved().unwrap().library,
-            None
-        );
+        assert_eq!(parse_allocator("glibc").unwrap().resolved().unwrap().library, None);
     }
 }

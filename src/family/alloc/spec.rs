@@ -42,11 +42,7 @@ fn check_memory(batch: usize, largest: usize, workers: u32) -> Result<(), String
     let bytes = per_block * batch as u128 * u128::from(workers);
     let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
-        line.split_whitespace()
-            .nth(1)?
-            .parse::<u128>()
-            .ok()
-            .map(|kib| kib * 1024)
+        line.split_whitespace().nth(1)?.parse::<u128>().ok().map(|kib| kib * 1024)
     });
     let limit = available.map_or(u128::from(u64::MAX), |a| a / 2);
     if bytes > limit {
@@ -65,9 +61,7 @@ impl AllocSpec {
     pub fn from_args(args: &AllocArgs) -> Result<Self, SpecError> {
         let limits = Limits::read();
         limits.check_threads(u64::from(args.threads)).map_err(SpecError)?;
-        limits
-            .check_threads(2 * u64::from(args.pairs))
-            .map_err(SpecError)?;
+        limits.check_threads(2 * u64::from(args.pairs)).map_err(SpecError)?;
         if args.iterations == 0 || args.batch == 0 {
             return Err(SpecError("--iterations and --batch must be at least 1".into()));
         }

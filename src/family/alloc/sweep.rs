@@ -170,26 +170,15 @@ fn run_one(
         return Err(anyhow::anyhow!(Interrupted(sig)));
     }
     if !(libc_exited_ok(usage.status)) {
-        bail!(
-            "the {} child failed (wait status {:#x})",
-            allocator.label(),
-            usage.status
-        );
+        bail!("the {} child failed (wait status {:#x})", allocator.label(), usage.status);
     }
     let result: ChildResult =
         serde_json::from_str(out.trim()).with_context(|| format!("the child's result: {out:?}"))?;
     if result.wall_s.is_nan() || result.wall_s <= 0.0 {
-        bail!(
-            "the {} child measured no time (wall {} s)",
-            allocator.label(),
-            result.wall_s
-        );
+        bail!("the {} child measured no time (wall {} s)", allocator.label(), result.wall_s);
     }
     if preload.is_some() && result.mapped_allocator.is_none() {
-        bail!(
-            "LD_PRELOAD of {} did not take effect in the child",
-            allocator.label()
-        );
+        bail!("LD_PRELOAD of {} did not take effect in the child", allocator.label());
     }
     let futex = before.zip(after).map(|(b, a)| a - b);
     Ok(AllocSample {
@@ -239,9 +228,7 @@ fn read_result(child: &mut std::process::Child) -> Result<String> {
 /// The signal that killed a child, from its wait status.
 fn killed_by(status: i32) -> Option<Signal> {
     let sig = status & 0x7f;
-    (sig != 0 && sig != 0x7f)
-        .then(|| Signal::try_from(sig).ok())
-        .flatten()
+    (sig != 0 && sig != 0x7f).then(|| Signal::try_from(sig).ok()).flatten()
 }
 
 fn libc_exited_ok(status: i32) -> bool {
@@ -253,11 +240,8 @@ fn libc_exited_ok(status: i32) -> bool {
 pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
     let mut warnings = Vec::new();
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
-    let points: Vec<(Pattern, &Allocator)> = spec
-        .patterns
-        .iter()
-        .flat_map(|&p| spec.allocators.iter().map(move |a| (p, a)))
-        .collect();
+    let points: Vec<(Pattern, &Allocator)> =
+        spec.patterns.iter().flat_map(|&p| spec.allocators.iter().map(move |a| (p, a))).collect();
     let per_run = std::time::Duration::from_secs(1);
     let planned = crate::family::lock::sweep::planned_runs(points.len(), &spec.repeat, futex.separate());
     let bar = crate::family::lock::sweep::progress_bar(spec.progress, planned, per_run);
@@ -285,15 +269,10 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
     // never a run: it reported nothing).
     for (&(pattern, allocator), r) in points.iter().zip(rounds.points) {
         let Some(r) = r else { continue };
-        let ops: Vec<f64> = crate::engine::repeat::measured(&r.runs)
-            .map(|s| s.ops_per_s)
-            .collect();
+        let ops: Vec<f64> = crate::engine::repeat::measured(&r.runs).map(|s| s.ops_per_s).collect();
         let name = format!("{pattern:?} {}", allocator.label()).to_lowercase();
         warnings.extend(notes::outliers(&name, "ops/s", &r.stats, &ops));
-        let point = AllocPoint {
-            pattern,
-            allocator: allocator.label(),
-        };
+        let point = AllocPoint { pattern, allocator: allocator.label() };
         results.push(AllocResult::median(point, r));
     }
     for &pattern in &spec.patterns {
@@ -311,10 +290,7 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
             "no plain glibc in --allocator: no ratio to glibc",
         ));
     }
-    warnings.extend(notes::screening(
-        results.iter().map(AllocResult::rejected),
-        spec.repeat.max_steal_pct,
-    ));
+    warnings.extend(notes::screening(results.iter().map(AllocResult::rejected), spec.repeat.max_steal_pct));
     warnings.extend(notes::drift(
         spec.repeat.order == crate::engine::repeat::Order::Interleaved,
         results.iter().map(|r| r.runs.as_slice()),
@@ -322,9 +298,5 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
     if let Some(sig) = rounds.interrupted {
         warnings.push(notes::interrupted(sig, results.len(), points.len(), ""));
     }
-    Ok(AllocOutcome {
-        results,
-        warnings,
-        interrupted: rounds.interrupted,
-    })
+    Ok(AllocOutcome { results, warnings, interrupted: rounds.interrupted })
 }

@@ -81,9 +81,7 @@ fn mapped_allocator() -> Option<String> {
 /// Allocates and frees one batch: each thread's warm-up before the start
 /// gate, so arena and thread-cache creation stay out of the timer.
 fn warm_up(spec: &ChildSpec, stream: &mut SizeStream<'_>) {
-    let blocks: Vec<Block> = (0..spec.batch)
-        .map(|_| Block::alloc(stream.next_size()))
-        .collect();
+    let blocks: Vec<Block> = (0..spec.batch).map(|_| Block::alloc(stream.next_size())).collect();
     for b in blocks {
         b.free();
     }
@@ -109,10 +107,8 @@ fn timed(threads: usize, body: impl Fn(usize, &dyn Fn()) + Sync) -> f64 {
                 })
             })
             .collect();
-        let spans: Vec<(Option<Instant>, Instant)> = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect();
+        let spans: Vec<(Option<Instant>, Instant)> =
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect();
         let first = spans.iter().filter_map(|(start, _)| *start).min();
         let last = spans.iter().map(|(_, end)| *end).max();
         match (first, last) {
@@ -173,9 +169,7 @@ fn pairs(spec: &ChildSpec, sizes: &Sizes) -> (u64, f64) {
             for i in 0..spec.iterations {
                 pair.empty.wait();
                 // Uncontended: the semaphores hand each buffer over whole.
-                let mut buffer = pair.buffers[(i % 2) as usize]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
+                let mut buffer = pair.buffers[(i % 2) as usize].lock().unwrap_or_else(|e| e.into_inner());
                 for _ in 0..spec.batch {
                     buffer.push(Block::alloc(stream.next_size()));
                 }
@@ -185,9 +179,7 @@ fn pairs(spec: &ChildSpec, sizes: &Sizes) -> (u64, f64) {
         } else {
             for i in 0..spec.iterations {
                 pair.full.wait();
-                let mut buffer = pair.buffers[(i % 2) as usize]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
+                let mut buffer = pair.buffers[(i % 2) as usize].lock().unwrap_or_else(|e| e.into_inner());
                 for b in buffer.drain(..) {
                     b.free();
                 }

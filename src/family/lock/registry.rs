@@ -63,10 +63,7 @@ const fn entry<L: RawLock>(name: &'static str, family: &'static str, about: &'st
 }
 
 const fn tried<L: TryLock>(name: &'static str, family: &'static str, about: &'static str) -> LockEntry {
-    LockEntry {
-        try_check: Some(locks::check::try_semantics::<L>),
-        ..entry::<L>(name, family, about)
-    }
+    LockEntry { try_check: Some(locks::check::try_semantics::<L>), ..entry::<L>(name, family, about) }
 }
 
 impl LockEntry {
@@ -76,18 +73,12 @@ impl LockEntry {
 
     /// Marks a lock that exists only to test contend.
     const fn test_only(self) -> Self {
-        LockEntry {
-            test_only: true,
-            ..self
-        }
+        LockEntry { test_only: true, ..self }
     }
 
     /// Runs `--procs` with `S`, the lock's shared-memory form.
     const fn procs<S: ProcessShared>(self) -> Self {
-        LockEntry {
-            run_procs: Some(workload::run_procs::<S>),
-            ..self
-        }
+        LockEntry { run_procs: Some(workload::run_procs::<S>), ..self }
     }
 }
 
@@ -127,28 +118,11 @@ pub static LOCKS: &[LockEntry] = &[
     tried::<Tas>("tas", "spin", "test-and-set spinlock").procs::<Tas>(),
     tried::<Ttas>("ttas", "spin", "test-and-test-and-set spinlock").procs::<Ttas>(),
     tried::<Backoff>("backoff", "spin", "TTAS with bounded exponential backoff").procs::<Backoff>(),
-    tried::<YieldSpin>(
-        "yield",
-        "spin",
-        "TTAS that calls sched_yield while the lock is taken",
-    )
-    .procs::<YieldSpin>(),
-    tried::<Ticket>(
-        "ticket",
-        "spin",
-        "ticket lock: FIFO, all waiters spin on one line",
-    )
-    .procs::<Ticket>(),
-    tried::<Mcs>(
-        "mcs",
-        "spin",
-        "MCS queue lock: FIFO, each waiter spins on its own node",
-    ),
-    entry::<Clh>(
-        "clh",
-        "spin",
-        "CLH queue lock: FIFO, waiters spin on the predecessor's node",
-    ),
+    tried::<YieldSpin>("yield", "spin", "TTAS that calls sched_yield while the lock is taken")
+        .procs::<YieldSpin>(),
+    tried::<Ticket>("ticket", "spin", "ticket lock: FIFO, all waiters spin on one line").procs::<Ticket>(),
+    tried::<Mcs>("mcs", "spin", "MCS queue lock: FIFO, each waiter spins on its own node"),
+    entry::<Clh>("clh", "spin", "CLH queue lock: FIFO, waiters spin on the predecessor's node"),
     tried::<PthreadMutex>("pthread", "library", "glibc's default pthread_mutex_t")
         .procs::<SharedPthreadMutex>(),
     tried::<PthreadAdaptive>(
@@ -169,11 +143,7 @@ pub static LOCKS: &[LockEntry] = &[
         "glibc PTHREAD_MUTEX_ROBUST: a holder's death gives the next locker EOWNERDEAD",
     )
     .procs::<SharedPthreadRobust>(),
-    tried::<StdMutex>(
-        "std",
-        "library",
-        "Rust's std::sync::Mutex (futex, 3-state, short spin)",
-    ),
+    tried::<StdMutex>("std", "library", "Rust's std::sync::Mutex (futex, 3-state, short spin)"),
     tried::<ParkingLot>(
         "parking_lot",
         "library",
@@ -198,24 +168,16 @@ pub static LOCKS: &[LockEntry] = &[
         "fcntl F_OFD_SETLKW on the whole lock file (open-file-description lock)",
     )
     .procs::<OfdLock>(),
-    entry::<Lockf>(
-        "lockf",
-        "file",
-        "lockf(3)/F_SETLKW classic POSIX record lock: per process, --procs only",
-    )
-    .procs::<Lockf>(),
+    entry::<Lockf>("lockf", "file", "lockf(3)/F_SETLKW classic POSIX record lock: per process, --procs only")
+        .procs::<Lockf>(),
     entry::<LostWake>(
         "lost-wake",
         "test",
         "TEST ONLY: hands the lock to a sleeper and never wakes it (proves the stall watchdog)",
     )
     .test_only(),
-    entry::<NoLock>(
-        "noop",
-        "baseline",
-        "no lock at all: measures the harness itself (one worker only)",
-    )
-    .procs::<NoLock>(),
+    entry::<NoLock>("noop", "baseline", "no lock at all: measures the harness itself (one worker only)")
+        .procs::<NoLock>(),
 ];
 
 /// Looks a lock up by CLI name.
@@ -230,12 +192,7 @@ pub fn names() -> String {
 
 /// The names of the locks with a capability, comma separated.
 pub fn names_with(has: impl Fn(&Caps) -> bool) -> String {
-    LOCKS
-        .iter()
-        .filter(|e| has(&e.caps))
-        .map(|e| e.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    LOCKS.iter().filter(|e| has(&e.caps)).map(|e| e.name).collect::<Vec<_>>().join(", ")
 }
 
 /// Parses a lock name (clap value parser), listing the known ones on error.
@@ -252,18 +209,9 @@ mod tests {
     #[test]
     fn names_are_unique_and_parse() {
         for (i, e) in LOCKS.iter().enumerate() {
-            assert!(
-                LOCKS[i + 1..].iter().all(|o| o.name != e.name),
-                "{} twice",
-                e.name
-            );
+            assert!(LOCKS[i + 1..].iter().all(|o| o.name != e.name), "{} twice", e.name);
             assert_eq!(parse_lock(e.name), Ok(e.name));
-            assert_eq!(
-                e.try_check.is_some(),
-                e.caps.try_lock,
-                "{}: try capability",
-                e.name
-            );
+            assert_eq!(e.try_check.is_some(), e.caps.try_lock, "{}: try capability", e.name);
         }
         assert!(parse_lock("nope").unwrap_err().contains("known locks: seed"));
     }

@@ -159,41 +159,24 @@ impl LockSpec {
         if needs_file && mode == Mode::Threads {
             limits.check_files(u64::from(most)).map_err(err)?;
         }
-        let lock_dir = args
-            .lock_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_LOCK_DIR));
+        let lock_dir = args.lock_dir.clone().unwrap_or_else(|| PathBuf::from(DEFAULT_LOCK_DIR));
         if needs_file {
             probe_lock_dir(&lock_dir).map_err(err)?;
         }
         let precision = args.repeat.precision.is_some();
-        let duration = args.duration.unwrap_or(if precision {
-            PRECISION_WINDOW
-        } else {
-            DEFAULT_WINDOW
-        });
-        let warmup = args.warmup.unwrap_or(if precision {
-            PRECISION_WARMUP
-        } else {
-            DEFAULT_WARMUP
-        });
+        let duration = args.duration.unwrap_or(if precision { PRECISION_WINDOW } else { DEFAULT_WINDOW });
+        let warmup = args.warmup.unwrap_or(if precision { PRECISION_WARMUP } else { DEFAULT_WARMUP });
         if let Some(after) = args.kill_holder_after {
             if mode != Mode::Processes {
-                return Err(err(
-                    "--kill-holder-after kills a worker process inside its critical section; \
-                     it needs --procs (killing a thread would kill contend)",
-                ));
+                return Err(err("--kill-holder-after kills a worker process inside its critical section; \
+                     it needs --procs (killing a thread would kill contend)"));
             }
             if after.is_zero() || after >= duration {
-                return Err(err(
-                    "--kill-holder-after must be above 0 and shorter than --duration",
-                ));
+                return Err(err("--kill-holder-after must be above 0 and shorter than --duration"));
             }
         }
         if args.stall_timeout.is_some_and(|d| d.is_zero()) {
-            return Err(err(
-                "--stall-timeout must be longer than 0 (e.g. --stall-timeout 10s)",
-            ));
+            return Err(err("--stall-timeout must be longer than 0 (e.g. --stall-timeout 10s)"));
         }
         if duration.is_zero() {
             return Err(err("--duration must be longer than 0 (e.g. --duration 2s)"));
@@ -241,11 +224,7 @@ impl LockSpec {
             return Err(err(format!(
                 "the sweep has {n} points (the product of the lists{}); at most {MAX_POINTS}: \
                  narrow the lists",
-                if spec.replicate > 1 {
-                    " and --replicate"
-                } else {
-                    ""
-                }
+                if spec.replicate > 1 { " and --replicate" } else { "" }
             )));
         }
         Ok(spec)
@@ -274,19 +253,13 @@ impl LockSpec {
         };
         for &lock in &self.locks {
             let caps = registry::find(lock).map(|e| e.caps);
-            let spins = axis(
-                caps.is_some_and(|c| c.spin),
-                &self.spins,
-                locks::LockConfig::DEFAULT_SPIN,
-            );
+            let spins = axis(caps.is_some_and(|c| c.spin), &self.spins, locks::LockConfig::DEFAULT_SPIN);
             let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One);
             for &workers in &self.workers {
                 for &spinners in &policies {
                     for &spin in &spins {
-                        for (&(hold, idle), &replica) in self
-                            .work
-                            .iter()
-                            .flat_map(|w| replicas.iter().map(move |r| (w, r)))
+                        for (&(hold, idle), &replica) in
+                            self.work.iter().flat_map(|w| replicas.iter().map(move |r| (w, r)))
                         {
                             points.push(Point {
                                 lock,
@@ -343,10 +316,7 @@ pub fn probe_lock_dir(dir: &std::path::Path) -> Result<(), String> {
     }
     let template = dir.join(format!("{}probe-XXXXXX", crate::session::resources::DIR_PREFIX));
     let probe = nix::unistd::mkdtemp(&template).map_err(|e| {
-        format!(
-            "--lock-dir {}: cannot create the run's private directory there ({e})",
-            dir.display()
-        )
+        format!("--lock-dir {}: cannot create the run's private directory there ({e})", dir.display())
     })?;
     let _ = std::fs::remove_dir(probe);
     Ok(())

@@ -72,12 +72,7 @@ impl LockSession {
                 false => None,
             },
         };
-        Ok(Self {
-            ctx,
-            futex,
-            _resources: resources,
-            cpus: cpus_online(),
-        })
+        Ok(Self { ctx, futex, _resources: resources, cpus: cpus_online() })
     }
 
     /// Whether points get a separate counting run.
@@ -91,9 +86,9 @@ impl LockSession {
         let entry = registry::find(point.lock).ok_or_else(|| anyhow!("lock `{}` vanished", point.lock))?;
         let run = match point.mode {
             Mode::Threads => entry.run,
-            Mode::Processes => entry
-                .run_procs
-                .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
+            Mode::Processes => {
+                entry.run_procs.ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?
+            }
         };
         match purpose {
             Purpose::Measure => run(point, &self.ctx),
@@ -165,10 +160,7 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     let bar = progress_bar(spec.progress, planned, per_run);
     let (results, interrupted) = session.run_points(&points, &spec.repeat, &bar, &mut warnings)?;
     bar.finish_and_clear();
-    warnings.extend(notes::screening(
-        results.iter().map(|r| r.rejected()),
-        spec.repeat.max_steal_pct,
-    ));
+    warnings.extend(notes::screening(results.iter().map(|r| r.rejected()), spec.repeat.max_steal_pct));
     if let Some(sig) = interrupted {
         warnings.push(notes::interrupted(
             sig,
@@ -177,11 +169,7 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
             "; the last run was cut short (its rates still divide by the time it really ran)",
         ));
     }
-    Ok(SweepOutcome {
-        results,
-        warnings,
-        interrupted,
-    })
+    Ok(SweepOutcome { results, warnings, interrupted })
 }
 
 /// The runs a sweep plans before precision adds any: every point's

@@ -136,12 +136,9 @@ fn cpu_list(s: &str) -> Result<List<usize>, String> {
 /// `N` or `A,B`.
 fn parse_priorities(text: &str) -> Result<(i32, Option<i32>), String> {
     let number = |t: &str| {
-        t.trim().parse::<i32>().map_err(|_| {
-            format!(
-                "`{}` is not a priority (expected a whole number, or A,B)",
-                t.trim()
-            )
-        })
+        t.trim()
+            .parse::<i32>()
+            .map_err(|_| format!("`{}` is not a priority (expected a whole number, or A,B)", t.trim()))
     };
     match text.split_once(',') {
         None => Ok((number(text)?, None)),

@@ -44,9 +44,7 @@ impl Affinity {
             "cross" => Ok(Affinity::Cross),
             "none" => Ok(Affinity::None),
             "spread" => Ok(Affinity::Spread),
-            other => Err(format!(
-                "unknown affinity `{other}` (expected same, cross, none or spread)"
-            )),
+            other => Err(format!("unknown affinity `{other}` (expected same, cross, none or spread)")),
         }
     }
 }
@@ -84,18 +82,9 @@ pub fn plan(affinity: Affinity, cpus: &[usize], pairs: usize) -> Result<Vec<Plac
     Ok((0..pairs)
         .map(|i| match affinity {
             Affinity::Same => Placement { a: one(i), b: one(i) },
-            Affinity::Cross => Placement {
-                a: one(2 * i),
-                b: one(2 * i + 1),
-            },
-            Affinity::Spread => Placement {
-                a: one(i),
-                b: one(i + m.div_ceil(2)),
-            },
-            Affinity::None => Placement {
-                a: cpus.to_vec(),
-                b: cpus.to_vec(),
-            },
+            Affinity::Cross => Placement { a: one(2 * i), b: one(2 * i + 1) },
+            Affinity::Spread => Placement { a: one(i), b: one(i + m.div_ceil(2)) },
+            Affinity::None => Placement { a: cpus.to_vec(), b: cpus.to_vec() },
         })
         .collect())
 }
@@ -103,9 +92,7 @@ pub fn plan(affinity: Affinity, cpus: &[usize], pairs: usize) -> Result<Vec<Plac
 /// The CPUs this process may run on.
 pub fn allowed_cpus() -> Vec<usize> {
     match sched_getaffinity(Pid::from_raw(0)) {
-        Ok(set) => (0..CpuSet::count())
-            .filter(|&c| set.is_set(c).unwrap_or(false))
-            .collect(),
+        Ok(set) => (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect(),
         Err(_) => Vec::new(),
     }
 }
@@ -127,37 +114,13 @@ mod tests {
     fn every_placement_on_two_cpus() {
         let cpus = [0, 1];
         let same = plan(Affinity::Same, &cpus, 2).unwrap();
-        assert_eq!(
-            same[0],
-            Placement {
-                a: vec![0],
-                b: vec![0]
-            }
-        );
-        assert_eq!(
-            same[1],
-            Placement {
-                a: vec![1],
-                b: vec![1]
-            }
-        );
+        assert_eq!(same[0], Placement { a: vec![0], b: vec![0] });
+        assert_eq!(same[1], Placement { a: vec![1], b: vec![1] });
         let cross = plan(Affinity::Cross, &cpus, 2).unwrap();
         assert!(cross.iter().all(|p| p.a == vec![0] && p.b == vec![1]));
         let spread = plan(Affinity::Spread, &cpus, 2).unwrap();
-        assert_eq!(
-            spread[0],
-            Placement {
-                a: vec![0],
-                b: vec![1]
-            }
-        );
-        assert_eq!(
-            spread[1],
-            Placement {
-                a: vec![1],
-                b: vec![0]
-            }
-        );
+        assert_eq!(spread[0], Placement { a: vec![0], b: vec![1] });
+        assert_eq!(spread[1], Placement { a: vec![1], b: vec![0] });
         let none = plan(Affinity::None, &cpus, 1).unwrap();
         assert_eq!(none[0].a, vec![0, 1]);
         assert_eq!(none[0].label(), "0-1→0-1");

@@ -38,10 +38,7 @@ fn always() -> Result<(), String> {
 const fn both<T: Channel, P: Channel>(name: &'static str, about: &'static str) -> PrimitiveEntry {
     // Checked when the table is built: a primitive that cannot cross
     // processes must not get a process form.
-    assert!(
-        P::PROCESS_SHARED,
-        "process form of a primitive that is not process-shared"
-    );
+    assert!(P::PROCESS_SHARED, "process form of a primitive that is not process-shared");
     PrimitiveEntry {
         name,
         about,
@@ -112,12 +109,7 @@ pub fn parse_primitive(name: &str) -> Result<&'static str, String> {
 
 /// The primitives that run with --procs, comma separated.
 pub fn names_with_procs() -> String {
-    PRIMITIVES
-        .iter()
-        .filter(|p| p.run_procs.is_some())
-        .map(|p| p.name)
-        .collect::<Vec<_>>()
-        .join(", ")
+    PRIMITIVES.iter().filter(|p| p.run_procs.is_some()).map(|p| p.name).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]

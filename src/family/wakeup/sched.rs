@@ -23,11 +23,7 @@ pub struct Sched {
 
 impl Sched {
     /// The default: SCHED_OTHER.
-    pub const OTHER: Sched = Sched {
-        policy: "other",
-        priority: 0,
-        priority_b: 0,
-    };
+    pub const OTHER: Sched = Sched { policy: "other", priority: 0, priority_b: 0 };
 
     /// Validates a policy name and priorities: A's (None: the policy's
     /// default, 50 for the real-time ones, the middle of their range) and
@@ -43,10 +39,7 @@ impl Sched {
 
     /// The policy with B's priority, for side B's threads.
     pub fn side_b(self) -> Sched {
-        Sched {
-            priority: self.priority_b,
-            ..self
-        }
+        Sched { priority: self.priority_b, ..self }
     }
 
     /// "50", or "50/51" when the sides differ.
@@ -77,15 +70,9 @@ impl Sched {
             (_, Some(n)) => n,
         };
         if !(lo..=hi).contains(&priority) {
-            return Err(format!(
-                "--priority {priority} is outside {lo}..={hi} for --policy {name}"
-            ));
+            return Err(format!("--priority {priority} is outside {lo}..={hi} for --policy {name}"));
         }
-        Ok(Sched {
-            policy: name,
-            priority,
-            priority_b: priority,
-        })
+        Ok(Sched { policy: name, priority, priority_b: priority })
     }
 
     fn raw(self) -> Policy {
@@ -118,10 +105,7 @@ impl Sched {
             return Ok(());
         }
         // The higher of the two priorities is the one a limit refuses.
-        let highest = Sched {
-            priority: self.priority.max(self.priority_b),
-            ..self
-        };
+        let highest = Sched { priority: self.priority.max(self.priority_b), ..self };
         let tried = std::thread::spawn(move || highest.apply())
             .join()
             .map_err(|_| "the scheduling probe thread panicked".to_string())?;
@@ -138,11 +122,7 @@ impl Sched {
                     highest.priority
                 )
             } else {
-                format!(
-                    "setting --policy {} --priority {}: {e}",
-                    self.policy,
-                    self.priorities()
-                )
+                format!("setting --policy {} --priority {}: {e}", self.policy, self.priorities())
             }
         })
     }
@@ -189,15 +169,9 @@ mod tests {
         assert_eq!(Sched::new("other", None, None).unwrap(), Sched::OTHER);
         assert_eq!(Sched::new("fifo", None, None).unwrap().priority, 50);
         assert_eq!(Sched::new("rr", Some(99), None).unwrap().priority, 99);
-        assert!(Sched::new("fifo", Some(0), None)
-            .unwrap_err()
-            .contains("outside 1..=99"));
-        assert!(Sched::new("other", Some(5), None)
-            .unwrap_err()
-            .contains("needs --policy fifo"));
-        assert!(Sched::new("batch", None, None)
-            .unwrap_err()
-            .contains("unknown --policy"));
+        assert!(Sched::new("fifo", Some(0), None).unwrap_err().contains("outside 1..=99"));
+        assert!(Sched::new("other", Some(5), None).unwrap_err().contains("needs --policy fifo"));
+        assert!(Sched::new("batch", None, None).unwrap_err().contains("unknown --policy"));
         assert!(Sched::OTHER.probe().is_ok());
         // Per side: B one level above A, as semtest runs its replier.
         let s = Sched::new("fifo", Some(50), Some(51)).unwrap();

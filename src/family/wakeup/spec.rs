@@ -126,11 +126,7 @@ impl WakeupSpec {
         names.dedup();
         let mut affinities = args.affinity.0.clone();
         affinities.dedup();
-        let mode = if args.procs {
-            Mode::Processes
-        } else {
-            Mode::Threads
-        };
+        let mode = if args.procs { Mode::Processes } else { Mode::Threads };
         for name in &names {
             let entry = primitives::find(name).expect("parsed names are registered");
             (entry.available)().map_err(|why| err(format!("primitive `{name}` cannot run here: {why}")))?;
@@ -175,12 +171,9 @@ impl WakeupSpec {
             (None, Some(d)) => Length::Duration(d.as_nanos() as u64),
             (None, None) => Length::Iterations(DEFAULT_ITERATIONS),
         };
-        let sched = Sched::new(
-            &args.policy,
-            args.priority.map(|(a, _)| a),
-            args.priority.and_then(|(_, b)| b),
-        )
-        .map_err(err)?;
+        let sched =
+            Sched::new(&args.policy, args.priority.map(|(a, _)| a), args.priority.and_then(|(_, b)| b))
+                .map_err(err)?;
         sched.probe().map_err(err)?;
         if args.mlock {
             crate::family::wakeup::sched::can_lock_memory().map_err(err)?;
@@ -189,9 +182,7 @@ impl WakeupSpec {
             return Err(err("--stall-timeout must be longer than 0"));
         }
         if args.histogram == Some(0) {
-            return Err(err(
-                "--histogram's bucket width must be above 0 (e.g. --histogram 1us)",
-            ));
+            return Err(err("--histogram's bucket width must be above 0 (e.g. --histogram 1us)"));
         }
         let stall_timeout_ns = args.stall_timeout.map_or_else(
             || 10_000_000_000u64.max(args.interval.saturating_mul(100)),

@@ -47,18 +47,11 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
     if spec.mlock {
         lock_memory().map_err(anyhow::Error::msg)?;
     }
-    let needs_set = spec
-        .primitives
-        .iter()
-        .any(|p| primitives::find(p).is_some_and(|e| e.needs_sem_set));
+    let needs_set = spec.primitives.iter().any(|p| primitives::find(p).is_some_and(|e| e.needs_sem_set));
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
     let mut ctx = WakeupContext {
         futex: inline,
-        sysv_set: if needs_set {
-            Some(resources.sem_set()?)
-        } else {
-            None
-        },
+        sysv_set: if needs_set { Some(resources.sem_set()?) } else { None },
         tracer: match spec.trace {
             Some(t) => Some(Tracer::open(t).map_err(anyhow::Error::msg)?),
             None => None,
@@ -77,19 +70,11 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
     };
     let trace = ctx.tracer.as_mut().map(|t| {
         t.restore(stopped);
-        TraceReport {
-            tracefs: t.root().display().to_string(),
-            tagged: 0,
-            stopped,
-        }
+        TraceReport { tracefs: t.root().display().to_string(), tagged: 0, stopped }
     });
     let (results, interrupted) = outcome?;
     let trace = trace.map(|mut t| {
-        t.tagged = results
-            .iter()
-            .flat_map(|r| &r.sample.pairs)
-            .map(|p| p.tagged)
-            .sum();
+        t.tagged = results.iter().flat_map(|r| &r.sample.pairs).map(|p| p.tagged).sum();
         t
     });
     if let Some(sig) = interrupted {
@@ -100,13 +85,7 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
             "; the last one holds what was recorded before the signal",
         ));
     }
-    Ok(WakeupOutcome {
-        results,
-        clock,
-        trace,
-        warnings,
-        interrupted,
-    })
+    Ok(WakeupOutcome { results, clock, trace, warnings, interrupted })
 }
 
 type Points = (Vec<WakeupResult>, Option<Signal>);
@@ -131,9 +110,9 @@ fn run_points(
                 .ok_or_else(|| anyhow!("primitive `{}` vanished", point.primitive))?;
             let run = match point.mode {
                 Mode::Threads => entry.run,
-                Mode::Processes => entry
-                    .run_procs
-                    .ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,
+                Mode::Processes => {
+                    entry.run_procs.ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?
+                }
             };
             if purpose == Purpose::Count {
                 // Open for this run only: dropping them switches the
@@ -154,10 +133,7 @@ fn run_points(
         let Some(r) = r else { continue };
         results.push(wakeup_result(point, r, warnings));
     }
-    warnings.extend(notes::screening(
-        results.iter().map(WakeupResult::rejected),
-        spec.repeat.max_steal_pct,
-    ));
+    warnings.extend(notes::screening(results.iter().map(WakeupResult::rejected), spec.repeat.max_steal_pct));
     warnings.extend(notes::drift(
         spec.repeat.order == crate::engine::repeat::Order::Interleaved,
         results.iter().map(|r| r.runs.as_slice()),
@@ -170,12 +146,7 @@ fn wakeup_result(point: WakeupPoint, r: Repeated<WakeupSample>, warnings: &mut V
     let sample = WakeupSample::merge(&kept);
     warnings.extend(point_warnings(&point, &sample));
     let p50s: Vec<f64> = kept.iter().map(RunRecord::metric).collect();
-    warnings.extend(crate::measure::warnings::outliers(
-        &point.label(),
-        "p50 ns",
-        &r.stats,
-        &p50s,
-    ));
+    warnings.extend(crate::measure::warnings::outliers(&point.label(), "p50 ns", &r.stats, &p50s));
     WakeupResult::with_sample(point, sample, r)
 }
 

@@ -17,9 +17,7 @@ pub fn parse_count(text: &str) -> Result<u32, String> {
 pub fn parse_percent(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let number = t.strip_suffix('%').unwrap_or(t).trim();
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{t}` is not a percentage (expected e.g. 10%)"))?;
+    let value: f64 = number.parse().map_err(|_| format!("`{t}` is not a percentage (expected e.g. 10%)"))?;
     if !(value > 0.0 && value < 100.0) {
         return Err(format!("`{t}` must be above 0% and below 100%"));
     }

@@ -10,14 +10,10 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<usize>, String> {
     for part in text.split(',') {
         let part = part.trim();
         let number = |s: &str| -> Result<usize, String> {
-            let n: usize = s
-                .trim()
-                .parse()
-                .map_err(|_| format!("`{s}` in CPU list `{text}` is not a CPU number"))?;
+            let n: usize =
+                s.trim().parse().map_err(|_| format!("`{s}` in CPU list `{text}` is not a CPU number"))?;
             if n > MAX_CPU {
-                return Err(format!(
-                    "CPU {n} in `{text}` is beyond any machine (max {MAX_CPU})"
-                ));
+                return Err(format!("CPU {n} in `{text}` is beyond any machine (max {MAX_CPU})"));
             }
             Ok(n)
         };
@@ -47,11 +43,7 @@ pub fn format_cpu_list(cpus: &[usize]) -> String {
         while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
             j += 1;
         }
-        out.push(if i == j {
-            cpus[i].to_string()
-        } else {
-            format!("{}-{}", cpus[i], cpus[j])
-        });
+        out.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
         i = j + 1;
     }
     out.join(",")

@@ -5,14 +5,8 @@
 
 use std::time::Duration;
 
-const UNITS: &[(&str, u64)] = &[
-    ("ns", 1),
-    ("us", 1_000),
-    ("µs", 1_000),
-    ("μs", 1_000),
-    ("ms", 1_000_000),
-    ("s", 1_000_000_000),
-];
+const UNITS: &[(&str, u64)] =
+    &[("ns", 1), ("us", 1_000), ("µs", 1_000), ("μs", 1_000), ("ms", 1_000_000), ("s", 1_000_000_000)];
 
 /// Parses a duration with a unit into nanoseconds. A bare `0` is allowed.
 pub fn parse_nanos(text: &str) -> Result<u64, String> {
@@ -145,27 +139,14 @@ mod tests {
         assert!(parse_nanos("1.2.3us").unwrap_err().contains("not a number"));
         assert!(parse_nanos("99999999999999999999s").is_err());
         assert!(parse_nanos("18446744074s").unwrap_err().contains("too long"));
-        assert!(parse_nanos("18446744073s")
-            .unwrap_err()
-            .contains("longer than a week"));
+        assert!(parse_nanos("18446744073s").unwrap_err().contains("longer than a week"));
         assert_eq!(parse_nanos("604800s"), Ok(LONGEST_NS));
         assert!(parse_nanos("604800.000000001s").is_err());
     }
 
     #[test]
     fn formatting_round_trips() {
-        for ns in [
-            0,
-            1,
-            100,
-            999,
-            1_000,
-            2_500,
-            1_000_000,
-            1_500_000,
-            3_000_000_000,
-            1_234,
-        ] {
+        for ns in [0, 1, 100, 999, 1_000, 2_500, 1_000_000, 1_500_000, 3_000_000_000, 1_234] {
             let text = format_nanos(ns);
             assert_eq!(parse_nanos(&text), Ok(ns), "{ns} -> {text}");
         }

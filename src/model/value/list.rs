@@ -64,12 +64,8 @@ mod tests {
 
     #[test]
     fn empty_and_bad_elements_are_refused() {
-        assert!(parse_list("1,,2", parse_count)
-            .unwrap_err()
-            .contains("empty element"));
-        assert!(parse_list("1,", parse_count)
-            .unwrap_err()
-            .contains("empty element"));
+        assert!(parse_list("1,,2", parse_count).unwrap_err().contains("empty element"));
+        assert!(parse_list("1,", parse_count).unwrap_err().contains("empty element"));
         assert!(parse_list("", parse_count).is_err());
         assert!(parse_list("1,x", parse_count).unwrap_err().contains("`x`"));
     }

@@ -27,9 +27,7 @@ fn bytes(text: &str) -> Result<usize, String> {
         Ok(0) => Err(format!("block size `{t}` must be at least 1 byte")),
         Ok(n) if n.checked_mul(scale).is_some_and(|b| b <= 1 << 30) => Ok(n * scale),
         Ok(_) => Err(format!("block size `{t}` is above 1 GiB")),
-        Err(_) => Err(format!(
-            "`{t}` is not a size in bytes (e.g. 64, 4k, 16-4096, 16-4096:log)"
-        )),
+        Err(_) => Err(format!("`{t}` is not a size in bytes (e.g. 64, 4k, 16-4096, 16-4096:log)")),
     }
 }
 
@@ -45,11 +43,7 @@ pub fn parse_sizes(text: &str) -> Result<Sizes, String> {
         if lo > hi {
             return Err(format!("size range `{t}` runs backwards"));
         }
-        return Ok(if log {
-            Sizes::LogUniform(lo, hi)
-        } else {
-            Sizes::Uniform(lo, hi)
-        });
+        return Ok(if log { Sizes::LogUniform(lo, hi) } else { Sizes::Uniform(lo, hi) });
     }
     if log {
         return Err(format!("`:log` applies to a range like 16-4096:log, not `{t}`"));
@@ -60,11 +54,7 @@ pub fn parse_sizes(text: &str) -> Result<Sizes, String> {
 impl fmt::Display for Sizes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Sizes::List(v) => write!(
-                f,
-                "{}",
-                v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
-            ),
+            Sizes::List(v) => write!(f, "{}", v.iter().map(usize::to_string).collect::<Vec<_>>().join(",")),
             Sizes::Uniform(lo, hi) => write!(f, "{lo}-{hi}"),
             Sizes::LogUniform(lo, hi) => write!(f, "{lo}-{hi}:log"),
         }
@@ -92,11 +82,7 @@ pub struct SizeStream<'a> {
 impl<'a> SizeStream<'a> {
     /// A stream seeded by `seed` (the worker's index).
     pub fn new(sizes: &'a Sizes, seed: u64) -> Self {
-        Self {
-            sizes,
-            state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
-            next_index: seed as usize,
-        }
+        Self { sizes, state: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1, next_index: seed as usize }
     }
 
     fn random(&mut self) -> u64 {
@@ -143,11 +129,7 @@ mod tests {
 
     #[test]
     fn streams_stay_in_range() {
-        for sizes in [
-            Sizes::Uniform(16, 100),
-            Sizes::LogUniform(16, 4096),
-            Sizes::List(vec![8, 9]),
-        ] {
+        for sizes in [Sizes::Uniform(16, 100), Sizes::LogUniform(16, 4096), Sizes::List(vec![8, 9])] {
             let mut s = SizeStream::new(&sizes, 3);
             for _ in 0..10_000 {
                 let n = s.next_size();

@@ -41,9 +41,7 @@ pub fn parse_spinners(text: &str) -> Result<SpinPolicy, String> {
         "none" => Ok(SpinPolicy::None),
         "one" => Ok(SpinPolicy::One),
         "many" => Ok(SpinPolicy::Many),
-        other => Err(format!(
-            "unknown spinner policy `{other}` (expected none, one or many)"
-        )),
+        other => Err(format!("unknown spinner policy `{other}` (expected none, one or many)")),
     }
 }
 

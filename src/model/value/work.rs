@@ -31,17 +31,11 @@ pub struct Work {
 
 impl Work {
     /// No work.
-    pub const NONE: Work = Work {
-        mode: WorkMode::Busy,
-        ns: 0,
-    };
+    pub const NONE: Work = Work { mode: WorkMode::Busy, ns: 0 };
 
     /// Busy work of `ns` nanoseconds.
     pub fn busy(ns: u64) -> Self {
-        Work {
-            mode: WorkMode::Busy,
-            ns,
-        }
+        Work { mode: WorkMode::Busy, ns }
     }
 
     /// A hold longer than this (ns) was not just clock-read jitter: the thread
@@ -115,10 +109,7 @@ pub fn parse_work(text: &str) -> Result<Work, String> {
             ))
         }
     };
-    Ok(Work {
-        mode,
-        ns: parse_nanos(rest)?,
-    })
+    Ok(Work { mode, ns: parse_nanos(rest)? })
 }
 
 #[cfg(test)]
@@ -129,13 +120,7 @@ mod tests {
     fn modes_parse() {
         assert_eq!(parse_work("1us"), Ok(Work::busy(1_000)));
         assert_eq!(parse_work("busy:2.5us"), Ok(Work::busy(2_500)));
-        assert_eq!(
-            parse_work("sleep:50us"),
-            Ok(Work {
-                mode: WorkMode::Sleep,
-                ns: 50_000
-            })
-        );
+        assert_eq!(parse_work("sleep:50us"), Ok(Work { mode: WorkMode::Sleep, ns: 50_000 }));
         assert_eq!(parse_work("0"), Ok(Work::NONE));
         let sleep0 = parse_work("sleep:0").unwrap();
         assert_eq!((sleep0.mode, sleep0.ns), (WorkMode::Sleep, 0));

@@ -25,9 +25,7 @@ struct ClhNode {
 }
 
 fn new_node(locked: bool) -> *mut ClhNode {
-    Box::into_raw(Box::new(ClhNode {
-        locked: AtomicBool::new(locked),
-    }))
+    Box::into_raw(Box::new(ClhNode { locked: AtomicBool::new(locked) }))
 }
 
 /// A thread's handle: the node it will enqueue next and, while it holds the
@@ -40,10 +38,7 @@ pub struct ClhHandle {
 
 impl Default for ClhHandle {
     fn default() -> Self {
-        Self {
-            mine: Cell::new(new_node(false)),
-            pred: Cell::new(std::ptr::null_mut()),
-        }
+        Self { mine: Cell::new(new_node(false)), pred: Cell::new(std::ptr::null_mut()) }
     }
 }
 
@@ -75,15 +70,10 @@ impl Drop for Clh {
 // successor because `tail` is swapped atomically.
 unsafe impl RawLock for Clh {
     type Node = ClhHandle;
-    const CAPS: Caps = Caps {
-        counters: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps { counters: true, ..Caps::PLAIN };
 
     fn new(_config: &LockConfig) -> Self {
-        Self {
-            tail: AtomicPtr::new(new_node(false)),
-        }
+        Self { tail: AtomicPtr::new(new_node(false)) }
     }
 
     #[inline]

@@ -45,10 +45,7 @@ unsafe impl<K: FileLockKind> RawLock for FileLock<K> {
     }
 
     fn try_new(config: &LockConfig) -> Result<Self, String> {
-        Ok(Self {
-            path: Self::path_from(config)?,
-            kind: PhantomData,
-        })
+        Ok(Self { path: Self::path_from(config)?, kind: PhantomData })
     }
 
     #[inline]
@@ -74,10 +71,5 @@ unsafe impl<K: FileLockKind> TryLock for FileLock<K> {
 unsafe impl<K: FileLockKind> crate::ProcessShared for FileLock<K> {}
 
 /// The capabilities every file lock shares.
-pub(crate) const FILE_CAPS: Caps = Caps {
-    try_lock: true,
-    process_shared: true,
-    needs_file: true,
-    released_on_death: true,
-    ..Caps::PLAIN
-};
+pub(crate) const FILE_CAPS: Caps =
+    Caps { try_lock: true, process_shared: true, needs_file: true, released_on_death: true, ..Caps::PLAIN };

@@ -70,11 +70,7 @@ unsafe impl<F: Futex> RawLock for FutexMutex<F> {
     const CAPS: Caps = Caps::OWN_WORD_SPIN;
 
     fn new(config: &LockConfig) -> Self {
-        Self {
-            word: AtomicU32::new(UNLOCKED),
-            spin: config.spin.max(1),
-            futex: PhantomData,
-        }
+        Self { word: AtomicU32::new(UNLOCKED), spin: config.spin.max(1), futex: PhantomData }
     }
 
     fn state_word(&self) -> Option<u32> {

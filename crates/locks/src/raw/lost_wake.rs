@@ -31,10 +31,7 @@ pub struct LostWake {
 // acquirer and back to 0 only by the owner); what it loses is liveness.
 unsafe impl RawLock for LostWake {
     type Node = ();
-    const CAPS: Caps = Caps {
-        counters: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps { counters: true, ..Caps::PLAIN };
 
     fn new(_config: &LockConfig) -> Self {
         Self::default()

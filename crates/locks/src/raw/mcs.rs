@@ -32,10 +32,7 @@ pub struct McsNode {
 
 impl Default for McsNode {
     fn default() -> Self {
-        Self {
-            next: AtomicPtr::new(ptr::null_mut()),
-            locked: AtomicBool::new(false),
-        }
+        Self { next: AtomicPtr::new(ptr::null_mut()), locked: AtomicBool::new(false) }
     }
 }
 
@@ -58,16 +55,10 @@ impl Mcs {
 // each holder hands it to exactly one successor or resets `tail` to null.
 unsafe impl RawLock for Mcs {
     type Node = McsNode;
-    const CAPS: Caps = Caps {
-        try_lock: true,
-        counters: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps { try_lock: true, counters: true, ..Caps::PLAIN };
 
     fn new(_config: &LockConfig) -> Self {
-        Self {
-            tail: AtomicPtr::new(ptr::null_mut()),
-        }
+        Self { tail: AtomicPtr::new(ptr::null_mut()) }
     }
 
     #[inline]
@@ -92,11 +83,7 @@ unsafe impl RawLock for Mcs {
         let me = node as *const McsNode as *mut McsNode;
         let mut succ = node.next.load(Ordering::Acquire);
         if succ.is_null() {
-            if self
-                .tail
-                .compare_exchange(me, ptr::null_mut(), Ordering::Release, Ordering::Relaxed)
-                .is_ok()
-            {
+            if self.tail.compare_exchange(me, ptr::null_mut(), Ordering::Release, Ordering::Relaxed).is_ok() {
                 return;
             }
             // A successor swapped itself in but has not linked yet.
@@ -120,8 +107,6 @@ unsafe impl TryLock for Mcs {
     #[inline]
     fn try_lock(&self, node: &McsNode, _stats: &mut LockStats) -> bool {
         let me = Self::enqueue_prepare(node);
-        self.tail
-            .compare_exchange(ptr::null_mut(), me, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        self.tail.compare_exchange(ptr::null_mut(), me, Ordering::Acquire, Ordering::Relaxed).is_ok()
     }
 }

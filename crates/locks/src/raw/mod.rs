@@ -135,18 +135,10 @@ impl Caps {
 
     /// A lock on its own word in user space that contend wrote: it
     /// offers try-lock, works across processes, and fills [`LockStats`].
-    pub const OWN_WORD: Caps = Caps {
-        try_lock: true,
-        process_shared: true,
-        counters: true,
-        ..Caps::PLAIN
-    };
+    pub const OWN_WORD: Caps = Caps { try_lock: true, process_shared: true, counters: true, ..Caps::PLAIN };
 
     /// [`Caps::OWN_WORD`] with a spin budget (`--spin`).
-    pub const OWN_WORD_SPIN: Caps = Caps {
-        spin: true,
-        ..Caps::OWN_WORD
-    };
+    pub const OWN_WORD_SPIN: Caps = Caps { spin: true, ..Caps::OWN_WORD };
 }
 
 /// Which waiters spin before sleeping: the three policies of the FUTEX_LOCK

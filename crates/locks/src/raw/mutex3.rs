@@ -13,8 +13,7 @@ pub(crate) const CONTENDED: u32 = 2;
 /// CAS 0 -> 1: the fast path.
 #[inline]
 pub(crate) fn try_acquire(word: &AtomicU32) -> bool {
-    word.compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
-        .is_ok()
+    word.compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed).is_ok()
 }
 
 /// Marks the lock contended and sleeps until the exchange finds it free.

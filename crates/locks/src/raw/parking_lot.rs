@@ -28,15 +28,10 @@ pub struct ParkingLot {
 // release ordering, which is ours.
 unsafe impl RawLock for ParkingLot {
     type Node = ();
-    const CAPS: Caps = Caps {
-        try_lock: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps { try_lock: true, ..Caps::PLAIN };
 
     fn new(_config: &LockConfig) -> Self {
-        Self {
-            inner: parking_lot::RawMutex::INIT,
-        }
+        Self { inner: parking_lot::RawMutex::INIT }
     }
 
     #[inline]

@@ -42,9 +42,7 @@ impl<const SHARED: bool> PiFutex<SHARED> {
 
     #[inline]
     fn fast_lock(&self, me: u32) -> bool {
-        self.word
-            .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        self.word.compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed).is_ok()
     }
 }
 
@@ -56,9 +54,7 @@ unsafe impl<const SHARED: bool> RawLock for PiFutex<SHARED> {
     const CAPS: Caps = Caps::OWN_WORD;
 
     fn new(_config: &LockConfig) -> Self {
-        Self {
-            word: AtomicU32::new(0),
-        }
+        Self { word: AtomicU32::new(0) }
     }
 
     fn state_word(&self) -> Option<u32> {
@@ -79,11 +75,7 @@ unsafe impl<const SHARED: bool> RawLock for PiFutex<SHARED> {
     #[inline]
     unsafe fn unlock(&self, _node: &(), stats: &mut LockStats) {
         let me = tid::current();
-        if self
-            .word
-            .compare_exchange(me, 0, Ordering::Release, Ordering::Relaxed)
-            .is_err()
-        {
+        if self.word.compare_exchange(me, 0, Ordering::Release, Ordering::Relaxed).is_err() {
             // FUTEX_WAITERS is set: the kernel picks the next owner.
             stats.wakes += 1;
             futex_pi::unlock_pi(&self.word, SHARED);

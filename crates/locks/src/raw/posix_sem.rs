@@ -32,16 +32,10 @@ unsafe impl crate::ProcessShared for SharedPosixSem {}
 // sem_wait/sem_post are full memory barriers in glibc.
 unsafe impl<const SHARED: bool> RawLock for PosixSem<SHARED> {
     type Node = ();
-    const CAPS: Caps = Caps {
-        try_lock: true,
-        process_shared: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps { try_lock: true, process_shared: true, ..Caps::PLAIN };
 
     fn new(_config: &LockConfig) -> Self {
-        Self {
-            sem: Semaphore::new(1, SHARED),
-        }
+        Self { sem: Semaphore::new(1, SHARED) }
     }
 
     #[inline]

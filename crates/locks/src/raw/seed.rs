@@ -46,11 +46,7 @@ unsafe impl<F: Futex> RawLock for Seed<F> {
     const CAPS: Caps = Caps::OWN_WORD_SPIN;
 
     fn new(config: &LockConfig) -> Self {
-        Self {
-            word: AtomicU32::new(AVAILABLE),
-            spin: config.spin.max(1),
-            futex: PhantomData,
-        }
+        Self { word: AtomicU32::new(AVAILABLE), spin: config.spin.max(1), futex: PhantomData }
     }
 
     fn state_word(&self) -> Option<u32> {
@@ -77,11 +73,7 @@ unsafe impl<F: Futex> RawLock for Seed<F> {
 
     #[inline]
     unsafe fn unlock(&self, _node: &(), stats: &mut LockStats) {
-        if self
-            .word
-            .compare_exchange(BLOCKED, AVAILABLE, Ordering::Release, Ordering::Relaxed)
-            .is_ok()
-        {
+        if self.word.compare_exchange(BLOCKED, AVAILABLE, Ordering::Release, Ordering::Relaxed).is_ok() {
             stats.wakes += 1;
             F::wake(&self.word, 1);
         }
@@ -92,9 +84,7 @@ unsafe impl<F: Futex> RawLock for Seed<F> {
 unsafe impl<F: Futex> TryLock for Seed<F> {
     #[inline]
     fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
-        self.word
-            .compare_exchange(AVAILABLE, BLOCKED, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
+        self.word.compare_exchange(AVAILABLE, BLOCKED, Ordering::Acquire, Ordering::Relaxed).is_ok()
     }
 }
 

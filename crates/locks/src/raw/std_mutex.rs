@@ -47,10 +47,7 @@ impl StdMutex {
 // the guard exists exactly from `lock` to `unlock`.
 unsafe impl RawLock for StdMutex {
     type Node = GuardSlot;
-    const CAPS: Caps = Caps {
-        try_lock: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps = Caps { try_lock: true, ..Caps::PLAIN };
 
     fn new(_config: &LockConfig) -> Self {
         Self::default()

@@ -41,25 +41,17 @@ pub fn index_for(file_name: &[u8], size: u16) -> u16 {
 // semop is a syscall, a full barrier.
 unsafe impl RawLock for SysvSem {
     type Node = ();
-    const CAPS: Caps = Caps {
-        try_lock: true,
-        process_shared: true,
-        needs_file: true,
-        needs_sem_set: true,
-        ..Caps::PLAIN
-    };
+    const CAPS: Caps =
+        Caps { try_lock: true, process_shared: true, needs_file: true, needs_sem_set: true, ..Caps::PLAIN };
 
     fn new(config: &LockConfig) -> Self {
         Self::try_new(config).unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn try_new(config: &LockConfig) -> Result<Self, String> {
-        let (id, size) = config
-            .sysv_set
-            .ok_or("sysv needs the run's semaphore set (LockConfig::sysv_set)")?;
-        let file = config
-            .lock_file
-            .ok_or("sysv needs the run's lock file (LockConfig::lock_file)")?;
+        let (id, size) =
+            config.sysv_set.ok_or("sysv needs the run's semaphore set (LockConfig::sysv_set)")?;
+        let file = config.lock_file.ok_or("sysv needs the run's lock file (LockConfig::lock_file)")?;
         let index = index_for(file.file_name(), size);
         Sem::init(id, index, 1)
             .map(|sem| Self { sem })

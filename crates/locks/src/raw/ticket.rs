@@ -60,12 +60,7 @@ unsafe impl TryLock for Ticket {
     fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
         let serving = self.serving.load(Ordering::Acquire);
         self.next
-            .compare_exchange(
-                serving,
-                serving.wrapping_add(1),
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            )
+            .compare_exchange(serving, serving.wrapping_add(1), Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
 }

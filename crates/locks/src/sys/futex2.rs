@@ -68,11 +68,7 @@ fn wait(word: &AtomicU32, expected: u32, flags: libc::c_uint) -> WaitOutcome {
 fn wake(word: &AtomicU32, n: u32, flags: libc::c_uint) -> u32 {
     // SAFETY: as in `wait`; the address is only used as a key.
     let r = unsafe { libc::syscall(SYS_FUTEX_WAKE, word.as_ptr(), MASK, n as libc::c_int, flags) };
-    assert!(
-        r >= 0,
-        "futex_wake(2) failed: {}",
-        std::io::Error::last_os_error()
-    );
+    assert!(r >= 0, "futex_wake(2) failed: {}", std::io::Error::last_os_error());
     r as u32
 }
 

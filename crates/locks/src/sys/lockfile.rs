@@ -79,11 +79,7 @@ impl FileNode {
             // SAFETY: a NUL-terminated path; O_CLOEXEC keeps it out of
             // anything exec'd.
             let fd = unsafe { libc::open(path.as_c_str().as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-            assert!(
-                fd >= 0,
-                "opening the lock file {path:?} failed: {}",
-                io::Error::last_os_error()
-            );
+            assert!(fd >= 0, "opening the lock file {path:?} failed: {}", io::Error::last_os_error());
             self.fd.set(fd);
         }
         self.fd.get()

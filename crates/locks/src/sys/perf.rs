@@ -73,11 +73,7 @@ impl TracepointCounter {
         // SAFETY: reading 8 bytes into a u64 we own; with no read_format
         // flags the kernel returns exactly one u64.
         let n = unsafe {
-            libc::read(
-                self.fd.as_raw_fd(),
-                (&mut value as *mut u64).cast(),
-                std::mem::size_of::<u64>(),
-            )
+            libc::read(self.fd.as_raw_fd(), (&mut value as *mut u64).cast(), std::mem::size_of::<u64>())
         };
         if n != std::mem::size_of::<u64>() as isize {
             return Err(io::Error::last_os_error());

@@ -20,9 +20,7 @@ impl Semaphore {
         // SAFETY: sem_t is plain data for which all-zero is a valid bit
         // pattern; sem_init initialises it below.
         let zeroed = unsafe { std::mem::zeroed::<libc::sem_t>() };
-        let sem = Self {
-            raw: UnsafeCell::new(zeroed),
-        };
+        let sem = Self { raw: UnsafeCell::new(zeroed) };
         // SAFETY: the semaphore is not yet in use.
         let r = unsafe { libc::sem_init(sem.raw.get(), libc::c_int::from(shared), value) };
         assert_eq!(r, 0, "sem_init failed: {}", std::io::Error::last_os_error());

@@ -49,18 +49,13 @@ fn check(what: &str, r: libc::c_int) {
 impl Mutex {
     /// A mutex of the given kind; `shared` makes it PTHREAD_PROCESS_SHARED.
     pub fn new(kind: Kind, shared: bool) -> Self {
-        let mutex = Self {
-            raw: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER),
-        };
+        let mutex = Self { raw: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER) };
         let mut attr = std::mem::MaybeUninit::<libc::pthread_mutexattr_t>::uninit();
         // SAFETY: attr is initialised by pthread_mutexattr_init before any
         // other use and destroyed after the mutex is initialised; the mutex
         // is not yet in use.
         unsafe {
-            check(
-                "pthread_mutexattr_init",
-                libc::pthread_mutexattr_init(attr.as_mut_ptr()),
-            );
+            check("pthread_mutexattr_init", libc::pthread_mutexattr_init(attr.as_mut_ptr()));
             match kind {
                 Kind::Adaptive => check(
                     "pthread_mutexattr_settype",
@@ -82,10 +77,7 @@ impl Mutex {
                     libc::pthread_mutexattr_setpshared(attr.as_mut_ptr(), libc::PTHREAD_PROCESS_SHARED),
                 );
             }
-            check(
-                "pthread_mutex_init",
-                libc::pthread_mutex_init(mutex.raw.get(), attr.as_ptr()),
-            );
+            check("pthread_mutex_init", libc::pthread_mutex_init(mutex.raw.get(), attr.as_ptr()));
             libc::pthread_mutexattr_destroy(attr.as_mut_ptr());
         }
         mutex

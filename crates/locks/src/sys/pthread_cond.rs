@@ -19,9 +19,7 @@ unsafe impl Sync for Cond {}
 impl Cond {
     /// A condition variable; `shared` makes it PTHREAD_PROCESS_SHARED.
     pub fn new(shared: bool) -> Self {
-        let cond = Self {
-            raw: UnsafeCell::new(libc::PTHREAD_COND_INITIALIZER),
-        };
+        let cond = Self { raw: UnsafeCell::new(libc::PTHREAD_COND_INITIALIZER) };
         let mut attr = std::mem::MaybeUninit::<libc::pthread_condattr_t>::uninit();
         // SAFETY: attr is initialised before use and destroyed after the
         // condition variable is initialised; the condvar is not yet in use.

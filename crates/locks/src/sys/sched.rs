@@ -28,21 +28,14 @@ impl Policy {
     /// real-time ones, 0..=0 for SCHED_OTHER).
     pub fn priority_range(self) -> (i32, i32) {
         // SAFETY: both calls take a policy number and nothing else.
-        unsafe {
-            (
-                libc::sched_get_priority_min(self.raw()),
-                libc::sched_get_priority_max(self.raw()),
-            )
-        }
+        unsafe { (libc::sched_get_priority_min(self.raw()), libc::sched_get_priority_max(self.raw())) }
     }
 }
 
 /// Sets the calling thread's policy and priority (pid 0 in
 /// sched_setscheduler means the calling thread on Linux).
 pub fn set_current_thread(policy: Policy, priority: i32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
+    let param = libc::sched_param { sched_priority: priority };
     // SAFETY: `param` is a valid sched_param for the duration of the call.
     let r = unsafe { libc::sched_setscheduler(0, policy.raw(), &param) };
     if r == 0 {

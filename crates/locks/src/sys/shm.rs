@@ -74,17 +74,10 @@ impl<L, H, S> Arena<L, H, S> {
             base.cast::<L>().write(lock);
             base.add(Self::HEADER_AT).cast::<H>().write(header);
             for i in 0..n {
-                base.add(Self::SLOTS_AT + i * Self::SLOT_STRIDE)
-                    .cast::<S>()
-                    .write(slot(i));
+                base.add(Self::SLOTS_AT + i * Self::SLOT_STRIDE).cast::<S>().write(slot(i));
             }
         }
-        Ok(Self {
-            base,
-            bytes: len,
-            n,
-            parts: PhantomData,
-        })
+        Ok(Self { base, bytes: len, n, parts: PhantomData })
     }
 
     /// The lock.
@@ -130,11 +123,7 @@ impl<H, S> Arena<(), H, S> {
     /// the slots hold must then work across processes, which the caller
     /// checks (see `wake::Channel::PROCESS_SHARED`).
     pub fn plain(shared: bool, header: H, slots: Vec<S>) -> Result<Self, String> {
-        let share = if shared {
-            libc::MAP_SHARED
-        } else {
-            libc::MAP_PRIVATE
-        };
+        let share = if shared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
         let n = slots.len();
         let mut slots = slots.into_iter();
         Self::place(share, (), header, n, |_| slots.next().expect("n slots"))
@@ -161,11 +150,7 @@ impl<L, H, S> Drop for Arena<L, H, S> {
             ptr::drop_in_place(self.base.add(round_up(mem::size_of::<L>())).cast::<H>());
             let slots_at = round_up(mem::size_of::<L>()) + round_up(mem::size_of::<H>());
             for i in 0..self.n {
-                ptr::drop_in_place(
-                    self.base
-                        .add(slots_at + i * round_up(mem::size_of::<S>()))
-                        .cast::<S>(),
-                );
+                ptr::drop_in_place(self.base.add(slots_at + i * round_up(mem::size_of::<S>())).cast::<S>());
             }
             libc::munmap(self.base.cast(), self.bytes.max(1));
         }

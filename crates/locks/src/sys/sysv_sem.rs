@@ -15,13 +15,7 @@ impl SemSet {
     /// Creates a private set of `size` semaphores, all 0.
     pub fn create(size: u16) -> io::Result<Self> {
         // SAFETY: plain syscall wrapper; IPC_PRIVATE always makes a new set.
-        let id = unsafe {
-            libc::semget(
-                libc::IPC_PRIVATE,
-                libc::c_int::from(size),
-                libc::IPC_CREAT | 0o600,
-            )
-        };
+        let id = unsafe { libc::semget(libc::IPC_PRIVATE, libc::c_int::from(size), libc::IPC_CREAT | 0o600) };
         if id < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -50,10 +44,7 @@ impl SemSet {
         }
         // SAFETY: geteuid cannot fail.
         if ds.sem_perm.cuid != unsafe { libc::geteuid() } {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                "created by another user",
-            ));
+            return Err(io::Error::new(io::ErrorKind::PermissionDenied, "created by another user"));
         }
         if ds.sem_nsems != libc::c_ulong::from(nsems) {
             return Err(io::Error::new(
@@ -88,14 +79,7 @@ impl Sem {
     /// Semaphore `index` of set `id`, set to `value`.
     pub fn init(id: i32, index: u16, value: u16) -> io::Result<Self> {
         // SAFETY: SETVAL takes the value as the variadic int argument.
-        let r = unsafe {
-            libc::semctl(
-                id,
-                libc::c_int::from(index),
-                libc::SETVAL,
-                libc::c_int::from(value),
-            )
-        };
+        let r = unsafe { libc::semctl(id, libc::c_int::from(index), libc::SETVAL, libc::c_int::from(value)) };
         if r < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -103,11 +87,7 @@ impl Sem {
     }
 
     fn op(&self, delta: i16, flags: i16) -> io::Result<()> {
-        let mut op = libc::sembuf {
-            sem_num: self.index,
-            sem_op: delta,
-            sem_flg: flags,
-        };
+        let mut op = libc::sembuf { sem_num: self.index, sem_op: delta, sem_flg: flags };
         loop {
             // SAFETY: one valid sembuf on a set we were given.
             if unsafe { libc::semop(self.id, &mut op, 1) } == 0 {

@@ -23,10 +23,7 @@ impl<F: Futex> Channel for FutexChannel<F> {
     const PROCESS_SHARED: bool = true;
 
     fn new(_: &ChannelConfig) -> io::Result<Self> {
-        Ok(Self {
-            word: AtomicU32::new(0),
-            ops: PhantomData,
-        })
+        Ok(Self { word: AtomicU32::new(0), ops: PhantomData })
     }
 
     #[inline]

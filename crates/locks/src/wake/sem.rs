@@ -36,10 +36,7 @@ impl Channel for SysvSemChannel {
 
     fn new(config: &ChannelConfig) -> io::Result<Self> {
         let (id, index) = config.sysv.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a SysV channel needs a semaphore set",
-            )
+            io::Error::new(io::ErrorKind::InvalidInput, "a SysV channel needs a semaphore set")
         })?;
         Sem::init(id, index, 0).map(Self)
     }

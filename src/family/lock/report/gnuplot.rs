@@ -54,11 +54,7 @@ pub fn render(results: &[PointResult]) -> String {
             current = header;
         }
         let counts: Vec<u64> = s.workers.iter().map(|w| w.acquisitions).collect();
-        let mean = if counts.is_empty() {
-            0.0
-        } else {
-            s.acquisitions as f64 / counts.len() as f64
-        };
+        let mean = if counts.is_empty() { 0.0 } else { s.acquisitions as f64 / counts.len() as f64 };
         let _ = writeln!(
             out,
             "{}\t{:.6}\t{:.3}\t{:.3}\t{}\t{}\t{}\t{:.1}\t{:.1}\t{:.3}",

@@ -35,21 +35,9 @@ const AXES: [Axis; 5] = [
         value: |r| f64::from(r.point.spin.unwrap_or(0)),
         log: true,
     },
-    Axis {
-        name: "workers",
-        value: |r| f64::from(r.point.workers),
-        log: true,
-    },
-    Axis {
-        name: "hold, ns",
-        value: |r| r.point.hold.ns as f64,
-        log: false,
-    },
-    Axis {
-        name: "idle, ns",
-        value: |r| r.point.idle.ns as f64,
-        log: false,
-    },
+    Axis { name: "workers", value: |r| f64::from(r.point.workers), log: true },
+    Axis { name: "hold, ns", value: |r| r.point.hold.ns as f64, log: false },
+    Axis { name: "idle, ns", value: |r| r.point.idle.ns as f64, log: false },
 ];
 
 /// A label that can name a series: the axis it belongs to, and the text.
@@ -80,26 +68,14 @@ fn draw(results: &[PointResult], svg: &mut String, title: &str) -> Result<(), St
     // An axis is swept when it varies between points of one lock (spin
     // differs between futex and pthread, but that is not a sweep).
     let varies = |f: &dyn Fn(&PointResult) -> f64| {
-        results.iter().any(|a| {
-            results
-                .iter()
-                .any(|b| a.point.lock == b.point.lock && f(a) != f(b))
-        })
+        results.iter().any(|a| results.iter().any(|b| a.point.lock == b.point.lock && f(a) != f(b)))
     };
     let axis = AXES.iter().find(|a| varies(&a.value)).unwrap_or(&AXES[2]);
     // Everything else that varies names the series.
     let labels: [Label; 5] = [
-        ("spinners", |r| {
-            r.point
-                .spinners
-                .map_or(String::new(), |s| format!("spinners={s}"))
-        }),
-        ("spin", |r| {
-            r.point.spin.map_or(String::new(), |s| format!("spin={s}"))
-        }),
-        ("workers", |r| {
-            format!("{}={}", r.point.mode.label(), r.point.workers)
-        }),
+        ("spinners", |r| r.point.spinners.map_or(String::new(), |s| format!("spinners={s}"))),
+        ("spin", |r| r.point.spin.map_or(String::new(), |s| format!("spin={s}"))),
+        ("workers", |r| format!("{}={}", r.point.mode.label(), r.point.workers)),
         ("hold", |r| format!("hold={}", r.point.hold)),
         ("idle", |r| format!("idle={}", r.point.idle)),
     ];
@@ -191,21 +167,12 @@ where
             .map_err(err)?
             .label(name.clone())
             .legend(move |(lx, ly)| PathElement::new(vec![(lx, ly), (lx + 20, ly)], c.stroke_width(2)));
-        chart
-            .draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled())))
-            .map_err(err)?;
+        chart.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
         chart
             .draw_series(points.iter().filter_map(|r| {
                 let h = r.stats.ci95?;
                 let m = r.stats.mean;
-                Some(ErrorBar::new_vertical(
-                    x(r),
-                    thousands(m - h),
-                    thousands(m),
-                    thousands(m + h),
-                    c,
-                    8,
-                ))
+                Some(ErrorBar::new_vertical(x(r), thousands(m - h), thousands(m), thousands(m + h), c, 8))
             }))
             .map_err(err)?;
     }
@@ -223,18 +190,12 @@ where
         .y_label_area_size(70)
         .build_cartesian_2d(xs, 0.0..1.05)
         .map_err(err)?;
-    fair.configure_mesh()
-        .x_desc(axis.name)
-        .y_desc("Jain's fairness index")
-        .draw()
-        .map_err(err)?;
+    fair.configure_mesh().x_desc(axis.name).y_desc("Jain's fairness index").draw().map_err(err)?;
     for (i, (_, points)) in series.iter().enumerate() {
         let c = color(i);
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.sample.fairness.jain)).collect();
-        fair.draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
-            .map_err(err)?;
-        fair.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled())))
-            .map_err(err)?;
+        fair.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
+        fair.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
     }
     Ok(())
 }

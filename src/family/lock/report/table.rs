@@ -21,9 +21,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
     let axes: [Axis; 6] = [
         ("lock", |r| r.point.lock.to_string()),
         (first.point.mode.label(), |r| r.point.workers.to_string()),
-        ("spinners", |r| {
-            r.point.spinners.map_or("-".into(), |s| s.to_string())
-        }),
+        ("spinners", |r| r.point.spinners.map_or("-".into(), |s| s.to_string())),
         ("spin", |r| r.point.spin.map_or("-".into(), |s| s.to_string())),
         ("hold", |r| r.point.hold.to_string()),
         ("idle", |r| r.point.idle.to_string()),
@@ -79,16 +77,8 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
         }
         if holds {
             let hold_s = r.point.hold.ns as f64 / 1e9;
-            row.push(if hold_s > 0.0 {
-                si(1.0 / hold_s)
-            } else {
-                "-".into()
-            });
-            row.push(if hold_s > 0.0 {
-                format!("{:.1}", 100.0 * cs_per_s * hold_s)
-            } else {
-                "-".into()
-            });
+            row.push(if hold_s > 0.0 { si(1.0 / hold_s) } else { "-".into() });
+            row.push(if hold_s > 0.0 { format!("{:.1}", 100.0 * cs_per_s * hold_s) } else { "-".into() });
         }
         row.extend([
             format!("{:.2}", s.cpu.usr_pct),
@@ -180,11 +170,7 @@ fn hold_note(r: &PointResult) -> Option<String> {
             ),
         },
     };
-    Some(format!(
-        "{}: mean hold {above:.1}% above {}: {cause}",
-        p.label(),
-        p.hold
-    ))
+    Some(format!("{}: mean hold {above:.1}% above {}: {cause}", p.label(), p.hold))
 }
 
 const LEGEND: &str = "\

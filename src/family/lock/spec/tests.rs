@@ -35,10 +35,7 @@ fn locks_without_spin_get_none_and_with_spin_the_default() {
     assert_eq!(p[0].mode, Mode::Threads);
     assert_eq!(p[0].workers, 1);
     let defaults = spec("--lock futex").unwrap().points();
-    assert_eq!(
-        (defaults[0].mode, defaults[0].workers),
-        (Mode::Threads, DEFAULT_THREADS)
-    );
+    assert_eq!((defaults[0].mode, defaults[0].workers), (Mode::Threads, DEFAULT_THREADS));
     let procs = spec("--lock futex --procs 3,5").unwrap().points();
     assert_eq!(
         procs.iter().map(|p| (p.mode, p.workers)).collect::<Vec<_>>(),
@@ -51,19 +48,9 @@ fn locks_without_spin_get_none_and_with_spin_the_default() {
 fn spinners_sweep_only_adaptive() {
     let s = spec("--lock adaptive --spinners none,one,many --threads 2").unwrap();
     let p: Vec<_> = s.points().iter().map(|p| p.spinners).collect();
-    assert_eq!(
-        p,
-        [
-            Some(SpinPolicy::None),
-            Some(SpinPolicy::One),
-            Some(SpinPolicy::Many)
-        ]
-    );
+    assert_eq!(p, [Some(SpinPolicy::None), Some(SpinPolicy::One), Some(SpinPolicy::Many)]);
     let e = spec("--lock futex,adaptive --spinners many").unwrap_err().0;
-    assert!(
-        e.contains("--spinners does not apply to futex") && e.contains("adaptive"),
-        "{e}"
-    );
+    assert!(e.contains("--spinners does not apply to futex") && e.contains("adaptive"), "{e}");
     let s = spec("--lock futex,adaptive --threads 1").unwrap();
     assert_eq!(s.points()[0].spinners, None);
     assert_eq!(s.points()[1].spinners, Some(SpinPolicy::One));
@@ -72,50 +59,26 @@ fn spinners_sweep_only_adaptive() {
 #[test]
 fn period_and_duty_split_into_hold_and_idle() {
     let s = spec("--period 1000ns --duty 10%,75%").unwrap();
-    assert_eq!(
-        s.work,
-        vec![
-            (Work::busy(100), Work::busy(900)),
-            (Work::busy(750), Work::busy(250))
-        ]
-    );
+    assert_eq!(s.work, vec![(Work::busy(100), Work::busy(900)), (Work::busy(750), Work::busy(250))]);
 }
 
 #[test]
 fn cross_flag_mistakes_are_refused() {
-    assert!(spec("--lock noop --threads 2")
-        .unwrap_err()
-        .0
-        .contains("one worker"));
+    assert!(spec("--lock noop --threads 2").unwrap_err().0.contains("one worker"));
     assert!(spec("--lock std --procs 2").unwrap_err().0.contains("std cannot"));
-    assert!(spec("--lock lockf --threads 2")
-        .unwrap_err()
-        .0
-        .contains("--procs"));
+    assert!(spec("--lock lockf --threads 2").unwrap_err().0.contains("--procs"));
     assert!(spec("--lock lockf --procs 2").is_ok());
-    assert!(spec("--lock flock --lock-dir /nonexistent")
-        .unwrap_err()
-        .0
-        .contains("--lock-dir"));
+    assert!(spec("--lock flock --lock-dir /nonexistent").unwrap_err().0.contains("--lock-dir"));
     assert!(spec("--duration 0").unwrap_err().0.contains("--duration"));
-    assert!(spec("--threads 4000000000")
-        .unwrap_err()
-        .0
-        .contains("threads-max"));
+    assert!(spec("--threads 4000000000").unwrap_err().0.contains("threads-max"));
     let e = spec("--lock pthread --spin 5").unwrap_err().0;
-    assert!(
-        e.contains("--spin does not apply to pthread") && e.contains("seed, futex"),
-        "{e}"
-    );
+    assert!(e.contains("--spin does not apply to pthread") && e.contains("seed, futex"), "{e}");
 }
 
 #[test]
 fn an_absurd_sweep_is_refused_before_it_is_built() {
     let e = spec("--replicate 4000000000").unwrap_err();
-    assert!(
-        e.0.contains("4000000000 points") && e.0.contains("at most 10000"),
-        "{e}"
-    );
+    assert!(e.0.contains("4000000000 points") && e.0.contains("at most 10000"), "{e}");
     let ok = spec("--lock futex,seed --threads 1,2 --spin 1,10,100 --replicate 3").unwrap();
     assert_eq!(ok.point_count(), ok.points().len() as u128);
     assert_eq!(ok.point_count(), 2 * 2 * 3 * 3);

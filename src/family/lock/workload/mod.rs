@@ -73,11 +73,7 @@ fn lock_config(point: &Point, ctx: &RunContext) -> LockConfig {
 /// left it (where the lock has one): it tells a lost wake-up (sleepers
 /// counted, nobody holding) from a holder that died.
 fn stuck<'a>(detail: &'a dyn Fn() -> Option<String>) -> Stuck<'a> {
-    Stuck {
-        place: "the lock",
-        why: "a lost wake-up, or a peer died or stopped holding it",
-        detail,
-    }
+    Stuck { place: "the lock", why: "a lost wake-up, or a peer died or stopped holding it", detail }
 }
 
 /// Runs one point with lock type `L` in worker threads.
@@ -88,10 +84,9 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
     let arena = &arena;
     std::thread::scope(|scope| {
         let (hold, idle) = (point.hold, point.idle);
-        let crew = Crew::threads(scope, n, &arena.header().gate, move |i| {
-            worker(arena, i, hold, idle, false)
-        })
-        .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
+        let crew =
+            Crew::threads(scope, n, &arena.header().gate, move |i| worker(arena, i, hold, idle, false))
+                .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
         measure::<L, ()>(point, ctx, arena, crew, None)
     })
     .with_context(|| format!("running lock `{}`", point.lock))
@@ -195,12 +190,8 @@ fn measure<L: RawLock, T: Send>(
 }
 
 fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: MemoryUse) -> LockSample {
-    let workers: Vec<WorkerCounts> = window
-        .end
-        .iter()
-        .zip(&window.start)
-        .map(|(&end, &start)| end - start)
-        .collect();
+    let workers: Vec<WorkerCounts> =
+        window.end.iter().zip(&window.start).map(|(&end, &start)| end - start).collect();
     let acquisitions: u64 = workers.iter().map(|w| w.acquisitions).sum();
     let hold_ns: u64 = workers.iter().map(|w| w.hold_ns).sum();
     let counts: Vec<u64> = workers.iter().map(|w| w.acquisitions).collect();

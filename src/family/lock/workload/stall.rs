@@ -19,11 +19,7 @@ pub(super) struct StallWatch {
 
 impl StallWatch {
     pub(super) fn new(timeout: Duration) -> Self {
-        Self {
-            timeout,
-            last_total: 0,
-            last_change: Instant::now(),
-        }
+        Self { timeout, last_total: 0, last_change: Instant::now() }
     }
 
     pub(super) fn check<L: RawLock>(&mut self, point: &Point, arena: &LockArena<L>) -> Result<()> {
@@ -71,6 +67,5 @@ impl StallWatch {
 /// The lock's state word for a diagnosis, in decimal and hex, or why
 /// there is none (the lock keeps its state out of reach).
 pub(super) fn lock_word<L: RawLock>(lock: &L) -> String {
-    lock.state_word()
-        .map_or("not readable".to_string(), |w| format!("{w} ({w:#x})"))
+    lock.state_word().map_or("not readable".to_string(), |w| format!("{w} ({w:#x})"))
 }

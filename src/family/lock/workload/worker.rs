@@ -63,12 +63,7 @@ fn note_recovery(fault: &Fault, me: usize, hold_ns: u64, told: bool) {
     }
     let acquired_at = monotonic_ns().saturating_sub(hold_ns);
     let after_death = told || (1..=acquired_at).contains(&fault.killed_at_ns.load(Relaxed));
-    if after_death
-        && fault
-            .recovered_at_ns
-            .compare_exchange(0, acquired_at, Relaxed, Relaxed)
-            .is_ok()
-    {
+    if after_death && fault.recovered_at_ns.compare_exchange(0, acquired_at, Relaxed, Relaxed).is_ok() {
         fault.recovered_by.store(me as u32, Relaxed);
     }
 }
@@ -78,10 +73,7 @@ fn note_recovery(fault: &Fault, me: usize, hold_ns: u64, told: bool) {
 #[cold]
 fn die_if_armed(fault: &Fault, me: usize) {
     if fault.state.load(Relaxed) == FAULT_ARMED
-        && fault
-            .state
-            .compare_exchange(FAULT_ARMED, FAULT_FIRED, Relaxed, Relaxed)
-            .is_ok()
+        && fault.state.compare_exchange(FAULT_ARMED, FAULT_FIRED, Relaxed, Relaxed).is_ok()
     {
         fault.victim.store(me as u32, Relaxed);
         fault.killed_at_ns.store(monotonic_ns(), Relaxed);

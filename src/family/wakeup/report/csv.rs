@@ -74,13 +74,8 @@ pub fn render(results: &[WakeupResult]) -> String {
     crate::output::csv::render(results.iter().flat_map(|r| {
         let s = &r.sample;
         let pairs = s.pairs.iter().map(move |p| {
-            Row::of(
-                r,
-                p.pair.to_string(),
-                (&p.cpus_a, &p.cpus_b),
-                Some(p.same_cpu_pct),
-            )
-            .with(p.round_trip.summary, p.one_way.summary)
+            Row::of(r, p.pair.to_string(), (&p.cpus_a, &p.cpus_b), Some(p.same_cpu_pct))
+                .with(p.round_trip.summary, p.one_way.summary)
         });
         let all = Row::of(r, "all".into(), ("", ""), None).with(s.round_trip.summary, s.one_way.summary);
         pairs.chain(std::iter::once(all))

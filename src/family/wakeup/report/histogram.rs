@@ -14,11 +14,7 @@ pub fn render(results: &[WakeupResult], bucket_ns: u64) -> String {
     let mut out = String::new();
     for r in results {
         let pairs = &r.sample.pairs;
-        let top = pairs
-            .iter()
-            .filter_map(|p| p.round_trip.summary.map(|s| s.max_ns))
-            .max()
-            .unwrap_or(0);
+        let top = pairs.iter().filter_map(|p| p.round_trip.summary.map(|s| s.max_ns)).max().unwrap_or(0);
         let rows = (top / bucket_ns + 1).min(MAX_ROWS);
         let mut counts = vec![vec![0u64; pairs.len()]; rows as usize];
         let mut overflows = vec![0u64; pairs.len()];
@@ -51,19 +47,12 @@ pub fn render(results: &[WakeupResult], bucket_ns: u64) -> String {
             out += "\n";
         }
         out += &format!("# overflows {}\n", join(&overflows));
-        let maxes: Vec<u64> = pairs
-            .iter()
-            .map(|p| p.round_trip.summary.map_or(0, |s| s.max_ns))
-            .collect();
+        let maxes: Vec<u64> = pairs.iter().map(|p| p.round_trip.summary.map_or(0, |s| s.max_ns)).collect();
         out += &format!("# max ns    {}\n\n", join(&maxes));
     }
     out
 }
 
 fn join(values: &[u64]) -> String {
-    values
-        .iter()
-        .map(|v| format!("{v:9}"))
-        .collect::<Vec<_>>()
-        .join(" ")
+    values.iter().map(|v| format!("{v:9}")).collect::<Vec<_>>().join(" ")
 }

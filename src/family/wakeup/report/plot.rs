@@ -37,11 +37,7 @@ fn draw(results: &[WakeupResult], svg: &mut String, title: &str) -> Result<(), S
                 "{} {}{}",
                 r.point.primitive,
                 r.point.affinity.name(),
-                if r.point.mode == crate::family::lock::spec::Mode::Processes {
-                    " procs"
-                } else {
-                    ""
-                }
+                if r.point.mode == crate::family::lock::spec::Mode::Processes { " procs" } else { "" }
             );
             let points = QUANTILES
                 .iter()
@@ -54,9 +50,7 @@ fn draw(results: &[WakeupResult], svg: &mut String, title: &str) -> Result<(), S
         })
         .collect();
     let ys = curves.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y));
-    let (y_lo, y_hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| {
-        (lo.min(y), hi.max(y))
-    });
+    let (y_lo, y_hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let (y_lo, y_hi) = (y_lo.floor(), y_hi.ceil().max(y_lo.floor() + 1.0));
 
     let root = SVGBackend::with_string(svg, (1000, 600)).into_drawing_area();
@@ -85,11 +79,7 @@ fn draw(results: &[WakeupResult], svg: &mut String, title: &str) -> Result<(), S
             .label(name)
             .legend(move |(lx, ly)| PathElement::new(vec![(lx, ly), (lx + 20, ly)], c.stroke_width(2)));
         chart
-            .draw_series(
-                points
-                    .iter()
-                    .map(|&(px, py)| Circle::new((px, py), 3, c.filled())),
-            )
+            .draw_series(points.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled())))
             .map_err(err)?;
     }
     chart

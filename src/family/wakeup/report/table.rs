@@ -28,9 +28,7 @@ struct Row<'a> {
 fn futex_per_rt(r: &WakeupResult) -> Option<f64> {
     let k = r.kernel_run();
     let rounds = k.round_trip.summary.map_or(0, |x| x.samples);
-    k.futex
-        .filter(|_| rounds > 0)
-        .map(|f| f.calls as f64 / rounds as f64)
+    k.futex.filter(|_| rounds > 0).map(|f| f.calls as f64 / rounds as f64)
 }
 
 fn rows(r: &WakeupResult) -> Vec<Row<'_>> {
@@ -58,24 +56,11 @@ fn rows(r: &WakeupResult) -> Vec<Row<'_>> {
     out
 }
 
-const STATS: [&str; 9] = [
-    "samples",
-    "min",
-    "p50",
-    "p90",
-    "p99",
-    "p99.9",
-    "max",
-    "mean",
-    "one-way p50",
-];
+const STATS: [&str; 9] = ["samples", "min", "p50", "p90", "p99", "p99.9", "max", "mean", "one-way p50"];
 
 fn stats(rt: Option<LatencySummary>, ow: Option<LatencySummary>) -> Vec<String> {
     match rt {
-        None => vec!["0".into(); 1]
-            .into_iter()
-            .chain(vec!["-".into(); 8])
-            .collect(),
+        None => vec!["0".into(); 1].into_iter().chain(vec!["-".into(); 8]).collect(),
         Some(s) => vec![
             s.samples.to_string(),
             us(s.min_ns),

@@ -56,15 +56,12 @@ fn build<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result<WakeAre
         let config = |k: usize| -> Result<ChannelConfig> {
             let sysv = match ctx.sysv_set {
                 Some((id, size)) => {
-                    let index = u16::try_from(2 * i + k)
-                        .ok()
-                        .filter(|&x| x < size)
-                        .ok_or_else(|| {
-                            anyhow!(
-                                "{} pairs need more than the {size} semaphores of the SysV set",
-                                point.pairs()
-                            )
-                        })?;
+                    let index = u16::try_from(2 * i + k).ok().filter(|&x| x < size).ok_or_else(|| {
+                        anyhow!(
+                            "{} pairs need more than the {size} semaphores of the SysV set",
+                            point.pairs()
+                        )
+                    })?;
                     Some((id, index))
                 }
                 None => None,
@@ -114,22 +111,14 @@ pub fn run<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result<Wakeu
         // an interrupt); otherwise the panic is the news.
         let window = window?;
         let records: Vec<_> = joined?.into_iter().flatten().collect();
-        Ok(summarize(
-            point,
-            window,
-            &records,
-            ctx.tracer.as_ref().is_some_and(Tracer::stopped_here),
-        ))
+        Ok(summarize(point, window, &records, ctx.tracer.as_ref().is_some_and(Tracer::stopped_here)))
     })
     .with_context(|| format!("running primitive `{}`", point.primitive))
 }
 
 /// Runs one point with channel type `C` in worker processes, two per pair.
 pub fn run_procs<C: Channel>(point: &WakeupPoint, ctx: &WakeupContext) -> Result<WakeupSample> {
-    let scratch = ctx
-        .scratch
-        .as_deref()
-        .context("no scratch directory for worker records")?;
+    let scratch = ctx.scratch.as_deref().context("no scratch directory for worker records")?;
     let record_path = |pair: usize| scratch.join(format!("pair-{pair}.json"));
     for pair in 0..point.pairs() {
         let _ = std::fs::remove_file(record_path(pair));
@@ -287,16 +276,9 @@ fn coordinate<C: Channel>(
     }
     let probes = Probes::new(ctx.futex.as_ref(), usage);
     let all_done = || (0..point.pairs()).all(|i| arena.slot(i).finished.load(Ordering::Acquire));
-    let ending = Ending {
-        duration: point.max_window(),
-        done: &all_done,
-        poll: Duration::from_millis(10),
-    };
+    let ending = Ending { duration: point.max_window(), done: &all_done, poll: Duration::from_millis(10) };
     let snapshot = |edge: Edge| {
-        header.phase.store(
-            if edge == Edge::Start { MEASURE } else { STOP },
-            Ordering::Release,
-        );
+        header.phase.store(if edge == Edge::Start { MEASURE } else { STOP }, Ordering::Release);
     };
     let warmup = Duration::from_nanos(point.warmup_ns);
     measure_window(&header.gate, warmup, &ending, &probes, snapshot, watch)

@@ -45,10 +45,7 @@ pub struct Header {
 
 impl Default for Header {
     fn default() -> Self {
-        Self {
-            gate: Gate::default(),
-            phase: AtomicU32::new(WARMUP),
-        }
+        Self { gate: Gate::default(), phase: AtomicU32::new(WARMUP) }
     }
 }
 
@@ -119,9 +116,7 @@ impl<C: Channel> PairSlot<C> {
             SetupFailure::Policy(e) => 100_000 + e,
             SetupFailure::Affinity(e) => e.max(1),
         };
-        let _ = self
-            .setup
-            .compare_exchange(0, code, Ordering::AcqRel, Ordering::Acquire);
+        let _ = self.setup.compare_exchange(0, code, Ordering::AcqRel, Ordering::Acquire);
     }
 }
 

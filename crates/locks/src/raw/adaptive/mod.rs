@@ -133,10 +133,7 @@ pub struct Adaptive<F: Futex = DefaultFutex> {
 /// at HZ=250, is too coarse for the quantum).
 #[cfg(not(loom))]
 fn now_ns() -> u64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `t` is a valid timespec for the call to fill.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
@@ -148,11 +145,7 @@ fn now_ns() -> u64 {
 // sleeper) or 3 (only a waiter). So at most one thread holds the lock.
 unsafe impl<F: Futex> RawLock for Adaptive<F> {
     type Node = AdaptiveNode;
-    const CAPS: Caps = Caps {
-        spinners: true,
-        max_workers: MAX_WAITERS + 1,
-        ..Caps::OWN_WORD
-    };
+    const CAPS: Caps = Caps { spinners: true, max_workers: MAX_WAITERS + 1, ..Caps::OWN_WORD };
 
     fn new(config: &LockConfig) -> Self {
         #[cfg(not(loom))]
@@ -191,11 +184,7 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
         let next = node.next.get();
         if next != Next::Fast {
             node.next.set(Next::Fast);
-            let path = if next == Next::AfterTurn {
-                Self::lock_after_turn
-            } else {
-                Self::sleep
-            };
+            let path = if next == Next::AfterTurn { Self::lock_after_turn } else { Self::sleep };
             return self.lock_slow(node, stats, path);
         }
         // One CAS from the word as this thread's last unlock left it (0
@@ -204,14 +193,10 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
         // nobody a wake.
         let guess = node.word.get();
         if let Err(w) =
-            self.word
-                .compare_exchange(guess, guess | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            self.word.compare_exchange(guess, guess | LOCKED, Ordering::Acquire, Ordering::Relaxed)
         {
             if w & STATE == UNLOCKED
-                && self
-                    .word
-                    .compare_exchange(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
-                    .is_ok()
+                && self.word.compare_exchange(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed).is_ok()
             {
                 node.word.set(w);
             } else {
@@ -226,9 +211,7 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
         if guess == UNLOCKED {
             // The guess is a bare lock: nothing to decide unless the CAS
             // finds that someone came meanwhile.
-            if let Err(w) = self
-                .word
-                .compare_exchange(LOCKED, UNLOCKED, Ordering::Release, Ordering::Relaxed)
+            if let Err(w) = self.word.compare_exchange(LOCKED, UNLOCKED, Ordering::Release, Ordering::Relaxed)
             {
                 self.unlock_slow(w, node, stats);
             }

@@ -59,10 +59,7 @@ impl<F: Futex> Adaptive<F> {
                 let wake = sleepers(w) > 0 && spinners(w) == 0 && w & (WAKING | ROTATING) == 0;
                 (rest | if wake { WAKING } else { 0 }, wake, false)
             };
-            match self
-                .word
-                .compare_exchange_weak(w, next, Ordering::Release, Ordering::Relaxed)
-            {
+            match self.word.compare_exchange_weak(w, next, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => {
                     if wake {
                         self.ring(stats);

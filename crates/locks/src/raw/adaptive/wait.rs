@@ -90,9 +90,7 @@ impl<F: Futex> Adaptive<F> {
     /// Takes a spinner slot if the policy has one free.
     pub(super) fn enter_spinning(&self) -> bool {
         self.word
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
-                self.slot_free(w).then_some(w + SPINNER)
-            })
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| self.slot_free(w).then_some(w + SPINNER))
             .is_ok()
     }
 
@@ -238,10 +236,8 @@ impl<F: Futex> Adaptive<F> {
                 let mark = if marks & ROTATING != 0 { ROTATING } else { WAKING };
                 let spin = spinners(w) < self.max_spinners;
                 let next = if spin { w - SLEEPER + SPINNER } else { w } & !mark;
-                let claimed = self
-                    .word
-                    .compare_exchange(w, next, Ordering::Relaxed, Ordering::Relaxed)
-                    .is_ok();
+                let claimed =
+                    self.word.compare_exchange(w, next, Ordering::Relaxed, Ordering::Relaxed).is_ok();
                 if claimed && spin {
                     match self.spin(stats) {
                         Ok(()) => return,
