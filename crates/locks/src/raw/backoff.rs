@@ -13,38 +13,28 @@
 //! idle while everyone backs off (lower throughput at low contention), and
 //! it favours threads that happen to be in a short backoff: unfair.
 
-use super::Ttas;
+use super::ttas::{TtasWith, TtasWord, Waiting};
 use crate::primitive::spin_loop;
-use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
+use crate::LockStats;
 
 /// Longest backoff, in pause instructions.
 const MAX_BACKOFF: u32 = 1024;
 
-/// TTAS with exponential backoff; see the module docs.
-#[derive(Debug, Default)]
-pub struct Backoff {
-    inner: Ttas,
-}
+/// Waits for the word to read unlocked, then, after each lost exchange,
+/// backs off twice as long as the last time.
+#[derive(Debug)]
+pub struct ExponentialBackoff;
 
-// SAFETY: exclusion comes from the inner TTAS, whose exchange is the only
-// way in.
-unsafe impl RawLock for Backoff {
-    type Node = ();
-    const CAPS: Caps = Ttas::CAPS;
-
-    fn new(_config: &LockConfig) -> Self {
-        Self::default()
-    }
-
+impl Waiting for ExponentialBackoff {
     #[inline]
-    fn lock(&self, _node: &(), stats: &mut LockStats) {
+    fn acquire(word: &TtasWord, stats: &mut LockStats) {
         let mut delay = 1;
         loop {
-            while self.inner.is_locked() {
+            while word.is_locked() {
                 stats.spins += 1;
                 spin_loop();
             }
-            if self.inner.attempt() {
+            if word.attempt() {
                 return;
             }
             for _ in 0..delay {
@@ -54,21 +44,7 @@ unsafe impl RawLock for Backoff {
             delay = (delay * 2).min(MAX_BACKOFF);
         }
     }
-
-    #[inline]
-    unsafe fn unlock(&self, _node: &(), _stats: &mut LockStats) {
-        self.inner.release();
-    }
 }
 
-// SAFETY: one exchange, as in `lock`.
-unsafe impl TryLock for Backoff {
-    #[inline]
-    fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
-        self.inner.attempt()
-    }
-}
-
-// SAFETY: plain atomics with no pointers; atomics in shared memory work
-// across processes as they do across threads.
-unsafe impl crate::ProcessShared for Backoff {}
+/// TTAS with exponential backoff; see the module docs.
+pub type Backoff = TtasWith<ExponentialBackoff>;

@@ -15,47 +15,27 @@
 //! syscall, and with more CPUs than threads it degenerates into a
 //! syscall-heavy spin.
 
-use super::Ttas;
-use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
+use super::ttas::{TtasWith, TtasWord, Waiting};
+use crate::LockStats;
 
-/// TTAS that yields the CPU while the lock is taken; see the module docs.
-#[derive(Debug, Default)]
-pub struct YieldSpin {
-    inner: Ttas,
-}
+/// Yields the CPU each time the word reads locked.
+#[derive(Debug)]
+pub struct Yield;
 
-// SAFETY: exclusion comes from the inner TTAS exchange.
-unsafe impl RawLock for YieldSpin {
-    type Node = ();
-    const CAPS: Caps = Ttas::CAPS;
-
-    fn new(_config: &LockConfig) -> Self {
-        Self::default()
-    }
-
+impl Waiting for Yield {
     #[inline]
-    fn lock(&self, _node: &(), stats: &mut LockStats) {
-        while !self.inner.attempt() {
-            while self.inner.is_locked() {
+    fn acquire(word: &TtasWord, stats: &mut LockStats) {
+        while !word.attempt() {
+            while word.is_locked() {
                 stats.spins += 1;
                 yield_now();
             }
         }
     }
-
-    #[inline]
-    unsafe fn unlock(&self, _node: &(), _stats: &mut LockStats) {
-        self.inner.release();
-    }
 }
 
-// SAFETY: one exchange, as in `lock`.
-unsafe impl TryLock for YieldSpin {
-    #[inline]
-    fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
-        self.inner.attempt()
-    }
-}
+/// TTAS that yields the CPU while the lock is taken; see the module docs.
+pub type YieldSpin = TtasWith<Yield>;
 
 #[cfg(not(loom))]
 fn yield_now() {
@@ -67,7 +47,3 @@ fn yield_now() {
 fn yield_now() {
     loom::thread::yield_now();
 }
-
-// SAFETY: plain atomics with no pointers; atomics in shared memory work
-// across processes as they do across threads.
-unsafe impl crate::ProcessShared for YieldSpin {}
