@@ -16,6 +16,12 @@ fn lock(args: &[&str]) -> Command {
     c
 }
 
+/// The stdout of a successful `contend lock` with these arguments.
+fn stdout(args: &[&str]) -> String {
+    let out = lock(args).assert().success().get_output().stdout.clone();
+    String::from_utf8(out).expect("stdout is UTF-8")
+}
+
 fn json(args: &[&str]) -> Value {
     let out = lock(&[args, &["--export-json", "-"]].concat()).assert().success();
     serde_json::from_slice(&out.get_output().stdout).expect("stdout is JSON")
@@ -23,13 +29,7 @@ fn json(args: &[&str]) -> Value {
 
 #[test]
 fn table_has_one_row_per_point_and_a_legend() {
-    let out = lock(&["--lock", "seed", "--threads", "2", "--spin", "1,1000"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout(&["--lock", "seed", "--threads", "2", "--spin", "1,1000"]);
     let mut lines = text.lines();
     let heading = lines.next().unwrap();
     assert!(heading.starts_with("lock seed · threads 2 · hold 1µs"), "{heading}");
@@ -150,13 +150,7 @@ fn csv_and_markdown_exports_carry_every_point() {
 
 #[test]
 fn seed_format_prints_the_original_summary_lines() {
-    let out = lock(&["--lock", "seed", "--threads", "3", "--spin", "10", "--format", "seed"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let text = String::from_utf8(out).unwrap();
+    let text = stdout(&["--lock", "seed", "--threads", "3", "--spin", "10", "--format", "seed"]);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "{text}");
     let total: u64 = {
@@ -197,7 +191,7 @@ fn period_and_duty_sweep() {
 #[test]
 fn gnuplot_format_prints_lockscale_columns() {
     let dir = tempfile::tempdir().unwrap();
-    let out = lock(&[
+    let text = stdout(&[
         "--lock",
         "flock",
         "--procs",
@@ -208,13 +202,7 @@ fn gnuplot_format_prints_lockscale_columns() {
         "gnuplot",
         "--lock-dir",
         dir.path().to_str().unwrap(),
-    ])
-    .assert()
-    .success()
-    .get_output()
-    .stdout
-    .clone();
-    let text = String::from_utf8(out).unwrap();
+    ]);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "# flock sleep:20µs 0 100ms", "{text}");
     assert!(lines[1].starts_with("# procs\tseconds\tuser_s\tsys_s\ttotal\tmin\tmax\tmean\tstddev\tcpu_s"));

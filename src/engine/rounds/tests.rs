@@ -37,6 +37,16 @@ fn fake(point: usize, value: f64) -> Fake {
     Fake { info: RunInfo::default(), point, value, steal: 0.0, signal: None }
 }
 
+/// `run_rounds` with no progress callback.
+fn rounds(
+    points: usize,
+    plan: &Repeat,
+    counting: bool,
+    run: impl FnMut(usize, Purpose) -> Result<Fake>,
+) -> Result<Rounds<Fake>> {
+    run_rounds(points, plan, counting, run, |_, _| {})
+}
+
 fn plan(runs: u32, order: Order) -> Repeat {
     Repeat { order, seed: 7, count_futex: CountFutex::Off, ..Repeat::new(runs, None, None).unwrap() }
 }
@@ -44,16 +54,10 @@ fn plan(runs: u32, order: Order) -> Repeat {
 #[test]
 fn interleaved_rounds_run_every_point_once_each_in_changing_orders() {
     let log = RefCell::new(Vec::new());
-    let r = run_rounds(
-        4,
-        &plan(6, Order::Interleaved),
-        false,
-        |i, _| {
-            log.borrow_mut().push(i);
-            Ok(fake(i, 1.0))
-        },
-        |_, _| {},
-    )
+    let r = rounds(4, &plan(6, Order::Interleaved), false, |i, _| {
+        log.borrow_mut().push(i);
+        Ok(fake(i, 1.0))
+    })
     .unwrap();
     let log = log.into_inner();
     assert_eq!(log.len(), 24);
@@ -76,16 +80,10 @@ fn interleaved_rounds_run_every_point_once_each_in_changing_orders() {
 #[test]
 fn sequential_order_finishes_a_point_before_the_next() {
     let log = RefCell::new(Vec::new());
-    run_rounds(
-        3,
-        &plan(2, Order::Sequential),
-        false,
-        |i, _| {
-            log.borrow_mut().push(i);
-            Ok(fake(i, 1.0))
-        },
-        |_, _| {},
-    )
+    rounds(3, &plan(2, Order::Sequential), false, |i, _| {
+        log.borrow_mut().push(i);
+        Ok(fake(i, 1.0))
+    })
     .unwrap();
     assert_eq!(log.into_inner(), [0, 0, 1, 1, 2, 2]);
 }
@@ -95,16 +93,10 @@ fn the_same_seed_gives_the_same_order() {
     let order = |seed| {
         let log = RefCell::new(Vec::new());
         let p = Repeat { seed, ..plan(5, Order::Interleaved) };
-        run_rounds(
-            5,
-            &p,
-            false,
-            |i, _| {
-                log.borrow_mut().push(i);
-                Ok(fake(i, 1.0))
-            },
-            |_, _| {},
-        )
+        rounds(5, &p, false, |i, _| {
+            log.borrow_mut().push(i);
+            Ok(fake(i, 1.0))
+        })
         .unwrap();
         log.into_inner()
     };
@@ -116,21 +108,15 @@ fn the_same_seed_gives_the_same_order() {
 fn disturbed_runs_are_rejected_kept_and_remade_within_a_bound() {
     // Point 0's first two attempts are stolen from; point 1 always is.
     let attempts = RefCell::new([0u32; 2]);
-    let r = run_rounds(
-        2,
-        &plan(1, Order::Interleaved),
-        false,
-        |i, _| {
-            let n = {
-                let mut a = attempts.borrow_mut();
-                a[i] += 1;
-                a[i]
-            };
-            let steal = if i == 1 || n <= 2 { 40.0 } else { 1.0 };
-            Ok(Fake { steal, ..fake(i, f64::from(n)) })
-        },
-        |_, _| {},
-    )
+    let r = rounds(2, &plan(1, Order::Interleaved), false, |i, _| {
+        let n = {
+            let mut a = attempts.borrow_mut();
+            a[i] += 1;
+            a[i]
+        };
+        let steal = if i == 1 || n <= 2 { 40.0 } else { 1.0 };
+        Ok(Fake { steal, ..fake(i, f64::from(n)) })
+    })
     .unwrap();
     let statuses = |p: usize| -> Vec<RunStatus> {
         r.points[p].as_ref().unwrap().runs.iter().map(|s| s.info.status).collect()
@@ -147,16 +133,10 @@ fn disturbed_runs_are_rejected_kept_and_remade_within_a_bound() {
 #[test]
 fn a_counting_run_per_point_comes_last_and_stays_out_of_the_stats() {
     let purposes = RefCell::new(Vec::new());
-    let r = run_rounds(
-        2,
-        &plan(3, Order::Interleaved),
-        true,
-        |i, purpose| {
-            purposes.borrow_mut().push(purpose);
-            Ok(fake(i, if purpose == Purpose::Count { 1000.0 } else { 10.0 }))
-        },
-        |_, _| {},
-    )
+    let r = rounds(2, &plan(3, Order::Interleaved), true, |i, purpose| {
+        purposes.borrow_mut().push(purpose);
+        Ok(fake(i, if purpose == Purpose::Count { 1000.0 } else { 10.0 }))
+    })
     .unwrap();
     let purposes = purposes.into_inner();
     assert_eq!(purposes.len(), 8);
@@ -174,16 +154,10 @@ fn precision_adds_runs_until_the_interval_is_narrow() {
     let values = [98.0, 102.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0];
     let mut n = 0;
     let p = Repeat { seed: 1, ..Repeat::new(2, Some(2.0), Some(Duration::from_secs(60))).unwrap() };
-    let r = run_rounds(
-        1,
-        &p,
-        false,
-        |i, _| {
-            n += 1;
-            Ok(fake(i, values[(n - 1) % values.len()]))
-        },
-        |_, _| {},
-    )
+    let r = rounds(1, &p, false, |i, _| {
+        n += 1;
+        Ok(fake(i, values[(n - 1) % values.len()]))
+    })
     .unwrap();
     let r = r.points[0].as_ref().unwrap();
     assert_eq!(r.stopped, Stopped::Precision);
@@ -198,17 +172,11 @@ fn max_time_ends_a_hopeless_search_per_point() {
         ..Repeat::new(2, Some(0.001), Some(Duration::from_millis(30))).unwrap()
     };
     let mut flip = false;
-    let r = run_rounds(
-        2,
-        &p,
-        false,
-        |i, _| {
-            std::thread::sleep(Duration::from_millis(5));
-            flip = !flip;
-            Ok(fake(i, if flip { 1.0 } else { 2.0 }))
-        },
-        |_, _| {},
-    )
+    let r = rounds(2, &p, false, |i, _| {
+        std::thread::sleep(Duration::from_millis(5));
+        flip = !flip;
+        Ok(fake(i, if flip { 1.0 } else { 2.0 }))
+    })
     .unwrap();
     for p in r.points.iter().map(|p| p.as_ref().unwrap()) {
         assert_eq!(p.stopped, Stopped::MaxTime);
@@ -223,21 +191,15 @@ fn interleaved_precision_pools_the_time_of_points_done_early() {
     // of 5 ms runs, not 60 ms.
     let p = Repeat::new(2, Some(1.0), Some(Duration::from_millis(60))).unwrap();
     let mut flip = false;
-    let r = run_rounds(
-        2,
-        &p,
-        false,
-        |i, _| {
-            std::thread::sleep(Duration::from_millis(5));
-            // Point 0 always 1.0; point 1 alternates 1.0 and 2.0.
-            if i == 1 {
-                flip = !flip;
-            }
-            let value = if i == 1 && flip { 2.0 } else { 1.0 };
-            Ok(fake(i, value))
-        },
-        |_, _| {},
-    )
+    let r = rounds(2, &p, false, |i, _| {
+        std::thread::sleep(Duration::from_millis(5));
+        // Point 0 always 1.0; point 1 alternates 1.0 and 2.0.
+        if i == 1 {
+            flip = !flip;
+        }
+        let value = if i == 1 && flip { 2.0 } else { 1.0 };
+        Ok(fake(i, value))
+    })
     .unwrap();
     let steady = r.points[0].as_ref().unwrap();
     let noisy = r.points[1].as_ref().unwrap();
@@ -252,16 +214,10 @@ fn interleaved_precision_pools_the_time_of_points_done_early() {
 #[test]
 fn an_interrupt_keeps_what_was_measured() {
     let mut n = 0;
-    let r = run_rounds(
-        3,
-        &plan(5, Order::Sequential),
-        true,
-        |i, _| {
-            n += 1;
-            Ok(Fake { signal: (n == 7).then_some(Signal::SIGINT), ..fake(i, 1.0) })
-        },
-        |_, _| {},
-    )
+    let r = rounds(3, &plan(5, Order::Sequential), true, |i, _| {
+        n += 1;
+        Ok(Fake { signal: (n == 7).then_some(Signal::SIGINT), ..fake(i, 1.0) })
+    })
     .unwrap();
     assert_eq!(r.interrupted, Some(Signal::SIGINT));
     assert_eq!(r.points[0].as_ref().unwrap().stopped, Stopped::Runs);
