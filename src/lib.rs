@@ -16,6 +16,7 @@
 pub mod cli;
 pub mod compare;
 pub mod engine;
+pub mod experiment;
 pub mod family;
 pub mod list;
 pub mod measure;

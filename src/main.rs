@@ -7,25 +7,17 @@
 
 use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser};
-use contend::cli::{AllocArgs, Cli, Command, CompareArgs, ListWhat, LockArgs, TuneArgs, WakeupArgs};
+use contend::cli::{Cli, Command, CompareArgs, ListWhat};
 use contend::engine::Interrupted;
-use contend::family::alloc::report::AllocReport;
-use contend::family::alloc::spec::AllocSpec;
-use contend::family::alloc::sweep::run_alloc_sweep;
+use contend::experiment;
 use contend::family::alloc::workload::{run_child, ChildSpec};
-use contend::family::lock::report::LockReport;
-use contend::family::lock::spec::{LockSpec, SpecError};
-use contend::family::lock::sweep::run_lock_sweep;
-use contend::family::wakeup::report::WakeupReport;
-use contend::family::wakeup::spec::WakeupSpec;
-use contend::family::wakeup::sweep::run_wakeup_sweep;
-use contend::measure::env::Environment;
-use contend::output::document::emit;
-use contend::output::sink::{print, Exports};
+use contend::family::alloc::Alloc;
+use contend::family::lock::Lock;
+use contend::family::wakeup::Wakeup;
+use contend::model::SpecError;
+use contend::output::sink::print;
 use contend::session::{cleanup, signals};
-use contend::tune::report::TuneReport;
-use contend::tune::run::run_tune;
-use contend::tune::spec::TuneSpec;
+use contend::tune::Tune;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -40,11 +32,11 @@ fn main() -> ExitCode {
     }
     quiet_panics_during_emergency_exit();
     let outcome = match cli.command {
-        Command::Lock(args) => lock(&args),
-        Command::Wakeup(args) => wakeup(&args),
+        Command::Lock(args) => experiment::run::<Lock>(&args),
+        Command::Wakeup(args) => experiment::run::<Wakeup>(&args),
         Command::Compare(args) => compare(&args),
-        Command::Tune(args) => tune(&args),
-        Command::Alloc(args) => alloc(&args),
+        Command::Tune(args) => experiment::run::<Tune>(&args),
+        Command::Alloc(args) => experiment::run::<Alloc>(&args),
         Command::AllocChild { spec } => alloc_child(&spec),
         Command::List(args) => match args.what {
             ListWhat::Locks => print(&contend::list::locks()).map(|()| ExitCode::SUCCESS),
@@ -77,26 +69,6 @@ fn main() -> ExitCode {
     }
 }
 
-fn lock(args: &LockArgs) -> Result<ExitCode> {
-    let spec = LockSpec::from_args(args)?;
-    let exports = Exports::open(&spec.output, true)?;
-    let environment = Environment::capture();
-    let outcome = run_lock_sweep(&spec)?;
-    warn(&outcome.warnings);
-    emit(exports, &LockReport { spec: &spec, environment: &environment, outcome: &outcome })?;
-    Ok(exit_code(outcome.interrupted))
-}
-
-fn wakeup(args: &WakeupArgs) -> Result<ExitCode> {
-    let spec = WakeupSpec::from_args(args)?;
-    let exports = Exports::open(&spec.output, true)?;
-    let environment = Environment::capture();
-    let outcome = run_wakeup_sweep(&spec)?;
-    warn(&outcome.warnings);
-    emit(exports, &WakeupReport { spec: &spec, environment: &environment, outcome: &outcome })?;
-    Ok(exit_code(outcome.interrupted))
-}
-
 fn compare(args: &CompareArgs) -> Result<ExitCode> {
     let read = |path: &std::path::Path| -> Result<serde_json::Value> {
         let text = signals::interruptible(|| std::fs::read_to_string(path))
@@ -124,35 +96,6 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
         print(&contend::compare::table::render(&report, args.threshold))?;
     }
     Ok(if report.regressed() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
-}
-
-fn tune(args: &TuneArgs) -> Result<ExitCode> {
-    let spec = TuneSpec::from_args(args)?;
-    let exports = Exports::open(&spec.output, true)?;
-    let environment = Environment::capture();
-    let started = std::time::Instant::now();
-    let outcome = run_tune(&spec)?;
-    warn(&outcome.warnings);
-    let took = started.elapsed();
-    emit(exports, &TuneReport { spec: &spec, environment: &environment, outcome: &outcome, took })?;
-    Ok(exit_code(outcome.interrupted))
-}
-
-fn alloc(args: &AllocArgs) -> Result<ExitCode> {
-    let spec = AllocSpec::from_args(args)?;
-    let exports = Exports::open(&spec.output, false)?;
-    let environment = Environment::capture();
-    let outcome = run_alloc_sweep(&spec)?;
-    warn(&outcome.warnings);
-    emit(exports, &AllocReport { spec: &spec, environment: &environment, outcome: &outcome })?;
-    Ok(exit_code(outcome.interrupted))
-}
-
-/// Prints a sweep's warnings, one line each.
-fn warn(warnings: &[contend::model::warning::Warning]) {
-    for w in warnings {
-        eprintln!("warning: {w}");
-    }
 }
 
 /// The allocator child: runs the workload, prints its result as JSON.
@@ -198,12 +141,4 @@ fn quiet_panics_during_emergency_exit() {
             default(info);
         }
     }));
-}
-
-/// 0, or 128 + the signal that cut the run short.
-fn exit_code(interrupted: Option<nix::sys::signal::Signal>) -> ExitCode {
-    match interrupted {
-        Some(sig) => ExitCode::from(signals::exit_status(sig)),
-        None => ExitCode::SUCCESS,
-    }
 }

@@ -37,14 +37,12 @@ pub struct TuneReport<'a> {
     pub environment: &'a Environment,
     /// What was measured.
     pub outcome: &'a TuneOutcome,
-    /// How long the search took.
-    pub took: std::time::Duration,
 }
 
 impl Report for TuneReport<'_> {
     fn terminal(&self) -> String {
         lock_report::table::render(&self.outcome.results, self.environment)
-            + &super::table::summary(self.outcome, self.took)
+            + &super::table::summary(self.outcome)
     }
     fn csv(&self) -> String {
         lock_report::csv::render(&self.outcome.results)

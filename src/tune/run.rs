@@ -39,6 +39,8 @@ pub struct TuneOutcome {
     pub warnings: Vec<Warning>,
     /// The signal that cut the search short.
     pub interrupted: Option<Signal>,
+    /// How long the search took.
+    pub took: Duration,
 }
 
 fn point(spec: &TuneSpec, spin: u32) -> Point {
@@ -119,5 +121,5 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
                 .collect()
         })
         .unwrap_or_default();
-    Ok(TuneOutcome { results, best, ties, ended, warnings, interrupted })
+    Ok(TuneOutcome { results, best, ties, ended, warnings, interrupted, took: started.elapsed() })
 }

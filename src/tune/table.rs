@@ -4,10 +4,9 @@
 
 use crate::output::number::si;
 use crate::tune::run::TuneOutcome;
-use std::time::Duration;
 
 /// The summary lines.
-pub fn summary(o: &TuneOutcome, took: Duration) -> String {
+pub fn summary(o: &TuneOutcome) -> String {
     let Some(b) = o.best else {
         return "no spin budget was measured\n".into();
     };
@@ -30,7 +29,7 @@ pub fn summary(o: &TuneOutcome, took: Duration) -> String {
     out += &format!(
         "search: {} budgets in {:.1} s; refinement ended because {}\n",
         o.results.len(),
-        took.as_secs_f64(),
+        o.took.as_secs_f64(),
         o.ended
     );
     out

@@ -7,3 +7,40 @@ pub mod report;
 pub mod spec;
 pub mod sweep;
 pub mod workload;
+
+use crate::cli::AllocArgs;
+use crate::experiment::Experiment;
+use crate::measure::env::Environment;
+use crate::model::warning::Warning;
+use crate::model::SpecError;
+use crate::output::args::OutputArgs;
+use crate::output::document::Report;
+use nix::sys::signal::Signal;
+use spec::AllocSpec;
+use sweep::AllocOutcome;
+
+/// `contend alloc` as an [`Experiment`].
+pub struct Alloc;
+
+impl Experiment for Alloc {
+    type Args = AllocArgs;
+    type Spec = AllocSpec;
+    type Outcome = AllocOutcome;
+    const PLOTS: bool = false;
+
+    fn plan(args: &AllocArgs) -> Result<AllocSpec, SpecError> {
+        AllocSpec::from_args(args)
+    }
+    fn output(spec: &AllocSpec) -> &OutputArgs {
+        &spec.output
+    }
+    fn measure(spec: &AllocSpec) -> anyhow::Result<AllocOutcome> {
+        sweep::run_alloc_sweep(spec)
+    }
+    fn ending(o: &AllocOutcome) -> (&[Warning], Option<Signal>) {
+        (&o.warnings, o.interrupted)
+    }
+    fn report<'a>(spec: &'a AllocSpec, env: &'a Environment, outcome: &'a AllocOutcome) -> impl Report + 'a {
+        report::AllocReport { spec, environment: env, outcome }
+    }
+}

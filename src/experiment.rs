@@ -1,0 +1,58 @@
+//! The one pipeline every measuring command runs: validate the arguments
+//! into a spec, check the export paths before anything is measured, note
+//! the environment, run, print the warnings, emit every requested form of
+//! the report, and exit 128 + the signal when one cut the run short. A
+//! family (or `tune`) plugs in by implementing [`Experiment`]; `main.rs`
+//! names one type per command.
+
+use crate::measure::env::Environment;
+use crate::model::warning::Warning;
+use crate::model::SpecError;
+use crate::output::args::OutputArgs;
+use crate::output::document::{emit, Report};
+use crate::output::sink::Exports;
+use crate::session::signals;
+use anyhow::Result;
+use nix::sys::signal::Signal;
+use std::process::ExitCode;
+
+/// What a measuring command supplies to [`run`].
+pub trait Experiment {
+    /// Its command-line arguments.
+    type Args;
+    /// The validated spec.
+    type Spec;
+    /// What its run produced.
+    type Outcome;
+    /// Whether its report draws plots (`--plot` is refused otherwise).
+    const PLOTS: bool;
+
+    /// Validates the arguments; a mistake names the flag that fixes it.
+    fn plan(args: &Self::Args) -> Result<Self::Spec, SpecError>;
+    /// Where the spec sends its results.
+    fn output(spec: &Self::Spec) -> &OutputArgs;
+    /// Runs every point.
+    fn measure(spec: &Self::Spec) -> Result<Self::Outcome>;
+    /// The outcome's warnings, and the signal that ended it early.
+    fn ending(outcome: &Self::Outcome) -> (&[Warning], Option<Signal>);
+    /// The report over it all.
+    fn report<'a>(spec: &'a Self::Spec, env: &'a Environment, outcome: &'a Self::Outcome)
+        -> impl Report + 'a;
+}
+
+/// Runs experiment `E` with `args`, start to exit status.
+pub fn run<E: Experiment>(args: &E::Args) -> Result<ExitCode> {
+    let spec = E::plan(args)?;
+    let exports = Exports::open(E::output(&spec), E::PLOTS)?;
+    let environment = Environment::capture();
+    let outcome = E::measure(&spec)?;
+    let (warnings, interrupted) = E::ending(&outcome);
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+    emit(exports, &E::report(&spec, &environment, &outcome))?;
+    Ok(match interrupted {
+        Some(sig) => ExitCode::from(signals::exit_status(sig)),
+        None => ExitCode::SUCCESS,
+    })
+}
