@@ -8,9 +8,9 @@
 
 use clap::Parser;
 use contend::cli::{Cli, Command};
+use contend::engine::progress::{estimate, planned_runs};
 use contend::family::alloc::spec::AllocSpec;
 use contend::family::lock::spec::LockSpec;
-use contend::family::lock::sweep::{estimate, planned_runs};
 use contend::family::wakeup::spec::WakeupSpec;
 use contend::model::value::{
     format_nanos, parse_axis, parse_count, parse_cpu_list, parse_list, parse_nanos, parse_percent,

@@ -4,6 +4,7 @@
 
 pub mod crew;
 pub mod procs;
+pub mod progress;
 pub mod repeat;
 pub mod rounds;
 pub mod threads;

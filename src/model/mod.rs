@@ -3,6 +3,7 @@
 //! its point and its sample (one run) types; reports and `compare` read
 //! all three families through this one shape.
 
+pub mod alloc;
 pub mod lock;
 pub mod run;
 pub mod value;

@@ -3,8 +3,6 @@
 //! full histograms, plus the window's CPU, context-switch and futex
 //! counts.
 
-use crate::family::wakeup::placement::Placement;
-use crate::family::wakeup::workload::record::{cpu_mask_list, PairRecord};
 use crate::measure::cpu::CpuSplit;
 use crate::measure::futex::FutexCounts;
 use crate::measure::latency::{Bucket, Latencies, LatencySummary};
@@ -100,29 +98,6 @@ pub struct WakeupSample {
     pub stopped_trace: bool,
     /// The signal that cut the point short, if one did.
     pub interrupted: Option<String>,
-}
-
-impl PairSample {
-    /// Summarizes pair `pair`'s record.
-    pub fn of(pair: usize, placement: &Placement, rec: &PairRecord) -> Self {
-        let mut one_way = rec.a_to_b.clone();
-        one_way.merge(&rec.b_to_a);
-        let rounds = rec.round_trip.len();
-        Self {
-            pair,
-            placement: placement.label(),
-            cpus_a: cpu_mask_list(rec.cpus_a),
-            cpus_b: cpu_mask_list(rec.cpus_b),
-            same_cpu_pct: if rounds == 0 { 0.0 } else { 100.0 * rec.same_cpu_rounds as f64 / rounds as f64 },
-            round_trip: Distribution::of(&rec.round_trip),
-            one_way: Distribution::of(&one_way),
-            a_to_b: rec.a_to_b.summary(),
-            b_to_a: rec.b_to_a.summary(),
-            negative_one_way: rec.negative_one_way,
-            late_starts: rec.late_starts,
-            tagged: rec.tagged,
-        }
-    }
 }
 
 fn weighted(runs: &[WakeupSample], f: impl Fn(&WakeupSample) -> f64) -> f64 {

@@ -1,6 +1,7 @@
 //! `contend tune`: searches the lock family's spin budget for the one that
 //! maximizes throughput at a given hold time.
 
+pub mod args;
 pub mod report;
 pub mod run;
 pub mod spec;

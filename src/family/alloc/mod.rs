@@ -2,6 +2,7 @@
 //! freeing each other's blocks) in a child process per allocator, loaded
 //! with LD_PRELOAD.
 
+pub mod args;
 pub mod registry;
 pub mod report;
 pub mod spec;

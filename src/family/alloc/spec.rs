@@ -3,8 +3,8 @@
 use crate::cli::AllocArgs;
 use crate::family::alloc::registry::Allocator;
 use crate::family::alloc::workload::Pattern;
-use crate::family::lock::spec::SpecError;
 use crate::model::value::Sizes;
+use crate::model::SpecError;
 use crate::session::limits::Limits;
 use serde::Serialize;
 

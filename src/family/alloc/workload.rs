@@ -22,17 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::{Barrier, Mutex};
 use std::time::Instant;
 
-/// Which pattern.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Pattern {
-    /// Each thread frees what it allocated.
-    Local,
-    /// Producers allocate, consumers free.
-    Pairs,
-}
+pub use crate::model::alloc::Pattern;
 
 /// What the child is asked to do (passed as JSON on its command line).
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]

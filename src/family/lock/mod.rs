@@ -1,5 +1,6 @@
 //! `contend lock`: N threads or processes contend for one lock.
 
+pub mod args;
 pub mod registry;
 pub mod report;
 pub mod spec;

@@ -2,11 +2,11 @@
 
 use crate::cli::WakeupArgs;
 use crate::engine::repeat::Repeat;
-use crate::family::lock::spec::{Mode, SpecError};
 use crate::family::wakeup::placement::{allowed_cpus, plan, Affinity, Placement};
 use crate::family::wakeup::registry as primitives;
 use crate::family::wakeup::sched::Sched;
 use crate::measure::tracefs::TraceSpec;
+use crate::model::{Mode, SpecError};
 use crate::session::limits::Limits;
 use serde::Serialize;
 use std::time::Duration;

@@ -5,7 +5,6 @@
 
 use crate::engine::repeat::{stats_runs, Repeated, RunRecord};
 use crate::engine::rounds::{run_rounds, Purpose};
-use crate::family::lock::spec::Mode;
 use crate::family::wakeup::placement::allowed_cpus;
 use crate::family::wakeup::registry as primitives;
 use crate::family::wakeup::sched::lock_memory;
@@ -16,6 +15,7 @@ use crate::measure::futex::FutexPlan;
 use crate::measure::tracefs::{TraceReport, Tracer};
 use crate::measure::warnings as notes;
 use crate::model::warning::{Warning, WarningKind};
+use crate::model::Mode;
 use crate::session::resources::{Resources, DEFAULT_LOCK_DIR};
 use anyhow::{anyhow, Result};
 use nix::sys::signal::Signal;
@@ -97,8 +97,8 @@ fn run_points(
     warnings: &mut Vec<Warning>,
 ) -> Result<Points> {
     let points = spec.points();
-    let planned = crate::family::lock::sweep::planned_runs(points.len(), &spec.repeat, futex.separate());
-    let bar = crate::family::lock::sweep::progress_bar(spec.progress, planned, estimate(spec));
+    let planned = crate::engine::progress::planned_runs(points.len(), &spec.repeat, futex.separate());
+    let bar = crate::engine::progress::progress_bar(spec.progress, planned, estimate(spec));
     let rounds = run_rounds(
         points.len(),
         &spec.repeat,
@@ -125,7 +125,7 @@ fn run_points(
             }
             sample
         },
-        |_, _| crate::family::lock::sweep::tick(&bar),
+        |_, _| crate::engine::progress::tick(&bar),
     )?;
     bar.finish_and_clear();
     let mut results = Vec::with_capacity(points.len());

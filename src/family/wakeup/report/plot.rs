@@ -37,7 +37,7 @@ fn draw(results: &[WakeupResult], svg: &mut String, title: &str) -> Result<(), S
                 "{} {}{}",
                 r.point.primitive,
                 r.point.affinity.name(),
-                if r.point.mode == crate::family::lock::spec::Mode::Processes { " procs" } else { "" }
+                if r.point.mode == crate::model::Mode::Processes { " procs" } else { "" }
             );
             let points = QUANTILES
                 .iter()

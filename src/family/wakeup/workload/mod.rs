@@ -11,7 +11,7 @@
 //! with the pair that stopped making round trips.
 
 mod pair;
-pub(crate) mod record;
+mod record;
 
 pub use crate::model::wakeup::{Distribution, PairSample, WakeupSample};
 pub use pair::{Header, PairSlot, Plan};
@@ -19,12 +19,12 @@ pub use record::PairRecord;
 
 use crate::engine::crew::{Close, Crew, Stuck};
 use crate::engine::{measure_window, wait_arrivals, Edge, Ending, Window};
-use crate::family::lock::spec::Mode;
 use crate::family::wakeup::spec::{Length, WakeupPoint};
 use crate::measure::futex::FutexCounters;
 use crate::measure::latency::Latencies;
 use crate::measure::tracefs::Tracer;
 use crate::measure::{Probes, UsageSource};
+use crate::model::Mode;
 use anyhow::{anyhow, bail, Context, Result};
 use locks::sys::shm::Arena;
 use locks::wake::{Channel, ChannelConfig};
@@ -299,7 +299,7 @@ fn summarize(
             round_trip.merge(&rec.round_trip);
             one_way.merge(&rec.a_to_b);
             one_way.merge(&rec.b_to_a);
-            PairSample::of(i, &point.placements[i], rec)
+            record::pair_sample(i, &point.placements[i], rec)
         })
         .collect();
     WakeupSample {

@@ -3,7 +3,9 @@
 //! coordinator as JSON with the histograms in HdrHistogram's compressed
 //! encoding (base64).
 
+use crate::family::wakeup::placement::Placement;
 use crate::measure::latency::Latencies;
+use crate::model::wakeup::{Distribution, PairSample};
 use serde::{Deserialize, Serialize};
 
 /// One pair's measurements.
@@ -88,6 +90,27 @@ impl PairRecord {
 pub fn cpu_mask_list(mask: u64) -> String {
     let cpus: Vec<usize> = (0..64).filter(|c| mask & (1 << c) != 0).collect();
     crate::model::value::format_cpu_list(&cpus)
+}
+
+/// Summarizes pair `pair`'s record.
+pub fn pair_sample(pair: usize, placement: &Placement, rec: &PairRecord) -> PairSample {
+    let mut one_way = rec.a_to_b.clone();
+    one_way.merge(&rec.b_to_a);
+    let rounds = rec.round_trip.len();
+    PairSample {
+        pair,
+        placement: placement.label(),
+        cpus_a: cpu_mask_list(rec.cpus_a),
+        cpus_b: cpu_mask_list(rec.cpus_b),
+        same_cpu_pct: if rounds == 0 { 0.0 } else { 100.0 * rec.same_cpu_rounds as f64 / rounds as f64 },
+        round_trip: Distribution::of(&rec.round_trip),
+        one_way: Distribution::of(&one_way),
+        a_to_b: rec.a_to_b.summary(),
+        b_to_a: rec.b_to_a.summary(),
+        negative_one_way: rec.negative_one_way,
+        late_starts: rec.late_starts,
+        tagged: rec.tagged,
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,161 @@
+//! `contend lock`'s flags, as clap sees them. Parsing only: validation
+//! that spans several flags lives in `spec`.
+
+use crate::cli::{OutputArgs, RepeatArgs};
+use crate::family::lock::registry::parse_lock;
+use crate::model::value::{
+    parse_axis, parse_count, parse_duration, parse_nanos, parse_percent, parse_spinners, parse_work, List,
+    SpinPolicy, Work,
+};
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub(crate) const LOCK_EXAMPLES: &str = "\
+Every list flag sweeps: the run is the cartesian product, one row per point.
+
+Examples:
+  contend lock --lock seed --threads 4 --hold 1us --spin 1,10,100,1000,10000,100000 --duration 5s
+  contend lock --lock futex,pthread --threads 2,4,8 --hold 1us --idle sleep:50us
+  contend lock --lock futex --threads 4 --period 1000ns --duty 10%,50%,90%
+  contend lock --lock adaptive --spinners none,one,many --threads 256 --period 1000ns --duty 50%
+  contend lock --lock seed --threads 4 --format seed
+  contend lock --lock futex --export-json result.json
+  contend lock --procs 10,100,1000 --lock flock,fcntl,sysv --hold sleep:100us --idle 0 --duration 10s --format gnuplot";
+
+/// `contend lock`.
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// Locks to measure, comma separated (`contend list locks` shows them).
+    #[arg(long, short = 'l', value_parser = lock_list, default_value = "futex", value_name = "LOCKS")]
+    pub lock: List<&'static str>,
+
+    /// Worker threads, comma separated (default 4).
+    #[arg(long, short = 't', value_parser = count_list, allow_hyphen_values = true,
+          value_name = "N[,N...]", conflicts_with = "procs")]
+    pub threads: Option<List<u32>>,
+
+    /// Worker processes instead of threads, comma separated: forked
+    /// workers share the lock through shared memory.
+    #[arg(long, short = 'p', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
+    pub procs: Option<List<u32>>,
+
+    /// Directory for the lock file of file locks and sysv (a private
+    /// subdirectory is created and removed); default /dev/shm (tmpfs).
+    #[arg(long, value_name = "DIR")]
+    pub lock_dir: Option<PathBuf>,
+
+    /// Spin budget: user-space attempts before sleeping (locks that have one;
+    /// default 100).
+    #[arg(long, short = 's', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
+    pub spin: Option<List<u32>>,
+
+    /// Waiting policy for `adaptive`: none (sleep at once), one (one
+    /// adaptive spinner, the rest sleep) or many (every waiter spins);
+    /// default one.
+    #[arg(long, value_parser = spinners_list, value_name = "POLICY[,...]")]
+    pub spinners: Option<List<SpinPolicy>>,
+
+    /// Time inside the lock: DURATION (busy-wait on the clock), busy:DURATION
+    /// or sleep:DURATION (nanosleep). Units: ns, us, ms, s.
+    #[arg(long, value_parser = work_list, default_value = "1us", value_name = "WORK[,WORK...]",
+          allow_hyphen_values = true, conflicts_with_all = ["period", "duty"])]
+    pub hold: List<Work>,
+
+    /// Time outside the lock between acquisitions, same syntax as --hold.
+    #[arg(long, value_parser = work_list, default_value = "0", value_name = "WORK[,WORK...]",
+          allow_hyphen_values = true, conflicts_with_all = ["period", "duty"])]
+    pub idle: List<Work>,
+
+    /// Alternative to --hold/--idle: the period of one lock+work cycle
+    /// (busy), split by --duty into hold and idle.
+    #[arg(long, value_parser = nanos_list, requires = "duty", allow_hyphen_values = true,
+          value_name = "DURATION[,...]")]
+    pub period: Option<List<u64>>,
+
+    /// Share of --period spent holding the lock, e.g. 10% (hold 10%, idle 90%).
+    #[arg(long, value_parser = percent_list, requires = "period", allow_hyphen_values = true,
+          value_name = "PERCENT[,...]")]
+    pub duty: Option<List<f64>>,
+
+    /// Measured window per run (rates divide by the measured length);
+    /// default 2s, or 300ms with --precision, where many short runs
+    /// narrow the interval faster than a few long ones.
+    #[arg(long, short = 'd', value_parser = parse_duration, allow_hyphen_values = true)]
+    pub duration: Option<Duration>,
+
+    /// Abort with a diagnosis (lock word, who holds, who waits) when no
+    /// worker completes a critical section for this long; default the
+    /// larger of 10s and 100 holds.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
+    pub stall_timeout: Option<Duration>,
+
+    /// Fault injection (with --procs): this long into the window, the
+    /// worker holding the lock kills itself inside its critical section.
+    /// Robust locks (pthread-robust) recover and the report gives the
+    /// recovery time; the others end the run with an explanation.
+    #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
+    pub kill_holder_after: Option<Duration>,
+
+    /// Run before the window starts, per run; default 250ms, or 100ms
+    /// with --precision.
+    #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    pub warmup: Option<Duration>,
+
+    /// Output on stdout: a table, futex-scalability.c's summary lines, or
+    /// lockscale's gnuplot columns.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Measure every point as this many identical copies (replica 1, 2,
+    /// ...), interleaved like distinct points: an A/A check of the
+    /// method's noise (`contend compare FILE --baseline replica=1`).
+    #[arg(long, value_parser = parse_count, default_value = "1", value_name = "N")]
+    pub replicate: u32,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub repeat: RepeatArgs,
+}
+
+fn lock_list(s: &str) -> Result<List<&'static str>, String> {
+    parse_axis(s, parse_lock)
+}
+
+fn count_list(s: &str) -> Result<List<u32>, String> {
+    parse_axis(s, parse_count)
+}
+
+fn work_list(s: &str) -> Result<List<Work>, String> {
+    parse_axis(s, parse_work)
+}
+
+fn nanos_list(s: &str) -> Result<List<u64>, String> {
+    parse_axis(s, parse_nanos)
+}
+
+fn spinners_list(s: &str) -> Result<List<SpinPolicy>, String> {
+    parse_axis(s, parse_spinners)
+}
+
+fn percent_list(s: &str) -> Result<List<f64>, String> {
+    parse_axis(s, parse_percent)
+}
+
+/// Output formats on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// One row per point.
+    Table,
+    /// futex-scalability.c's lines: entries, M entries/s, entries per thread.
+    Seed,
+    /// lockscale's layout: a `# lock hold idle duration` line, then per
+    /// worker count: workers, seconds, user s, sys s, total, min, max,
+    /// mean, stddev of per-worker acquisitions.
+    Gnuplot,
+}

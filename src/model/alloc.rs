@@ -1,0 +1,103 @@
+//! What one alloc point measured: the pattern (threads freeing their own
+//! blocks, or producer/consumer pairs freeing each other's), one run of a
+//! pattern under an allocator, and the point's result.
+
+use crate::measure::cpu::CpuSplit;
+use crate::measure::futex::FutexCounts;
+use crate::model::run::{RunInfo, RunRecord};
+use nix::sys::signal::Signal;
+use serde::{Deserialize, Serialize};
+
+/// Which pattern.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Each thread frees what it allocated.
+    Local,
+    /// Producers allocate, consumers free.
+    Pairs,
+}
+
+/// One run of one pattern under one allocator.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct AllocSample {
+    /// Its round, start time and status (measured, rejected, counting).
+    #[serde(flatten)]
+    pub run: RunInfo,
+    /// The pattern.
+    pub pattern: Pattern,
+    /// The allocator as given (with tunables).
+    pub allocator: String,
+    /// The library preloaded, if any.
+    pub preloaded: Option<String>,
+    /// What the child saw mapped (proof the preload took).
+    pub mapped_allocator: Option<String>,
+    /// GLIBC_TUNABLES as the child saw it (proof the tunables reached it).
+    pub glibc_tunables: Option<String>,
+    /// The child's workload wall time, s.
+    pub wall_s: f64,
+    /// The child's user CPU, s (wait4).
+    pub user_s: f64,
+    /// The child's system CPU, s (wait4).
+    pub sys_s: f64,
+    /// mallocs + frees.
+    pub operations: u64,
+    /// operations / wall_s.
+    pub ops_per_s: f64,
+    /// ops_per_s relative to glibc's for the same pattern in this run.
+    pub vs_glibc: Option<f64>,
+    /// Peak resident set, kB.
+    pub max_rss_kib: i64,
+    /// Voluntary context switches.
+    pub voluntary_context_switches: i64,
+    /// Involuntary context switches.
+    pub involuntary_context_switches: i64,
+    /// All futex syscalls of the child, when countable.
+    pub futex: Option<FutexCounts>,
+    /// Of those, the ones the pattern's own semaphores made.
+    pub own_futex_calls: u64,
+    /// The rest: the allocator's and libc's (`futex.calls - own`).
+    pub allocator_futex_calls: Option<u64>,
+    /// System-wide CPU split from the child's start to its reaping (what
+    /// --max-steal screens on), None if /proc/stat could not be read.
+    pub cpu: Option<CpuSplit>,
+    /// From the child's start to its reaping, s.
+    pub elapsed_s: f64,
+}
+
+impl RunRecord for AllocSample {
+    fn info(&self) -> &RunInfo {
+        &self.run
+    }
+    fn info_mut(&mut self) -> &mut RunInfo {
+        &mut self.run
+    }
+    fn metric(&self) -> f64 {
+        self.ops_per_s
+    }
+    fn cut_short(&self) -> Option<Signal> {
+        // An interrupted child is an error (Interrupted), never a sample.
+        None
+    }
+    fn disturbance_pct(&self) -> Option<f64> {
+        self.cpu.and_then(|cpu| {
+            crate::measure::warnings::disturbance_pct(&cpu, self.elapsed_s, self.user_s + self.sys_s)
+        })
+    }
+}
+
+/// One point of an alloc sweep: a pattern under an allocator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct AllocPoint {
+    /// The pattern.
+    pub pattern: Pattern,
+    /// The allocator as given (with tunables).
+    pub allocator: String,
+}
+
+/// One pattern under one allocator and what its runs measured (ops/s);
+/// its sample is the run with the median ops/s (its `vs_glibc` compares
+/// means).
+pub type AllocResult = super::Measured<AllocPoint, AllocSample>;

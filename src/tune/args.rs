@@ -1,0 +1,48 @@
+//! `contend tune`'s flags, as clap sees them.
+
+use crate::cli::OutputArgs;
+use crate::family::lock::registry::parse_lock;
+use crate::model::value::{parse_count, parse_duration, parse_work, Work};
+use clap::Args;
+use std::time::Duration;
+
+/// `contend tune`.
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// The lock to tune (one with a spin budget).
+    #[arg(long, short = 'l', value_parser = parse_lock, default_value = "futex")]
+    pub lock: &'static str,
+
+    /// Worker threads.
+    #[arg(long, short = 't', value_parser = parse_count, default_value = "4", allow_hyphen_values = true)]
+    pub threads: u32,
+
+    /// Time inside the lock (as for contend lock).
+    #[arg(long, value_parser = parse_work, default_value = "1us", allow_hyphen_values = true)]
+    pub hold: Work,
+
+    /// Time outside the lock.
+    #[arg(long, value_parser = parse_work, default_value = "0", allow_hyphen_values = true)]
+    pub idle: Work,
+
+    /// Window of each run.
+    #[arg(long, short = 'd', value_parser = parse_duration, default_value = "500ms", allow_hyphen_values = true)]
+    pub duration: Duration,
+
+    /// Warm-up before each run.
+    #[arg(long, value_parser = parse_duration, default_value = "100ms", allow_hyphen_values = true)]
+    pub warmup: Duration,
+
+    /// Runs per spin budget.
+    #[arg(long, value_parser = parse_count, default_value = "3", allow_hyphen_values = true)]
+    pub runs: u32,
+
+    /// Stop refining once this much time is spent (the coarse pass always
+    /// completes).
+    #[arg(long, value_parser = parse_duration, default_value = "60s", allow_hyphen_values = true)]
+    pub max_time: Duration,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+}
