@@ -10,7 +10,7 @@
 //! replaced only when the results are written; a file contend created is
 //! removed again if the run fails before that.
 
-use crate::cli::OutputArgs;
+use crate::output::args::OutputArgs;
 use crate::model::SpecError;
 use anyhow::{Context, Result};
 use std::fs::File;

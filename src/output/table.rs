@@ -10,8 +10,8 @@ pub(crate) const CUT_MARK: &str = "*";
 
 /// Says that a point's numbers come from its one run, cut short by a
 /// signal (it had no complete run), as a note line, or nothing.
-pub(crate) fn cut_short_note<S: crate::engine::repeat::RunRecord>(label: &str, runs: &[S]) -> String {
-    if !crate::engine::repeat::from_cut_short(runs) {
+pub(crate) fn cut_short_note<S: crate::model::run::RunRecord>(label: &str, runs: &[S]) -> String {
+    if !crate::model::run::from_cut_short(runs) {
         return String::new();
     }
     format!(
