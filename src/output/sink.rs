@@ -10,8 +10,8 @@
 //! replaced only when the results are written; a file contend created is
 //! removed again if the run fails before that.
 
-use crate::output::args::OutputArgs;
 use crate::model::SpecError;
+use crate::output::args::OutputArgs;
 use anyhow::{Context, Result};
 use std::fs::File;
 use std::io::Write;
