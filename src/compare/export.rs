@@ -123,7 +123,11 @@ impl Export {
             }
             None => return Err(format!("{name} is not a contend export (no schema_version)")),
         }
-        Export::deserialize(doc).map_err(|e| format!("{name} is not a complete export: {e}"))
+        Export::deserialize(doc).map_err(|e| {
+            let family =
+                doc.get("family").and_then(Value::as_str).map_or(String::new(), |f| format!(" `{f}`"));
+            format!("{name} is not a complete{family} export: {e}")
+        })
     }
 
     /// The points, where this version keeps them.
