@@ -9,6 +9,7 @@ use crate::measure::env::Environment;
 use crate::model::warning::Warning;
 use crate::model::SpecError;
 use crate::output::args::OutputArgs;
+use crate::output::columns::{Group, Shown};
 use crate::output::document::{emit, Report};
 use crate::output::sink::Exports;
 use crate::session::signals;
@@ -26,6 +27,8 @@ pub trait Experiment {
     type Outcome;
     /// Whether its report draws plots (`--plot` is refused otherwise).
     const PLOTS: bool;
+    /// Its table's optional column groups (`--columns`).
+    const COLUMNS: &'static [Group];
 
     /// Validates the arguments; a mistake names the flag that fixes it.
     fn plan(args: &Self::Args) -> Result<Self::Spec, SpecError>;
@@ -43,6 +46,7 @@ pub trait Experiment {
 /// Runs experiment `E` with `args`, start to exit status.
 pub fn run<E: Experiment>(args: &E::Args) -> Result<ExitCode> {
     let spec = E::plan(args)?;
+    Shown::of(E::COLUMNS, E::output(&spec))?;
     let exports = Exports::open(E::output(&spec), E::PLOTS)?;
     let environment = Environment::capture();
     let outcome = E::measure(&spec)?;

@@ -34,14 +34,52 @@ fn table_has_one_row_per_point_and_a_legend() {
     let heading = lines.next().unwrap();
     assert!(heading.starts_with("lock seed · threads 2 · hold 1µs"), "{heading}");
     let header = lines.next().unwrap();
-    for col in ["spin", "cs/s", "%usr", "%sys", "%idle", "Jain", "futex/cs", "ctxsw/cs", "hold µs"] {
+    for col in ["spin", "cs/s", "Jain", "futex/cs", "ctxsw/cs"] {
         assert!(header.contains(col), "missing {col} in {header}");
     }
+    assert!(!header.contains("%usr"), "the cpu group is not a default: {header}");
     let rows: Vec<&str> = lines.take_while(|l| !l.trim().is_empty()).collect();
     assert_eq!(rows.len(), 2, "{text}");
     assert!(rows[0].trim_start().starts_with("1 "));
     assert!(rows[1].trim_start().starts_with("1000 "));
     assert!(text.contains("Jain: fairness index"));
+}
+
+/// The widest line of `text`, in characters (µ and × are one each).
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+#[test]
+fn the_default_table_of_eight_locks_by_two_thread_counts_fits_100_columns() {
+    let locks = "futex,pthread,adaptive,tas,ttas,mcs,ticket,std";
+    let text = stdout(&["--lock", locks, "--threads", "2,4", "--runs", "2"]);
+    assert!(widest(&text) <= 100, "{} columns:\n{text}", widest(&text));
+    assert_eq!(text.lines().filter(|l| l.trim_start().starts_with("ticket ")).count(), 2, "{text}");
+    // The legend explains the columns shown, and names the hidden groups.
+    assert!(text.contains("Jain: fairness index") && !text.contains("%usr %sys"), "{text}");
+    assert!(text.contains("more columns: --columns shares,errors,cpu,hold,lock (or --wide)"), "{text}");
+}
+
+#[test]
+fn columns_and_wide_choose_the_column_groups() {
+    let header = |extra: &[&str]| {
+        let text = stdout(&[&["--lock", "futex", "--threads", "2", "--spin", "1,10"], extra].concat());
+        (text.lines().nth(1).unwrap().to_string(), text)
+    };
+    let (cpu, text) = header(&["--columns", "cpu"]);
+    assert!(cpu.contains("%usr") && !cpu.contains("Jain") && cpu.contains("cs/s"), "{cpu}");
+    assert!(text.contains("%usr %sys %idle %steal: whole system"), "{text}");
+    let (both, _) = header(&["--columns", "default,lock"]);
+    assert!(both.contains("Jain") && both.contains("spins/cs"), "{both}");
+    let (wide, text) = header(&["--wide"]);
+    for col in ["%usr", "min%", "Jain", "fail/cs", "hold µs", "waits/cs"] {
+        assert!(wide.contains(col), "--wide lacks {col}: {wide}");
+    }
+    assert!(!text.contains("more columns"), "{text}");
+    lock(&["--columns", "disk"]).assert().code(2).stderr(
+        predicate::str::contains("--columns disk").and(predicate::str::contains("shares, kernel, errors")),
+    );
 }
 
 #[test]

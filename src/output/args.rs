@@ -37,6 +37,16 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
+    /// Column groups in the terminal and Markdown tables, comma-separated:
+    /// `default`, `all`, or the family's groups (the table names the ones
+    /// it hides). The swept axes and the metric are always shown.
+    #[arg(long, value_delimiter = ',', value_name = "GROUPS")]
+    pub columns: Vec<String>,
+
+    /// Every column in the tables (the same as --columns all).
+    #[arg(long)]
+    pub wide: bool,
+
     /// Never show the progress bar.
     #[arg(long)]
     #[serde(skip)]

@@ -5,6 +5,24 @@
 use crate::measure::stats::Stats;
 use crate::model::run::Stopped;
 
+/// The width tables, headings, legends and notes are made to fit.
+pub const WIDTH: usize = 100;
+
+/// Wraps every line of `text` longer than [`WIDTH`] at word boundaries,
+/// continuing it indented by two spaces (textwrap).
+pub fn fit(text: &str) -> String {
+    let options = textwrap::Options::new(WIDTH).subsequent_indent("  ");
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        // An empty line wraps to one empty piece, so blank lines stay.
+        for piece in textwrap::wrap(line, &options) {
+            out.push_str(&piece);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The mark on a number that comes from a run a signal cut short.
 pub(crate) const CUT_MARK: &str = "*";
 
@@ -31,4 +49,20 @@ pub(crate) fn precision_note(label: &str, stopped: Stopped, stats: &Stats) -> St
         stats.n,
         stats.ci95_pct.unwrap_or(f64::NAN)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_wrap_at_the_width_and_short_ones_stay() {
+        let long = "word ".repeat(40);
+        let text = format!("short line\n\n{long}\n");
+        let out = fit(&text);
+        assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
+        assert!(out.starts_with("short line\n\nword"));
+        assert!(out.lines().nth(3).unwrap().starts_with("  word"), "{out}");
+        assert_eq!(out.split_whitespace().count(), 42);
+    }
 }

@@ -13,6 +13,7 @@ use crate::measure::env::Environment;
 use crate::model::warning::Warning;
 use crate::model::SpecError;
 use crate::output::args::OutputArgs;
+use crate::output::columns::Group;
 use crate::output::document::Report;
 use nix::sys::signal::Signal;
 use run::TuneOutcome;
@@ -26,6 +27,7 @@ impl Experiment for Tune {
     type Spec = TuneSpec;
     type Outcome = TuneOutcome;
     const PLOTS: bool = true;
+    const COLUMNS: &'static [Group] = crate::family::lock::report::table::GROUPS;
 
     fn plan(args: &TuneArgs) -> Result<TuneSpec, SpecError> {
         TuneSpec::from_args(args)

@@ -5,6 +5,7 @@
 use crate::family::lock::report as lock_report;
 use crate::measure::env::Environment;
 use crate::model::lock::PointResult;
+use crate::output::columns::Shown;
 use crate::output::document::Report;
 use crate::output::family::plot_title;
 use crate::output::json::Header;
@@ -41,14 +42,19 @@ pub struct TuneReport<'a> {
 
 impl Report for TuneReport<'_> {
     fn terminal(&self) -> String {
-        lock_report::table::render(&self.outcome.results, self.environment)
+        lock_report::table::render(&self.outcome.results, self.environment, &self.shown())
             + &super::table::summary(self.outcome)
     }
     fn csv(&self) -> String {
         lock_report::csv::render(&self.outcome.results)
     }
     fn markdown(&self) -> String {
-        lock_report::table::render_with(&self.outcome.results, self.environment, ASCII_MARKDOWN)
+        lock_report::table::render_with(
+            &self.outcome.results,
+            self.environment,
+            &self.shown(),
+            ASCII_MARKDOWN,
+        )
     }
     fn gnuplot(&self) -> String {
         lock_report::gnuplot::render(&self.outcome.results)
@@ -64,5 +70,13 @@ impl Report for TuneReport<'_> {
             best_spin: o.best.and_then(|b| o.results[b].point.spin),
             points: &o.results,
         })
+    }
+}
+
+impl TuneReport<'_> {
+    /// The lock table's columns, as the spec asks (checked when planned).
+    fn shown(&self) -> Shown {
+        Shown::of(lock_report::table::GROUPS, &self.spec.output)
+            .unwrap_or_else(|_| Shown::all(lock_report::table::GROUPS))
     }
 }

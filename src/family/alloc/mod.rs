@@ -15,6 +15,7 @@ use crate::measure::env::Environment;
 use crate::model::warning::Warning;
 use crate::model::SpecError;
 use crate::output::args::OutputArgs;
+use crate::output::columns::Group;
 use crate::output::document::Report;
 use nix::sys::signal::Signal;
 use spec::AllocSpec;
@@ -28,6 +29,7 @@ impl Experiment for Alloc {
     type Spec = AllocSpec;
     type Outcome = AllocOutcome;
     const PLOTS: bool = false;
+    const COLUMNS: &'static [Group] = report::table::GROUPS;
 
     fn plan(args: &AllocArgs) -> Result<AllocSpec, SpecError> {
         AllocSpec::from_args(args)

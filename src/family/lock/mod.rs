@@ -13,6 +13,7 @@ use crate::measure::env::Environment;
 use crate::model::warning::Warning;
 use crate::model::SpecError;
 use crate::output::args::OutputArgs;
+use crate::output::columns::Group;
 use crate::output::document::Report;
 use nix::sys::signal::Signal;
 use spec::LockSpec;
@@ -26,6 +27,7 @@ impl Experiment for Lock {
     type Spec = LockSpec;
     type Outcome = SweepOutcome;
     const PLOTS: bool = true;
+    const COLUMNS: &'static [Group] = report::table::GROUPS;
 
     fn plan(args: &LockArgs) -> Result<LockSpec, SpecError> {
         LockSpec::from_args(args)

@@ -15,6 +15,7 @@ use crate::measure::env::Environment;
 use crate::model::warning::Warning;
 use crate::model::SpecError;
 use crate::output::args::OutputArgs;
+use crate::output::columns::Group;
 use crate::output::document::Report;
 use args::WakeupArgs;
 use nix::sys::signal::Signal;
@@ -29,6 +30,7 @@ impl Experiment for Wakeup {
     type Spec = WakeupSpec;
     type Outcome = WakeupOutcome;
     const PLOTS: bool = true;
+    const COLUMNS: &'static [Group] = report::table::GROUPS;
 
     fn plan(args: &WakeupArgs) -> Result<WakeupSpec, SpecError> {
         WakeupSpec::from_args(args)

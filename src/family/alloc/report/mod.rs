@@ -6,6 +6,7 @@ pub mod table;
 
 use crate::family::alloc::spec::AllocSpec;
 use crate::family::alloc::sweep::{AllocOutcome, AllocResult};
+use crate::output::columns::Shown;
 use crate::output::document::Report;
 use crate::output::family::Results;
 use crate::output::json::Header;
@@ -30,13 +31,13 @@ pub type AllocReport<'a> = Results<'a, AllocSpec, AllocOutcome>;
 
 impl Report for AllocReport<'_> {
     fn terminal(&self) -> String {
-        table::table(&self.outcome.results)
+        table::table(&self.outcome.results, &self.shown())
     }
     fn csv(&self) -> String {
         csv::render(&self.outcome.results)
     }
     fn markdown(&self) -> String {
-        table::table_with(&self.outcome.results, ASCII_MARKDOWN)
+        table::table_with(&self.outcome.results, &self.shown(), ASCII_MARKDOWN)
     }
     fn gnuplot(&self) -> String {
         gnuplot::render(&self.outcome.results)
@@ -50,5 +51,12 @@ impl Report for AllocReport<'_> {
             spec: self.spec,
             points: &self.outcome.results,
         })
+    }
+}
+
+impl AllocReport<'_> {
+    /// The table's columns, as the spec asks (checked when it was planned).
+    fn shown(&self) -> Shown {
+        Shown::of(table::GROUPS, &self.spec.output).unwrap_or_else(|_| Shown::all(table::GROUPS))
     }
 }

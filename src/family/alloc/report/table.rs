@@ -3,6 +3,7 @@
 //! numbers unrounded, plus the library each child preloaded.
 
 use crate::family::alloc::sweep::AllocResult;
+use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
 use comfy_table::{presets, CellAlignment, Table};
 
@@ -10,24 +11,55 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
 
-/// The columns.
-const COLUMNS: [&str; 16] = [
-    "pattern",
-    "allocator",
-    "wall s",
-    "user s",
-    "sys s",
-    "ops/s",
-    "±%",
-    "runs",
-    "vs glibc",
-    "peak RSS MiB",
-    "vcsw",
-    "ivcsw",
-    "futex",
-    "futex fail",
-    "own futex",
-    "alloc futex",
+/// The alloc table's optional column groups.
+pub const GROUPS: &[Group] = &[
+    Group {
+        name: "time",
+        default: true,
+        legend: "wall s: the child's workload time; user/sys s: its CPU time (wait4's rusage).\n",
+    },
+    Group {
+        name: "kernel",
+        default: true,
+        legend:
+            "futex: the child's futex syscalls (tracepoints, in a separate counting run: --count-futex); \
+                 alloc futex: those not made by the pattern's own semaphores (the allocator's, and libc's: \
+                 thread start and join).\n",
+    },
+    Group {
+        name: "futex",
+        default: false,
+        legend: "futex fail: failed futex syscalls; own futex: the pattern's semaphores' futex calls.\n",
+    },
+    Group {
+        name: "memory",
+        default: false,
+        legend: "peak RSS MiB, vcsw ivcsw: the child's peak resident set and context switches (wait4).\n",
+    },
+];
+
+const CORE_LEGEND: &str = "ops/s: mallocs + frees per second of the child's workload, mean over the runs; \
+     ±%: its 95% confidence interval; vs glibc: the mean relative to glibc's in this run. Other columns: the \
+     median run.\n";
+
+/// Each column with its group.
+const COLUMNS: [(&str, &str); 16] = [
+    (CORE, "pattern"),
+    (CORE, "allocator"),
+    ("time", "wall s"),
+    ("time", "user s"),
+    ("time", "sys s"),
+    (CORE, "ops/s"),
+    (CORE, "±%"),
+    (CORE, "runs"),
+    (CORE, "vs glibc"),
+    ("memory", "peak RSS MiB"),
+    ("memory", "vcsw"),
+    ("memory", "ivcsw"),
+    ("kernel", "futex"),
+    ("futex", "futex fail"),
+    ("futex", "own futex"),
+    ("kernel", "alloc futex"),
 ];
 
 fn row(r: &AllocResult) -> Vec<String> {
@@ -55,18 +87,20 @@ fn row(r: &AllocResult) -> Vec<String> {
 }
 
 /// The terminal table.
-pub fn table(results: &[AllocResult]) -> String {
-    table_with(results, presets::NOTHING)
+pub fn table(results: &[AllocResult], shown: &Shown) -> String {
+    table_with(results, shown, presets::NOTHING)
 }
 
-pub(crate) fn table_with(results: &[AllocResult], preset: &str) -> String {
+pub(crate) fn table_with(results: &[AllocResult], shown: &Shown, preset: &str) -> String {
+    let groups: Vec<&str> = COLUMNS.iter().map(|(g, _)| *g).collect();
+    let headers = shown.select(&groups, COLUMNS.iter().map(|(_, h)| *h).collect());
     let mut t = Table::new();
     t.load_preset(preset);
-    t.set_header(COLUMNS);
+    t.set_header(&headers);
     for r in results {
-        t.add_row(row(r));
+        t.add_row(shown.select(&groups, row(r)));
     }
-    for i in 2..COLUMNS.len() {
+    for i in 2..headers.len() {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -78,11 +112,6 @@ pub(crate) fn table_with(results: &[AllocResult], preset: &str) -> String {
             crate::output::table::precision_note(&label, r.stopped, &r.stats)
         })
         .collect();
-    format!(
-        "{t}\n\n{notes}ops/s: mallocs + frees per second of the child's workload, mean over the runs; ±%: its 95% \
-         confidence interval;\nvs glibc: the mean relative to glibc's in this run. Other columns: the median run. \
-         user/sys s, peak RSS,\nvcsw/ivcsw: the child's rusage (wait4). futex, futex fail: the child's futex \
-         syscalls and failed ones\n(tracepoints, in a separate counting run: --count-futex); own futex: the pattern's semaphores; alloc futex: the rest \
-         (the allocator's, and libc's:\nthread start and join).\n"
-    )
+    let text = format!("{notes}{CORE_LEGEND}{}{}", shown.legend(GROUPS), shown.hidden_note(GROUPS));
+    format!("{t}\n\n{}", crate::output::table::fit(&text))
 }

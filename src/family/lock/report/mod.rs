@@ -11,6 +11,7 @@ use crate::cli::Format;
 use crate::family::lock::spec::LockSpec;
 use crate::family::lock::sweep::SweepOutcome;
 use crate::model::lock::PointResult;
+use crate::output::columns::Shown;
 use crate::output::document::Report;
 use crate::output::family::{plot_title, Results};
 use crate::output::json::Header;
@@ -37,7 +38,7 @@ impl Report for LockReport<'_> {
     fn terminal(&self) -> String {
         let results = &self.outcome.results;
         match self.spec.format {
-            Format::Table => table::render(results, self.environment),
+            Format::Table => table::render(results, self.environment, &self.shown()),
             Format::Seed => seed::render(results),
             Format::Gnuplot => gnuplot::render(results),
         }
@@ -46,7 +47,7 @@ impl Report for LockReport<'_> {
         csv::render(&self.outcome.results)
     }
     fn markdown(&self) -> String {
-        table::render_with(&self.outcome.results, self.environment, ASCII_MARKDOWN)
+        table::render_with(&self.outcome.results, self.environment, &self.shown(), ASCII_MARKDOWN)
     }
     fn gnuplot(&self) -> String {
         gnuplot::render(&self.outcome.results)
@@ -60,5 +61,12 @@ impl Report for LockReport<'_> {
             spec: self.spec,
             points: &self.outcome.results,
         })
+    }
+}
+
+impl LockReport<'_> {
+    /// The table's columns, as the spec asks (checked when it was planned).
+    fn shown(&self) -> Shown {
+        Shown::of(table::GROUPS, &self.spec.output).unwrap_or_else(|_| Shown::all(table::GROUPS))
     }
 }

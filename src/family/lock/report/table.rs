@@ -4,15 +4,55 @@
 use crate::family::lock::sweep::PointResult;
 use crate::measure::env::Environment;
 use crate::model::value::WorkMode;
+use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::{ratio, si};
 use comfy_table::{presets, CellAlignment, Table};
 
+/// The lock table's optional column groups.
+pub const GROUPS: &[Group] = &[
+    Group { name: "fairness", default: true, legend: "Jain: fairness index over the workers' counts (1 = even).\n" },
+    Group {
+        name: "shares",
+        default: false,
+        legend: "min% max%: smallest and largest worker's share of the critical sections.\n",
+    },
+    Group {
+        name: "kernel",
+        default: true,
+        legend: "ctxsw/cs: the workers' context switches; futex/cs: futex syscalls, counted with the syscall \
+                 tracepoints in a separate run of the point (--count-futex; the rates come from untraced runs).\n",
+    },
+    Group { name: "errors", default: false, legend: "fail/cs: futex syscalls that returned an error.\n" },
+    Group {
+        name: "cpu",
+        default: false,
+        legend: "%usr %sys %idle %steal: whole system (/proc/stat).\n",
+    },
+    Group {
+        name: "hold",
+        default: false,
+        legend: "hold µs: achieved mean hold; max cs/s = 1/hold, lockscale's theoretical maximum.\n",
+    },
+    Group {
+        name: "lock",
+        default: false,
+        legend: "spins/cs waits/cs wakes/cs: the lock's own counters (- where the lock is opaque).\n",
+    },
+];
+
+const CORE_LEGEND: &str = "cs/s: critical sections per second of measured window, mean over the runs; ±%: \
+     half-width of its 95% confidence interval (Student's t); eff% = cs/s x hold (lock utilization). Other \
+     columns: the median run, per critical section.\n";
+
+const WAKE_LEGEND: &str =
+    "wake (heading): what waking a sleeping thread cost the waker (FUTEX_WAKE, median of 20, measured at start-up).\n";
+
 /// Renders the results for the terminal, with a heading and a legend.
-pub fn render(results: &[PointResult], env: &Environment) -> String {
-    render_with(results, env, presets::NOTHING)
+pub fn render(results: &[PointResult], env: &Environment, shown: &Shown) -> String {
+    render_with(results, env, shown, presets::NOTHING)
 }
 
-pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &str) -> String {
+pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Shown, preset: &str) -> String {
     let Some(first) = results.first() else {
         return "no points were run\n".into();
     };
@@ -49,56 +89,43 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
     // With a hold, the lock can do at most one critical section per hold:
     // lockscale's theoretical maximum, and the share of it achieved.
     let holds = results.iter().any(|r| r.point.hold.ns > 0);
-    let bound: &[&str] = if holds { &["max cs/s", "eff%"] } else { &[] };
-    let metrics = [
-        "%usr", "%sys", "%idle", "%steal", "hold µs", "min%", "max%", "Jain", "ctxsw/cs", "futex/cs",
-        "fail/cs", "spins/cs", "waits/cs", "wakes/cs",
-    ];
     let repeated = results.iter().any(|r| r.stats.n > 1);
-    let spread: &[&str] = if repeated { &["±%", "runs"] } else { &[] };
-    let columns: Vec<&str> = std::iter::once("cs/s")
-        .chain(spread.iter().copied())
-        .chain(bound.iter().copied())
-        .chain(metrics)
-        .collect();
-    t.set_header(varying.iter().map(|(n, _)| *n).chain(columns.iter().copied()));
+    // Each metric column with its group; columns that do not apply to
+    // these results (no repeats, no hold) are left out whatever the group.
+    let columns: Vec<(&str, &str)> = [
+        (CORE, "cs/s", true),
+        (CORE, "±%", repeated),
+        (CORE, "runs", repeated),
+        (CORE, "eff%", holds),
+        ("hold", "max cs/s", holds),
+        ("hold", "hold µs", true),
+        ("cpu", "%usr", true),
+        ("cpu", "%sys", true),
+        ("cpu", "%idle", true),
+        ("cpu", "%steal", true),
+        ("shares", "min%", true),
+        ("shares", "max%", true),
+        ("fairness", "Jain", true),
+        ("kernel", "ctxsw/cs", true),
+        ("kernel", "futex/cs", true),
+        ("errors", "fail/cs", true),
+        ("lock", "spins/cs", true),
+        ("lock", "waits/cs", true),
+        ("lock", "wakes/cs", true),
+    ]
+    .into_iter()
+    .filter(|&(_, _, applies)| applies)
+    .map(|(g, h, _)| (g, h))
+    .collect();
+    let groups: Vec<&str> = columns.iter().map(|(g, _)| *g).collect();
+    let headers = shown.select(&groups, columns.iter().map(|(_, h)| *h).collect());
+    t.set_header(varying.iter().map(|(n, _)| *n).chain(headers.iter().copied()));
     for r in results {
-        let s = &r.sample;
-        // Futex counts come from the counting run, when there is one.
-        let k = r.kernel_run();
-        let counters = s.lock_counters;
         let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
-        let cs_per_s = r.stats.mean;
-        let cut = crate::engine::repeat::from_cut_short(&r.runs);
-        row.push(si(cs_per_s) + if cut { crate::output::table::CUT_MARK } else { "" });
-        if repeated {
-            row.push(r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")));
-            row.push(r.stats.n.to_string());
-        }
-        if holds {
-            let hold_s = r.point.hold.ns as f64 / 1e9;
-            row.push(if hold_s > 0.0 { si(1.0 / hold_s) } else { "-".into() });
-            row.push(if hold_s > 0.0 { format!("{:.1}", 100.0 * cs_per_s * hold_s) } else { "-".into() });
-        }
-        row.extend([
-            format!("{:.2}", s.cpu.usr_pct),
-            format!("{:.2}", s.cpu.sys_pct),
-            format!("{:.2}", s.cpu.idle_pct),
-            format!("{:.2}", s.cpu.steal_pct),
-            s.mean_hold_ns.map_or("-".into(), |ns| format!("{:.3}", ns / 1e3)),
-            format!("{:.1}", s.fairness.min_share_pct),
-            format!("{:.1}", s.fairness.max_share_pct),
-            format!("{:.4}", s.fairness.jain),
-            ratio(s.per_cs(s.process.context_switches())),
-            ratio(k.futex.and_then(|f| k.per_cs(f.calls))),
-            ratio(k.futex.and_then(|f| k.per_cs(f.errors))),
-            ratio(counters.and_then(|c| s.per_cs(c.spins))),
-            ratio(counters.and_then(|c| s.per_cs(c.waits))),
-            ratio(counters.and_then(|c| s.per_cs(c.wakes))),
-        ]);
+        row.extend(shown.select(&groups, cells(r, repeated, holds)));
         t.add_row(row);
     }
-    for i in varying.len()..varying.len() + columns.len() {
+    for i in varying.len()..varying.len() + headers.len() {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -117,7 +144,47 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, preset: &s
         .map(|n| format!("note: {n}\n"))
         .collect();
     let notes = precision + &others;
-    format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
+    let legend = String::from(CORE_LEGEND) + &shown.legend(GROUPS) + WAKE_LEGEND + &shown.hidden_note(GROUPS);
+    let heading = crate::output::table::fit(&heading.join(" · "));
+    format!("{heading}{t}\n\n{}", crate::output::table::fit(&(legend + &notes)))
+}
+
+/// Every metric cell of one row, in the order of the columns above (the
+/// ones that apply).
+fn cells(r: &PointResult, repeated: bool, holds: bool) -> Vec<String> {
+    let s = &r.sample;
+    // Futex counts come from the counting run, when there is one.
+    let k = r.kernel_run();
+    let counters = s.lock_counters;
+    let cs_per_s = r.stats.mean;
+    let cut = crate::model::run::from_cut_short(&r.runs);
+    let mut row = vec![si(cs_per_s) + if cut { crate::output::table::CUT_MARK } else { "" }];
+    if repeated {
+        row.push(r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")));
+        row.push(r.stats.n.to_string());
+    }
+    let hold_s = r.point.hold.ns as f64 / 1e9;
+    if holds {
+        row.push(if hold_s > 0.0 { format!("{:.1}", 100.0 * cs_per_s * hold_s) } else { "-".into() });
+        row.push(if hold_s > 0.0 { si(1.0 / hold_s) } else { "-".into() });
+    }
+    row.extend([
+        s.mean_hold_ns.map_or("-".into(), |ns| format!("{:.3}", ns / 1e3)),
+        format!("{:.2}", s.cpu.usr_pct),
+        format!("{:.2}", s.cpu.sys_pct),
+        format!("{:.2}", s.cpu.idle_pct),
+        format!("{:.2}", s.cpu.steal_pct),
+        format!("{:.1}", s.fairness.min_share_pct),
+        format!("{:.1}", s.fairness.max_share_pct),
+        format!("{:.4}", s.fairness.jain),
+        ratio(s.per_cs(s.process.context_switches())),
+        ratio(k.futex.and_then(|f| k.per_cs(f.calls))),
+        ratio(k.futex.and_then(|f| k.per_cs(f.errors))),
+        ratio(counters.and_then(|c| s.per_cs(c.spins))),
+        ratio(counters.and_then(|c| s.per_cs(c.waits))),
+        ratio(counters.and_then(|c| s.per_cs(c.wakes))),
+    ]);
+    row
 }
 
 /// Says what --kill-holder-after did.
@@ -172,13 +239,3 @@ fn hold_note(r: &PointResult) -> Option<String> {
     };
     Some(format!("{}: mean hold {above:.1}% above {}: {cause}", p.label(), p.hold))
 }
-
-const LEGEND: &str = "\
-cs/s: critical sections per second of measured window, mean over the runs; ±%: half-width of its 95% confidence
-interval (Student's t); max cs/s = 1/hold, eff% = cs/s x hold (lock utilization). Other columns: the median run.
-%usr %sys %idle %steal: whole system (/proc/stat).
-hold µs: achieved mean hold. min% max%: smallest and largest worker's share; Jain: fairness index (1 = even).
-ctxsw/cs: the workers' context switches; futex/cs, fail/cs: futex syscalls and failed ones, counted with the
-syscall tracepoints in a separate run of the point (--count-futex; the rates come from untraced runs);
-spins/cs waits/cs wakes/cs: the lock's own counters (- where the lock is opaque). All per critical section.
-wake (heading): what waking a sleeping thread cost the waker (FUTEX_WAKE, median of 20, measured at start-up).";

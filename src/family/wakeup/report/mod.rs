@@ -8,6 +8,7 @@ pub mod table;
 
 use crate::family::wakeup::spec::WakeupSpec;
 use crate::family::wakeup::sweep::{WakeupOutcome, WakeupResult};
+use crate::output::columns::Shown;
 use crate::output::document::Report;
 use crate::output::family::{plot_title, Results};
 use crate::output::json::Header;
@@ -37,7 +38,7 @@ pub type WakeupReport<'a> = Results<'a, WakeupSpec, WakeupOutcome>;
 impl Report for WakeupReport<'_> {
     fn terminal(&self) -> String {
         let o = self.outcome;
-        let mut text = table::render(&o.results, &o.clock, o.trace.as_ref());
+        let mut text = table::render(&o.results, &o.clock, o.trace.as_ref(), &self.shown());
         if let Some(bucket) = self.spec.histogram_bucket_ns {
             text += &histogram::render(&o.results, bucket);
         }
@@ -48,7 +49,7 @@ impl Report for WakeupReport<'_> {
     }
     fn markdown(&self) -> String {
         let o = self.outcome;
-        table::render_with(&o.results, &o.clock, o.trace.as_ref(), ASCII_MARKDOWN)
+        table::render_with(&o.results, &o.clock, o.trace.as_ref(), &self.shown(), ASCII_MARKDOWN)
     }
     fn gnuplot(&self) -> String {
         gnuplot::render(&self.outcome.results)
@@ -65,5 +66,12 @@ impl Report for WakeupReport<'_> {
             trace: o.trace.as_ref(),
             points: &o.results,
         })
+    }
+}
+
+impl WakeupReport<'_> {
+    /// The table's columns, as the spec asks (checked when it was planned).
+    fn shown(&self) -> Shown {
+        Shown::of(table::GROUPS, &self.spec.output).unwrap_or_else(|_| Shown::all(table::GROUPS))
     }
 }

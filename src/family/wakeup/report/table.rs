@@ -8,6 +8,7 @@ use crate::family::wakeup::workload::Distribution;
 use crate::measure::clock::ClockCost;
 use crate::measure::latency::LatencySummary;
 use crate::measure::tracefs::TraceReport;
+use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::ratio;
 use comfy_table::{presets, CellAlignment, Table};
 
@@ -56,8 +57,39 @@ fn rows(r: &WakeupResult) -> Vec<Row<'_>> {
     out
 }
 
-const STATS: [&str; 9] = ["samples", "min", "p50", "p90", "p99", "p99.9", "max", "mean", "one-way p50"];
+/// The wakeup table's optional column groups.
+pub const GROUPS: &[Group] = &[
+    Group {
+        name: "kernel",
+        default: true,
+        legend: "ctxsw/rt, futex/rt: the workers' context switches and all futex syscalls per round trip \
+                 (futex: from a separate counting run, see --count-futex).\n",
+    },
+    Group {
+        name: "percentiles",
+        default: false,
+        legend: "samples: round trips recorded; min, p90, mean: more of the round-trip distribution.\n",
+    },
+    Group {
+        name: "one-way",
+        default: false,
+        legend:
+            "one-way p50: post to wake-up measured across the two threads' clock stamps, both directions \
+                 pooled.\n",
+    },
+    Group {
+        name: "cpus",
+        default: false,
+        legend: "CPUs A→B: where the two sides ran; same%: rounds with A and B on one CPU.\n",
+    },
+    Group { name: "rate", default: false, legend: "rt/s: round trips per second of window.\n" },
+];
 
+const CORE_LEGEND: &str = "Round trip (A posts B, B posts A, A wakes) in µs, every run's rounds together: \
+     percentiles and max. p50 ±%: 95% confidence interval of the median round trip across the runs (Student's t).\n";
+
+/// The distribution cells of a row: samples, min, p50, p90, p99, p99.9,
+/// max, mean, one-way p50.
 fn stats(rt: Option<LatencySummary>, ow: Option<LatencySummary>) -> Vec<String> {
     match rt {
         None => vec!["0".into(); 1].into_iter().chain(vec!["-".into(); 8]).collect(),
@@ -76,14 +108,20 @@ fn stats(rt: Option<LatencySummary>, ow: Option<LatencySummary>) -> Vec<String> 
 }
 
 /// The terminal table.
-pub fn render(results: &[WakeupResult], clock: &ClockCost, trace: Option<&TraceReport>) -> String {
-    render_with(results, clock, trace, presets::NOTHING)
+pub fn render(
+    results: &[WakeupResult],
+    clock: &ClockCost,
+    trace: Option<&TraceReport>,
+    shown: &Shown,
+) -> String {
+    render_with(results, clock, trace, shown, presets::NOTHING)
 }
 
 pub(crate) fn render_with(
     results: &[WakeupResult],
     clock: &ClockCost,
     trace: Option<&TraceReport>,
+    shown: &Shown,
     preset: &str,
 ) -> String {
     let Some(first) = results.first() else {
@@ -102,12 +140,34 @@ pub(crate) fn render_with(
     if p.mlock {
         heading.push("mlockall".into());
     }
+    // The pair column only when some point has several pairs.
+    let pairs = results.iter().any(|r| r.point.pairs() > 1);
+    let columns: [(&str, &str); 19] = [
+        (CORE, "primitive"),
+        (CORE, "placement"),
+        (if pairs { CORE } else { "-" }, "pair"),
+        ("cpus", "CPUs A→B"),
+        ("cpus", "same%"),
+        ("percentiles", "samples"),
+        ("percentiles", "min"),
+        (CORE, "p50"),
+        ("percentiles", "p90"),
+        (CORE, "p99"),
+        (CORE, "p99.9"),
+        (CORE, "max"),
+        ("percentiles", "mean"),
+        ("one-way", "one-way p50"),
+        (CORE, "p50 ±%"),
+        (CORE, "runs"),
+        ("rate", "rt/s"),
+        ("kernel", "ctxsw/rt"),
+        ("kernel", "futex/rt"),
+    ];
+    let groups: Vec<&str> = columns.iter().map(|(g, _)| *g).collect();
+    let headers = shown.select(&groups, columns.iter().map(|(_, h)| *h).collect());
     let mut t = Table::new();
     t.load_preset(preset);
-    let mut header = vec!["primitive", "placement", "pair", "CPUs A→B", "same%"];
-    header.extend(STATS);
-    header.extend(["p50 ±%", "runs", "rt/s", "ctxsw/rt", "futex/rt"]);
-    t.set_header(header.clone());
+    t.set_header(&headers);
     for r in results {
         let s = &r.sample;
         let rounds = s.round_trip.summary.map_or(0, |x| x.samples);
@@ -129,7 +189,7 @@ pub(crate) fn render_with(
                     r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
                     r.stats.n.to_string(),
                     format!("{:.0}", s.round_trips_per_s)
-                        + if crate::engine::repeat::from_cut_short(&r.runs) {
+                        + if crate::model::run::from_cut_short(&r.runs) {
                             crate::output::table::CUT_MARK
                         } else {
                             ""
@@ -137,11 +197,13 @@ pub(crate) fn render_with(
                     ratio(per_rt(s.process.context_switches())),
                     ratio(futex_per_rt(r)),
                 ]);
+            } else {
+                cells.extend(vec![String::new(); 5]);
             }
-            t.add_row(cells);
+            t.add_row(shown.select(&groups, cells));
         }
     }
-    for i in 4..header.len() {
+    for i in 3..headers.len() {
         if let Some(c) = t.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -171,12 +233,7 @@ pub(crate) fn render_with(
         notes += &crate::output::table::precision_note(&r.point.label(), r.stopped, &r.stats);
         notes += &crate::output::table::cut_short_note(&r.point.label(), &r.runs);
     }
-    format!("{}\n{t}\n\n{LEGEND}\n{notes}", heading.join(" · "))
+    let legend = String::from(CORE_LEGEND) + &shown.legend(GROUPS) + &shown.hidden_note(GROUPS);
+    let heading = crate::output::table::fit(&heading.join(" · "));
+    format!("{heading}{t}\n\n{}", crate::output::table::fit(&(legend + &notes)))
 }
-
-const LEGEND: &str = "\
-Round trip (A posts B, B posts A, A wakes) in µs, every run's rounds together: min, percentiles, max, mean.
-p50 ±%: 95% confidence interval of the median round trip across the runs (Student's t). one-way p50: post to
-wake-up measured across the two threads' clock stamps, both directions pooled. same%: rounds with A and B
-on one CPU. rt/s: round trips per second of window; ctxsw/rt, futex/rt: the workers' context switches
-and all futex syscalls per round trip (futex: from a separate counting run, see --count-futex).";
