@@ -14,9 +14,8 @@ fn spec(args: &str) -> Result<LockSpec, SpecError> {
 
 #[test]
 fn sweep_is_the_cartesian_product() {
-    let s =
-        spec("--lock seed,pthread --threads 2,4 --spin 1,10 --hold 1us,2us --idle 0,sleep:5us").unwrap_err();
-    assert!(s.0.contains("pthread"), "{}", s.0);
+    let s = spec("--lock pthread,mcs --threads 2,4 --spin 1,10").unwrap_err();
+    assert!(s.0.contains("--spin does not apply to pthread, mcs"), "{}", s.0);
     let s = spec("--lock seed,futex --threads 2,4 --spin 1,10 --hold 1us,2us --idle 0,sleep:5us").unwrap();
     let points = s.points();
     assert_eq!(points.len(), 2 * 2 * 2 * 2 * 2);
@@ -49,11 +48,35 @@ fn spinners_sweep_only_adaptive() {
     let s = spec("--lock adaptive --spinners none,one,many --threads 2").unwrap();
     let p: Vec<_> = s.points().iter().map(|p| p.spinners).collect();
     assert_eq!(p, [Some(SpinPolicy::None), Some(SpinPolicy::One), Some(SpinPolicy::Many)]);
-    let e = spec("--lock futex,adaptive --spinners many").unwrap_err().0;
-    assert!(e.contains("--spinners does not apply to futex") && e.contains("adaptive"), "{e}");
+    let e = spec("--lock futex,pthread --spinners many").unwrap_err().0;
+    assert!(e.contains("--spinners does not apply to futex, pthread") && e.contains("adaptive"), "{e}");
     let s = spec("--lock futex,adaptive --threads 1").unwrap();
     assert_eq!(s.points()[0].spinners, None);
     assert_eq!(s.points()[1].spinners, Some(SpinPolicy::One));
+}
+
+#[test]
+fn a_lock_without_the_swept_knob_runs_once_per_remaining_point() {
+    // The FUTEX_LOCK figure: adaptive's three policies, pthread beside them.
+    let s = spec("--lock adaptive,pthread --spinners none,one,many --threads 2,4").unwrap();
+    let p: Vec<_> = s.points().iter().map(|p| (p.lock, p.workers, p.spinners)).collect();
+    use SpinPolicy::{Many, None as Sleep, One};
+    assert_eq!(
+        p,
+        [
+            ("adaptive", 2, Some(Sleep)),
+            ("adaptive", 2, Some(One)),
+            ("adaptive", 2, Some(Many)),
+            ("adaptive", 4, Some(Sleep)),
+            ("adaptive", 4, Some(One)),
+            ("adaptive", 4, Some(Many)),
+            ("pthread", 2, None),
+            ("pthread", 4, None),
+        ]
+    );
+    assert_eq!(s.point_count(), 8);
+    let s = spec("--lock futex,pthread --spin 1,100 --threads 2").unwrap();
+    assert_eq!(s.points().iter().map(|p| p.spin).collect::<Vec<_>>(), [Some(1), Some(100), None]);
 }
 
 #[test]
