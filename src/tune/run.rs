@@ -65,7 +65,11 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
     let mut warnings = Vec::new();
     let plan: Repeat = spec.repeat;
     let session = LockSession::open(&[spec.lock], Path::new(DEFAULT_LOCK_DIR), &plan, &mut warnings)?;
-    let bar = indicatif::ProgressBar::hidden();
+    // The coarse pass is the plan; refinement adds runs until --max-time,
+    // which also caps the ETA.
+    let per_run = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
+    let planned = crate::engine::progress::planned_runs(DECADES.len(), &plan, session.counts_separately());
+    let bar = crate::engine::progress::progress_bar(!spec.output.no_progress, planned, per_run, Some(budget));
     let mut results: Vec<PointResult> = Vec::new();
     let mut interrupted = None;
     let mut measure =
@@ -105,6 +109,7 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
             step = step.sqrt();
         }
     }
+    bar.finish_and_clear();
     results.sort_by_key(|r| r.point.spin);
     let best = best_of(&results);
     let ties = best

@@ -163,7 +163,7 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
         spec.patterns.iter().flat_map(|&p| spec.allocators.iter().map(move |a| (p, a))).collect();
     let per_run = std::time::Duration::from_secs(1);
     let planned = crate::engine::progress::planned_runs(points.len(), &spec.repeat, futex.separate());
-    let bar = crate::engine::progress::progress_bar(spec.progress, planned, per_run);
+    let bar = crate::engine::progress::progress_bar(spec.progress, planned, per_run, None);
     let rounds = run_rounds(
         points.len(),
         &spec.repeat,

@@ -154,7 +154,7 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     warnings.extend(crate::measure::warnings::for_machine());
     let per_run = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
     let planned = planned_runs(total, &spec.repeat, session.counts_separately());
-    let bar = progress_bar(spec.progress, planned, per_run);
+    let bar = progress_bar(spec.progress, planned, per_run, None);
     let (results, interrupted) = session.run_points(&points, &spec.repeat, &bar, &mut warnings)?;
     bar.finish_and_clear();
     warnings.extend(notes::screening(results.iter().map(|r| r.rejected()), spec.repeat.max_steal_pct));

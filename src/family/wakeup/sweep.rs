@@ -98,7 +98,7 @@ fn run_points(
 ) -> Result<Points> {
     let points = spec.points();
     let planned = crate::engine::progress::planned_runs(points.len(), &spec.repeat, futex.separate());
-    let bar = crate::engine::progress::progress_bar(spec.progress, planned, estimate(spec));
+    let bar = crate::engine::progress::progress_bar(spec.progress, planned, estimate(spec), None);
     let rounds = run_rounds(
         points.len(),
         &spec.repeat,
