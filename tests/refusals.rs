@@ -28,6 +28,7 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--duration", "0"], "--duration must be longer than 0");
     refused(&["lock", "--duration", "soon"], "not a duration");
     refused(&["lock", "--lock", "pthread", "--spin", "10"], "--spin does not apply to pthread");
+    refused(&["lock", "--plot", "x.png"], "--plot x.png: the plot is written as SVG; name the file .svg");
     refused(&["lock", "--lock", "noop", "--threads", "2"], "no mutual exclusion");
     refused(&["lock", "--threads", "4000000000"], "kernel.threads-max");
     refused(&["lock", "--period", "1us"], "--duty");

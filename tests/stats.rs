@@ -176,25 +176,43 @@ fn tune_finds_the_best_measured_budget() {
 fn the_futex_lock_rfc_figure_is_one_command() {
     let dir = tempfile::tempdir().unwrap();
     let svg = dir.path().join("rfc.svg");
+    // adaptive's three waiting policies, pthread beside them as the
+    // reference: a mixed sweep (pthread has no --spinners).
     contend()
-        .args(["lock", "--lock", "adaptive", "--spinners", "none,one,many", "--threads", "4"])
-        .args(["--period", "1000ns", "--duty", "10%,50%,90%", "--duration", "20ms", "--warmup", "0"])
-        .args(["--runs", "2", "--plot"])
+        .args(["lock", "--lock", "adaptive,pthread", "--spinners", "none,one,many", "--threads", "2,4,16"])
+        .args(["--duration", "20ms", "--warmup", "0", "--runs", "2", "--plot"])
         .arg(&svg)
         .assert()
         .success();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg"));
+    // The SVG's text elements, one per label.
+    let labels: Vec<&str> = text
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split('>').nth(1))
+        .map(|l| l.split('<').next().unwrap_or("").trim())
+        .collect();
     for needle in [
         "adaptive spinners=none",
         "adaptive spinners=one",
         "adaptive spinners=many",
-        "duty cycle",
-        "Jain",
-        "lock/unlock pairs per second",
+        "pthread",
+        "Lock throughput and fairness against workers",
+        "Jain fairness index",
     ] {
-        assert!(text.contains(needle), "the plot lacks `{needle}`");
+        assert!(labels.contains(&needle), "the plot lacks `{needle}`: {labels:?}");
     }
+    // Ticks at the worker counts swept, and none between them (a log
+    // scale would put them at 5, 10 and 20). The 0 is the y axis's.
+    for tick in ["2", "4", "16"] {
+        assert!(labels.contains(&tick), "no tick at {tick}: {labels:?}");
+    }
+    for absent in ["5", "8", "10", "20", "2.0"] {
+        assert!(!labels.contains(&absent), "a tick at {absent}: {labels:?}");
+    }
+    // The full command is the caption.
+    assert!(labels.iter().any(|l| l.starts_with("contend lock --lock adaptive,pthread")), "{labels:?}");
 }
 
 #[test]

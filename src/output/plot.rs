@@ -1,13 +1,78 @@
 //! `--plot FILE.svg`: the results drawn with plotters (SVG backend, text
 //! left to the viewer's fonts, so no font library is needed to build).
-//! One file per family.
+//! What every family's figure shares: a colour-blind-safe palette, number
+//! labels without a spurious `.0`, categorical positions for swept values
+//! (ticks at the data, not at 1-2-5 steps), the legend in a column beside
+//! the data, and the full command as a caption under a short title.
 
-use plotters::style::{Palette, Palette99, RGBColor};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::RGBColor;
+
+/// Okabe and Ito's colour-blind-safe palette, without its yellow (too
+/// pale on white); after seven series the colours repeat.
+const PALETTE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
+];
 
 /// The colour of series `i`.
 pub(crate) fn color(i: usize) -> RGBColor {
-    let (r, g, b) = Palette99::COLORS[i % Palette99::COLORS.len()];
-    RGBColor(r, g, b)
+    PALETTE[i % PALETTE.len()]
+}
+
+/// A number as an axis label: `4`, `100`, `2.5`, `0.125`; never `4.0`.
+pub(crate) fn value_label(v: f64) -> String {
+    if v == v.round() && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        let text = format!("{v:.3}");
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// Distinct swept values drawn at evenly spaced positions 0, 1, 2, ...
+/// with a tick and a label at each: what a log axis over 2, 4, 8, 16, 256
+/// workers should show, and never a 0 it cannot hold.
+pub(crate) struct Categories(Vec<f64>);
+
+impl Categories {
+    /// The sorted distinct values of `xs`.
+    pub(crate) fn of(xs: impl Iterator<Item = f64>) -> Self {
+        let mut v: Vec<f64> = xs.collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        Categories(v)
+    }
+
+    /// The position of value `x`.
+    pub(crate) fn at(&self, x: f64) -> f64 {
+        self.0.iter().position(|&v| v == x).unwrap_or(0) as f64
+    }
+
+    /// The positions' range, with half a step of room at each end.
+    pub(crate) fn range(&self) -> std::ops::Range<f64> {
+        -0.5..(self.0.len() as f64 - 0.5)
+    }
+
+    /// How many ticks to ask for: one per value.
+    pub(crate) fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The label at a tick position: the value there, or nothing between.
+    pub(crate) fn label(&self, pos: f64) -> String {
+        let i = pos.round();
+        if (pos - i).abs() > 1e-6 || i < 0.0 {
+            return String::new();
+        }
+        self.0.get(i as usize).map_or(String::new(), |&v| value_label(v))
+    }
 }
 
 /// "1", "10", "1K", "100K" for a log10 axis position.
@@ -18,7 +83,7 @@ pub(crate) fn decade(v: f64) -> String {
     } else if x >= 1e3 {
         format!("{:.0}K", x / 1e3)
     } else {
-        format!("{x:.0}")
+        value_label((x * 1000.0).round() / 1000.0)
     };
     // Only whole decades get labels; the rest would be unreadable.
     if (v - v.round()).abs() < 1e-6 {
@@ -40,4 +105,80 @@ pub(crate) fn padded(lo: f64, hi: f64, margin: f64) -> (f64, f64) {
 
 pub(crate) fn err(e: impl std::fmt::Display) -> String {
     format!("drawing the plot: {e}")
+}
+
+/// How wide the legend column beside the data is, pixels.
+pub(crate) const LEGEND_WIDTH: u32 = 230;
+
+/// Lays out a figure on `root`: a short `title` on top, the full command
+/// (`caption`) in small type at the bottom, and the legend column at the
+/// right. Returns the area left for the data.
+pub(crate) fn frame<'a, DB: DrawingBackend + 'a>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    caption: &str,
+    series: &[(String, RGBColor)],
+) -> Result<DrawingArea<DB, Shift>, String> {
+    root.fill(&WHITE).map_err(err)?;
+    let (w, h) = root.dim_in_pixel();
+    let (head, rest) = root.split_vertically(34);
+    head.draw(&Text::new(title.to_string(), (12, 8), ("sans-serif", 20).into_font().color(&BLACK)))
+        .map_err(err)?;
+    let (body, foot) = rest.split_vertically(h.saturating_sub(34 + 36));
+    // The command, cut to what fits one line of small type.
+    let fits = (w as usize).saturating_sub(24) / 6;
+    let text: String = if caption.chars().count() > fits {
+        caption.chars().take(fits.saturating_sub(3)).collect::<String>() + "..."
+    } else {
+        caption.to_string()
+    };
+    foot.draw(&Text::new(text, (12, 10), ("sans-serif", 11).into_font().color(&RGBColor(80, 80, 80))))
+        .map_err(err)?;
+    let (data, legend) = body.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
+    for (i, (name, c)) in series.iter().enumerate() {
+        let y = 30 + 22 * i as i32;
+        legend.draw(&PathElement::new(vec![(8, y), (32, y)], c.stroke_width(3))).map_err(err)?;
+        legend.draw(&Circle::new((20, y), 3, c.filled())).map_err(err)?;
+        legend
+            .draw(&Text::new(name.clone(), (40, y - 7), ("sans-serif", 13).into_font().color(&BLACK)))
+            .map_err(err)?;
+    }
+    Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_have_no_spurious_decimals() {
+        assert_eq!(value_label(4.0), "4");
+        assert_eq!(value_label(100000.0), "100000");
+        assert_eq!(value_label(2.5), "2.5");
+        assert_eq!(value_label(0.125), "0.125");
+        assert_eq!(decade(3.0), "1K");
+        assert_eq!(decade(0.0), "1");
+        assert_eq!(decade(-1.0), "0.1");
+        assert_eq!(decade(0.5), "");
+    }
+
+    #[test]
+    fn categories_put_a_tick_at_every_value_and_none_between() {
+        let c = Categories::of([16.0, 2.0, 256.0, 4.0, 2.0].into_iter());
+        assert_eq!(c.count(), 4);
+        assert_eq!((c.at(2.0), c.at(256.0)), (0.0, 3.0));
+        assert_eq!(c.label(3.0), "256");
+        assert_eq!(c.label(1.5), "");
+        assert_eq!(c.label(-1.0), "");
+        assert_eq!(c.range(), -0.5..3.5);
+    }
+
+    #[test]
+    fn the_palette_has_no_pale_yellow() {
+        for c in PALETTE {
+            let RGBColor(r, g, b) = c;
+            // Relative luminance proxy: nothing near white.
+            assert!(u32::from(r) + u32::from(g) + u32::from(b) < 600, "{c:?}");
+        }
+    }
 }

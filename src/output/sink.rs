@@ -104,6 +104,17 @@ impl Exports {
         if output.plot.is_some() && !draws_plots {
             return Err(SpecError("--plot: this command draws no plot (use --export-gnuplot)".into()));
         }
+        // The plot is SVG; a file named otherwise would hold SVG under a
+        // name that promises something else (x.png).
+        if let Some(path) = output.plot.as_deref().filter(|p| p.as_os_str() != "-") {
+            let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+            if ext.as_deref() != Some("svg") {
+                return Err(SpecError(format!(
+                    "--plot {}: the plot is written as SVG; name the file .svg (or - for stdout)",
+                    path.display()
+                )));
+            }
+        }
         let named = [
             ("--export-json", output.export_json.as_deref()),
             ("--export-ndjson", output.export_ndjson.as_deref()),

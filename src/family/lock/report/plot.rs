@@ -2,17 +2,19 @@
 //! the swept axis, one series per lock and policy, with 95% confidence
 //! intervals as error bars, and Jain's fairness index below. The x axis is
 //! the first axis that varies, in this order: duty cycle, spin budget,
-//! workers, hold, idle; spin and worker counts get a log scale.
+//! workers, hold, idle; spin and worker counts, swept in steps that
+//! multiply, are drawn evenly spaced with a tick at each value.
 
 use crate::family::lock::sweep::PointResult;
-use crate::output::plot::{color, err, padded};
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use crate::output::plot::{color, err, frame, padded, value_label, Categories};
 use plotters::prelude::*;
 
 /// The swept axis: its name, a point's value on it, and whether it is
 /// drawn on a log scale.
 struct Axis {
     name: &'static str,
+    /// For the title: "workers", "duty cycle".
+    short: &'static str,
     value: fn(&PointResult) -> f64,
     log: bool,
 }
@@ -20,6 +22,7 @@ struct Axis {
 const AXES: [Axis; 5] = [
     Axis {
         name: "duty cycle (hold / (hold + idle)), %",
+        short: "duty cycle",
         value: |r| {
             let (h, i) = (r.point.hold.ns as f64, r.point.idle.ns as f64);
             if h + i > 0.0 {
@@ -32,12 +35,13 @@ const AXES: [Axis; 5] = [
     },
     Axis {
         name: "spin budget (attempts before sleeping)",
+        short: "spin budget",
         value: |r| f64::from(r.point.spin.unwrap_or(0)),
         log: true,
     },
-    Axis { name: "workers", value: |r| f64::from(r.point.workers), log: true },
-    Axis { name: "hold, ns", value: |r| r.point.hold.ns as f64, log: false },
-    Axis { name: "idle, ns", value: |r| r.point.idle.ns as f64, log: false },
+    Axis { name: "workers", short: "workers", value: |r| f64::from(r.point.workers), log: true },
+    Axis { name: "hold, ns", short: "hold", value: |r| r.point.hold.ns as f64, log: false },
+    Axis { name: "idle, ns", short: "idle", value: |r| r.point.idle.ns as f64, log: false },
 ];
 
 /// A label that can name a series: the axis it belongs to, and the text.
@@ -57,14 +61,15 @@ fn series_name(r: &PointResult, others: &[fn(&PointResult) -> String]) -> String
     name
 }
 
-/// Draws `results` as an SVG document.
-pub fn render(results: &[PointResult], title: &str) -> Result<String, String> {
+/// Draws `results` as an SVG document, with `caption` (the command and
+/// the machine) under the figure.
+pub fn render(results: &[PointResult], caption: &str) -> Result<String, String> {
     let mut svg = String::new();
-    draw(results, &mut svg, title)?;
+    draw(results, &mut svg, caption)?;
     Ok(svg)
 }
 
-fn draw(results: &[PointResult], svg: &mut String, title: &str) -> Result<(), String> {
+fn draw(results: &[PointResult], svg: &mut String, caption: &str) -> Result<(), String> {
     // An axis is swept when it varies between points of one lock (spin
     // differs between futex and pthread, but that is not a sweep).
     let varies = |f: &dyn Fn(&PointResult) -> f64| {
@@ -95,7 +100,6 @@ fn draw(results: &[PointResult], svg: &mut String, title: &str) -> Result<(), St
         .map(|(_, f)| *f)
         .collect();
 
-    let x = |r: &PointResult| (axis.value)(r);
     let mut series: Vec<(String, Vec<&PointResult>)> = Vec::new();
     for r in results {
         let name = series_name(r, &others);
@@ -104,39 +108,51 @@ fn draw(results: &[PointResult], svg: &mut String, title: &str) -> Result<(), St
             None => series.push((name, vec![r])),
         }
     }
+    let value = |r: &PointResult| (axis.value)(r);
     for (_, points) in &mut series {
-        points.sort_by(|a, b| x(a).total_cmp(&x(b)));
+        points.sort_by(|a, b| value(a).total_cmp(&value(b)));
     }
-    let lo = results.iter().map(x).fold(f64::INFINITY, f64::min);
-    let hi = results.iter().map(x).fold(f64::NEG_INFINITY, f64::max);
-    let root = SVGBackend::with_string(svg, (1000, 760)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    if axis.log {
-        // plotters' log scale puts ticks on round values (1, 2, 5, 10...).
-        let (lo, hi) = (lo.max(1.0) / 1.3, hi.max(1.0) * 1.3);
-        panels(&root, (lo..hi).log_scale(), &series, axis, title)?;
+    let names: Vec<(String, RGBColor)> =
+        series.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
+    let root = SVGBackend::with_string(svg, (1100, 780)).into_drawing_area();
+    let title = format!("Lock throughput and fairness against {}", axis.short);
+    let data = frame(&root, &title, caption, &names)?;
+    // Spin budgets and worker counts are swept in steps that multiply:
+    // drawn evenly spaced, with a tick at each value swept.
+    let cats = Categories::of(results.iter().map(value));
+    let x: &dyn Fn(&PointResult) -> f64 = if axis.log { &|r| cats.at(value(r)) } else { &value };
+    let labels: &dyn Fn(f64) -> String = if axis.log { &|v| cats.label(v) } else { &value_label };
+    let ticks = if axis.log { cats.count() } else { 10 };
+    let range = if axis.log {
+        cats.range()
     } else {
+        let lo = results.iter().map(value).fold(f64::INFINITY, f64::min);
+        let hi = results.iter().map(value).fold(f64::NEG_INFINITY, f64::max);
         let (lo, hi) = padded(lo, hi, 0.05);
-        panels(&root, lo..hi, &series, axis, title)?;
-    }
+        lo..hi
+    };
+    panels(&data, range, &series, axis, &Ticks { x, labels, count: ticks })?;
     root.present().map_err(err)
 }
 
 type Series<'a> = [(String, Vec<&'a PointResult>)];
 
-/// Throughput above, fairness below, over the x coordinate `xs`.
-fn panels<X>(
-    root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
-    xs: X,
+/// Where a point sits on the x axis, and how its ticks are labelled.
+struct Ticks<'a> {
+    x: &'a dyn Fn(&PointResult) -> f64,
+    labels: &'a dyn Fn(f64) -> String,
+    count: usize,
+}
+
+/// Throughput above, fairness below.
+fn panels(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    xs: std::ops::Range<f64>,
     series: &Series,
     axis: &Axis,
-    title: &str,
-) -> Result<(), String>
-where
-    X: AsRangedCoord<Value = f64> + Clone,
-    X::CoordDescType: ValueFormatter<f64>,
-{
-    let x = |r: &PointResult| (axis.value)(r);
+    ticks: &Ticks,
+) -> Result<(), String> {
+    let x = ticks.x;
     let thousands = |v: f64| v / 1e3;
     let y_hi = series
         .iter()
@@ -144,9 +160,8 @@ where
         .map(|r| thousands(r.stats.mean + r.stats.ci95.unwrap_or(0.0)))
         .fold(0.0, f64::max)
         * 1.1;
-    let (top, bottom) = root.split_vertically(500);
+    let (top, bottom) = area.split_vertically(460);
     let mut chart = ChartBuilder::on(&top)
-        .caption(title, ("sans-serif", 15))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
@@ -155,18 +170,16 @@ where
     chart
         .configure_mesh()
         .x_desc(axis.name)
-        .y_desc("lock/unlock pairs per second (thousands)")
-        .y_label_formatter(&|v| format!("{v:.0}"))
+        .x_labels(ticks.count)
+        .x_label_formatter(&|v| (ticks.labels)(*v))
+        .y_desc("lock/unlock pairs per second (thousands), 95% intervals")
+        .y_label_formatter(&|v| value_label(*v))
         .draw()
         .map_err(err)?;
-    for (i, (name, points)) in series.iter().enumerate() {
+    for (i, (_, points)) in series.iter().enumerate() {
         let c = color(i);
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), thousands(r.stats.mean))).collect();
-        chart
-            .draw_series(LineSeries::new(line.clone(), c.stroke_width(2)))
-            .map_err(err)?
-            .label(name.clone())
-            .legend(move |(lx, ly)| PathElement::new(vec![(lx, ly), (lx + 20, ly)], c.stroke_width(2)));
+        chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
         chart.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
         chart
             .draw_series(points.iter().filter_map(|r| {
@@ -176,13 +189,6 @@ where
             }))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.7))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
 
     let mut fair = ChartBuilder::on(&bottom)
         .margin(12)
@@ -190,7 +196,14 @@ where
         .y_label_area_size(70)
         .build_cartesian_2d(xs, 0.0..1.05)
         .map_err(err)?;
-    fair.configure_mesh().x_desc(axis.name).y_desc("Jain's fairness index").draw().map_err(err)?;
+    fair.configure_mesh()
+        .x_desc(axis.name)
+        .x_labels(ticks.count)
+        .x_label_formatter(&|v| (ticks.labels)(*v))
+        .y_desc("Jain fairness index")
+        .y_label_formatter(&|v| value_label(*v))
+        .draw()
+        .map_err(err)?;
     for (i, (_, points)) in series.iter().enumerate() {
         let c = color(i);
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.sample.fairness.jain)).collect();

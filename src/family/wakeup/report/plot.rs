@@ -6,7 +6,7 @@
 use crate::family::wakeup::report::gnuplot::QUANTILES;
 use crate::family::wakeup::sweep::WakeupResult;
 use crate::measure::latency::Latencies;
-use crate::output::plot::{color, decade, err};
+use crate::output::plot::{color, decade, err, frame};
 use plotters::prelude::*;
 
 fn percentile_label(v: f64) -> String {
@@ -21,14 +21,15 @@ fn percentile_label(v: f64) -> String {
     }
 }
 
-/// Draws `results` as an SVG document.
-pub fn render(results: &[WakeupResult], title: &str) -> Result<String, String> {
+/// Draws `results` as an SVG document, with `caption` (the command and
+/// the machine) under the figure.
+pub fn render(results: &[WakeupResult], caption: &str) -> Result<String, String> {
     let mut svg = String::new();
-    draw(results, &mut svg, title)?;
+    draw(results, &mut svg, caption)?;
     Ok(svg)
 }
 
-fn draw(results: &[WakeupResult], svg: &mut String, title: &str) -> Result<(), String> {
+fn draw(results: &[WakeupResult], svg: &mut String, caption: &str) -> Result<(), String> {
     let curves: Vec<(String, Vec<(f64, f64)>)> = results
         .iter()
         .map(|r| {
@@ -53,10 +54,11 @@ fn draw(results: &[WakeupResult], svg: &mut String, title: &str) -> Result<(), S
     let (y_lo, y_hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let (y_lo, y_hi) = (y_lo.floor(), y_hi.ceil().max(y_lo.floor() + 1.0));
 
-    let root = SVGBackend::with_string(svg, (1000, 600)).into_drawing_area();
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
+    let names: Vec<(String, RGBColor)> =
+        curves.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
+    let root = SVGBackend::with_string(svg, (1100, 640)).into_drawing_area();
+    let data = frame(&root, "Round-trip latency by percentile", caption, &names)?;
+    let mut chart = ChartBuilder::on(&data)
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
@@ -71,23 +73,12 @@ fn draw(results: &[WakeupResult], svg: &mut String, title: &str) -> Result<(), S
         .y_label_formatter(&|v| decade(*v))
         .draw()
         .map_err(err)?;
-    for (i, (name, points)) in curves.into_iter().enumerate() {
+    for (i, (_, points)) in curves.into_iter().enumerate() {
         let c = color(i);
-        chart
-            .draw_series(LineSeries::new(points.clone(), c.stroke_width(2)))
-            .map_err(err)?
-            .label(name)
-            .legend(move |(lx, ly)| PathElement::new(vec![(lx, ly), (lx + 20, ly)], c.stroke_width(2)));
+        chart.draw_series(LineSeries::new(points.clone(), c.stroke_width(2))).map_err(err)?;
         chart
             .draw_series(points.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled())))
             .map_err(err)?;
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
     root.present().map_err(err)
 }
