@@ -22,6 +22,7 @@ pub mod list;
 pub mod measure;
 pub mod model;
 pub mod output;
+pub mod plot;
 pub mod schema;
 pub mod session;
 pub mod tune;

@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Command::Lock(args) => experiment::run::<Lock>(&args),
         Command::Wakeup(args) => experiment::run::<Wakeup>(&args),
         Command::Compare(args) => compare(&args),
+        Command::Plot(args) => contend::plot::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Tune(args) => experiment::run::<Tune>(&args),
         Command::Alloc(args) => experiment::run::<Alloc>(&args),
         Command::AllocChild { spec } => alloc_child(&spec),

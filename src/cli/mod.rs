@@ -42,6 +42,9 @@ pub enum Command {
     /// other's blocks, under glibc, tcmalloc, jemalloc and mimalloc.
     #[command(after_help = crate::family::alloc::args::ALLOC_EXAMPLES)]
     Alloc(Box<AllocArgs>),
+    /// Draw the lock figure (throughput with 95% intervals, and fairness,
+    /// against the swept axis) from one or more exports, as SVG or PNG.
+    Plot(crate::plot::PlotArgs),
     /// Compare two JSON exports point by point (ratio of the means, its
     /// 95% interval and a Welch t-test verdict; exits 1 on a significant
     /// regression beyond --threshold, for CI), or the points of one

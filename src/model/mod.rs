@@ -67,7 +67,7 @@ impl<P, S: RunRecord> Measured<P, S> {
 pub struct SpecError(pub String);
 
 /// Whether workers are threads of contend or processes forked from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Threads of this process.

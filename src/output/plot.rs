@@ -1,5 +1,5 @@
-//! `--plot FILE.svg`: the results drawn with plotters (SVG backend, text
-//! left to the viewer's fonts, so no font library is needed to build).
+//! Figures, drawn with plotters: SVG for `--plot` and `contend plot`, PNG
+//! (bitmap backend, with an embedded font) for `contend plot -o X.png`.
 //! What every family's figure shares: a colour-blind-safe palette, number
 //! labels without a spurious `.0`, categorical positions for swept values
 //! (ticks at the data, not at 1-2-5 steps), the legend in a column beside
@@ -107,6 +107,19 @@ pub(crate) fn err(e: impl std::fmt::Display) -> String {
     format!("drawing the plot: {e}")
 }
 
+/// Registers the one font every figure uses, DejaVu Sans, embedded in
+/// the binary (the dejavu crate): a PNG drawn on a fresh machine with no
+/// fonts installed has its text, and SVG and PNG measure text alike.
+pub(crate) fn fonts() -> Result<(), String> {
+    static REGISTERED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+                .map_err(|_| "drawing the plot: the embedded font could not be read".to_string())
+        })
+        .clone()
+}
+
 /// How wide the legend column beside the data is, pixels.
 pub(crate) const LEGEND_WIDTH: u32 = 230;
 
@@ -119,6 +132,7 @@ pub(crate) fn frame<'a, DB: DrawingBackend + 'a>(
     caption: &str,
     series: &[(String, RGBColor)],
 ) -> Result<DrawingArea<DB, Shift>, String> {
+    fonts()?;
     root.fill(&WHITE).map_err(err)?;
     let (w, h) = root.dim_in_pixel();
     let (head, rest) = root.split_vertically(34);

@@ -11,7 +11,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 /// How the time is spent.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum WorkMode {
     /// Spin on the clock.
@@ -21,7 +21,7 @@ pub enum WorkMode {
 }
 
 /// A stretch of work: a mode and a length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Work {
     /// Busy-wait or sleep.
     pub mode: WorkMode,

@@ -6,8 +6,11 @@
 //! multiply, are drawn evenly spaced with a tick at each value.
 
 use crate::family::lock::sweep::PointResult;
+use crate::model::value::Work;
+use crate::model::Mode;
 use crate::output::plot::{color, err, frame, padded, value_label, Categories};
 use plotters::prelude::*;
+use serde::Deserialize;
 
 /// The swept axis: its name, a point's value on it, and whether it is
 /// drawn on a log scale.
@@ -15,7 +18,7 @@ struct Axis {
     name: &'static str,
     /// For the title: "workers", "duty cycle".
     short: &'static str,
-    value: fn(&PointResult) -> f64,
+    value: fn(&Dot) -> f64,
     log: bool,
 }
 
@@ -24,7 +27,7 @@ const AXES: [Axis; 5] = [
         name: "duty cycle (hold / (hold + idle)), %",
         short: "duty cycle",
         value: |r| {
-            let (h, i) = (r.point.hold.ns as f64, r.point.idle.ns as f64);
+            let (h, i) = (r.hold.ns as f64, r.idle.ns as f64);
             if h + i > 0.0 {
                 100.0 * h / (h + i)
             } else {
@@ -36,21 +39,21 @@ const AXES: [Axis; 5] = [
     Axis {
         name: "spin budget (attempts before sleeping)",
         short: "spin budget",
-        value: |r| f64::from(r.point.spin.unwrap_or(0)),
+        value: |r| f64::from(r.spin.unwrap_or(0)),
         log: true,
     },
-    Axis { name: "workers", short: "workers", value: |r| f64::from(r.point.workers), log: true },
-    Axis { name: "hold, ns", short: "hold", value: |r| r.point.hold.ns as f64, log: false },
-    Axis { name: "idle, ns", short: "idle", value: |r| r.point.idle.ns as f64, log: false },
+    Axis { name: "workers", short: "workers", value: |r| f64::from(r.workers), log: true },
+    Axis { name: "hold, ns", short: "hold", value: |r| r.hold.ns as f64, log: false },
+    Axis { name: "idle, ns", short: "idle", value: |r| r.idle.ns as f64, log: false },
 ];
 
 /// A label that can name a series: the axis it belongs to, and the text.
-type Label = (&'static str, fn(&PointResult) -> String);
+type Label = (&'static str, fn(&Dot) -> String);
 
 /// The series a point belongs to: its lock, plus every label that varies
 /// across the results other than the x axis.
-fn series_name(r: &PointResult, others: &[fn(&PointResult) -> String]) -> String {
-    let mut name = r.point.lock.to_string();
+fn series_name(r: &Dot, others: &[fn(&Dot) -> String]) -> String {
+    let mut name = r.series_lock();
     for f in others {
         let label = f(r);
         if !label.is_empty() {
@@ -61,28 +64,119 @@ fn series_name(r: &PointResult, others: &[fn(&PointResult) -> String]) -> String
     name
 }
 
+/// What the figure needs of one point, from a run's results or read back
+/// from an export (`contend plot`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Dot {
+    /// Which export it came from, when a figure joins several.
+    #[serde(skip)]
+    pub source: Option<String>,
+    /// The lock.
+    pub lock: String,
+    /// Threads or processes.
+    pub mode: Mode,
+    /// Worker count.
+    pub workers: u32,
+    /// Spin budget, for locks that have one.
+    pub spin: Option<u32>,
+    /// Waiting policy, for locks that have one.
+    pub spinners: Option<String>,
+    /// Work inside the lock.
+    pub hold: Work,
+    /// Work outside it.
+    pub idle: Work,
+    /// Mean cs/s over the runs.
+    #[serde(skip)]
+    pub mean: f64,
+    /// Half-width of its 95% interval.
+    #[serde(skip)]
+    pub ci95: Option<f64>,
+    /// Jain's index of the median run.
+    #[serde(skip)]
+    pub jain: f64,
+}
+
+impl Dot {
+    /// The lock, prefixed with its export's name when there are several.
+    fn series_lock(&self) -> String {
+        match &self.source {
+            Some(s) => format!("{s}: {}", self.lock),
+            None => self.lock.clone(),
+        }
+    }
+
+    fn of(r: &PointResult) -> Self {
+        let p = &r.point;
+        Dot {
+            source: None,
+            lock: p.lock.to_string(),
+            mode: p.mode,
+            workers: p.workers,
+            spin: p.spin,
+            spinners: p.spinners.map(|s| s.to_string()),
+            hold: p.hold,
+            idle: p.idle,
+            mean: r.stats.mean,
+            ci95: r.stats.ci95,
+            jain: r.sample.fairness.jain,
+        }
+    }
+
+    /// The points of a lock export (`doc`), named `source` when a figure
+    /// joins several exports.
+    pub fn read(doc: &serde_json::Value, source: Option<&str>) -> Result<Vec<Dot>, String> {
+        let points = doc.get("points").and_then(|p| p.as_array()).ok_or("no `points` list")?;
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let mut dot = Dot::deserialize(&p["point"]).map_err(|e| format!("point {i}: {e}"))?;
+                dot.source = source.map(str::to_string);
+                dot.mean = p["stats"]["mean"].as_f64().ok_or_else(|| format!("point {i}: no stats.mean"))?;
+                dot.ci95 = p["stats"]["ci95"].as_f64();
+                dot.jain = p["sample"]["fairness"]["jain"].as_f64().unwrap_or(f64::NAN);
+                Ok(dot)
+            })
+            .collect()
+    }
+}
+
 /// Draws `results` as an SVG document, with `caption` (the command and
 /// the machine) under the figure.
 pub fn render(results: &[PointResult], caption: &str) -> Result<String, String> {
+    let dots: Vec<Dot> = results.iter().map(Dot::of).collect();
     let mut svg = String::new();
-    draw(results, &mut svg, caption)?;
+    draw(&dots, SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(), None, caption)?;
     Ok(svg)
 }
 
-fn draw(results: &[PointResult], svg: &mut String, caption: &str) -> Result<(), String> {
+/// The figure's size in pixels.
+pub const SIZE: (u32, u32) = (1100, 780);
+
+/// Draws `dots` on `root`, titled `title` (or after the swept axis).
+pub fn draw<DB: DrawingBackend>(
+    dots: &[Dot],
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: Option<&str>,
+    caption: &str,
+) -> Result<(), String> {
+    if dots.is_empty() {
+        return Err("no points to draw".into());
+    }
+    let results = dots;
     // An axis is swept when it varies between points of one lock (spin
     // differs between futex and pthread, but that is not a sweep).
-    let varies = |f: &dyn Fn(&PointResult) -> f64| {
-        results.iter().any(|a| results.iter().any(|b| a.point.lock == b.point.lock && f(a) != f(b)))
+    let varies = |f: &dyn Fn(&Dot) -> f64| {
+        results.iter().any(|a| results.iter().any(|b| a.series_lock() == b.series_lock() && f(a) != f(b)))
     };
     let axis = AXES.iter().find(|a| varies(&a.value)).unwrap_or(&AXES[2]);
     // Everything else that varies names the series.
     let labels: [Label; 5] = [
-        ("spinners", |r| r.point.spinners.map_or(String::new(), |s| format!("spinners={s}"))),
-        ("spin", |r| r.point.spin.map_or(String::new(), |s| format!("spin={s}"))),
-        ("workers", |r| format!("{}={}", r.point.mode.label(), r.point.workers)),
-        ("hold", |r| format!("hold={}", r.point.hold)),
-        ("idle", |r| format!("idle={}", r.point.idle)),
+        ("spinners", |r| r.spinners.as_ref().map_or(String::new(), |s| format!("spinners={s}"))),
+        ("spin", |r| r.spin.map_or(String::new(), |s| format!("spin={s}"))),
+        ("workers", |r| format!("{}={}", r.mode.label(), r.workers)),
+        ("hold", |r| format!("hold={}", r.hold)),
+        ("idle", |r| format!("idle={}", r.idle)),
     ];
     let x_owner = match axis.name {
         n if n.starts_with("spin") => "spin",
@@ -90,7 +184,7 @@ fn draw(results: &[PointResult], svg: &mut String, caption: &str) -> Result<(), 
         n if n.starts_with("hold") || n.starts_with("duty") => "hold",
         _ => "idle",
     };
-    let others: Vec<fn(&PointResult) -> String> = labels
+    let others: Vec<fn(&Dot) -> String> = labels
         .iter()
         .filter(|(name, f)| {
             *name != x_owner
@@ -100,7 +194,7 @@ fn draw(results: &[PointResult], svg: &mut String, caption: &str) -> Result<(), 
         .map(|(_, f)| *f)
         .collect();
 
-    let mut series: Vec<(String, Vec<&PointResult>)> = Vec::new();
+    let mut series: Vec<(String, Vec<&Dot>)> = Vec::new();
     for r in results {
         let name = series_name(r, &others);
         match series.iter_mut().find(|(n, _)| *n == name) {
@@ -108,19 +202,19 @@ fn draw(results: &[PointResult], svg: &mut String, caption: &str) -> Result<(), 
             None => series.push((name, vec![r])),
         }
     }
-    let value = |r: &PointResult| (axis.value)(r);
+    let value = |r: &Dot| (axis.value)(r);
     for (_, points) in &mut series {
         points.sort_by(|a, b| value(a).total_cmp(&value(b)));
     }
     let names: Vec<(String, RGBColor)> =
         series.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
-    let root = SVGBackend::with_string(svg, (1100, 780)).into_drawing_area();
-    let title = format!("Lock throughput and fairness against {}", axis.short);
+    let title =
+        title.map_or_else(|| format!("Lock throughput and fairness against {}", axis.short), str::to_string);
     let data = frame(&root, &title, caption, &names)?;
     // Spin budgets and worker counts are swept in steps that multiply:
     // drawn evenly spaced, with a tick at each value swept.
     let cats = Categories::of(results.iter().map(value));
-    let x: &dyn Fn(&PointResult) -> f64 = if axis.log { &|r| cats.at(value(r)) } else { &value };
+    let x: &dyn Fn(&Dot) -> f64 = if axis.log { &|r| cats.at(value(r)) } else { &value };
     let labels: &dyn Fn(f64) -> String = if axis.log { &|v| cats.label(v) } else { &value_label };
     let ticks = if axis.log { cats.count() } else { 10 };
     let range = if axis.log {
@@ -135,18 +229,18 @@ fn draw(results: &[PointResult], svg: &mut String, caption: &str) -> Result<(), 
     root.present().map_err(err)
 }
 
-type Series<'a> = [(String, Vec<&'a PointResult>)];
+type Series<'a> = [(String, Vec<&'a Dot>)];
 
 /// Where a point sits on the x axis, and how its ticks are labelled.
 struct Ticks<'a> {
-    x: &'a dyn Fn(&PointResult) -> f64,
+    x: &'a dyn Fn(&Dot) -> f64,
     labels: &'a dyn Fn(f64) -> String,
     count: usize,
 }
 
 /// Throughput above, fairness below.
-fn panels(
-    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+fn panels<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
     xs: std::ops::Range<f64>,
     series: &Series,
     axis: &Axis,
@@ -157,7 +251,7 @@ fn panels(
     let y_hi = series
         .iter()
         .flat_map(|(_, p)| p.iter())
-        .map(|r| thousands(r.stats.mean + r.stats.ci95.unwrap_or(0.0)))
+        .map(|r| thousands(r.mean + r.ci95.unwrap_or(0.0)))
         .fold(0.0, f64::max)
         * 1.1;
     let (top, bottom) = area.split_vertically(460);
@@ -178,13 +272,13 @@ fn panels(
         .map_err(err)?;
     for (i, (_, points)) in series.iter().enumerate() {
         let c = color(i);
-        let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), thousands(r.stats.mean))).collect();
+        let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), thousands(r.mean))).collect();
         chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
         chart.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
         chart
             .draw_series(points.iter().filter_map(|r| {
-                let h = r.stats.ci95?;
-                let m = r.stats.mean;
+                let h = r.ci95?;
+                let m = r.mean;
                 Some(ErrorBar::new_vertical(x(r), thousands(m - h), thousands(m), thousands(m + h), c, 8))
             }))
             .map_err(err)?;
@@ -206,7 +300,7 @@ fn panels(
         .map_err(err)?;
     for (i, (_, points)) in series.iter().enumerate() {
         let c = color(i);
-        let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.sample.fairness.jain)).collect();
+        let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.jain)).collect();
         fair.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
         fair.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
     }

@@ -1,0 +1,77 @@
+//! `contend plot`: figures from exports, as SVG and as PNG, one export or
+//! several; and what it refuses.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::Path;
+
+fn contend() -> Command {
+    Command::cargo_bin("contend").expect("binary built")
+}
+
+/// A short mixed sweep (adaptive's policies, pthread as the reference)
+/// exported to `path`.
+fn export(path: &Path, hold: &str) {
+    contend()
+        .args(["lock", "--lock", "adaptive,pthread", "--spinners", "none,many", "--threads", "2,4"])
+        .args(["--hold", hold, "--duration", "20ms", "--warmup", "0", "--runs", "2", "--export-json"])
+        .arg(path)
+        .assert()
+        .success();
+}
+
+#[test]
+fn an_export_becomes_a_png_of_the_promised_size_that_is_not_blank() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, png) = (dir.path().join("a.json"), dir.path().join("a.png"));
+    export(&json, "1us");
+    contend().arg("plot").arg(&json).arg("-o").arg(&png).assert().success();
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    // IHDR: width and height, big-endian, at bytes 16..24.
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!((width, height), (1100, 780));
+    // A white canvas compresses to almost nothing; lines and text do not.
+    assert!(bytes.len() > 20_000, "{} bytes: blank?", bytes.len());
+}
+
+#[test]
+fn several_exports_share_one_figure_with_series_named_after_their_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (before, after, svg) =
+        (dir.path().join("before.json"), dir.path().join("after.json"), dir.path().join("f.svg"));
+    export(&before, "1us");
+    export(&after, "100ns");
+    contend()
+        .arg("plot")
+        .args([&before, &after])
+        .args(["-o".as_ref(), svg.as_os_str(), "--title".as_ref(), "before and after".as_ref()])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for needle in [
+        "before and after",
+        "before: adaptive spinners=none",
+        "after: adaptive spinners=many",
+        "after: pthread",
+    ] {
+        assert!(text.contains(needle), "the figure lacks `{needle}`");
+    }
+    assert!(text.contains("before: contend lock --lock adaptive,pthread"), "no caption");
+}
+
+#[test]
+fn what_it_cannot_draw_is_refused_with_status_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("a.json");
+    export(&json, "1us");
+    let refused = |args: &[&std::ffi::OsStr], says: &str| {
+        contend().arg("plot").args(args).assert().code(2).stderr(predicate::str::contains(says));
+    };
+    refused(&[json.as_os_str(), "-o".as_ref(), "f.pdf".as_ref()], "name the figure .svg or .png");
+    let wakeup = dir.path().join("w.json");
+    std::fs::write(&wakeup, r#"{"schema_version":3,"family":"wakeup","points":[]}"#).unwrap();
+    refused(&[wakeup.as_os_str(), "-o".as_ref(), "f.svg".as_ref()], "contend plot draws lock exports");
+    refused(&["/nonexistent.json".as_ref(), "-o".as_ref(), "f.svg".as_ref()], "reading /nonexistent.json");
+}
