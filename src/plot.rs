@@ -60,14 +60,12 @@ fn read(path: &Path, source: Option<&str>) -> Result<(Vec<Dot>, String)> {
     }
     let dots = Dot::read(&doc, source).map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
     let env = &doc["environment"];
-    // As typed, with `contend` for however the binary was invoked.
-    let args: Vec<&str> =
-        env["command_line"].as_array().into_iter().flatten().skip(1).filter_map(Value::as_str).collect();
-    let caption = format!(
-        "contend {} ({} CPUs, Linux {})",
-        args.join(" "),
+    let argv: Vec<&str> =
+        env["command_line"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let caption = crate::output::family::caption(
+        &argv,
         env["cpus_online"].as_u64().unwrap_or(0),
-        env["kernel"].as_str().unwrap_or("?")
+        env["kernel"].as_str().unwrap_or("?"),
     );
     Ok((dots, caption))
 }

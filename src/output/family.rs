@@ -4,12 +4,21 @@
 
 use crate::measure::env::Environment;
 
-/// A plot's title: the command that made it and the machine it ran on.
+/// A figure's caption: the command that made it and the machine it ran
+/// on, from a run's environment.
 pub fn plot_title(env: &Environment) -> String {
-    // The arguments that shape the measurement; where results go does not.
+    let args: Vec<&str> = env.command_line.iter().map(String::as_str).collect();
+    caption(&args, env.cpus_online as u64, &env.kernel)
+}
+
+/// A figure's caption from a command line as recorded (`argv`, the
+/// binary first), the online CPUs and the kernel: `contend` and the
+/// arguments that shape the measurement (where results go does not), cut
+/// to 160 characters.
+pub fn caption(argv: &[&str], cpus: u64, kernel: &str) -> String {
     let mut args = Vec::new();
     let mut skip = false;
-    for a in env.command_line.iter().skip(1) {
+    for &a in argv.iter().skip(1) {
         if std::mem::take(&mut skip) {
             continue;
         }
@@ -18,14 +27,14 @@ pub fn plot_title(env: &Environment) -> String {
             continue;
         }
         if a != "--no-progress" {
-            args.push(a.as_str());
+            args.push(a);
         }
     }
     let mut title = format!("contend {}", args.join(" "));
-    if title.chars().count() > 110 {
-        title = title.chars().take(107).collect::<String>() + "...";
+    if title.chars().count() > 160 {
+        title = title.chars().take(157).collect::<String>() + "...";
     }
-    format!("{title} ({} CPUs, Linux {})", env.cpus_online, env.kernel)
+    format!("{title} ({cpus} CPUs, Linux {kernel})")
 }
 
 /// A family's results: what was asked, where it ran, what was measured.
@@ -36,4 +45,13 @@ pub struct Results<'a, Spec, Outcome> {
     pub environment: &'a Environment,
     /// What was measured.
     pub outcome: &'a Outcome,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_caption_keeps_what_shapes_the_measurement() {
+        let argv = ["/x/contend", "lock", "--threads", "4", "--export-json", "/tmp/a.json", "--no-progress"];
+        assert_eq!(super::caption(&argv, 2, "6.18"), "contend lock --threads 4 (2 CPUs, Linux 6.18)");
+    }
 }
