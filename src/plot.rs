@@ -1,10 +1,13 @@
-//! `contend plot FILE.json... -o OUT.svg|OUT.png`: the lock figure from
-//! one or more exports, drawn after the fact: two machines, two kernels,
-//! before and after a change. With several exports each series is named
-//! after its file. The figure is the one `--plot` draws during a run (the
-//! same code); PNG uses plotters' bitmap backend and the embedded font.
+//! `contend plot FILE.json... -o OUT.svg|OUT.png`: figures from one or
+//! more exports of one family, drawn after the fact: two machines, two
+//! kernels, before and after a change. Lock exports give throughput and
+//! fairness against the swept axis; wakeup exports give latency against
+//! percentile. With several exports each series is named after its file.
+//! The figures are the ones `--plot` draws during a run (the same code);
+//! PNG uses plotters' bitmap backend and the embedded font.
 
-use crate::family::lock::report::plot::{draw, Dot, SIZE};
+use crate::family::lock::report::plot::{self as lock_plot, Dot};
+use crate::family::wakeup::report::plot::{self as wakeup_plot, Curve};
 use crate::model::SpecError;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -40,25 +43,31 @@ fn form(path: &Path) -> Result<Form, SpecError> {
     }
 }
 
+/// What one export holds, ready to draw.
+enum Points {
+    Lock(Vec<Dot>),
+    Wakeup(Vec<Curve>),
+}
+
 /// Reads one export: its points, and its command and machine in words.
-fn read(path: &Path, source: Option<&str>) -> Result<(Vec<Dot>, String)> {
+fn read(path: &Path, source: Option<&str>) -> Result<(Points, String)> {
     let text =
         std::fs::read_to_string(path).map_err(|e| SpecError(format!("reading {}: {e}", path.display())))?;
     let doc: Value =
         serde_json::from_str(&text).map_err(|e| SpecError(format!("{}: not JSON: {e}", path.display())))?;
-    match doc.get("family").and_then(Value::as_str) {
-        Some("lock") => {}
+    let bad = |e: String| SpecError(format!("{}: {e}", path.display()));
+    let points = match doc.get("family").and_then(Value::as_str) {
+        Some("lock") => Points::Lock(Dot::read(&doc, source).map_err(bad)?),
+        Some("wakeup") => Points::Wakeup(Curve::read(&doc, source).map_err(bad)?),
         Some(other) => {
             return Err(SpecError(format!(
-                "{}: a `{other}` export; contend plot draws lock exports (for a wakeup figure, use --plot \
-                 on the run)",
-                path.display()
-            ))
+            "{}: a `{other}` export; contend plot draws lock and wakeup exports (alloc: --export-gnuplot)",
+            path.display()
+        ))
             .into())
         }
         None => return Err(SpecError(format!("{}: not a contend export (no family)", path.display())).into()),
-    }
-    let dots = Dot::read(&doc, source).map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
+    };
     let env = &doc["environment"];
     let argv: Vec<&str> =
         env["command_line"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
@@ -67,39 +76,68 @@ fn read(path: &Path, source: Option<&str>) -> Result<(Vec<Dot>, String)> {
         env["cpus_online"].as_u64().unwrap_or(0),
         env["kernel"].as_str().unwrap_or("?"),
     );
-    Ok((dots, caption))
+    Ok((points, caption))
 }
 
 /// Draws the figure `args` asks for.
 pub fn run(args: &PlotArgs) -> Result<()> {
     let form = form(&args.output)?;
     let several = args.files.len() > 1;
-    let mut dots = Vec::new();
+    let (mut dots, mut curves) = (Vec::new(), Vec::new());
     let mut captions = Vec::new();
     for path in &args.files {
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-        let (d, caption) = read(path, if several { name.as_deref() } else { None })?;
-        dots.extend(d);
+        let (points, caption) = read(path, if several { name.as_deref() } else { None })?;
+        match points {
+            Points::Lock(d) => dots.extend(d),
+            Points::Wakeup(c) => curves.extend(c),
+        }
         captions.push(match (several, name) {
             (true, Some(n)) => format!("{n}: {caption}"),
             _ => caption,
         });
     }
+    if dots.is_empty() && curves.is_empty() {
+        return Err(SpecError("the exports hold no points to draw".into()).into());
+    }
+    if !dots.is_empty() && !curves.is_empty() {
+        return Err(
+            SpecError("lock and wakeup exports make different figures: plot them apart".into()).into()
+        );
+    }
     let caption = captions.join("; ");
     let title = args.title.as_deref();
     let out = &args.output;
-    match form {
-        Form::Svg => {
-            let mut svg = String::new();
-            draw(&dots, SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(), title, &caption)
-                .map_err(anyhow::Error::msg)?;
-            std::fs::write(out, svg).with_context(|| format!("writing {}", out.display()))?;
-        }
-        Form::Png => {
-            draw(&dots, BitMapBackend::new(out, SIZE).into_drawing_area(), title, &caption)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("writing {}", out.display()))?;
-        }
+    let mut svg = String::new();
+    let drawn = match (form, curves.is_empty()) {
+        (Form::Svg, true) => lock_plot::draw(
+            &dots,
+            SVGBackend::with_string(&mut svg, lock_plot::SIZE).into_drawing_area(),
+            title,
+            &caption,
+        ),
+        (Form::Svg, false) => wakeup_plot::draw(
+            &curves,
+            SVGBackend::with_string(&mut svg, wakeup_plot::SIZE).into_drawing_area(),
+            title,
+            &caption,
+        ),
+        (Form::Png, true) => lock_plot::draw(
+            &dots,
+            BitMapBackend::new(out, lock_plot::SIZE).into_drawing_area(),
+            title,
+            &caption,
+        ),
+        (Form::Png, false) => wakeup_plot::draw(
+            &curves,
+            BitMapBackend::new(out, wakeup_plot::SIZE).into_drawing_area(),
+            title,
+            &caption,
+        ),
+    };
+    drawn.map_err(anyhow::Error::msg).with_context(|| format!("writing {}", out.display()))?;
+    if !svg.is_empty() {
+        std::fs::write(out, svg).with_context(|| format!("writing {}", out.display()))?;
     }
     Ok(())
 }

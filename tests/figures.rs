@@ -1,5 +1,5 @@
-//! `contend plot`: figures from exports, as SVG and as PNG, one export or
-//! several; and what it refuses.
+//! `contend plot`: figures from lock and wakeup exports, as SVG and as
+//! PNG, one export or several; and what it refuses.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -62,6 +62,26 @@ fn several_exports_share_one_figure_with_series_named_after_their_files() {
 }
 
 #[test]
+fn a_wakeup_export_becomes_a_percentile_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, svg, png) = (dir.path().join("w.json"), dir.path().join("w.svg"), dir.path().join("w.png"));
+    contend()
+        .args(["wakeup", "--primitive", "futex,pipe", "--iterations", "300", "--runs", "2", "--export-json"])
+        .arg(&json)
+        .assert()
+        .success();
+    contend().arg("plot").arg(&json).arg("-o").arg(&svg).assert().success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for needle in ["Round-trip latency by percentile", "futex none", "pipe none", "99.9%", "contend wakeup"] {
+        assert!(text.contains(needle), "the figure lacks `{needle}`");
+    }
+    contend().arg("plot").arg(&json).arg("-o").arg(&png).assert().success();
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "not a PNG");
+    assert!(bytes.len() > 20_000, "{} bytes: blank?", bytes.len());
+}
+
+#[test]
 fn what_it_cannot_draw_is_refused_with_status_2() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("a.json");
@@ -70,8 +90,24 @@ fn what_it_cannot_draw_is_refused_with_status_2() {
         contend().arg("plot").args(args).assert().code(2).stderr(predicate::str::contains(says));
     };
     refused(&[json.as_os_str(), "-o".as_ref(), "f.pdf".as_ref()], "name the figure .svg or .png");
+    let alloc = dir.path().join("alloc.json");
+    std::fs::write(&alloc, r#"{"schema_version":3,"family":"alloc","points":[]}"#).unwrap();
+    refused(
+        &[alloc.as_os_str(), "-o".as_ref(), "f.svg".as_ref()],
+        "contend plot draws lock and wakeup exports",
+    );
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, r#"{"schema_version":3,"family":"wakeup","points":[]}"#).unwrap();
+    refused(&[empty.as_os_str(), "-o".as_ref(), "f.svg".as_ref()], "no points to draw");
     let wakeup = dir.path().join("w.json");
-    std::fs::write(&wakeup, r#"{"schema_version":3,"family":"wakeup","points":[]}"#).unwrap();
-    refused(&[wakeup.as_os_str(), "-o".as_ref(), "f.svg".as_ref()], "contend plot draws lock exports");
+    contend()
+        .args(["wakeup", "--primitive", "futex", "--iterations", "200", "--runs", "1", "--export-json"])
+        .arg(&wakeup)
+        .assert()
+        .success();
+    refused(
+        &[json.as_os_str(), wakeup.as_os_str(), "-o".as_ref(), "f.svg".as_ref()],
+        "make different figures",
+    );
     refused(&["/nonexistent.json".as_ref(), "-o".as_ref(), "f.svg".as_ref()], "reading /nonexistent.json");
 }

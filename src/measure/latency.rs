@@ -49,7 +49,7 @@ pub struct LatencySummary {
 
 /// One recorded bucket: `count` samples whose value is equivalent (within
 /// the histogram's precision) to `value_ns`.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Bucket {
     /// The highest value equivalent to this bucket's samples.
     pub value_ns: u64,

@@ -5,7 +5,7 @@
 
 use crate::family::wakeup::report::gnuplot::QUANTILES;
 use crate::family::wakeup::sweep::WakeupResult;
-use crate::measure::latency::Latencies;
+use crate::measure::latency::{Bucket, Latencies};
 use crate::output::plot::{color, decade, err, frame};
 use plotters::prelude::*;
 
@@ -21,25 +21,83 @@ fn percentile_label(v: f64) -> String {
     }
 }
 
+/// One curve: its name and its round-trip histogram.
+pub struct Curve {
+    /// Primitive, placement, and the export's name when several are drawn.
+    pub name: String,
+    /// The round trips.
+    pub histogram: Latencies,
+}
+
+impl Curve {
+    fn name(primitive: &str, affinity: &str, procs: bool) -> String {
+        format!("{primitive} {affinity}{}", if procs { " procs" } else { "" })
+    }
+
+    fn of(r: &WakeupResult) -> Self {
+        Curve {
+            name: Self::name(
+                r.point.primitive,
+                r.point.affinity.name(),
+                r.point.mode == crate::model::Mode::Processes,
+            ),
+            histogram: Latencies::from_buckets(&r.sample.round_trip.buckets),
+        }
+    }
+
+    /// The points of a wakeup export (`doc`), named after `source` too
+    /// when a figure joins several exports.
+    pub fn read(doc: &serde_json::Value, source: Option<&str>) -> Result<Vec<Curve>, String> {
+        let points = doc.get("points").and_then(|p| p.as_array()).ok_or("no `points` list")?;
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let text = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
+                let buckets: Vec<Bucket> =
+                    serde_json::from_value(p["sample"]["round_trip"]["buckets"].clone())
+                        .map_err(|e| format!("point {i}: sample.round_trip.buckets: {e}"))?;
+                let name = Self::name(
+                    &text(&p["point"]["primitive"]),
+                    &text(&p["point"]["affinity"]),
+                    p["point"]["mode"] == "processes",
+                );
+                Ok(Curve {
+                    name: source.map_or(name.clone(), |s| format!("{s}: {name}")),
+                    histogram: Latencies::from_buckets(&buckets),
+                })
+            })
+            .collect()
+    }
+}
+
 /// Draws `results` as an SVG document, with `caption` (the command and
 /// the machine) under the figure.
 pub fn render(results: &[WakeupResult], caption: &str) -> Result<String, String> {
+    let curves: Vec<Curve> = results.iter().map(Curve::of).collect();
     let mut svg = String::new();
-    draw(results, &mut svg, caption)?;
+    draw(&curves, SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(), None, caption)?;
     Ok(svg)
 }
 
-fn draw(results: &[WakeupResult], svg: &mut String, caption: &str) -> Result<(), String> {
-    let curves: Vec<(String, Vec<(f64, f64)>)> = results
+/// The figure's size in pixels.
+pub const SIZE: (u32, u32) = (1100, 640);
+
+/// Draws `curves` on `root`, titled `title` (or "Round-trip latency by
+/// percentile").
+pub fn draw<DB: DrawingBackend>(
+    curves: &[Curve],
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: Option<&str>,
+    caption: &str,
+) -> Result<(), String> {
+    if curves.iter().all(|c| c.histogram.is_empty()) {
+        return Err("no round trips to draw".into());
+    }
+    let curves: Vec<(String, Vec<(f64, f64)>)> = curves
         .iter()
-        .map(|r| {
-            let h = Latencies::from_buckets(&r.sample.round_trip.buckets);
-            let name = format!(
-                "{} {}{}",
-                r.point.primitive,
-                r.point.affinity.name(),
-                if r.point.mode == crate::model::Mode::Processes { " procs" } else { "" }
-            );
+        .map(|c| {
+            let h = &c.histogram;
             let points = QUANTILES
                 .iter()
                 .map(|&q| {
@@ -47,7 +105,7 @@ fn draw(results: &[WakeupResult], svg: &mut String, caption: &str) -> Result<(),
                     (x, (h.quantile(q).max(1) as f64 / 1e3).log10())
                 })
                 .collect();
-            (name, points)
+            (c.name.clone(), points)
         })
         .collect();
     let ys = curves.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y));
@@ -56,8 +114,7 @@ fn draw(results: &[WakeupResult], svg: &mut String, caption: &str) -> Result<(),
 
     let names: Vec<(String, RGBColor)> =
         curves.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
-    let root = SVGBackend::with_string(svg, (1100, 640)).into_drawing_area();
-    let data = frame(&root, "Round-trip latency by percentile", caption, &names)?;
+    let data = frame(&root, title.unwrap_or("Round-trip latency by percentile"), caption, &names)?;
     let mut chart = ChartBuilder::on(&data)
         .margin(12)
         .x_label_area_size(40)
