@@ -20,8 +20,9 @@ fi
 
 # From Debian: the allocators `contend alloc` compares (with them installed
 # the alloc tests require all four: CONTEND_REQUIRE_ALLOCATORS), and rt-tests
-# (svsematest, ptsematest), the oracle for `contend wakeup`.
-PACKAGES="libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests"
+# (svsematest, ptsematest), the oracle for `contend wakeup`, and chromium,
+# which opens `contend report`'s page headless and screenshots it.
+PACKAGES="libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests chromium"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     if ! dpkg -s $PACKAGES >/dev/null 2>&1; then
         echo "== installing $PACKAGES"

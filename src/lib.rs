@@ -23,6 +23,7 @@ pub mod measure;
 pub mod model;
 pub mod output;
 pub mod plot;
+pub mod report_html;
 pub mod schema;
 pub mod session;
 pub mod tune;

@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         Command::Wakeup(args) => experiment::run::<Wakeup>(&args),
         Command::Compare(args) => compare(&args),
         Command::Plot(args) => contend::plot::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Report(args) => contend::report_html::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Tune(args) => experiment::run::<Tune>(&args),
         Command::Alloc(args) => experiment::run::<Alloc>(&args),
         Command::AllocChild { spec } => alloc_child(&spec),

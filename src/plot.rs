@@ -43,6 +43,26 @@ fn form(path: &Path) -> Result<Form, SpecError> {
     }
 }
 
+/// Reads an export file as JSON; a missing file or bad JSON is the
+/// user's mistake (exit 2), named with the path.
+pub fn read_export(path: &Path) -> Result<Value> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| SpecError(format!("reading {}: {e}", path.display())))?;
+    Ok(serde_json::from_str(&text).map_err(|e| SpecError(format!("{}: not JSON: {e}", path.display())))?)
+}
+
+/// An export's command and machine, as a figure's caption.
+pub fn export_caption(doc: &Value) -> String {
+    let env = &doc["environment"];
+    let argv: Vec<&str> =
+        env["command_line"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    crate::output::family::caption(
+        &argv,
+        env["cpus_online"].as_u64().unwrap_or(0),
+        env["kernel"].as_str().unwrap_or("?"),
+    )
+}
+
 /// What one export holds, ready to draw.
 enum Points {
     Lock(Vec<Dot>),
@@ -51,10 +71,7 @@ enum Points {
 
 /// Reads one export: its points, and its command and machine in words.
 fn read(path: &Path, source: Option<&str>) -> Result<(Points, String)> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| SpecError(format!("reading {}: {e}", path.display())))?;
-    let doc: Value =
-        serde_json::from_str(&text).map_err(|e| SpecError(format!("{}: not JSON: {e}", path.display())))?;
+    let doc = read_export(path)?;
     let bad = |e: String| SpecError(format!("{}: {e}", path.display()));
     let points = match doc.get("family").and_then(Value::as_str) {
         Some("lock") => Points::Lock(Dot::read(&doc, source).map_err(bad)?),
@@ -68,14 +85,7 @@ fn read(path: &Path, source: Option<&str>) -> Result<(Points, String)> {
         }
         None => return Err(SpecError(format!("{}: not a contend export (no family)", path.display())).into()),
     };
-    let env = &doc["environment"];
-    let argv: Vec<&str> =
-        env["command_line"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-    let caption = crate::output::family::caption(
-        &argv,
-        env["cpus_online"].as_u64().unwrap_or(0),
-        env["kernel"].as_str().unwrap_or("?"),
-    );
+    let caption = export_caption(&doc);
     Ok((points, caption))
 }
 

@@ -45,6 +45,9 @@ pub enum Command {
     /// Draw the lock figure (throughput with 95% intervals, and fairness,
     /// against the swept axis) from one or more exports, as SVG or PNG.
     Plot(crate::plot::PlotArgs),
+    /// Write one self-contained HTML page from one or more exports: the
+    /// commands, the machines, the warnings, the figures and the tables.
+    Report(crate::report_html::ReportArgs),
     /// Compare two JSON exports point by point (ratio of the means, its
     /// 95% interval and a Welch t-test verdict; exits 1 on a significant
     /// regression beyond --threshold, for CI), or the points of one

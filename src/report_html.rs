@@ -1,0 +1,224 @@
+//! `contend report FILE.json... -o report.html`: one self-contained HTML
+//! page from one or more exports, to publish or mail: per export its
+//! command, the machine it ran on, the warnings, the figure (inline SVG,
+//! the one `contend plot` draws) and a table of its points. It loads
+//! nothing from outside: no scripts, no stylesheets, no fonts, no images
+//! by URL.
+
+use crate::family::lock::report::plot::{self as lock_plot, Dot};
+use crate::family::wakeup::report::plot::{self as wakeup_plot, Curve};
+use crate::model::SpecError;
+use crate::output::number::si;
+use anyhow::{Context, Result};
+use clap::Args;
+use plotters::prelude::*;
+use serde_json::Value;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+/// `contend report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Exports (`--export-json`) of any family, one or more.
+    #[arg(required = true, value_name = "FILE.json")]
+    pub files: Vec<PathBuf>,
+    /// The page to write (.html).
+    #[arg(long, short = 'o', value_name = "OUT.html")]
+    pub output: PathBuf,
+    /// The page's title.
+    #[arg(long, default_value = "contend report")]
+    pub title: String,
+}
+
+/// `text` with the five characters HTML gives meaning to escaped.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:1150px;margin:2em auto;color:#222}\
+table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #bbb;padding:.2em .5em;text-align:right}\
+th{background:#eee}td:first-child,th:first-child{text-align:left}code{background:#f4f4f4;padding:.1em .3em}\
+.warn{color:#8a4b00}figure{margin:1em 0}";
+
+/// An HTML table of `header` and `rows` (cells escaped here).
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut out = String::from("<table><tr>");
+    for h in header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr>");
+    for row in rows {
+        out.push_str("<tr>");
+        for cell in row {
+            let _ = write!(out, "<td>{}</td>", escape(cell));
+        }
+        out.push_str("</tr>");
+    }
+    out + "</table>"
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => "-".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The figure and the table of one export's points.
+fn points(doc: &Value, caption: &str) -> Result<(String, String), String> {
+    let mut svg = String::new();
+    let empty = doc["points"].as_array().is_none_or(Vec::is_empty);
+    match doc["family"].as_str() {
+        Some("lock") => {
+            let dots = Dot::read(doc, None)?;
+            if !empty {
+                let area = SVGBackend::with_string(&mut svg, lock_plot::SIZE).into_drawing_area();
+                lock_plot::draw(&dots, area, None, caption)?;
+            }
+            let rows = dots
+                .iter()
+                .map(|d| {
+                    vec![
+                        d.lock.clone(),
+                        d.workers.to_string(),
+                        d.spin.map_or("-".into(), |s| s.to_string()),
+                        d.spinners.clone().unwrap_or_else(|| "-".into()),
+                        d.hold.to_string(),
+                        d.idle.to_string(),
+                        si(d.mean),
+                        d.ci95.map_or("-".into(), si),
+                        format!("{:.4}", d.jain),
+                    ]
+                })
+                .collect::<Vec<_>>();
+            let header = ["lock", "workers", "spin", "spinners", "hold", "idle", "cs/s", "±95%", "Jain"];
+            Ok((svg, table(&header, &rows)))
+        }
+        Some("wakeup") => {
+            if !empty {
+                let curves = Curve::read(doc, None)?;
+                let area = SVGBackend::with_string(&mut svg, wakeup_plot::SIZE).into_drawing_area();
+                wakeup_plot::draw(&curves, area, None, caption)?;
+            }
+            let us = |v: &Value| v.as_f64().map_or("-".into(), |ns| format!("{:.2}", ns / 1e3));
+            let rows = doc["points"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| {
+                    let s = &p["sample"]["round_trip"]["summary"];
+                    vec![
+                        text(&p["point"]["primitive"]),
+                        text(&p["point"]["affinity"]),
+                        text(&s["samples"]),
+                        us(&s["p50_ns"]),
+                        us(&s["p99_ns"]),
+                        us(&s["p999_ns"]),
+                        us(&s["max_ns"]),
+                    ]
+                })
+                .collect::<Vec<_>>();
+            let header = ["primitive", "placement", "samples", "p50 µs", "p99 µs", "p99.9 µs", "max µs"];
+            Ok((svg, table(&header, &rows)))
+        }
+        Some("alloc") => {
+            let rows = doc["points"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|p| {
+                    vec![
+                        text(&p["point"]["pattern"]),
+                        text(&p["point"]["allocator"]),
+                        p["stats"]["mean"].as_f64().map_or("-".into(), si),
+                        p["stats"]["ci95_pct"].as_f64().map_or("-".into(), |v| format!("{v:.1}")),
+                        p["sample"]["vs_glibc"].as_f64().map_or("-".into(), |v| format!("{v:.2}")),
+                    ]
+                })
+                .collect::<Vec<_>>();
+            Ok((svg, table(&["pattern", "allocator", "ops/s", "±%", "vs glibc"], &rows)))
+        }
+        other => Err(format!("not a contend export of a known family ({})", text(&Value::from(other)))),
+    }
+}
+
+/// One export's section of the page.
+fn section(path: &Path) -> Result<String> {
+    let doc = crate::plot::read_export(path)?;
+    let env = &doc["environment"];
+    let caption = crate::plot::export_caption(&doc);
+    let (svg, points) = points(&doc, &caption).map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
+    let mut out = String::new();
+    let name = path.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
+    let _ = write!(out, "<h2>{} <small>({})</small></h2>", escape(&name), escape(&text(&doc["family"])));
+    let _ = write!(out, "<p><code>{}</code></p>", escape(&caption));
+    let facts: Vec<Vec<String>> = [
+        "cpu_model",
+        "cpus_online",
+        "kernel",
+        "glibc",
+        "clocksource",
+        "governor",
+        "tool_version",
+        "git_hash",
+    ]
+    .iter()
+    .map(|k| vec![(*k).to_string(), text(&env[*k])])
+    .collect();
+    out += &table(&["environment", ""], &facts);
+    let warnings = doc["warnings"].as_array().cloned().unwrap_or_default();
+    if !warnings.is_empty() {
+        out.push_str("<ul class=\"warn\">");
+        for w in &warnings {
+            let point = w["point"].as_str().map_or(String::new(), |p| format!("{p}: "));
+            let message = w["message"].as_str().map_or_else(|| text(w), str::to_string);
+            let _ = write!(out, "<li>{}</li>", escape(&(point + &message)));
+        }
+        out.push_str("</ul>");
+    }
+    if !svg.is_empty() {
+        // The SVG as plotters writes it: a document of its own, inlined.
+        let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
+        let _ = write!(out, "<figure>{body}</figure>");
+    }
+    out += &points;
+    Ok(out)
+}
+
+/// Writes the page `args` asks for.
+pub fn run(args: &ReportArgs) -> Result<()> {
+    let ext = args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    if !matches!(ext.as_deref(), Some("html" | "htm")) {
+        return Err(SpecError(format!("-o {}: name the report .html", args.output.display())).into());
+    }
+    let mut page = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\
+         <body><h1>{t}</h1>",
+        t = escape(&args.title)
+    );
+    for path in &args.files {
+        page += &section(path)?;
+    }
+    page.push_str("</body></html>\n");
+    std::fs::write(&args.output, page).with_context(|| format!("writing {}", args.output.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn html_special_characters_are_escaped() {
+        assert_eq!(super::escape("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+}

@@ -1,0 +1,121 @@
+//! `contend report`: one self-contained HTML page from exports of every
+//! family. What a browser shows of it is checked by headless Chromium
+//! where it is installed (scripts/test.sh installs it as root).
+
+mod common;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::path::Path;
+
+fn contend() -> Command {
+    Command::cargo_bin("contend").expect("binary built")
+}
+
+fn run(args: &[&str], export: &Path) {
+    contend().args(args).arg("--export-json").arg(export).assert().success();
+}
+
+/// A page from a lock, a wakeup and an alloc export.
+fn page(dir: &Path) -> std::path::PathBuf {
+    let (lock, wakeup, alloc) = (dir.join("lock.json"), dir.join("wakeup.json"), dir.join("alloc.json"));
+    run(&["lock", "--lock", "futex,pthread", "--threads", "2,4", "--duration", "20ms", "--runs", "2"], &lock);
+    run(&["wakeup", "--primitive", "futex", "--iterations", "200", "--runs", "1"], &wakeup);
+    run(
+        &[
+            "alloc",
+            "--allocator",
+            "glibc",
+            "--pattern",
+            "local",
+            "--threads",
+            "1",
+            "--iterations",
+            "50",
+            "--runs",
+            "1",
+        ],
+        &alloc,
+    );
+    let html = dir.join("report.html");
+    contend()
+        .arg("report")
+        .args([&lock, &wakeup, &alloc])
+        .arg("-o")
+        .arg(&html)
+        .args(["--title", "a <b> & c"])
+        .assert()
+        .success();
+    html
+}
+
+#[test]
+fn the_page_holds_every_export_and_loads_nothing_from_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = std::fs::read_to_string(page(dir.path())).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<title>a &lt;b&gt; &amp; c</title>"), "the title is escaped");
+    for needle in [
+        "lock.json",
+        "wakeup.json",
+        "alloc.json",
+        "Lock throughput and fairness against workers",
+        "Round-trip latency by percentile",
+        "<th>cs/s</th>",
+        "<th>p99.9 µs</th>",
+        "<th>vs glibc</th>",
+        "contend lock --lock futex,pthread",
+        "oversubscribed",
+    ] {
+        assert!(html.contains(needle), "the page lacks `{needle}`");
+    }
+    assert_eq!(html.matches("<svg").count(), 2, "one figure for lock, one for wakeup");
+    // Nothing fetched: no script, stylesheet link, image or URL but the
+    // SVG namespace name.
+    for absent in ["<script", "<link", "<img", "src=", "url("] {
+        assert!(!html.contains(absent), "the page loads something: `{absent}`");
+    }
+    let urls = html.matches("http").count();
+    assert_eq!(
+        urls,
+        html.matches("http://www.w3.org/2000/svg").count(),
+        "a URL other than the SVG namespace"
+    );
+}
+
+#[test]
+fn a_browser_shows_the_page_without_errors_and_not_blank() {
+    let Some(chromium) = common::which("chromium") else {
+        common::skip("headless Chromium check of the HTML report: chromium is not installed");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let html = page(dir.path());
+    let shot = dir.path().join("shot.png");
+    let out = std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+        .args(["--window-size=1200,1600", "--hide-scrollbars"])
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Chromium logs the page's console messages as CONSOLE lines.
+    let console: Vec<&str> =
+        stderr.lines().filter(|l| l.contains("CONSOLE") || l.contains("Uncaught")).collect();
+    assert!(console.is_empty(), "console output: {console:?}");
+    let png = std::fs::read(&shot).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    // A blank page compresses to a few kB; text, tables and figures do not.
+    assert!(png.len() > 50_000, "{} bytes: a blank screenshot?", png.len());
+}
+
+#[test]
+fn it_is_written_only_as_html() {
+    contend()
+        .args(["report", "/nonexistent.json", "-o", "r.pdf"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("name the report .html"));
+}
