@@ -42,8 +42,9 @@ pub enum Command {
     /// other's blocks, under glibc, tcmalloc, jemalloc and mimalloc.
     #[command(after_help = crate::family::alloc::args::ALLOC_EXAMPLES)]
     Alloc(Box<AllocArgs>),
-    /// Draw the lock figure (throughput with 95% intervals, and fairness,
-    /// against the swept axis) from one or more exports, as SVG or PNG.
+    /// Draw a figure from one or more exports, as SVG or PNG: lock
+    /// (throughput with 95% intervals, and fairness, against the swept
+    /// axis) or wakeup (round-trip latency against percentile).
     Plot(crate::plot::PlotArgs),
     /// Write one self-contained HTML page from one or more exports: the
     /// commands, the machines, the warnings, the figures and the tables.
