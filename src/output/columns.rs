@@ -63,9 +63,11 @@ impl Shown {
         Ok(Shown(shown))
     }
 
-    /// Every group (for renderers that are not given a choice).
-    pub fn all(groups: &[Group]) -> Self {
-        Shown(groups.iter().map(|g| g.name).collect())
+    /// What a report shows: `output`'s choice, which `experiment::run`
+    /// checked with [`Shown::of`] before anything ran; every group should
+    /// it be invalid all the same (a report built some other way).
+    pub fn planned(groups: &[Group], output: &OutputArgs) -> Self {
+        Self::of(groups, output).unwrap_or_else(|_| Shown(groups.iter().map(|g| g.name).collect()))
     }
 
     /// Whether columns of `group` are shown.

@@ -42,8 +42,11 @@ pub struct TuneReport<'a> {
 
 impl Report for TuneReport<'_> {
     fn terminal(&self) -> String {
-        lock_report::table::render(&self.outcome.results, self.environment, &self.shown())
-            + &super::table::summary(self.outcome)
+        lock_report::table::render(
+            &self.outcome.results,
+            self.environment,
+            &Shown::planned(lock_report::table::GROUPS, &self.spec.output),
+        ) + &super::table::summary(self.outcome)
     }
     fn csv(&self) -> String {
         lock_report::csv::render(&self.outcome.results)
@@ -52,7 +55,7 @@ impl Report for TuneReport<'_> {
         lock_report::table::render_with(
             &self.outcome.results,
             self.environment,
-            &self.shown(),
+            &Shown::planned(lock_report::table::GROUPS, &self.spec.output),
             ASCII_MARKDOWN,
         )
     }
@@ -70,13 +73,5 @@ impl Report for TuneReport<'_> {
             best_spin: o.best.and_then(|b| o.results[b].point.spin),
             points: &o.results,
         })
-    }
-}
-
-impl TuneReport<'_> {
-    /// The lock table's columns, as the spec asks (checked when planned).
-    fn shown(&self) -> Shown {
-        Shown::of(lock_report::table::GROUPS, &self.spec.output)
-            .unwrap_or_else(|_| Shown::all(lock_report::table::GROUPS))
     }
 }

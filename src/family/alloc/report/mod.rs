@@ -31,13 +31,17 @@ pub type AllocReport<'a> = Results<'a, AllocSpec, AllocOutcome>;
 
 impl Report for AllocReport<'_> {
     fn terminal(&self) -> String {
-        table::table(&self.outcome.results, &self.shown())
+        table::table(&self.outcome.results, &Shown::planned(table::GROUPS, &self.spec.output))
     }
     fn csv(&self) -> String {
         csv::render(&self.outcome.results)
     }
     fn markdown(&self) -> String {
-        table::table_with(&self.outcome.results, &self.shown(), ASCII_MARKDOWN)
+        table::table_with(
+            &self.outcome.results,
+            &Shown::planned(table::GROUPS, &self.spec.output),
+            ASCII_MARKDOWN,
+        )
     }
     fn gnuplot(&self) -> String {
         gnuplot::render(&self.outcome.results)
@@ -51,12 +55,5 @@ impl Report for AllocReport<'_> {
             spec: self.spec,
             points: &self.outcome.results,
         })
-    }
-}
-
-impl AllocReport<'_> {
-    /// The table's columns, as the spec asks (checked when it was planned).
-    fn shown(&self) -> Shown {
-        Shown::of(table::GROUPS, &self.spec.output).unwrap_or_else(|_| Shown::all(table::GROUPS))
     }
 }

@@ -38,7 +38,9 @@ impl Report for LockReport<'_> {
     fn terminal(&self) -> String {
         let results = &self.outcome.results;
         match self.spec.format {
-            Format::Table => table::render(results, self.environment, &self.shown()),
+            Format::Table => {
+                table::render(results, self.environment, &Shown::planned(table::GROUPS, &self.spec.output))
+            }
             Format::Seed => seed::render(results),
             Format::Gnuplot => gnuplot::render(results),
         }
@@ -47,7 +49,12 @@ impl Report for LockReport<'_> {
         csv::render(&self.outcome.results)
     }
     fn markdown(&self) -> String {
-        table::render_with(&self.outcome.results, self.environment, &self.shown(), ASCII_MARKDOWN)
+        table::render_with(
+            &self.outcome.results,
+            self.environment,
+            &Shown::planned(table::GROUPS, &self.spec.output),
+            ASCII_MARKDOWN,
+        )
     }
     fn gnuplot(&self) -> String {
         gnuplot::render(&self.outcome.results)
@@ -61,12 +68,5 @@ impl Report for LockReport<'_> {
             spec: self.spec,
             points: &self.outcome.results,
         })
-    }
-}
-
-impl LockReport<'_> {
-    /// The table's columns, as the spec asks (checked when it was planned).
-    fn shown(&self) -> Shown {
-        Shown::of(table::GROUPS, &self.spec.output).unwrap_or_else(|_| Shown::all(table::GROUPS))
     }
 }

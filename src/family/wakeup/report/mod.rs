@@ -38,7 +38,12 @@ pub type WakeupReport<'a> = Results<'a, WakeupSpec, WakeupOutcome>;
 impl Report for WakeupReport<'_> {
     fn terminal(&self) -> String {
         let o = self.outcome;
-        let mut text = table::render(&o.results, &o.clock, o.trace.as_ref(), &self.shown());
+        let mut text = table::render(
+            &o.results,
+            &o.clock,
+            o.trace.as_ref(),
+            &Shown::planned(table::GROUPS, &self.spec.output),
+        );
         if let Some(bucket) = self.spec.histogram_bucket_ns {
             text += &histogram::render(&o.results, bucket);
         }
@@ -49,7 +54,13 @@ impl Report for WakeupReport<'_> {
     }
     fn markdown(&self) -> String {
         let o = self.outcome;
-        table::render_with(&o.results, &o.clock, o.trace.as_ref(), &self.shown(), ASCII_MARKDOWN)
+        table::render_with(
+            &o.results,
+            &o.clock,
+            o.trace.as_ref(),
+            &Shown::planned(table::GROUPS, &self.spec.output),
+            ASCII_MARKDOWN,
+        )
     }
     fn gnuplot(&self) -> String {
         gnuplot::render(&self.outcome.results)
@@ -66,12 +77,5 @@ impl Report for WakeupReport<'_> {
             trace: o.trace.as_ref(),
             points: &o.results,
         })
-    }
-}
-
-impl WakeupReport<'_> {
-    /// The table's columns, as the spec asks (checked when it was planned).
-    fn shown(&self) -> Shown {
-        Shown::of(table::GROUPS, &self.spec.output).unwrap_or_else(|_| Shown::all(table::GROUPS))
     }
 }
