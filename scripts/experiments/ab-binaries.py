@@ -3,7 +3,8 @@
 
 For each thread count, runs `contend lock` with each binary in pairs, the
 order inside each pair drawn at random, and reports the geometric mean of
-B/A with a Student's t 95% interval on the log ratios. Used to find and
+B/A with a Student's t 95% interval on the log ratios, then each build's
+medians of Jain's index, CPU idle and the lock's sleeps a second. Used to find and
 confirm the clock read that 989fa07 put in the measured loop (06f73ed).
 
 e.g.   scripts/experiments/ab-binaries.py /tmp/contend-old target/release/contend
@@ -27,11 +28,15 @@ T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
         2.052, 2.048, 2.045, 2.042]
 
 
-def rate(binary, args):
+def measure(binary, args):
+    """(cs/s, Jain's index, CPU idle %, lock sleeps per second) of one run."""
     out = subprocess.run([binary, "lock", *args, "--runs", "1", "--count-futex", "off",
                           "--max-steal", "off", "--no-progress", "--export-json", "-"],
                          capture_output=True, text=True, check=True).stdout
-    return json.loads(out)["points"][0]["stats"]["mean"]
+    point = json.loads(out)["points"][0]
+    sample = point["sample"]
+    sleeps = (sample["lock_counters"] or {"waits": 0})["waits"] / sample["window_s"]
+    return point["stats"]["mean"], sample["fairness"]["jain"], sample["cpu"]["idle_pct"], sleeps
 
 
 def main():
@@ -49,18 +54,24 @@ def main():
     for threads in args.threads.split(","):
         point = ["--lock", args.lock, "--threads", threads, "--hold", args.hold,
                  "--duration", "300ms", "--warmup", "100ms"]
-        logs = []
+        logs, runs = [], {args.a: [], args.b: []}
         for _ in range(args.pairs):
             order = [args.a, args.b]
             random.shuffle(order)
-            r = {binary: rate(binary, point) for binary in order}
-            logs.append(math.log(r[args.b] / r[args.a]))
+            r = {binary: measure(binary, point) for binary in order}
+            for binary, values in r.items():
+                runs[binary].append(values)
+            logs.append(math.log(r[args.b][0] / r[args.a][0]))
         m = statistics.mean(logs)
         se = statistics.stdev(logs) / math.sqrt(len(logs))
         df = len(logs) - 1
         t = T975[df - 1] if df <= len(T975) else 1.96
         print(f"{args.lock} threads {threads} hold {args.hold}: B/A {math.exp(m):.3f}, "
               f"95% CI {math.exp(m - t * se):.3f}..{math.exp(m + t * se):.3f} ({args.pairs} pairs)")
+        for name, binary in (("A", args.a), ("B", args.b)):
+            med = [statistics.median(v[i] for v in runs[binary]) for i in range(4)]
+            print(f"  {name} medians: {med[0] / 1e6:.1f}M cs/s, Jain {med[1]:.3f}, "
+                  f"CPU idle {med[2]:.1f}%, lock sleeps {med[3]:.0f}/s")
 
 
 if __name__ == "__main__":

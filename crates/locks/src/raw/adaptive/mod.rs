@@ -27,7 +27,9 @@
 //!    (state 3). A spinner not served within its patience sleeps.
 //! 3. **No wake for what a spinner does.** An unlock calls FUTEX_WAKE only
 //!    when someone sleeps, no spinner is active and no woken sleeper is on
-//!    its way (WAKING or ROTATING).
+//!    its way (WAKING or ROTATING). The first unlock after a slow lock
+//!    first waits up to `GIVER_PAUSES` (about 0.9 µs) for a spinner to
+//!    appear: the thread that gave it the turn is on its way back.
 //! 4. **No barging back after a turn.** The unlock that gave the turn
 //!    marks the node; the next lock joins as the spinner or sleeps.
 //! 5. **A small active set.** The policy bounds the spinners (0, 1 or
@@ -56,9 +58,7 @@
 //! `--spin` does not apply (the budgets are times from the wake cost). At
 //! most 65 535 threads may wait at once (the sleeper field). Known failure
 //! modes, measured in the design notes: with far more threads than CPUs a
-//! woken sleeper may preempt the owner, and at hundreds of threads and a
-//! 0 ns hold the shares spread over short windows (Jain about 0.8 over
-//! 300 ms at 256 threads, 0.97 over 3 s).
+//! woken sleeper may preempt the owner.
 
 mod unlock;
 mod wait;
@@ -105,6 +105,11 @@ pub struct AdaptiveNode {
     since: Cell<u64>,
     /// Slow unlocks left before the next look at the clock.
     countdown: Cell<u32>,
+    /// The thread took the lock on a slow path and has not unlocked since:
+    /// the owner it took over from may be on its way back to the spinner
+    /// slot, and the first unlock waits a moment for it rather than wake a
+    /// sleeper for the slot.
+    waited: Cell<bool>,
 }
 
 /// The adaptive mutex; see the module docs.

@@ -17,7 +17,7 @@ impl<F: Futex> Adaptive<F> {
         // on the word the CAS will replace. The quantum is looked at once,
         // the first time someone sleeps.
         let mut over: Option<bool> = None;
-        let mut w = seen;
+        let mut w = if node.waited.replace(false) { self.await_giver(seen) } else { seen };
         loop {
             let mut rest = (w & !STATE & !WANT & !TICKS) | ((w + TICK) & TICKS);
             if sleepers(w) == 0 {
@@ -77,6 +77,32 @@ impl<F: Futex> Adaptive<F> {
                 Err(now) => w = now,
             }
         }
+    }
+
+    /// The first unlock after a slow lock, `w` the word it found: if the
+    /// release would have to wake a sleeper for want of a spinner, waits up
+    /// to `GIVER_PAUSES` for a spinner to appear, and returns the word as
+    /// last seen. The thread that gave us its turn joins the slot within
+    /// tens of ns when it re-locks at once; at a 0 ns hold our first unlock
+    /// comes sooner, and used to find the slot empty, ring, and keep the
+    /// slot for the woken sleeper, so the giver slept: most stays at 256
+    /// threads ended that way, long before their quantum, and the shares
+    /// spread. Waiting inside `unlock` keeps the rule that nothing in the
+    /// word speaks for a thread outside the lock's calls: if the giver
+    /// never comes, the release wakes a sleeper as before.
+    fn await_giver(&self, mut w: u32) -> u32 {
+        let needs_wake = |w: u32| sleepers(w) > 0 && spinners(w) == 0 && w & (WAKING | ROTATING) == 0;
+        if self.max_spinners == 0 {
+            return w;
+        }
+        for _ in 0..GIVER_PAUSES {
+            if !needs_wake(w) {
+                break;
+            }
+            pause(1);
+            w = self.word.load(Ordering::Relaxed);
+        }
+        w
     }
 
     /// Wakes a sleeper: rings the bell, then makes the syscall. Every RMW

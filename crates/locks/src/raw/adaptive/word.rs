@@ -38,6 +38,14 @@ pub(super) const SLOT_RETRIES: u32 = 8;
 /// Under loom, enough to cover the retry without blowing up the state space.
 #[cfg(loom)]
 pub(super) const SLOT_RETRIES: u32 = 2;
+/// How many pauses (about 14 ns each) the first unlock after a slow lock
+/// waits for the thread that gave it the turn to come back and spin,
+/// before it wakes a sleeper instead: about 0.9 µs, a tenth of a wake.
+#[cfg(not(loom))]
+pub(super) const GIVER_PAUSES: u32 = 64;
+/// Under loom, one look: the model covers both outcomes.
+#[cfg(loom)]
+pub(super) const GIVER_PAUSES: u32 = 1;
 /// Pauses before a spinner's second look at the word (about 0.1 µs at
 /// 14 ns a pause): an owner that re-locks at once has cycled a few times
 /// by then, which the ticks show.
