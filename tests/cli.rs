@@ -153,6 +153,21 @@ fn json_carries_schema_spec_environment_and_per_worker_counts() {
 }
 
 #[test]
+fn json_carries_adaptive_budgets_derived_from_the_wake_cost() {
+    let v = json(&["--lock", "adaptive,ttas", "--threads", "2"]);
+    let wake = v["environment"]["wake_cost_ns"].as_u64().expect("the wake cost is measured");
+    let detail = &v["environment"]["wake_cost_detail"];
+    assert!(detail["p25_ns"].as_u64().unwrap() <= wake && wake <= detail["p75_ns"].as_u64().unwrap());
+    let b = &v["adaptive"];
+    assert_eq!(b["wake_ns"], wake);
+    assert_eq!(b["turn_ns"], 2 * wake);
+    assert_eq!(b["patience_ns"], 2 * wake);
+    assert_eq!(b["quantum_ns"], 50 * wake);
+    // Without adaptive there is nothing to report.
+    assert!(json(&["--lock", "ttas", "--threads", "1"])["adaptive"].is_null());
+}
+
+#[test]
 fn json_export_to_a_file_keeps_the_table_on_stdout() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.json");

@@ -39,12 +39,15 @@ pub struct Environment {
     /// on it goes through the hypervisor. `None` where the module is
     /// absent (bare metal, or a guest without it).
     pub guest_halt_poll_ns: Option<u64>,
-    /// What waking a sleeping thread cost the waker, ns: FUTEX_WAKE of a
-    /// thread asleep on a futex, median of 20, measured once at start-up.
-    /// Every sleeping wait costs an unlock this much; `adaptive`'s spin
-    /// and quantum are multiples of it. `None` where it could not be
-    /// measured (adaptive then assumes 5 µs).
+    /// What waking a sleeping thread on another CPU cost the waker, ns:
+    /// FUTEX_WAKE of a thread asleep on a futex, the waker and the sleeper
+    /// pinned to two CPUs, median of 40, measured once at start-up. Every
+    /// sleeping wait costs an unlock this much; `adaptive`'s budgets are
+    /// multiples of it. `None` where it could not be measured (adaptive
+    /// then assumes 5 µs).
     pub wake_cost_ns: Option<u64>,
+    /// How `wake_cost_ns` was measured: its spread and placement.
+    pub wake_cost_detail: Option<WakeCostDetail>,
     /// glibc version.
     pub glibc: String,
     /// contend's version.
@@ -53,6 +56,32 @@ pub struct Environment {
     pub git_hash: String,
     /// The command line, as given.
     pub command_line: Vec<String>,
+}
+
+/// The samples behind the wake cost.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct WakeCostDetail {
+    /// 25th percentile of the samples, ns.
+    pub p25_ns: u64,
+    /// 75th percentile of the samples, ns.
+    pub p75_ns: u64,
+    /// Wakes timed.
+    pub samples: usize,
+    /// The waker's and the sleeper's CPU; `None` where fewer than two CPUs
+    /// were allowed and the scheduler placed them (then a wake on the
+    /// waker's own CPU, which needs no interrupt, may be in the samples).
+    pub cpus: Option<[usize; 2]>,
+}
+
+impl WakeCostDetail {
+    fn of(c: locks::sys::wake_cost::WakeCost) -> Self {
+        Self {
+            p25_ns: c.quartiles.0.as_nanos() as u64,
+            p75_ns: c.quartiles.1.as_nanos() as u64,
+            samples: c.samples,
+            cpus: c.cpus.map(|(waker, sleeper)| [waker, sleeper]),
+        }
+    }
 }
 
 /// A sysfs value, trimmed, or "unknown" where the file does not exist.
@@ -133,6 +162,7 @@ impl Environment {
             guest_halt_poll_ns: read_optional("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
                 .and_then(|s| s.parse().ok()),
             wake_cost_ns: locks::sys::wake_cost::measured().map(|d| d.as_nanos() as u64),
+            wake_cost_detail: locks::sys::wake_cost::estimate().map(WakeCostDetail::of),
             glibc: locks::sys::libc_info::glibc_version(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             git_hash: env!("CONTEND_GIT_HASH").into(),
@@ -170,5 +200,7 @@ mod tests {
         // and a futex wake never costs nothing, nor a second.
         let wake = e.wake_cost_ns.expect("measured");
         assert!(wake > 0 && wake < 1_000_000_000);
+        let detail = e.wake_cost_detail.expect("measured");
+        assert!(detail.p25_ns <= wake && wake <= detail.p75_ns);
     }
 }

@@ -43,6 +43,8 @@ mod ttas;
 mod yield_spin;
 
 pub use adaptive::Adaptive;
+#[cfg(not(loom))]
+pub use adaptive::{budgets as adaptive_budgets, Budgets as AdaptiveBudgets};
 pub use backoff::Backoff;
 pub use clh::{Clh, ClhHandle};
 #[cfg(not(loom))]

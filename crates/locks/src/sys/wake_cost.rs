@@ -1,29 +1,54 @@
-//! What a FUTEX_WAKE costs the waker when a thread really sleeps, measured
-//! once per process: a helper thread sleeps on a private futex, the caller
-//! wakes it and times the syscall, twenty times, and keeps the median. On a
-//! virtual machine the answer is dominated by the inter-processor
-//! interrupt (about 10 µs here, against about 0.2 µs for a wake that finds
-//! nobody), which is why `adaptive` spins about that long before it
-//! decides sleeping is cheaper.
+//! What a FUTEX_WAKE costs the waker when a thread really sleeps on another
+//! CPU, measured once per process: two helper threads, pinned to two
+//! different CPUs, one asleep on a private futex and one waking it and
+//! timing the syscall, `SAMPLES` times; the median is the estimate.
+//!
+//! Why pinned: unpinned, each wake found the sleeper either on the waker's
+//! CPU (about 1.4 µs here: no inter-processor interrupt) or on the other
+//! (about 3.8 µs), in proportions that changed from one process to the
+//! next, so a median of 20 read anywhere between 3.9 and 6.3 µs across 12
+//! invocations, and `adaptive`'s budgets moved with it. The cross-CPU
+//! wake is the one a lock pays when it wakes a sleeper for an idle CPU,
+//! and pinned, the samples of one process form a single mode.
 
 use super::futex::PrivateFutex;
 use super::futex_api::Futex;
+use super::sched;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-const SAMPLES: usize = 20;
+/// Wakes timed: 40 at 200 µs apart take about 10 ms at start-up.
+const SAMPLES: usize = 40;
 /// Used when measuring is impossible (no second thread): between bare
 /// metal (a few µs) and this VM.
 const FALLBACK: Duration = Duration::from_micros(5);
 
-/// The median cost of waking a sleeping thread, measured on first use;
-/// `None` where it could not be measured (no second thread, or no wake
-/// reached it), so that a report does not pass the fallback off as a
-/// measurement.
-pub fn measured() -> Option<Duration> {
-    static COST: OnceLock<Option<Duration>> = OnceLock::new();
+/// The wake cost as measured, with what it was measured from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WakeCost {
+    /// The median of the samples: the estimate.
+    pub median: Duration,
+    /// The 25th and 75th percentiles: how tightly the samples agree.
+    pub quartiles: (Duration, Duration),
+    /// How many wakes were timed (those that found the sleeper asleep).
+    pub samples: usize,
+    /// The waker's and the sleeper's CPU, or `None` where fewer than two
+    /// CPUs are allowed (or pinning failed) and the scheduler placed them.
+    pub cpus: Option<(usize, usize)>,
+}
+
+/// The wake cost, measured on first use; `None` where it could not be
+/// measured (no second thread, or no wake reached it), so that a report
+/// does not pass the fallback off as a measurement.
+pub fn estimate() -> Option<WakeCost> {
+    static COST: OnceLock<Option<WakeCost>> = OnceLock::new();
     *COST.get_or_init(measure)
+}
+
+/// The median cost of waking a sleeping thread, if it was measured.
+pub fn measured() -> Option<Duration> {
+    estimate().map(|c| c.median)
 }
 
 /// The measured wake cost, or a fallback where it could not be measured.
@@ -31,14 +56,27 @@ pub fn wake_cost() -> Duration {
     measured().unwrap_or(FALLBACK)
 }
 
-fn measure() -> Option<Duration> {
+/// Two different allowed CPUs, waker first, if there are two.
+fn two_cpus() -> Option<(usize, usize)> {
+    let cpus = sched::allowed_cpus().ok()?;
+    Some((*cpus.first()?, *cpus.get(1)?))
+}
+
+fn measure() -> Option<WakeCost> {
+    let cpus = two_cpus();
     let word = Arc::new(AtomicU32::new(0));
     let done = Arc::new(AtomicU32::new(0));
+    let pinned = Arc::new(AtomicU32::new(1));
     let sleeper = {
-        let (word, done) = (word.clone(), done.clone());
+        let (word, done, pinned) = (word.clone(), done.clone(), pinned.clone());
         std::thread::Builder::new()
-            .name("contend-wake-cost".into())
+            .name("contend-wake-sleeper".into())
             .spawn(move || {
+                if let Some((_, cpu)) = cpus {
+                    if sched::pin_current_thread(cpu).is_err() {
+                        pinned.store(0, Ordering::Relaxed);
+                    }
+                }
                 while done.load(Ordering::Acquire) == 0 {
                     // Sleep while the word is 0; the waker sets 1.
                     if word.load(Ordering::Acquire) == 0 {
@@ -49,24 +87,54 @@ fn measure() -> Option<Duration> {
             })
             .ok()?
     };
+    // The waker is a thread of its own too, so that the caller's affinity
+    // is left alone.
+    let waker = {
+        let (word, pinned) = (word.clone(), pinned.clone());
+        std::thread::Builder::new().name("contend-wake-waker".into()).spawn(move || {
+            if let Some((cpu, _)) = cpus {
+                if sched::pin_current_thread(cpu).is_err() {
+                    pinned.store(0, Ordering::Relaxed);
+                }
+            }
+            time_wakes(&word)
+        })
+    };
+    let costs = waker.ok().and_then(|w| w.join().ok());
+    done.store(1, Ordering::Release);
+    word.store(1, Ordering::Release);
+    PrivateFutex::wake(&word, 1);
+    let _ = sleeper.join();
+    let pinned = pinned.load(Ordering::Relaxed) == 1;
+    summarize(costs?, cpus.filter(|_| pinned))
+}
+
+/// Times `SAMPLES` wakes of the thread asleep on `word`, keeping those
+/// that found it asleep.
+fn time_wakes(word: &AtomicU32) -> Vec<Duration> {
     let mut costs = Vec::with_capacity(SAMPLES);
     for _ in 0..SAMPLES {
-        // Give the helper time to go back to sleep, so the wake is real.
+        // Give the sleeper time to go back to sleep, so the wake is real.
         std::thread::sleep(Duration::from_micros(200));
         word.store(1, Ordering::Release);
         let t = Instant::now();
-        let woke = PrivateFutex::wake(&word, 1);
+        let woke = PrivateFutex::wake(word, 1);
         let cost = t.elapsed();
         if woke == 1 {
             costs.push(cost);
         }
     }
-    done.store(1, Ordering::Release);
-    word.store(1, Ordering::Release);
-    PrivateFutex::wake(&word, 1);
-    let _ = sleeper.join();
+    costs
+}
+
+/// The median and quartiles of the samples; `None` if there are none.
+fn summarize(mut costs: Vec<Duration>, cpus: Option<(usize, usize)>) -> Option<WakeCost> {
+    if costs.is_empty() {
+        return None;
+    }
     costs.sort_unstable();
-    costs.get(costs.len() / 2).copied()
+    let at = |q: usize| costs[(costs.len() - 1) * q / 4];
+    Some(WakeCost { median: at(2), quartiles: (at(1), at(3)), samples: costs.len(), cpus })
 }
 
 #[cfg(test)]
@@ -79,6 +147,20 @@ mod tests {
         assert!(c > Duration::ZERO && c < Duration::from_millis(10), "{c:?}");
         assert_eq!(wake_cost(), c, "measured once");
         // A test process can always start a second thread.
-        assert_eq!(measured(), Some(c));
+        let e = estimate().expect("measured");
+        assert_eq!(e.median, c);
+        assert!(e.quartiles.0 <= e.median && e.median <= e.quartiles.1, "{e:?}");
+        assert!(e.samples >= 1 && e.samples <= SAMPLES);
+        if let Some((waker, sleeper)) = e.cpus {
+            assert_ne!(waker, sleeper);
+        }
+    }
+
+    #[test]
+    fn the_summary_takes_the_middle_and_the_quartiles() {
+        let us = |n: u64| Duration::from_micros(n);
+        let s = summarize(vec![us(9), us(1), us(5), us(3), us(7)], Some((0, 1))).unwrap();
+        assert_eq!((s.median, s.quartiles, s.samples), (us(5), (us(3), us(7)), 5));
+        assert_eq!(summarize(Vec::new(), None), None);
     }
 }

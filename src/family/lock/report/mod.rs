@@ -29,6 +29,43 @@ pub struct LockExport<'a> {
     pub spec: &'a LockSpec,
     /// One entry per point, with every run.
     pub points: &'a [PointResult],
+    /// The budgets `adaptive` derived from the measured wake cost, when
+    /// it was among the locks.
+    pub adaptive: Option<AdaptiveBudgets>,
+}
+
+/// `adaptive`'s time budgets in this process, all multiples of the wake
+/// cost (`environment.wake_cost_ns`, or 5 µs where it was not measured).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct AdaptiveBudgets {
+    /// The wake cost they derive from, ns.
+    pub wake_ns: u64,
+    /// A spinner waits this long before it asks for its turn, ns.
+    pub turn_ns: u64,
+    /// A spinner that asked waits this long for its turn before it sleeps, ns.
+    pub patience_ns: u64,
+    /// A thread stays this long in the active set before it makes way for
+    /// a sleeper, ns.
+    pub quantum_ns: u64,
+    /// Pauses the first unlock after a slow lock waits for a spinner
+    /// before it wakes a sleeper.
+    pub giver_pauses: u32,
+}
+
+impl AdaptiveBudgets {
+    /// The budgets, if `locks` includes `adaptive`.
+    pub fn of(locks: &[&str]) -> Option<Self> {
+        locks.contains(&"adaptive").then(|| {
+            let b = locks::raw::adaptive_budgets();
+            Self {
+                wake_ns: b.wake_ns,
+                turn_ns: b.turn_ns,
+                patience_ns: b.patience_ns,
+                quantum_ns: b.quantum_ns,
+                giver_pauses: b.giver_pauses,
+            }
+        })
+    }
 }
 
 /// `contend lock`'s results.
@@ -67,6 +104,7 @@ impl Report for LockReport<'_> {
             header: Header::new("lock", self.environment, &self.outcome.warnings),
             spec: self.spec,
             points: &self.outcome.results,
+            adaptive: AdaptiveBudgets::of(&self.spec.locks),
         })
     }
 }

@@ -133,6 +133,37 @@ pub struct Adaptive<F: Futex = DefaultFutex> {
     futex: PhantomData<F>,
 }
 
+/// The time budgets `adaptive` derives from the measured wake cost, ns:
+/// the same for every instance in a process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budgets {
+    /// The wake cost they derive from (the fallback where unmeasured).
+    pub wake_ns: u64,
+    /// How long a spinner waits before it asks for its turn.
+    pub turn_ns: u64,
+    /// How long a spinner that asked waits for its turn before it sleeps.
+    pub patience_ns: u64,
+    /// How long a thread stays in the active set before it makes way.
+    pub quantum_ns: u64,
+    /// How many pauses the first unlock after a slow lock waits for the
+    /// thread that gave it the turn before it wakes a sleeper.
+    pub giver_pauses: u32,
+}
+
+/// The budgets of every `adaptive` lock in this process (measuring the
+/// wake cost on first use).
+#[cfg(not(loom))]
+pub fn budgets() -> Budgets {
+    let wake_ns = crate::sys::wake_cost::wake_cost().as_nanos() as u64;
+    Budgets {
+        wake_ns,
+        turn_ns: TURN_WAKES * wake_ns,
+        patience_ns: PATIENCE_WAKES * wake_ns,
+        quantum_ns: QUANTUM_WAKES * wake_ns,
+        giver_pauses: GIVER_PAUSES,
+    }
+}
+
 /// Monotonic ns (about 25 ns through the vDSO, and read once every
 /// `CLOCK_EVERY` slow unlocks; the coarse clock's resolution, a 4 ms tick
 /// at HZ=250, is too coarse for the quantum).
@@ -154,9 +185,7 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
 
     fn new(config: &LockConfig) -> Self {
         #[cfg(not(loom))]
-        let wake = crate::sys::wake_cost::wake_cost().as_nanos() as u64;
-        #[cfg(not(loom))]
-        let (turn_ns, patience_ns) = (2 * wake, 2 * wake);
+        let Budgets { turn_ns, patience_ns, quantum_ns, .. } = budgets();
         // Under loom the stopwatch ticks once per look at the word.
         #[cfg(loom)]
         let (turn_ns, patience_ns) = (1, 2);
@@ -171,7 +200,7 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
             turn_ns,
             patience_ns,
             #[cfg(not(loom))]
-            quantum_ns: QUANTUM_WAKES * wake,
+            quantum_ns,
             futex: PhantomData,
         }
     }

@@ -59,6 +59,15 @@ pub(super) const QUIET_PAUSES: u32 = 256;
 /// critical section).
 #[cfg(not(loom))]
 pub(super) const CLOCK_EVERY: u32 = 32;
+/// How long a spinner waits before it asks for its turn, in wake costs:
+/// a batch of that length pays for the hand-over many times over.
+#[cfg(not(loom))]
+pub(super) const TURN_WAKES: u64 = 2;
+/// How long a spinner that asked waits for its turn before it sleeps, in
+/// wake costs: past that the owner is preempted or holds for long, and
+/// sleeping is cheaper.
+#[cfg(not(loom))]
+pub(super) const PATIENCE_WAKES: u64 = 2;
 /// The quantum, in wake costs: a thread stays in the active set (owner or
 /// spinner) this long before it makes way for a sleeper, so a rotation,
 /// which costs one wake, costs about 2% of the time it buys. (At 25, 4
