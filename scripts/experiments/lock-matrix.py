@@ -27,7 +27,10 @@ through the active set in quanta, and a thread's share follows how many
 it got).
 
 Usage: scripts/experiments/lock-matrix.py [--out FILE] [--duration 300ms] [--runs 3]
-       scripts/experiments/lock-matrix.py --from FILE      (only print, from an export)
+       scripts/experiments/lock-matrix.py --from FILE [--from FILE2] [--markdown PAGE.md]
+         (only print, from exports; --markdown writes a results page of every run and
+         the three criteria of issue 24: no interval wholly below 1, geometric mean
+         >= 1.10, Jain within 0.05 of the best peer's)
 A benchmark, not a test: it asserts nothing and always exits 0 once the
 sweep ran.
 """
@@ -44,6 +47,7 @@ PEERS = LOCKS[1:]
 THREADS = [1, 2, 4, 16, 256]
 HOLDS = ["0", "100ns", "1us", "10us"]
 HOLD_NS = {"0": 0, "100ns": 100, "1us": 1000, "10us": 10000}
+HOLD_TEXT = {"0": "0", "100ns": "100 ns", "1us": "1 µs", "10us": "10 µs"}
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONTEND = os.path.join(HERE, "..", "..", "target", "release", "contend")
 
@@ -76,21 +80,11 @@ def paired_against_adaptive(source):
             (row["ratio"], row["ci95"]) for row in json.loads(out)["points"]}
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join(HERE, "..", "..", "target", "lock-matrix.json"))
-    parser.add_argument("--from", dest="source", help="print from this export instead of measuring")
-    parser.add_argument("--duration", default="300ms")
-    parser.add_argument("--warmup", default="100ms")
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args()
-    if args.source is None:
-        measure(args)
-        args.source = args.out
-    with open(args.source) as f:
+def analyse(source):
+    """Each (threads, hold) point of one export: adaptive against its best peer."""
+    with open(source) as f:
         doc = json.load(f)
-    paired = paired_against_adaptive(args.source)
-
+    paired = paired_against_adaptive(source)
     cells = {}
     for p in doc["points"]:
         pt = p["point"]
@@ -99,7 +93,47 @@ def main():
             "mean": p["stats"]["mean"],
             "jain": p["sample"]["fairness"]["jain"],
         }
+    rows = []
+    for threads in THREADS:
+        for hold in HOLDS:
+            c = cells.get((threads, hold))
+            if not c or "adaptive" not in c:
+                continue
+            best = max((c[p]["mean"], p) for p in PEERS if p in c)[1]
+            ratio, ci = paired.get((threads, hold, best), (float("nan"), None))
+            # peer/adaptive turned around: adaptive/peer, interval inverted.
+            lo, hi = (1 / ci[1], 1 / ci[0]) if ci else (None, None)
+            if lo is None:
+                speed = "untestable"
+            elif hi < 1.0:
+                speed = "SLOWER"
+            elif lo > 1.0:
+                speed = "faster"
+            else:
+                speed = "indistinguishable"
+            rows.append({"threads": threads, "hold": hold, "cells": c, "best": best, "ratio": 1 / ratio,
+                         "lo": lo, "hi": hi, "speed": speed,
+                         "fair": c["adaptive"]["jain"] >= c[best]["jain"] - 0.05})
+    logs = [math.log(r["ratio"]) for r in rows]
+    summary = {
+        "slower": sum(r["speed"] == "SLOWER" for r in rows),
+        "faster": sum(r["speed"] == "faster" for r in rows),
+        "indistinguishable": sum(r["speed"] == "indistinguishable" for r in rows),
+        "points": len(rows),
+        "geomean": math.exp(sum(logs) / len(logs)) if logs else float("nan"),
+        "unfair": sum(not r["fair"] for r in rows),
+        "rounds": doc["spec"]["repeat"]["runs"],
+    }
+    return {"source": source, "doc": doc, "cells": cells, "rows": rows, "summary": summary}
 
+
+def util(row, lock):
+    ns = HOLD_NS[row["hold"]]
+    return f"{row['cells'][lock]['mean'] * ns / 1e9:.2f}" if ns and lock in row["cells"] else "-"
+
+
+def print_text(a):
+    cells = a["cells"]
     print("uncontended lock+unlock through the worker loop (threads 1, hold 0), ns")
     base = cells.get((1, "0"), {})
     print("  " + "  ".join(f"{lock} {1e9 / base[lock]['mean']:.1f}" for lock in LOCKS if lock in base))
@@ -109,43 +143,92 @@ def main():
     head += f" {'best peer':>16} {'adpt/best':>9} {'95% interval':>13} {'Jain a':>6} {'Jain p':>6}"
     head += f" {'util a':>6} {'util pt':>7}  verdict"
     print(head)
-    logs, verdicts = [], {"faster": 0, "indistinguishable": 0, "SLOWER": 0}
-    unfair = 0
-    for threads in THREADS:
-        for hold in HOLDS:
-            c = cells.get((threads, hold))
-            if not c or "adaptive" not in c:
-                continue
-            best_mean, best = max((c[p]["mean"], p) for p in PEERS if p in c)
-            a = c["adaptive"]
-            ratio, ci = paired.get((threads, hold, best), (float("nan"), None))
-            # peer/adaptive turned around: adaptive/peer, interval inverted.
-            r = 1 / ratio
-            lo, hi = (1 / ci[1], 1 / ci[0]) if ci else (None, None)
-            logs.append(math.log(r))
-            if lo is None:
-                speed = "untestable"
-            elif hi < 1.0:
-                speed = "SLOWER"
-            elif lo > 1.0:
-                speed = "faster"
-            else:
-                speed = "indistinguishable"
-            verdicts[speed] = verdicts.get(speed, 0) + 1
-            jain_ok = a["jain"] >= c[best]["jain"] - 0.05
-            unfair += not jain_ok
-            util = lambda lock: f"{c[lock]['mean'] * HOLD_NS[hold] / 1e9:.2f}" if HOLD_NS[hold] and lock in c else "-"
-            row = f"{threads:>4} {hold:>6} " + " ".join(f"{c[l]['mean'] / 1e3:>11.0f}K" for l in present if l in c)
-            interval = "-" if lo is None else f"{lo:.3f}..{hi:.3f}"
-            row += f" {best:>16} {r:>9.3f} {interval:>13} {a['jain']:>6.3f}"
-            row += f" {c[best]['jain']:>6.3f} {util('adaptive'):>6} {util('pthread'):>7}  "
-            row += speed + ("" if jain_ok else " UNFAIR")
-            print(row)
+    for r in a["rows"]:
+        c = r["cells"]
+        row = f"{r['threads']:>4} {r['hold']:>6} " + " ".join(
+            f"{c[lock]['mean'] / 1e3:>11.0f}K" for lock in present if lock in c)
+        interval = "-" if r["lo"] is None else f"{r['lo']:.3f}..{r['hi']:.3f}"
+        row += f" {r['best']:>16} {r['ratio']:>9.3f} {interval:>13} {c['adaptive']['jain']:>6.3f}"
+        row += f" {c[r['best']]['jain']:>6.3f} {util(r, 'adaptive'):>6} {util(r, 'pthread'):>7}  "
+        row += r["speed"] + ("" if r["fair"] else " UNFAIR")
+        print(row)
+    s = a["summary"]
     print()
-    print("adaptive against the best peer, paired by round: "
-          + ", ".join(f"{n} {v}" for v, n in verdicts.items()) + f" of {len(logs)} points; "
-          + f"geometric mean of the ratios {math.exp(sum(logs) / len(logs)):.3f}; "
-          + f"Jain more than 0.05 below the best peer's at {unfair}")
+    print(f"adaptive against the best peer, paired by round: {s['faster']} faster, "
+          f"{s['indistinguishable']} indistinguishable, {s['slower']} SLOWER of {s['points']} points; "
+          f"geometric mean of the ratios {s['geomean']:.3f}; "
+          f"Jain more than 0.05 below the best peer's at {s['unfair']}")
+
+
+def markdown(analyses):
+    """A results page: every run's matrix, then the three criteria per run."""
+    out = ["# adaptive against the library locks: the matrix", "",
+           "Generated by `scripts/experiments/lock-matrix.py --from A.json --from B.json --markdown FILE`",
+           "from exports that `scripts/experiments/lock-matrix.py --out A.json --runs 5` measured. Do not",
+           "edit by hand: measure again and regenerate.", "",
+           "Each run is one `contend lock` over five locks x threads {1, 2, 4, 16, 256} x hold",
+           "{0, 100 ns, 1 µs, 10 µs} (idle 0, 300 ms windows) in interleaved rounds: every round runs all",
+           "100 points once in a fresh random order. Per point, *best peer* is the library lock with the",
+           "highest mean; the ratio is adaptive / best peer, the geometric mean over rounds of the paired",
+           "per-round ratios, with a Student's t 95% interval (from `contend compare --baseline adaptive`).",
+           "*slower* means the whole interval is below 1, *faster* wholly above; Jain is the fairness",
+           "index of the median run (1 = every worker got the same share).", ""]
+    for i, a in enumerate(analyses, 1):
+        env = a["doc"]["environment"]
+        s = a["summary"]
+        out += [f"## Run {i}", "",
+                f"{env['cpu_model']}, {env['cpus_online']} CPUs, Linux {env['kernel']}, "
+                f"wake cost {env['wake_cost_ns'] / 1e3:.1f} µs; contend {env['git_hash'][:12]}; "
+                f"{s['rounds']} rounds.", "",
+                "| threads | hold | adaptive cs/s | best peer | its cs/s | adaptive / best | 95% interval "
+                "| verdict | Jain adaptive | Jain peer |",
+                "|---:|---:|---:|---|---:|---:|---|---|---:|---:|"]
+        for r in a["rows"]:
+            c = r["cells"]
+            interval = "-" if r["lo"] is None else f"{r['lo']:.3f} .. {r['hi']:.3f}"
+            verdict = {"SLOWER": "**slower**"}.get(r["speed"], r["speed"])
+            out.append(f"| {r['threads']} | {HOLD_TEXT[r['hold']]} | {c['adaptive']['mean'] / 1e3:,.0f}K | {r['best']} "
+                       f"| {c[r['best']]['mean'] / 1e3:,.0f}K | {r['ratio']:.3f} | {interval} | {verdict} "
+                       f"| {c['adaptive']['jain']:.3f} | {c[r['best']]['jain']:.3f} |")
+        out += ["", f"{s['faster']} faster, {s['indistinguishable']} indistinguishable, {s['slower']} slower "
+                f"of {s['points']} points; geometric mean {s['geomean']:.3f}; Jain more than 0.05 below the "
+                f"best peer's at {s['unfair']} points.", ""]
+    out += ["## The criteria", "", "| criterion | " + " | ".join(f"run {i}" for i in range(1, len(analyses) + 1))
+            + " |", "|---|" + "---|" * len(analyses)]
+    rows = [("no point's interval wholly below 1.0", lambda s: f"{'met' if s['slower'] == 0 else 'not met'}"
+             f" ({s['slower']} slower)"),
+            ("geometric mean of the ratios >= 1.10", lambda s: f"{'met' if s['geomean'] >= 1.10 else 'not met'}"
+             f" ({s['geomean']:.3f})"),
+            ("Jain within 0.05 of the best peer's at every point",
+             lambda s: f"{'met' if s['unfair'] == 0 else 'not met'} ({s['unfair']} points below)")]
+    for name, f in rows:
+        out.append(f"| {name} | " + " | ".join(f(a["summary"]) for a in analyses) + " |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=os.path.join(HERE, "..", "..", "target", "lock-matrix.json"))
+    parser.add_argument("--from", dest="sources", action="append",
+                        help="print from this export instead of measuring (repeatable)")
+    parser.add_argument("--markdown", help="also write a results page of every run to this file")
+    parser.add_argument("--duration", default="300ms")
+    parser.add_argument("--warmup", default="100ms")
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if not args.sources:
+        measure(args)
+        args.sources = [args.out]
+    analyses = [analyse(source) for source in args.sources]
+    for a in analyses:
+        if len(analyses) > 1:
+            print(f"== {a['source']}")
+        print_text(a)
+        print()
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(analyses))
+        print(f"wrote {args.markdown}")
 
 
 if __name__ == "__main__":

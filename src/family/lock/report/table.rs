@@ -45,7 +45,7 @@ const CORE_LEGEND: &str = "cs/s: critical sections per second of measured window
      columns: the median run, per critical section.\n";
 
 const WAKE_LEGEND: &str =
-    "wake (heading): what waking a sleeping thread cost the waker (FUTEX_WAKE, median of 20, measured at start-up).\n";
+    "wake (heading): what waking a thread asleep on another CPU cost the waker (FUTEX_WAKE, median of 40, measured at start-up).\n";
 
 /// Renders the results for the terminal, with a heading and a legend.
 pub fn render(results: &[PointResult], env: &Environment, shown: &Shown) -> String {
