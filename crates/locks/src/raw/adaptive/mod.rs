@@ -28,7 +28,7 @@
 //! 3. **No wake for what a spinner does.** An unlock calls FUTEX_WAKE only
 //!    when someone sleeps, no spinner is active and no woken sleeper is on
 //!    its way (WAKING or ROTATING). The first unlock after a slow lock
-//!    first waits up to `GIVER_PAUSES` (about 0.9 µs) for a spinner to
+//!    first waits up to `GIVER_PAUSES` (about 1 µs) for a spinner to
 //!    appear: the thread that gave it the turn is on its way back.
 //! 4. **No barging back after a turn.** The unlock that gave the turn
 //!    marks the node; the next lock joins as the spinner or sleeps.

@@ -38,9 +38,10 @@ pub(super) const SLOT_RETRIES: u32 = 8;
 /// Under loom, enough to cover the retry without blowing up the state space.
 #[cfg(loom)]
 pub(super) const SLOT_RETRIES: u32 = 2;
-/// How many pauses (about 14 ns each) the first unlock after a slow lock
+/// How many pauses the first unlock after a slow lock
 /// waits for the thread that gave it the turn to come back and spin,
-/// before it wakes a sleeper instead: about 0.9 µs, a tenth of a wake.
+/// before it wakes a sleeper instead: about 1 µs (a pause takes 14 to 22 ns
+/// on this machine's hosts), a tenth of a wake.
 #[cfg(not(loom))]
 pub(super) const GIVER_PAUSES: u32 = 64;
 /// Under loom, one look: the model covers both outcomes.
@@ -88,7 +89,7 @@ pub(super) fn ticks(w: u32) -> u32 {
     (w & TICKS) >> 5
 }
 
-/// `n` pause instructions (about 14 ns each here).
+/// `n` pause instructions (14 to 22 ns each on this machine's hosts).
 pub(super) fn pause(n: u32) {
     for _ in 0..n {
         spin_loop();
