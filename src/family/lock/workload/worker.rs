@@ -21,13 +21,16 @@ pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, id
     let stretched_above = hold.stretched_above();
     let mut acquisitions = 0u64;
     let mut held = HoldTally::default();
+    // With fault injection: when the last hold began, if the victim had
+    // died by then (0 otherwise).
+    let entered_after_death = std::cell::Cell::new(0);
     while !header.stop.load(Relaxed) {
         slot.state.store(WAITING, Relaxed);
         let recovered_before = stats.recoveries;
         let this_hold = lock.with(&node, &mut stats, || {
             slot.state.store(HOLDING, Relaxed);
             if inject {
-                die_if_armed(&header.fault, me);
+                entered_after_death.set(at_entry(&header.fault, me));
             }
             // Read on entry, write on exit: any overlap during the hold, not
             // just in a nanosecond-wide gap, loses an increment.
@@ -38,10 +41,12 @@ pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, id
         });
         slot.state.store(IDLE, Relaxed);
         // Only after a death is there a recovery to note: the clock is not
-        // read in the measured loop otherwise.
+        // read in the measured loop otherwise. A lock that reports the
+        // owner's death (EOWNERDEAD) names the recovery itself; for one the
+        // kernel releases, it is the first hold that began after the death.
         let told = stats.recoveries != recovered_before;
-        if told || (inject && header.fault.state.load(Relaxed) == FAULT_FIRED) {
-            note_recovery(&header.fault, me, this_hold, told);
+        if told || (inject && entered_after_death.get() != 0 && !L::CAPS.robust) {
+            note_recovery(&header.fault, me, entered_after_death.get(), this_hold);
         }
         held.ns += this_hold;
         held.stretched += u64::from(this_hold > stretched_above);
@@ -51,32 +56,38 @@ pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, id
     }
 }
 
-/// After an acquisition that ended a hold of `hold_ns`, once the victim
-/// has died: the first acquisition after the death is the recovery,
-/// whether the lock told us (EOWNERDEAD, `told`) or the kernel released
-/// it. A hold that began before the kill (it ended just before the
-/// victim's) does not count.
-#[cold]
-fn note_recovery(fault: &Fault, me: usize, hold_ns: u64, told: bool) {
+/// After the acquisition that recovered from the victim's death: records
+/// it if it is the first, with its time, `entered_ns` when the hold's
+/// start was read (else estimated as now less the hold). (It used to judge
+/// from now less the hold whether the hold began after the death: a
+/// worker preempted between its unlock and this call looked as if it had
+/// acquired after the death, and was named the recoverer in place of the
+/// one EOWNERDEAD told; tests/holder.rs caught it once in CI.)
+fn note_recovery(fault: &Fault, me: usize, entered_ns: u64, hold_ns: u64) {
     if fault.recovered_at_ns.load(Relaxed) != 0 {
         return;
     }
-    let acquired_at = monotonic_ns().saturating_sub(hold_ns);
-    let after_death = told || (1..=acquired_at).contains(&fault.killed_at_ns.load(Relaxed));
-    if after_death && fault.recovered_at_ns.compare_exchange(0, acquired_at, Relaxed, Relaxed).is_ok() {
+    let acquired_at = if entered_ns != 0 { entered_ns } else { monotonic_ns().saturating_sub(hold_ns) };
+    if fault.recovered_at_ns.compare_exchange(0, acquired_at.max(1), Relaxed, Relaxed).is_ok() {
         fault.recovered_by.store(me as u32, Relaxed);
     }
 }
 
-/// Inside the critical section: if the fault is armed, this worker is the
-/// victim. It records itself and dies holding the lock.
+/// Inside the critical section, with fault injection: if the fault is
+/// armed, this worker is the victim; it records itself and dies holding
+/// the lock. If the victim has died and nobody has recovered yet, returns
+/// the time this hold began (it began after the death: the victim set
+/// FAULT_FIRED inside its own critical section); else 0.
 #[cold]
-fn die_if_armed(fault: &Fault, me: usize) {
-    if fault.state.load(Relaxed) == FAULT_ARMED
-        && fault.state.compare_exchange(FAULT_ARMED, FAULT_FIRED, Relaxed, Relaxed).is_ok()
-    {
-        fault.victim.store(me as u32, Relaxed);
-        fault.killed_at_ns.store(monotonic_ns(), Relaxed);
-        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+fn at_entry(fault: &Fault, me: usize) -> u64 {
+    match fault.state.load(Relaxed) {
+        FAULT_ARMED if fault.state.compare_exchange(FAULT_ARMED, FAULT_FIRED, Relaxed, Relaxed).is_ok() => {
+            fault.victim.store(me as u32, Relaxed);
+            fault.killed_at_ns.store(monotonic_ns(), Relaxed);
+            let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+            0
+        }
+        FAULT_FIRED if fault.recovered_at_ns.load(Relaxed) == 0 => monotonic_ns().max(1),
+        _ => 0,
     }
 }
