@@ -146,6 +146,7 @@ impl Environment {
                     .map(|(_, v)| v.trim().to_string())
             })
             .unwrap_or_else(|| "unknown".into());
+        let wake = locks::sys::wake_cost::estimate();
         Environment {
             kernel: field(|u| u.release()),
             kernel_build: field(|u| u.version()),
@@ -161,8 +162,8 @@ impl Environment {
             cpuidle_driver: read_optional("/sys/devices/system/cpu/cpuidle/current_driver"),
             guest_halt_poll_ns: read_optional("/sys/module/haltpoll/parameters/guest_halt_poll_ns")
                 .and_then(|s| s.parse().ok()),
-            wake_cost_ns: locks::sys::wake_cost::measured().map(|d| d.as_nanos() as u64),
-            wake_cost_detail: locks::sys::wake_cost::estimate().map(WakeCostDetail::of),
+            wake_cost_ns: wake.map(|c| c.median.as_nanos() as u64),
+            wake_cost_detail: wake.map(WakeCostDetail::of),
             glibc: locks::sys::libc_info::glibc_version(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             git_hash: env!("CONTEND_GIT_HASH").into(),

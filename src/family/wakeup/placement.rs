@@ -3,8 +3,6 @@
 //! (sched_setaffinity on the calling thread) before it reaches the gate.
 
 use crate::model::value::format_cpu_list;
-use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
-use nix::unistd::Pid;
 use serde::Serialize;
 
 /// A placement policy for the pairs.
@@ -89,21 +87,9 @@ pub fn plan(affinity: Affinity, cpus: &[usize], pairs: usize) -> Result<Vec<Plac
         .collect())
 }
 
-/// The CPUs this process may run on.
+/// The CPUs this process may run on (none if the kernel would not say).
 pub fn allowed_cpus() -> Vec<usize> {
-    match sched_getaffinity(Pid::from_raw(0)) {
-        Ok(set) => (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false)).collect(),
-        Err(_) => Vec::new(),
-    }
-}
-
-/// Restricts the calling thread to `cpus`.
-pub fn pin_current_thread(cpus: &[usize]) -> nix::Result<()> {
-    let mut set = CpuSet::new();
-    for &c in cpus {
-        set.set(c)?;
-    }
-    sched_setaffinity(Pid::from_raw(0), &set)
+    locks::sys::sched::allowed_cpus().unwrap_or_default()
 }
 
 #[cfg(test)]

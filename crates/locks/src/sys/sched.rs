@@ -67,13 +67,19 @@ pub fn allowed_cpus() -> io::Result<Vec<usize>> {
     Ok((0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
 }
 
-/// Pins the calling thread to one CPU.
-pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+/// Restricts the calling thread to `cpus` (EINVAL for a CPU beyond the
+/// set's size). The wakeup family pins its pair threads with this, and the
+/// wake-cost measurement its two helpers.
+pub fn pin_current_thread(cpus: &[usize]) -> io::Result<()> {
     // SAFETY: an all-zero cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: CPU_SET writes inside the set for indices below CPU_SETSIZE,
-    // which callers take from `allowed_cpus`.
-    unsafe { libc::CPU_SET(cpu, &mut set) };
+    for &cpu in cpus {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: CPU_SET writes inside the set: `cpu` is below CPU_SETSIZE.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
     // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the
     // calling thread.
     let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };

@@ -14,7 +14,7 @@
 use super::futex::PrivateFutex;
 use super::futex_api::Futex;
 use super::sched;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -66,17 +66,13 @@ fn measure() -> Option<WakeCost> {
     let cpus = two_cpus();
     let word = Arc::new(AtomicU32::new(0));
     let done = Arc::new(AtomicU32::new(0));
-    let pinned = Arc::new(AtomicU32::new(1));
+    let pinned = Arc::new(AtomicBool::new(true));
     let sleeper = {
         let (word, done, pinned) = (word.clone(), done.clone(), pinned.clone());
         std::thread::Builder::new()
             .name("contend-wake-sleeper".into())
             .spawn(move || {
-                if let Some((_, cpu)) = cpus {
-                    if sched::pin_current_thread(cpu).is_err() {
-                        pinned.store(0, Ordering::Relaxed);
-                    }
-                }
+                pin(cpus.map(|(_, sleeper)| sleeper), &pinned);
                 while done.load(Ordering::Acquire) == 0 {
                     // Sleep while the word is 0; the waker sets 1.
                     if word.load(Ordering::Acquire) == 0 {
@@ -92,11 +88,7 @@ fn measure() -> Option<WakeCost> {
     let waker = {
         let (word, pinned) = (word.clone(), pinned.clone());
         std::thread::Builder::new().name("contend-wake-waker".into()).spawn(move || {
-            if let Some((cpu, _)) = cpus {
-                if sched::pin_current_thread(cpu).is_err() {
-                    pinned.store(0, Ordering::Relaxed);
-                }
-            }
+            pin(cpus.map(|(waker, _)| waker), &pinned);
             time_wakes(&word)
         })
     };
@@ -105,8 +97,18 @@ fn measure() -> Option<WakeCost> {
     word.store(1, Ordering::Release);
     PrivateFutex::wake(&word, 1);
     let _ = sleeper.join();
-    let pinned = pinned.load(Ordering::Relaxed) == 1;
+    let pinned = pinned.load(Ordering::Relaxed);
     summarize(costs?, cpus.filter(|_| pinned))
+}
+
+/// Pins the calling helper to `cpu`, if there is one; a refusal clears
+/// `pinned`, so that the report does not claim a placement it lacks.
+fn pin(cpu: Option<usize>, pinned: &AtomicBool) {
+    if let Some(cpu) = cpu {
+        if sched::pin_current_thread(&[cpu]).is_err() {
+            pinned.store(false, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Times `SAMPLES` wakes of the thread asleep on `word`, keeping those

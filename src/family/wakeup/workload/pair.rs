@@ -14,7 +14,7 @@
 //! before A's wake-up (Release/Acquire on the stamps, and the syscall in
 //! between for the kernel primitives).
 
-use crate::family::wakeup::placement::{pin_current_thread, Placement};
+use crate::family::wakeup::placement::Placement;
 use crate::family::wakeup::sched::{lock_memory, Sched};
 use crate::family::wakeup::workload::record::PairRecord;
 use crate::measure::clock::now_ns;
@@ -22,6 +22,7 @@ use crate::measure::latency::Latencies;
 use crate::measure::tracefs::Tracer;
 use locks::gate::Gate;
 use locks::sys::sched::current_cpu;
+use locks::sys::sched::pin_current_thread;
 use locks::wake::Channel;
 use nix::time::{clock_nanosleep, ClockId, ClockNanosleepFlags};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
@@ -142,7 +143,7 @@ pub struct Plan<'a> {
 /// Pins, sets the policy, locks memory; records what failed.
 fn set_up<C: Channel>(slot: &PairSlot<C>, cpus: &[usize], sched: Sched, plan: &Plan) -> bool {
     if let Err(e) = pin_current_thread(cpus) {
-        slot.fail(SetupFailure::Affinity(e as i32));
+        slot.fail(SetupFailure::Affinity(e.raw_os_error().unwrap_or(0)));
         return false;
     }
     if let Err(e) = sched.apply() {
