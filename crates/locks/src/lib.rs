@@ -10,7 +10,11 @@
 pub mod check;
 #[cfg(not(loom))]
 pub mod gate;
+#[cfg(not(loom))]
+pub mod in_mutex;
 pub mod primitive;
+#[cfg(not(loom))]
+pub mod pthread_check;
 pub mod raw;
 #[cfg(not(loom))]
 pub mod sem;

@@ -42,9 +42,9 @@ mod ticket;
 mod ttas;
 mod yield_spin;
 
-pub use adaptive::Adaptive;
 #[cfg(not(loom))]
-pub use adaptive::{budgets as adaptive_budgets, Budgets as AdaptiveBudgets};
+pub use adaptive::{budgets as adaptive_budgets, Budgets as AdaptiveBudgets, PackedAdaptive};
+pub use adaptive::{Adaptive, AdaptiveNode};
 pub use backoff::Backoff;
 pub use clh::{Clh, ClhHandle};
 #[cfg(not(loom))]

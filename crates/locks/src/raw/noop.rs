@@ -8,7 +8,7 @@
 //! provides no mutual exclusion, so the CLI refuses it with more than one
 //! worker.
 
-use crate::{Caps, LockConfig, LockStats, RawLock};
+use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 
 /// A lock that does nothing; see the module docs.
 #[derive(Debug, Default)]
@@ -41,3 +41,13 @@ unsafe impl RawLock for NoLock {
 // SAFETY: plain atomics with no pointers; atomics in shared memory work
 // across processes as they do across threads.
 unsafe impl crate::ProcessShared for NoLock {}
+
+// SAFETY: as for `RawLock`: it excludes nothing, and says so
+// (`exclusive: false`). Offered so that the interposer's test mode can
+// show that its checks catch a lock that does not exclude.
+unsafe impl TryLock for NoLock {
+    #[inline(always)]
+    fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
+        true
+    }
+}

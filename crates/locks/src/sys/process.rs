@@ -38,6 +38,24 @@ pub fn fork_worker(body: impl FnOnce() -> i32) -> io::Result<libc::pid_t> {
     }
 }
 
+/// Forks a child that runs `body` and leaves with exit(3), running its
+/// exit handlers and library destructors (what a program that forks does,
+/// and what an LD_PRELOAD library's report at exit needs). For tests of
+/// fork in a multithreaded program; workers use [`fork_worker`].
+pub fn fork_exiting(body: impl FnOnce() -> i32) -> io::Result<libc::pid_t> {
+    // SAFETY: as in `fork_worker`; the child may lock mutexes no other
+    // parent thread held at the fork, which is what POSIX allows.
+    match unsafe { libc::fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => {
+            let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(101);
+            // SAFETY: ends the child through exit(3), on purpose.
+            unsafe { libc::exit(code) }
+        }
+        pid => Ok(pid),
+    }
+}
+
 /// What wait4(2) reports for a reaped child.
 #[derive(Debug, Clone, Copy)]
 pub struct ChildUsage {

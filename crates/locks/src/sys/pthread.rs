@@ -28,6 +28,11 @@ pub enum Kind {
     /// EOWNERDEAD (glibc keeps the thread's robust list with
     /// set_robust_list, and the kernel walks it when the thread dies).
     Robust,
+    /// `PTHREAD_MUTEX_RECURSIVE`: the owner may lock it again.
+    Recursive,
+    /// `PTHREAD_MUTEX_ERRORCHECK`: relocking by the owner and unlocking by
+    /// another thread fail with EDEADLK and EPERM.
+    ErrorCheck,
 }
 
 /// An initialised `pthread_mutex_t`.
@@ -69,6 +74,14 @@ impl Mutex {
                     "pthread_mutexattr_setrobust",
                     libc::pthread_mutexattr_setrobust(attr.as_mut_ptr(), libc::PTHREAD_MUTEX_ROBUST),
                 ),
+                Kind::Recursive => check(
+                    "pthread_mutexattr_settype",
+                    libc::pthread_mutexattr_settype(attr.as_mut_ptr(), libc::PTHREAD_MUTEX_RECURSIVE),
+                ),
+                Kind::ErrorCheck => check(
+                    "pthread_mutexattr_settype",
+                    libc::pthread_mutexattr_settype(attr.as_mut_ptr(), libc::PTHREAD_MUTEX_ERRORCHECK),
+                ),
                 Kind::Default => {}
             }
             if shared {
@@ -81,6 +94,29 @@ impl Mutex {
             libc::pthread_mutexattr_destroy(attr.as_mut_ptr());
         }
         mutex
+    }
+
+    /// A mutex as `PTHREAD_MUTEX_INITIALIZER` leaves it, never passed to
+    /// `pthread_mutex_init` (how most C programs' global mutexes start).
+    pub fn statically_initialized() -> Self {
+        Self { raw: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER) }
+    }
+
+    /// pthread_mutex_lock's return code, as it is (for checks of the
+    /// error-checking kinds).
+    pub fn lock_code(&self) -> libc::c_int {
+        // SAFETY: an initialised mutex that lives as long as `self`.
+        unsafe { libc::pthread_mutex_lock(self.raw.get()) }
+    }
+
+    /// pthread_mutex_unlock's return code, as it is: unlike [`Mutex::unlock`]
+    /// it may be called by a thread that does not hold the mutex, which an
+    /// error-checking mutex refuses with EPERM (and other kinds may not
+    /// survive: callers use it on error-checking mutexes, or as the owner).
+    pub fn unlock_code(&self) -> libc::c_int {
+        // SAFETY: an initialised mutex; for an error-checking one glibc
+        // checks the owner before touching anything.
+        unsafe { libc::pthread_mutex_unlock(self.raw.get()) }
     }
 
     /// Locks, blocking as glibc does. Returns true if the previous owner

@@ -37,6 +37,58 @@ impl Cond {
         cond
     }
 
+    /// A private condition variable whose timed waits use CLOCK_MONOTONIC
+    /// (`monotonic`) or the default CLOCK_REALTIME.
+    pub fn with_clock(monotonic: bool) -> Self {
+        let cond = Self { raw: UnsafeCell::new(libc::PTHREAD_COND_INITIALIZER) };
+        if !monotonic {
+            return cond;
+        }
+        let mut attr = std::mem::MaybeUninit::<libc::pthread_condattr_t>::uninit();
+        // SAFETY: as in `new`.
+        unsafe {
+            let r = libc::pthread_condattr_init(attr.as_mut_ptr());
+            assert_eq!(r, 0, "pthread_condattr_init failed: errno {r}");
+            let r = libc::pthread_condattr_setclock(attr.as_mut_ptr(), libc::CLOCK_MONOTONIC);
+            assert_eq!(r, 0, "pthread_condattr_setclock failed: errno {r}");
+            let r = libc::pthread_cond_init(cond.raw.get(), attr.as_ptr());
+            assert_eq!(r, 0, "pthread_cond_init failed: errno {r}");
+            libc::pthread_condattr_destroy(attr.as_mut_ptr());
+        }
+        cond
+    }
+
+    /// Waits for a signal for at most `timeout`, on the clock the condition
+    /// variable was made with; true if the wait timed out.
+    ///
+    /// # Safety
+    ///
+    /// As [`Cond::wait`]; and it was made by [`Cond::with_clock`] with
+    /// `monotonic` (the deadline is taken on that clock).
+    pub unsafe fn wait_timeout(&self, mutex: &Mutex, timeout: std::time::Duration, monotonic: bool) -> bool {
+        let clock = if monotonic { libc::CLOCK_MONOTONIC } else { libc::CLOCK_REALTIME };
+        let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `now` is a valid timespec to fill.
+        unsafe { libc::clock_gettime(clock, &mut now) };
+        let ns = now.tv_nsec as u64 + u64::from(timeout.subsec_nanos());
+        let deadline = libc::timespec {
+            tv_sec: now.tv_sec + timeout.as_secs() as libc::time_t + (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: both objects are initialised and outlive the call; the
+        // caller holds the mutex.
+        let r = unsafe { libc::pthread_cond_timedwait(self.raw.get(), mutex.raw(), &deadline) };
+        assert!(r == 0 || r == libc::ETIMEDOUT, "pthread_cond_timedwait failed: errno {r}");
+        r == libc::ETIMEDOUT
+    }
+
+    /// Wakes every waiter.
+    pub fn broadcast(&self) {
+        // SAFETY: an initialised condition variable that outlives the call.
+        let r = unsafe { libc::pthread_cond_broadcast(self.raw.get()) };
+        assert_eq!(r, 0, "pthread_cond_broadcast failed: errno {r}");
+    }
+
     /// Waits for a signal, releasing `mutex` while asleep.
     ///
     /// # Safety

@@ -42,8 +42,19 @@ pub struct WakeCost {
 /// measured (no second thread, or no wake reached it), so that a report
 /// does not pass the fallback off as a measurement.
 pub fn estimate() -> Option<WakeCost> {
-    static COST: OnceLock<Option<WakeCost>> = OnceLock::new();
     *COST.get_or_init(measure)
+}
+
+static COST: OnceLock<Option<WakeCost>> = OnceLock::new();
+
+/// Takes `median` as this process's wake cost instead of measuring it,
+/// unless it was measured or assumed already (then false). For a process
+/// that cannot afford the measurement's helper threads and 10 ms: a
+/// program under `contend run`, whose interposer is handed the cost
+/// `contend` measured.
+pub fn assume(median: Duration) -> bool {
+    let given = WakeCost { median, quartiles: (median, median), samples: 0, cpus: None };
+    COST.set(Some(given)).is_ok()
 }
 
 /// The median cost of waking a sleeping thread, if it was measured.

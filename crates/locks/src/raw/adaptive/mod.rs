@@ -60,14 +60,17 @@
 //! modes, measured in the design notes: with far more threads than CPUs a
 //! woken sleeper may preempt the owner.
 
+mod layout;
 mod unlock;
 mod wait;
 mod word;
 
-use crate::primitive::{AtomicU32, Ordering};
+use crate::primitive::Ordering;
 use crate::sys::{DefaultFutex, Futex};
-use crate::{Caps, LockConfig, LockStats, RawLock, Spinners, TryLock};
-use crossbeam_utils::CachePadded;
+use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
+#[cfg(not(loom))]
+pub use layout::Packed;
+pub use layout::{Layout, Padded};
 use std::cell::Cell;
 use std::marker::PhantomData;
 use word::*;
@@ -112,29 +115,17 @@ pub struct AdaptiveNode {
     waited: Cell<bool>,
 }
 
-/// The adaptive mutex; see the module docs.
-pub struct Adaptive<F: Futex = DefaultFutex> {
-    word: CachePadded<AtomicU32>,
-    /// What sleepers sleep on: a count of the wakes rung. Sleeping on the
-    /// word itself fails whenever it changed since the sleeper read it,
-    /// which with an owner cycling every 20 ns is nearly always, so a
-    /// woken sleeper that found nothing for it could not get back to
-    /// sleep: it looped on failing waits (hundreds per wake, measured)
-    /// and barged in. The bell changes only when a wake is meant.
-    bell: CachePadded<AtomicU32>,
-    max_spinners: u32,
-    /// How long a spinner waits before it asks for its turn, ns.
-    turn_ns: u64,
-    /// How long a spinner waits for its turn before it sleeps, ns.
-    patience_ns: u64,
-    /// How long a thread stays active before it makes way, ns.
-    #[cfg(not(loom))]
-    quantum_ns: u64,
+/// The adaptive mutex; see the module docs. `S` is where it keeps its
+/// words: [`Padded`] for `contend lock`, [`Packed`] inside a
+/// `pthread_mutex_t`.
+pub struct Adaptive<F: Futex = DefaultFutex, S: Layout = Padded> {
+    slots: S,
     futex: PhantomData<F>,
 }
 
 /// The time budgets `adaptive` derives from the measured wake cost, ns:
 /// the same for every instance in a process.
+#[cfg(not(loom))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budgets {
     /// The wake cost they derive from (the fallback where unmeasured).
@@ -179,34 +170,16 @@ fn now_ns() -> u64 {
 // 3 to state 1 succeeded (Acquire), and only the owner moves the state away
 // from 1 (in `unlock`, Release): to 0 (anyone may take it), 2 (only a
 // sleeper) or 3 (only a waiter). So at most one thread holds the lock.
-unsafe impl<F: Futex> RawLock for Adaptive<F> {
+unsafe impl<F: Futex, S: Layout> RawLock for Adaptive<F, S> {
     type Node = AdaptiveNode;
     const CAPS: Caps = Caps { spinners: true, max_workers: MAX_WAITERS + 1, ..Caps::OWN_WORD };
 
     fn new(config: &LockConfig) -> Self {
-        #[cfg(not(loom))]
-        let Budgets { turn_ns, patience_ns, quantum_ns, .. } = budgets();
-        // Under loom the stopwatch ticks once per look at the word.
-        #[cfg(loom)]
-        let (turn_ns, patience_ns) = (1, 2);
-        Self {
-            word: CachePadded::new(AtomicU32::new(UNLOCKED)),
-            bell: CachePadded::new(AtomicU32::new(0)),
-            max_spinners: match config.spinners {
-                Spinners::None => 0,
-                Spinners::One => 1,
-                Spinners::Many => SPINNERS >> 9,
-            },
-            turn_ns,
-            patience_ns,
-            #[cfg(not(loom))]
-            quantum_ns,
-            futex: PhantomData,
-        }
+        Self { slots: S::new(config.spinners), futex: PhantomData }
     }
 
     fn state_word(&self) -> Option<u32> {
-        Some(self.word.load(Ordering::Relaxed))
+        Some(self.slots.word().load(Ordering::Relaxed))
     }
 
     #[inline]
@@ -227,10 +200,14 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
         // nobody a wake.
         let guess = node.word.get();
         if let Err(w) =
-            self.word.compare_exchange(guess, guess | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+            self.slots.word().compare_exchange(guess, guess | LOCKED, Ordering::Acquire, Ordering::Relaxed)
         {
             if w & STATE == UNLOCKED
-                && self.word.compare_exchange(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed).is_ok()
+                && self
+                    .slots
+                    .word()
+                    .compare_exchange(w, w | LOCKED, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
             {
                 node.word.set(w);
             } else {
@@ -245,7 +222,8 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
         if guess == UNLOCKED {
             // The guess is a bare lock: nothing to decide unless the CAS
             // finds that someone came meanwhile.
-            if let Err(w) = self.word.compare_exchange(LOCKED, UNLOCKED, Ordering::Release, Ordering::Relaxed)
+            if let Err(w) =
+                self.slots.word().compare_exchange(LOCKED, UNLOCKED, Ordering::Release, Ordering::Relaxed)
             {
                 self.unlock_slow(w, node, stats);
             }
@@ -256,7 +234,7 @@ unsafe impl<F: Futex> RawLock for Adaptive<F> {
 }
 
 // SAFETY: the fast path of `lock`.
-unsafe impl<F: Futex> TryLock for Adaptive<F> {
+unsafe impl<F: Futex, S: Layout> TryLock for Adaptive<F, S> {
     #[inline]
     fn try_lock(&self, _node: &AdaptiveNode, _stats: &mut LockStats) -> bool {
         self.take(&[UNLOCKED], 0, 0)
@@ -266,6 +244,11 @@ unsafe impl<F: Futex> TryLock for Adaptive<F> {
 /// The same lock over process-shared futex operations, for worker processes.
 #[cfg(not(loom))]
 pub type SharedAdaptive = Adaptive<crate::sys::futex::SharedFutex>;
+
+/// The same lock in 8 bytes that are zero when unlocked, one spinner at a
+/// time: what `contend run` puts inside a `pthread_mutex_t`.
+#[cfg(not(loom))]
+pub type PackedAdaptive = Adaptive<DefaultFutex, Packed>;
 
 // SAFETY: the words are plain data and the futex operations are the shared
 // ones, keyed on the page rather than the address space.

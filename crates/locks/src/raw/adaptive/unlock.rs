@@ -5,7 +5,7 @@
 use super::word::*;
 use super::*;
 
-impl<F: Futex> Adaptive<F> {
+impl<F: Futex, S: Layout> Adaptive<F, S> {
     /// The unlock of a word that holds more than state 1 (waiters, or a
     /// bit to clear), starting from `seen`, the word as last seen or
     /// guessed. Records in the node what it wrote and what its next lock
@@ -59,7 +59,7 @@ impl<F: Futex> Adaptive<F> {
                 let wake = sleepers(w) > 0 && spinners(w) == 0 && w & (WAKING | ROTATING) == 0;
                 (rest | if wake { WAKING } else { 0 }, wake, false)
             };
-            match self.word.compare_exchange_weak(w, next, Ordering::Release, Ordering::Relaxed) {
+            match self.slots.word().compare_exchange_weak(w, next, Ordering::Release, Ordering::Relaxed) {
                 Ok(_) => {
                     if wake {
                         self.ring(stats);
@@ -92,7 +92,7 @@ impl<F: Futex> Adaptive<F> {
     /// never comes, the release wakes a sleeper as before.
     fn await_giver(&self, mut w: u32) -> u32 {
         let needs_wake = |w: u32| sleepers(w) > 0 && spinners(w) == 0 && w & (WAKING | ROTATING) == 0;
-        if self.max_spinners == 0 {
+        if self.slots.max_spinners() == 0 {
             return w;
         }
         for _ in 0..GIVER_PAUSES {
@@ -100,7 +100,7 @@ impl<F: Futex> Adaptive<F> {
                 break;
             }
             pause(1);
-            w = self.word.load(Ordering::Relaxed);
+            w = self.slots.word().load(Ordering::Relaxed);
         }
         w
     }
@@ -110,8 +110,8 @@ impl<F: Futex> Adaptive<F> {
     /// sleeper never sleeps through a change meant for it.
     pub(super) fn ring(&self, stats: &mut LockStats) {
         stats.wakes += 1;
-        self.bell.fetch_add(1, Ordering::Release);
-        F::wake(&self.bell, 1);
+        self.slots.bell().fetch_add(1, Ordering::Release);
+        F::wake(self.slots.bell(), 1);
     }
 
     /// Whether the owner's quantum is over (looking at the clock every
@@ -130,7 +130,7 @@ impl<F: Futex> Adaptive<F> {
                 node.since.set(now);
                 false
             }
-            since => now.saturating_sub(since) >= self.quantum_ns,
+            since => now.saturating_sub(since) >= self.slots.quantum_ns(),
         };
         if !over {
             node.countdown.set(CLOCK_EVERY - 1);

@@ -42,10 +42,10 @@ impl Stopwatch {
     }
 }
 
-impl<F: Futex> Adaptive<F> {
+impl<F: Futex, S: Layout> Adaptive<F, S> {
     /// The raw lock word, for diagnostics and models.
     pub fn word(&self) -> u32 {
-        self.word.load(Ordering::Relaxed)
+        self.slots.word().load(Ordering::Relaxed)
     }
 
     /// Sets state 1 if the state is one of `allowed`, applying `delta` to
@@ -53,7 +53,8 @@ impl<F: Futex> Adaptive<F> {
     /// and clearing the bits in `clear`.
     #[inline]
     pub(super) fn take(&self, allowed: &[u32], delta: i64, clear: u32) -> bool {
-        self.word
+        self.slots
+            .word()
             .fetch_update(Ordering::Acquire, Ordering::Relaxed, |w| {
                 allowed
                     .contains(&(w & STATE))
@@ -72,7 +73,8 @@ impl<F: Futex> Adaptive<F> {
     /// that has just arrived, does not overtake those queued.
     pub(super) fn take_free(&self, sleeper: bool, entitled: bool) -> bool {
         let delta = if sleeper { SLEEPER } else { 0 };
-        self.word
+        self.slots
+            .word()
             .fetch_update(Ordering::Acquire, Ordering::Relaxed, |w| {
                 let free = matches!(w & STATE, UNLOCKED | TO_WAITER);
                 let nobody_else = spinners(w) == 0 && (entitled || w & (WAKING | ROTATING) == 0);
@@ -84,12 +86,13 @@ impl<F: Futex> Adaptive<F> {
     /// Whether an arriving thread may take a spinner slot: one is free and
     /// not kept for an awake sleeper.
     pub(super) fn slot_free(&self, w: u32) -> bool {
-        spinners(w) + u32::from(w & (WAKING | ROTATING) != 0) < self.max_spinners
+        spinners(w) + u32::from(w & (WAKING | ROTATING) != 0) < self.slots.max_spinners()
     }
 
     /// Takes a spinner slot if the policy has one free.
     pub(super) fn enter_spinning(&self) -> bool {
-        self.word
+        self.slots
+            .word()
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| self.slot_free(w).then_some(w + SPINNER))
             .is_ok()
     }
@@ -113,7 +116,7 @@ impl<F: Futex> Adaptive<F> {
         let mut pauses = FIRST_PAUSES;
         let mut quick = false;
         loop {
-            let w = self.word.load(Ordering::Relaxed);
+            let w = self.slots.word().load(Ordering::Relaxed);
             let left = last_ticks.is_some_and(|t| left(t, w));
             let free = match w & STATE {
                 TO_WAITER => true,
@@ -127,17 +130,17 @@ impl<F: Futex> Adaptive<F> {
             stats.spins += 1;
             let now = clock.elapsed_ns();
             match asked_at {
-                None if now >= self.turn_ns => {
-                    self.word.fetch_or(WANT, Ordering::Relaxed);
+                None if now >= self.slots.turn_ns() => {
+                    self.slots.word().fetch_or(WANT, Ordering::Relaxed);
                     asked_at = Some(now);
                 }
                 // Another spinner was served (the unlock cleared WANT): the
                 // owner is making progress, so ask again and be patient anew.
                 Some(_) if w & WANT == 0 => {
-                    self.word.fetch_or(WANT, Ordering::Relaxed);
+                    self.slots.word().fetch_or(WANT, Ordering::Relaxed);
                     asked_at = Some(now);
                 }
-                Some(at) if now - at >= self.patience_ns => {
+                Some(at) if now - at >= self.slots.patience_ns() => {
                     return Err(self.become_sleeper());
                 }
                 _ => {}
@@ -166,8 +169,8 @@ impl<F: Futex> Adaptive<F> {
     /// lock reserved (idle) through a sleeper's wake-up. Returns the bell
     /// as it was before.
     pub(super) fn become_sleeper(&self) -> u32 {
-        let seen = self.bell.load(Ordering::Acquire);
-        let _ = self.word.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
+        let seen = self.slots.bell().load(Ordering::Acquire);
+        let _ = self.slots.word().fetch_update(Ordering::Relaxed, Ordering::Relaxed, |w| {
             let next = w - SPINNER + SLEEPER;
             Some(if spinners(w) == 1 { next & !WANT } else { next })
         });
@@ -186,8 +189,8 @@ impl<F: Futex> Adaptive<F> {
         // The bell before the count: any wake rung for a word that counts
         // this thread comes after this load (Acquire here, Release on the
         // ringer's increment, which follows its word RMW).
-        let seen = self.bell.load(Ordering::Acquire);
-        self.word.fetch_add(SLEEPER, Ordering::Relaxed);
+        let seen = self.slots.bell().load(Ordering::Acquire);
+        self.slots.word().fetch_add(SLEEPER, Ordering::Relaxed);
         self.sleep_until_acquired(stats, seen);
     }
 
@@ -218,8 +221,8 @@ impl<F: Futex> Adaptive<F> {
             // The bell before the word: a wake rung after this load makes
             // the wait below return at once, and one rung before it comes
             // with a word change this load sees.
-            let rung = self.bell.load(Ordering::Acquire);
-            let w = self.word.load(Ordering::Relaxed);
+            let rung = self.slots.bell().load(Ordering::Acquire);
+            let w = self.slots.word().load(Ordering::Relaxed);
             let entitled = rung != seen;
             let marks = w & (WAKING | ROTATING);
             if entitled && w & STATE == HANDOFF {
@@ -234,10 +237,10 @@ impl<F: Futex> Adaptive<F> {
                 // left), or if the policy has no slot to give, clear the
                 // mark. One mark per sleeper: with both set, two were woken.
                 let mark = if marks & ROTATING != 0 { ROTATING } else { WAKING };
-                let spin = spinners(w) < self.max_spinners;
+                let spin = spinners(w) < self.slots.max_spinners();
                 let next = if spin { w - SLEEPER + SPINNER } else { w } & !mark;
                 let claimed =
-                    self.word.compare_exchange(w, next, Ordering::Relaxed, Ordering::Relaxed).is_ok();
+                    self.slots.word().compare_exchange(w, next, Ordering::Relaxed, Ordering::Relaxed).is_ok();
                 if claimed && spin {
                     match self.spin(stats) {
                         Ok(()) => return,
@@ -255,7 +258,7 @@ impl<F: Futex> Adaptive<F> {
             // to notice.
             stats.waits += 1;
             seen = rung;
-            F::wait(&self.bell, rung);
+            F::wait(self.slots.bell(), rung);
         }
     }
 
@@ -293,7 +296,7 @@ impl<F: Futex> Adaptive<F> {
             if self.enter_spinning() {
                 return self.spin_or_sleep(stats);
             }
-            if self.max_spinners == 0 {
+            if self.slots.max_spinners() == 0 {
                 break;
             }
             if self.take_free(false, false) {
@@ -323,7 +326,7 @@ impl<F: Futex> Adaptive<F> {
             // the lock, within a cache miss or two: wait for that (and look
             // once more after it), unless the slot is kept for a woken
             // sleeper: then we retire.
-            let w = self.word.load(Ordering::Relaxed);
+            let w = self.slots.word().load(Ordering::Relaxed);
             if taken || w & (WAKING | ROTATING) != 0 {
                 break;
             }
