@@ -19,10 +19,11 @@ if [ "$(id -u)" = 0 ] && [ ! -d /sys/kernel/tracing/events/syscalls ] && [ -d /s
 fi
 
 # From Debian: the allocators `contend alloc` compares (with them installed
-# the alloc tests require all four: CONTEND_REQUIRE_ALLOCATORS), and rt-tests
-# (svsematest, ptsematest), the oracle for `contend wakeup`, and chromium,
-# which opens `contend report`'s page headless and screenshots it.
-PACKAGES="libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests chromium"
+# the alloc tests require all four: CONTEND_REQUIRE_ALLOCATORS), rt-tests
+# (svsematest, ptsematest), the oracle for `contend wakeup`, chromium,
+# which opens `contend report`'s page headless and screenshots it, and the
+# real programs `contend run` is tested on: sysbench and pigz.
+PACKAGES="libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests chromium sysbench pigz"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     if ! dpkg -s $PACKAGES >/dev/null 2>&1; then
         echo "== installing $PACKAGES"
@@ -45,6 +46,9 @@ echo "== cargo test"
 # tests/common): it is read back and counted at the end.
 SKIPPED=target/skipped-tests.txt
 mkdir -p target && : > "$SKIPPED"
+# The interposer (a cdylib) is built next to the contend binary, where
+# `contend run` and its tests look for it; `cargo test` alone may not.
+cargo build --workspace --release
 cargo test --workspace --release
 echo "== loom models of the futex protocols"
 # Its own target directory: --cfg loom rebuilds every dependency, and

@@ -39,7 +39,17 @@ fn main() -> ExitCode {
         Command::Report(args) => contend::report_html::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Tune(args) => experiment::run::<Tune>(&args),
         Command::Alloc(args) => experiment::run::<Alloc>(&args),
+        Command::Run(args) => experiment::run::<contend::family::program::Run>(&args),
         Command::AllocChild { spec } => alloc_child(&spec),
+        Command::InterposeCheck { what, threads } => {
+            match contend::family::lock::interpose_check::run_check(&what, threads) {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e) => {
+                    eprintln!("__interpose-check {what}: {e}");
+                    Ok(ExitCode::FAILURE)
+                }
+            }
+        }
         Command::List(args) => match args.what {
             ListWhat::Locks => print(&contend::list::locks()).map(|()| ExitCode::SUCCESS),
             ListWhat::Allocators => print(&contend::list::allocators()).map(|()| ExitCode::SUCCESS),

@@ -6,6 +6,7 @@
 
 use crate::family::alloc::report::AllocExport;
 use crate::family::lock::report::LockExport;
+use crate::family::program::report::RunExport;
 use crate::family::wakeup::report::WakeupExport;
 use crate::tune::report::TuneExport;
 use schemars::generate::SchemaSettings;
@@ -24,6 +25,7 @@ pub fn export_schema() -> Value {
         generator.subschema_for::<TuneExport<'static>>(),
         generator.subschema_for::<WakeupExport<'static>>(),
         generator.subschema_for::<AllocExport<'static>>(),
+        generator.subschema_for::<RunExport<'static>>(),
     ];
     let defs = generator.take_definitions(true);
     json!({

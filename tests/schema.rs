@@ -28,8 +28,17 @@ fn the_published_schema_is_the_generated_one() {
 }
 
 fn export(args: &[&str]) -> Value {
-    let out =
-        Command::cargo_bin("contend").unwrap().args(args).args(["--export-json", "-"]).assert().success();
+    // `contend run` takes its program last: a shell that runs a child, so
+    // that the document has two processes.
+    let program: &[&str] =
+        if args[0] == "run" { &["--", "sh", "-c", "true; sysbench --version"] } else { &[] };
+    let out = Command::cargo_bin("contend")
+        .unwrap()
+        .args(args)
+        .args(["--export-json", "-"])
+        .args(program)
+        .assert()
+        .success();
     serde_json::from_slice(&out.get_output().stdout).unwrap()
 }
 
@@ -83,6 +92,9 @@ fn every_family_exports_valid_documents() {
             ]
             .concat(),
         ),
+        // A run with a profile, two locks and a child process (the shell
+        // runs `true`), so every part of the run document is there.
+        export(&[&["run", "--profile", "--lock", "pthread,adaptive", "--top", "2"][..], &short].concat()),
     ];
     for doc in &docs {
         let errors: Vec<String> =

@@ -42,6 +42,13 @@ pub enum Command {
     /// other's blocks, under glibc, tcmalloc, jemalloc and mimalloc.
     #[command(after_help = crate::family::alloc::args::ALLOC_EXAMPLES)]
     Alloc(Box<AllocArgs>),
+    /// Run an unmodified program with contend's interposer preloaded:
+    /// profile its mutexes (--profile: acquisitions, contended ones, wait
+    /// and hold, by call site) and run it with other locks in place of
+    /// glibc's mutex (--lock pthread,adaptive,mcs), interleaved over
+    /// --runs, with each lock's wall time and its ratio to glibc's.
+    #[command(after_help = crate::family::program::args::RUN_EXAMPLES)]
+    Run(Box<crate::family::program::RunArgs>),
     /// Draw a figure from one or more exports, as SVG or PNG: lock
     /// (throughput with 95% intervals, and fairness, against the swept
     /// axis) or wakeup (round-trip latency against percentile).
@@ -61,6 +68,16 @@ pub enum Command {
     Tune(Box<TuneArgs>),
     /// List what contend can measure.
     List(ListArgs),
+    /// Internal: a pthread program for the tests of `contend run` (checks:
+    /// exclusion, kinds, condvar, fork).
+    #[command(name = "__interpose-check", hide = true)]
+    InterposeCheck {
+        /// Which check.
+        what: String,
+        /// Threads.
+        #[arg(long, default_value_t = 8)]
+        threads: u32,
+    },
     /// Internal: the allocator child `contend alloc` starts.
     #[command(name = "__alloc-child", hide = true)]
     AllocChild {

@@ -11,7 +11,6 @@
 
 use crate::compare::export::Export;
 use crate::compare::{entries, judge, metric, Entry, Metric, Verdict};
-use crate::measure::stats::t95;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -201,28 +200,21 @@ fn better(m: &Metric, higher: bool) -> Verdict {
 /// Round-paired: the log ratio of each round's two runs, its mean and
 /// Student's t interval, back on the ratio scale.
 fn by_rounds(e: &Entry, b: &Entry, m: &Metric) -> Paired {
-    let logs: Vec<f64> = e
+    let pairs: Vec<(f64, f64)> = e
         .rounds
         .iter()
-        .filter_map(|&(round, v)| {
-            let (_, base) = b.rounds.iter().find(|&&(r, _)| r == round)?;
-            (v > 0.0 && *base > 0.0).then(|| (v / base).ln())
-        })
+        .filter_map(|&(round, v)| b.rounds.iter().find(|&&(r, _)| r == round).map(|&(_, base)| (v, base)))
+        .filter(|(v, base)| *v > 0.0 && *base > 0.0)
         .collect();
-    let n = logs.len();
-    let centre = if n > 0 { mean(&logs) } else { f64::NAN };
-    let ci = (n >= 2).then(|| {
-        let sd = (logs.iter().map(|x| (x - centre).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
-        let h = t95((n - 1) as f64) * sd / (n as f64).sqrt();
-        ((centre - h).exp(), (centre + h).exp())
-    });
+    let n = pairs.len();
+    let (ratio, ci) = crate::measure::stats::paired_ratio(&pairs).unwrap_or((f64::NAN, None));
     Paired {
         label: e.label.clone(),
         key: e.key.clone(),
         baseline: b.label.clone(),
         baseline_mean: mean(&b.values),
         mean: mean(&e.values),
-        ratio: centre.exp(),
+        ratio,
         ci95: ci,
         pairs: n,
         verdict: verdict(ci, m),

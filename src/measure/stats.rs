@@ -38,6 +38,25 @@ pub struct Stats {
     pub outliers: Vec<usize>,
 }
 
+/// The ratio of paired runs `(value, baseline)`: the geometric mean of
+/// their ratios, and its 95% interval (Student's t over the log ratios)
+/// from two pairs up; None without a pair of positive values.
+pub fn paired_ratio(pairs: &[(f64, f64)]) -> Option<(f64, Option<(f64, f64)>)> {
+    let logs: Vec<f64> =
+        pairs.iter().filter(|(v, b)| *v > 0.0 && *b > 0.0).map(|(v, b)| (v / b).ln()).collect();
+    let n = logs.len();
+    if n == 0 {
+        return None;
+    }
+    let centre = logs.iter().sum::<f64>() / n as f64;
+    let ci = (n >= 2).then(|| {
+        let sd = (logs.iter().map(|x| (x - centre).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
+        let h = t95((n - 1) as f64) * sd / (n as f64).sqrt();
+        ((centre - h).exp(), (centre + h).exp())
+    });
+    Some((centre.exp(), ci))
+}
+
 /// The two-sided 95% quantile of Student's t with `df` degrees of freedom.
 pub fn t95(df: f64) -> f64 {
     StudentsT::new(0.0, 1.0, df).map(|t| t.inverse_cdf(0.975)).unwrap_or(f64::NAN)

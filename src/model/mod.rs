@@ -5,6 +5,7 @@
 
 pub mod alloc;
 pub mod lock;
+pub mod program;
 pub mod run;
 pub mod value;
 pub mod wakeup;

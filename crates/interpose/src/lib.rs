@@ -1,0 +1,321 @@
+//! `libcontend_interpose.so`: the LD_PRELOAD library of `contend run`.
+//!
+//! It defines `pthread_mutex_{init, destroy, lock, trylock, timedlock,
+//! clocklock, unlock}` and `pthread_cond_{init, destroy, signal,
+//! broadcast, wait, timedwait, clockwait}`, so an unmodified dynamically
+//! linked program calls them instead of glibc's. Then, per process
+//! (`mode.rs`):
+//!
+//! - **Swap** (`CONTEND_RUN_LOCK`): a plain private mutex (normal,
+//!   default or adaptive type; statically initialized or not) holds the
+//!   chosen lock from `locks` in its first 16 bytes ([`locks::in_mutex`]
+//!   lists the locks that fit). Recursive, error-checking, robust, PI,
+//!   priority-protected and process-shared mutexes go to glibc, which
+//!   honours their type, and their acquisitions are counted. Condition
+//!   variables are this library's (`cond.rs`), because glibc's re-take the
+//!   mutex through glibc internals.
+//! - **Profile** (`CONTEND_RUN_PROFILE=1`): every acquisition is counted
+//!   per mutex, with its wait and hold (`profile.rs`).
+//!
+//! Not interposed, and so untouched: glibc's internal locks (stdio,
+//! malloc arenas, the loader), `pthread_spin_*`, `pthread_rwlock_*`,
+//! C11 `mtx_*`/`cnd_*` (glibc calls its internal functions for them, so
+//! they stay glibc's throughout), and statically linked programs (the
+//! loader ignores LD_PRELOAD for them and for set-uid programs: `contend
+//! run` notices that no report came back). Cancellation inside a
+//! condition wait is not supported under a swapped lock.
+//!
+//! The entry points that record a call site are naked two-instruction
+//! trampolines: they pass the caller's return address as an extra
+//! argument and jump to the Rust function, so the site costs nothing.
+
+mod clock;
+mod cond;
+mod glibc;
+mod mode;
+mod mutex;
+mod nodes;
+mod profile;
+mod report;
+mod swapped;
+
+use libc::timespec;
+use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};
+use mode::Mode;
+
+/// Locks `m`, profiled if the process profiles.
+///
+/// # Safety
+/// `m` is a live, initialized mutex.
+#[inline(always)]
+pub(crate) unsafe fn lock_mutex(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if mode.profiling() {
+            profile::lock(m, site, mode)
+        } else {
+            mutex::acquire(m, mode)
+        }
+    }
+}
+
+/// Unlocks `m`, profiled if the process profiles.
+///
+/// # Safety
+/// `m` is a live mutex the caller holds.
+#[inline(always)]
+pub(crate) unsafe fn unlock_mutex(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if mode.profiling() {
+            profile::unlock(m, mode)
+        } else {
+            mutex::release(m, mode)
+        }
+    }
+}
+
+/// Defines the exported `$name` as a trampoline that passes the return
+/// address (the call site) in the argument register after the last real
+/// argument, then jumps to `$target`.
+macro_rules! trampoline {
+    ($(#[$doc:meta])* $name:ident($($arg:ident: $ty:ty),*) => $target:ident, x86_64: $x86:literal, aarch64: $arm:literal) => {
+        $(#[$doc])*
+        ///
+        /// # Safety
+        /// The C contract of the pthread function of this name.
+        #[unsafe(no_mangle)]
+        #[unsafe(naked)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            #[cfg(target_arch = "x86_64")]
+            core::arch::naked_asm!(concat!("mov ", $x86, ", [rsp]"), "jmp {f}", f = sym $target);
+            #[cfg(target_arch = "aarch64")]
+            core::arch::naked_asm!(concat!("mov ", $arm, ", x30"), "b {f}", f = sym $target);
+        }
+    };
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+compile_error!("the interposer's trampolines are written for x86_64 and aarch64");
+
+trampoline!(
+    /// pthread_mutex_lock.
+    pthread_mutex_lock(m: *mut pthread_mutex_t) => mutex_lock_at, x86_64: "rsi", aarch64: "x1");
+trampoline!(
+    /// pthread_mutex_trylock.
+    pthread_mutex_trylock(m: *mut pthread_mutex_t) => mutex_trylock_at, x86_64: "rsi", aarch64: "x1");
+trampoline!(
+    /// pthread_mutex_timedlock.
+    pthread_mutex_timedlock(m: *mut pthread_mutex_t, t: *const timespec) => mutex_timedlock_at,
+    x86_64: "rdx", aarch64: "x2");
+trampoline!(
+    /// pthread_mutex_clocklock.
+    pthread_mutex_clocklock(m: *mut pthread_mutex_t, c: clockid_t, t: *const timespec) => mutex_clocklock_at,
+    x86_64: "rcx", aarch64: "x3");
+trampoline!(
+    /// pthread_cond_wait.
+    pthread_cond_wait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t) => cond_wait_at,
+    x86_64: "rdx", aarch64: "x2");
+trampoline!(
+    /// pthread_cond_timedwait.
+    pthread_cond_timedwait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, t: *const timespec)
+        => cond_timedwait_at, x86_64: "rcx", aarch64: "x3");
+trampoline!(
+    /// pthread_cond_clockwait.
+    pthread_cond_clockwait(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, k: clockid_t, t: *const timespec)
+        => cond_clockwait_at, x86_64: "r8", aarch64: "x4");
+
+unsafe extern "C" fn mutex_lock_at(m: *mut pthread_mutex_t, site: usize) -> c_int {
+    // SAFETY: the program's contract with pthread_mutex_lock.
+    unsafe { lock_mutex(m, site, mode::current()) }
+}
+
+unsafe extern "C" fn mutex_trylock_at(m: *mut pthread_mutex_t, site: usize) -> c_int {
+    let mode = mode::current();
+    // SAFETY: the program's contract with pthread_mutex_trylock.
+    unsafe {
+        if mode.profiling() {
+            profile::try_lock(m, site, mode)
+        } else {
+            mutex::try_acquire(m, mode)
+        }
+    }
+}
+
+unsafe fn timed(m: *mut pthread_mutex_t, c: Option<clockid_t>, t: *const timespec, site: usize) -> c_int {
+    let mode = mode::current();
+    // SAFETY: the program's contract with the timed lock.
+    unsafe {
+        if mode.profiling() {
+            profile::timed_lock(m, site, mode, c, t)
+        } else {
+            mutex::timed_acquire(m, mode, c, t)
+        }
+    }
+}
+
+unsafe extern "C" fn mutex_timedlock_at(m: *mut pthread_mutex_t, t: *const timespec, site: usize) -> c_int {
+    // SAFETY: the program's contract with pthread_mutex_timedlock.
+    unsafe { timed(m, None, t, site) }
+}
+
+unsafe extern "C" fn mutex_clocklock_at(
+    m: *mut pthread_mutex_t,
+    c: clockid_t,
+    t: *const timespec,
+    site: usize,
+) -> c_int {
+    // SAFETY: the program's contract with pthread_mutex_clocklock.
+    unsafe { timed(m, Some(c), t, site) }
+}
+
+/// pthread_mutex_unlock.
+///
+/// # Safety
+/// The C contract of pthread_mutex_unlock.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the program's contract.
+    unsafe { unlock_mutex(m, mode::current()) }
+}
+
+/// pthread_mutex_init.
+///
+/// # Safety
+/// The C contract of pthread_mutex_init.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_mutex_init(m: *mut pthread_mutex_t, a: *const pthread_mutexattr_t) -> c_int {
+    // SAFETY: the program's contract.
+    unsafe { mutex::init(m, a, mode::current()) }
+}
+
+/// pthread_mutex_destroy.
+///
+/// # Safety
+/// The C contract of pthread_mutex_destroy.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the program's contract.
+    unsafe { mutex::destroy(m, mode::current()) }
+}
+
+/// Whether condition variables are glibc's (nothing swapped).
+fn glibc_conds(mode: Mode) -> bool {
+    mode.bits() & 0x7f == locks::in_mutex::Swap::Pthread as u8
+}
+
+unsafe fn cond_wait_any(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    deadline: Option<(Option<clockid_t>, *const timespec)>,
+    site: usize,
+) -> c_int {
+    let mode = mode::current();
+    if !glibc_conds(mode) {
+        // SAFETY: the program's contract with the condition wait.
+        return unsafe { cond::wait(c, m, deadline, site, mode) };
+    }
+    let real = glibc::real();
+    // SAFETY: the program's contract, passed on to glibc.
+    let wait = || unsafe {
+        match deadline {
+            None => (real.cond_wait)(c, m),
+            Some((None, t)) => (real.cond_timedwait)(c, m, t),
+            Some((Some(k), t)) => (real.cond_clockwait)(c, m, k, t),
+        }
+    };
+    if mode.profiling() {
+        profile::around_glibc_wait(m, site, wait)
+    } else {
+        wait()
+    }
+}
+
+unsafe extern "C" fn cond_wait_at(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, site: usize) -> c_int {
+    // SAFETY: the program's contract.
+    unsafe { cond_wait_any(c, m, None, site) }
+}
+
+unsafe extern "C" fn cond_timedwait_at(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    t: *const timespec,
+    site: usize,
+) -> c_int {
+    // SAFETY: the program's contract.
+    unsafe { cond_wait_any(c, m, Some((None, t)), site) }
+}
+
+unsafe extern "C" fn cond_clockwait_at(
+    c: *mut pthread_cond_t,
+    m: *mut pthread_mutex_t,
+    k: clockid_t,
+    t: *const timespec,
+    site: usize,
+) -> c_int {
+    // SAFETY: the program's contract.
+    unsafe { cond_wait_any(c, m, Some((Some(k), t)), site) }
+}
+
+/// pthread_cond_init.
+///
+/// # Safety
+/// The C contract of pthread_cond_init.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_cond_init(c: *mut pthread_cond_t, a: *const pthread_condattr_t) -> c_int {
+    // SAFETY: the program's contract.
+    unsafe {
+        if glibc_conds(mode::current()) {
+            (glibc::real().cond_init)(c, a)
+        } else {
+            cond::init(c, a)
+        }
+    }
+}
+
+/// pthread_cond_destroy.
+///
+/// # Safety
+/// The C contract of pthread_cond_destroy.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
+    if glibc_conds(mode::current()) {
+        // SAFETY: the program's contract, passed on to glibc.
+        unsafe { (glibc::real().cond_destroy)(c) }
+    } else {
+        // This library's condition variable holds no resource.
+        0
+    }
+}
+
+/// pthread_cond_signal.
+///
+/// # Safety
+/// The C contract of pthread_cond_signal.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
+    // SAFETY: the program's contract.
+    unsafe {
+        if glibc_conds(mode::current()) {
+            (glibc::real().cond_signal)(c)
+        } else {
+            cond::signal(c, false)
+        }
+    }
+}
+
+/// pthread_cond_broadcast.
+///
+/// # Safety
+/// The C contract of pthread_cond_broadcast.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int {
+    // SAFETY: the program's contract.
+    unsafe {
+        if glibc_conds(mode::current()) {
+            (glibc::real().cond_broadcast)(c)
+        } else {
+            cond::signal(c, true)
+        }
+    }
+}

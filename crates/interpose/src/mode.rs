@@ -1,0 +1,84 @@
+//! What the interposer does in this process, decided once from the
+//! environment `contend run` sets: which lock replaces glibc's mutex
+//! (`CONTEND_RUN_LOCK`, default `pthread`: none), whether every mutex is
+//! profiled (`CONTEND_RUN_PROFILE=1`), and the wake cost `contend`
+//! measured (`CONTEND_WAKE_NS`, so `adaptive` does not spend 10 ms and two
+//! threads measuring it again in every process).
+//!
+//! Decided on the first pthread call rather than in a constructor, with
+//! getenv (no allocation), because another library's constructor may lock
+//! a mutex before this library's constructor runs, and a mutex locked by
+//! one lock must be unlocked by the same one.
+
+use locks::in_mutex::Swap;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The decision packed in a byte: the [`Swap`] in the low bits,
+/// [`PROFILE`] on top; 0 until decided.
+static MODE: AtomicU8 = AtomicU8::new(0);
+const PROFILE: u8 = 0x80;
+
+/// The interposer's mode.
+#[derive(Clone, Copy)]
+pub struct Mode(u8);
+
+impl Mode {
+    /// The lock that replaces glibc's mutex.
+    #[inline]
+    pub fn swap(self) -> Swap {
+        // Only values from `decide` are stored.
+        Swap::from_u8(self.0 & !PROFILE).unwrap_or(Swap::Pthread)
+    }
+    /// Whether every acquisition is profiled.
+    #[inline]
+    pub fn profiling(self) -> bool {
+        self.0 & PROFILE != 0
+    }
+    /// The raw byte, for a fast match.
+    #[inline]
+    pub fn bits(self) -> u8 {
+        self.0
+    }
+}
+
+/// This process's mode.
+#[inline]
+pub fn current() -> Mode {
+    match MODE.load(Ordering::Relaxed) {
+        0 => decide(),
+        m => Mode(m),
+    }
+}
+
+fn env(name: &[u8]) -> Option<&'static str> {
+    // SAFETY: `name` is NUL-terminated; getenv returns null or a pointer
+    // into the environment, which lives as long as the process (a program
+    // that rewrites its own environment concurrently is outside POSIX).
+    let p = unsafe { libc::getenv(name.as_ptr() as *const libc::c_char) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: getenv's result is a NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(p) }.to_str().ok()
+}
+
+#[cold]
+fn decide() -> Mode {
+    let swap = match env(b"CONTEND_RUN_LOCK\0") {
+        None | Some("") => Swap::Pthread,
+        Some(name) => match Swap::parse(name).filter(|s| s.check().is_ok()) {
+            Some(s) => s,
+            None => crate::report::die(&format!(
+                "contend-interpose: CONTEND_RUN_LOCK={name} is not a lock that fits in a pthread_mutex_t"
+            )),
+        },
+    };
+    if let Some(ns) = env(b"CONTEND_WAKE_NS\0").and_then(|v| v.parse::<u64>().ok()) {
+        locks::sys::wake_cost::assume(std::time::Duration::from_nanos(ns));
+    }
+    let profile = env(b"CONTEND_RUN_PROFILE\0") == Some("1");
+    let bits = swap as u8 | if profile { PROFILE } else { 0 };
+    // Two threads deciding at once decide the same.
+    MODE.store(bits, Ordering::Relaxed);
+    Mode(bits)
+}

@@ -1,0 +1,144 @@
+//! Queue nodes and per-thread lock state for swapped locks whose `Node`
+//! is not `()`: MCS needs a node from `lock` to `unlock`, and `adaptive`
+//! keeps a thread's state across its acquisitions of one lock in its node.
+//! pthread's API carries neither, so each thread keeps a small cache of
+//! nodes keyed by mutex address; `lock` takes the entry for the mutex (its
+//! state kept from the last time), and the holder parks the entry's
+//! address in the mutex (bytes 24..32, which glibc uses only for robust
+//! mutexes, never swapped) for `unlock` to give back.
+//!
+//! A thread holding more than [`WAYS`] swapped mutexes at once is stopped
+//! with a message: such a program needs a bigger cache, not a silent
+//! misbehaviour. A thread that exits holding nothing leaves nothing
+//! behind: the cache is thread-local and has no destructor.
+
+use locks::raw::{AdaptiveNode, McsNode};
+use std::cell::{Cell, UnsafeCell};
+
+/// Entries per thread.
+pub const WAYS: usize = 16;
+
+/// One cached node.
+pub struct Entry<N> {
+    /// The mutex it was last used for (0: none).
+    owner: Cell<usize>,
+    /// Taken by a lock that has not been unlocked yet.
+    held: Cell<bool>,
+    /// The node (reset in place when the entry changes mutex).
+    node: UnsafeCell<N>,
+}
+
+/// A thread's entries.
+pub struct Cache<N> {
+    entries: [Entry<N>; WAYS],
+}
+
+impl<N: Default> Cache<N> {
+    fn new() -> Self {
+        Cache {
+            entries: std::array::from_fn(|_| Entry {
+                owner: Cell::new(0),
+                held: Cell::new(false),
+                node: UnsafeCell::new(N::default()),
+            }),
+        }
+    }
+
+    /// The entry for the mutex at `addr`: the one it used last if free,
+    /// else a free one, reset.
+    /// Where the entry for `addr` is looked for first.
+    fn home(addr: usize) -> usize {
+        (addr >> 4) % WAYS
+    }
+
+    #[inline]
+    fn take(&self, addr: usize) -> *const Entry<N> {
+        let e = &self.entries[Self::home(addr)];
+        if e.owner.get() == addr && !e.held.get() {
+            e.held.set(true);
+            return e;
+        }
+        self.take_slow(addr)
+    }
+
+    #[cold]
+    fn take_slow(&self, addr: usize) -> *const Entry<N> {
+        let home = &self.entries[Self::home(addr)];
+        let found = self.entries.iter().find(|e| e.owner.get() == addr && !e.held.get());
+        // A new mutex takes its home entry if free, so the next lock finds
+        // it on the fast path.
+        let free =
+            || Some(home).filter(|e| !e.held.get()).or_else(|| self.entries.iter().find(|e| !e.held.get()));
+        let e = match found.or_else(free) {
+            Some(e) => e,
+            None => crate::report::die(&format!(
+                "contend-interpose: a thread holds more than {WAYS} swapped mutexes at once"
+            )),
+        };
+        if e.owner.get() != addr {
+            // A node's state belongs to one lock: a fresh one for another.
+            // SAFETY: the entry is not held, so no lock refers to its node.
+            unsafe { *e.node.get() = N::default() };
+            e.owner.set(addr);
+        }
+        e.held.set(true);
+        e
+    }
+}
+
+/// A node type the swapped locks use: how a thread gets one for a mutex,
+/// and gives it back.
+pub trait Pooled: Sized + 'static {
+    /// A node for the mutex at `addr`, to keep until [`Pooled::give`].
+    fn take(addr: usize) -> *const Self;
+    /// Gives back a node [`Pooled::take`] returned.
+    ///
+    /// # Safety
+    /// `node` came from `take` on this thread and is given back once.
+    unsafe fn give(node: *const Self);
+    /// Whether the node must be parked in the mutex between lock and unlock.
+    const PARKED: bool;
+}
+
+impl Pooled for () {
+    #[inline]
+    fn take(_addr: usize) -> *const () {
+        std::ptr::NonNull::dangling().as_ptr()
+    }
+    #[inline]
+    unsafe fn give(_node: *const ()) {}
+    const PARKED: bool = false;
+}
+
+macro_rules! pooled {
+    ($node:ty, $cache:ident) => {
+        thread_local! {
+            static $cache: Cache<$node> = Cache::new();
+        }
+        impl Pooled for $node {
+            #[inline]
+            fn take(addr: usize) -> *const $node {
+                // The node is the entry's field: its address is the entry's
+                // plus the field offset, turned back in `give`.
+                $cache.with(|c| {
+                    let e = c.take(addr);
+                    // SAFETY: `e` points at a live entry of this thread's
+                    // cache (thread-locals live until the thread exits).
+                    unsafe { (*e).node.get() as *const $node }
+                })
+            }
+            #[inline]
+            unsafe fn give(node: *const $node) {
+                let e = (node as *const u8).wrapping_sub(std::mem::offset_of!(Entry<$node>, node))
+                    as *const Entry<$node>;
+                // SAFETY: `node` is the `node` field of an entry `take`
+                // returned (the caller's contract), so `e` is that entry.
+                unsafe { (*e).held.set(false) };
+            }
+            const PARKED: bool = true;
+        }
+    };
+}
+
+pooled!(McsNode, MCS_NODES);
+pooled!(AdaptiveNode, ADAPTIVE_NODES);

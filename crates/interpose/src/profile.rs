@@ -1,0 +1,270 @@
+//! `--profile`: per mutex, acquisitions, contended acquisitions (the
+//! try-lock that comes first failed), the wait of each contended one
+//! (total, largest, and a log-linear histogram for percentiles), and the
+//! hold from acquisition to unlock; named by the call site of its first
+//! acquisition.
+//!
+//! A mutex is its address: a table of [`SLOTS`] records, found by hashing
+//! and linear probing, claimed with one CAS. Every field but the claim is
+//! written by the thread that holds the mutex, so plain relaxed loads and
+//! stores suffice (the mutex orders them); the profile adds no atomic
+//! read-modify-write to an acquisition. The table is static (no
+//! allocation: the program's allocator may itself lock mutexes); mutexes
+//! beyond it are counted together in one overflow record.
+
+use crate::clock::now;
+use crate::mode::Mode;
+use crate::mutex;
+use libc::{c_int, pthread_mutex_t};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+/// Records in the table.
+pub const SLOTS: usize = 4096;
+/// Histogram buckets: 8 per power of two (12.5% wide) over 64 powers.
+const SUB: usize = 8;
+const BUCKETS: usize = 64 * SUB;
+
+/// One mutex's counts.
+pub struct Record {
+    /// The mutex's address (0: free).
+    pub key: AtomicUsize,
+    /// The return address of its first acquisition.
+    pub site: AtomicUsize,
+    /// glibc's kind field at the first acquisition.
+    pub kind: AtomicI32,
+    pub acquisitions: AtomicU64,
+    pub contended: AtomicU64,
+    /// Try-locks that failed (the program's own).
+    pub try_failed: AtomicU64,
+    pub wait_ns: AtomicU64,
+    pub max_wait_ns: AtomicU64,
+    pub holds: AtomicU64,
+    pub hold_ns: AtomicU64,
+    /// When the current hold began (0: not held through a profiled lock).
+    hold_start: AtomicU64,
+    hist: [AtomicU64; BUCKETS],
+}
+
+impl Record {
+    // Only ever the initializer of the static table's elements, each a
+    // fresh copy; never read through as a shared constant.
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY: Record = Record {
+        key: AtomicUsize::new(0),
+        site: AtomicUsize::new(0),
+        kind: AtomicI32::new(0),
+        acquisitions: AtomicU64::new(0),
+        contended: AtomicU64::new(0),
+        try_failed: AtomicU64::new(0),
+        wait_ns: AtomicU64::new(0),
+        max_wait_ns: AtomicU64::new(0),
+        holds: AtomicU64::new(0),
+        hold_ns: AtomicU64::new(0),
+        hold_start: AtomicU64::new(0),
+        hist: [const { AtomicU64::new(0) }; BUCKETS],
+    };
+
+    /// The wait below which `q` (0..1) of the contended acquisitions
+    /// waited, ns: the upper edge of the bucket it falls in.
+    pub fn wait_quantile(&self, q: f64) -> u64 {
+        let n = self.contended.load(Relaxed);
+        if n == 0 {
+            return 0;
+        }
+        let want = ((n as f64 * q).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (b, c) in self.hist.iter().enumerate() {
+            seen += c.load(Relaxed);
+            if seen >= want {
+                return upper_edge(b).min(self.max_wait_ns.load(Relaxed));
+            }
+        }
+        self.max_wait_ns.load(Relaxed)
+    }
+
+    fn add(field: &AtomicU64, v: u64) {
+        field.store(field.load(Relaxed).wrapping_add(v), Relaxed);
+    }
+
+    /// Zeroes the counts (a forked child starts its own profile).
+    fn clear(&self) {
+        for f in [
+            &self.acquisitions,
+            &self.contended,
+            &self.try_failed,
+            &self.wait_ns,
+            &self.max_wait_ns,
+            &self.holds,
+            &self.hold_ns,
+        ] {
+            f.store(0, Relaxed);
+        }
+        self.hist.iter().for_each(|c| c.store(0, Relaxed));
+    }
+}
+
+/// The records, then the overflow record.
+pub static TABLE: [Record; SLOTS + 1] = [const { Record::EMPTY }; SLOTS + 1];
+
+/// The histogram bucket of a wait of `ns`.
+fn bucket(ns: u64) -> usize {
+    if ns < SUB as u64 {
+        return ns as usize;
+    }
+    let power = 63 - ns.leading_zeros() as usize; // >= 3
+    let sub = ((ns >> (power - 3)) & (SUB as u64 - 1)) as usize;
+    (power - 2) * SUB + sub
+}
+
+/// The largest wait in bucket `b`, ns.
+fn upper_edge(b: usize) -> u64 {
+    if b < SUB {
+        return b as u64;
+    }
+    let power = b / SUB + 2;
+    let sub = (b % SUB) as u64;
+    ((SUB as u64 + sub + 1) << (power - 3)) - 1
+}
+
+/// The record of the mutex at `m`, claimed for it with `site` if new.
+#[inline]
+fn record(m: *mut pthread_mutex_t, site: usize) -> &'static Record {
+    let key = m as usize;
+    let start = (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52; // 12 bits
+    for probe in 0..SLOTS {
+        let r = &TABLE[(start + probe) % SLOTS];
+        match r.key.load(Relaxed) {
+            k if k == key => return r,
+            0 => {
+                if r.key.compare_exchange(0, key, Relaxed, Relaxed).is_ok() {
+                    r.site.store(site, Relaxed);
+                    // SAFETY: the callers pass a live mutex.
+                    r.kind.store(unsafe { mutex::kind(m) }, Relaxed);
+                    return r;
+                }
+                if r.key.load(Relaxed) == key {
+                    return r;
+                }
+            }
+            _ => {}
+        }
+    }
+    &TABLE[SLOTS]
+}
+
+/// The hold begins: count the acquisition.
+fn begin(r: &Record, waited: Option<u64>, at: u64) {
+    Record::add(&r.acquisitions, 1);
+    if let Some(w) = waited {
+        Record::add(&r.contended, 1);
+        Record::add(&r.wait_ns, w);
+        if w > r.max_wait_ns.load(Relaxed) {
+            r.max_wait_ns.store(w, Relaxed);
+        }
+        Record::add(&r.hist[bucket(w)], 1);
+    }
+    r.hold_start.store(at, Relaxed);
+}
+
+/// The hold ends.
+fn end(r: &Record) {
+    let start = r.hold_start.swap(0, Relaxed);
+    if start != 0 {
+        Record::add(&r.holds, 1);
+        Record::add(&r.hold_ns, now().saturating_sub(start));
+    }
+}
+
+/// A profiled pthread_mutex_lock.
+///
+/// # Safety
+/// As [`mutex::acquire`].
+pub unsafe fn lock(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
+    let r = record(m, site);
+    // SAFETY: the caller's contract.
+    if unsafe { mutex::try_acquire(m, mode) } == 0 {
+        begin(r, None, now());
+        return 0;
+    }
+    let t0 = now();
+    // SAFETY: the caller's contract.
+    let rc = unsafe { mutex::acquire(m, mode) };
+    if rc == 0 {
+        let t1 = now();
+        begin(r, Some(t1 - t0), t1);
+    }
+    rc
+}
+
+/// A profiled pthread_mutex_trylock.
+///
+/// # Safety
+/// As [`mutex::acquire`].
+pub unsafe fn try_lock(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
+    let r = record(m, site);
+    // SAFETY: the caller's contract.
+    let rc = unsafe { mutex::try_acquire(m, mode) };
+    if rc == 0 {
+        begin(r, None, now());
+    } else {
+        // Not holding: an atomic add (a failed try-lock is not ordered by
+        // the mutex).
+        r.try_failed.fetch_add(1, Relaxed);
+    }
+    rc
+}
+
+/// A profiled pthread_mutex_timedlock / clocklock.
+///
+/// # Safety
+/// As [`mutex::timed_acquire`].
+pub unsafe fn timed_lock(
+    m: *mut pthread_mutex_t,
+    site: usize,
+    mode: Mode,
+    clock: Option<libc::clockid_t>,
+    deadline: *const libc::timespec,
+) -> c_int {
+    let r = record(m, site);
+    // SAFETY: the caller's contract.
+    if unsafe { mutex::try_acquire(m, mode) } == 0 {
+        begin(r, None, now());
+        return 0;
+    }
+    let t0 = now();
+    // SAFETY: the caller's contract.
+    let rc = unsafe { mutex::timed_acquire(m, mode, clock, deadline) };
+    if rc == 0 {
+        let t1 = now();
+        begin(r, Some(t1 - t0), t1);
+    }
+    rc
+}
+
+/// A profiled pthread_mutex_unlock.
+///
+/// # Safety
+/// As [`mutex::release`].
+pub unsafe fn unlock(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
+    end(record(m, 0));
+    // SAFETY: the caller's contract.
+    unsafe { mutex::release(m, mode) }
+}
+
+/// glibc's condition wait releases and re-takes `m` inside glibc: the hold
+/// ends before it and a new one (an acquisition, uncontended as far as
+/// the profile can tell) begins after.
+pub fn around_glibc_wait(m: *mut pthread_mutex_t, site: usize, wait: impl FnOnce() -> c_int) -> c_int {
+    let r = record(m, site);
+    end(r);
+    let rc = wait();
+    begin(r, None, now());
+    rc
+}
+
+/// A forked child profiles itself from zero: its parent reports what came
+/// before the fork.
+pub extern "C" fn clear_in_child() {
+    TABLE.iter().filter(|r| r.key.load(Relaxed) != 0).for_each(Record::clear);
+    TABLE[SLOTS].clear();
+}

@@ -1,0 +1,57 @@
+//! `contend run`'s flags, as clap sees them.
+
+use crate::cli::{OutputArgs, RepeatArgs};
+use clap::Args;
+use std::path::PathBuf;
+
+pub(crate) const RUN_EXAMPLES: &str = "\
+Examples:
+  contend run --profile --runs 1 -- sysbench threads --threads=8 --thread-locks=2 --time=2 run
+  contend run --lock pthread,adaptive,mcs --runs 5 -- pigz -p 4 -k -f big.tar
+  contend run --lock pthread,adaptive --metric 'events/s \\(eps\\): *([0-9.]+)' -- sysbench mutex run";
+
+/// `contend run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Locks to run the program with, comma-separated: `pthread` (glibc's
+    /// own mutex, the baseline every ratio is to; added first if missing)
+    /// and any lock that fits in a pthread_mutex_t: adaptive, mcs, ticket,
+    /// tas, ttas, backoff, yield, pi, parking_lot.
+    #[arg(long, value_delimiter = ',', default_value = "pthread", value_name = "LOCK[,...]")]
+    pub lock: Vec<String>,
+
+    /// Profile every mutex: acquisitions, contended ones, total and p99
+    /// wait, mean hold, named by the call site of its first acquisition.
+    /// Costs time per acquisition (measured in the README), so the wall
+    /// times of a profiled run are the profile's, not the program's.
+    #[arg(long)]
+    pub profile: bool,
+
+    /// Mutexes shown per lock in the profile, by total wait.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+
+    /// Take the program's own rate from its output instead of its wall
+    /// time: the first capture group (or the whole match) of the last line
+    /// of stdout, else stderr, that matches REGEX, read as a number.
+    #[arg(long, value_name = "REGEX")]
+    pub metric: Option<String>,
+
+    /// The interposer library (default: $CONTEND_INTERPOSER, else
+    /// libcontend_interpose.so next to the contend executable, where
+    /// `cargo build --release --workspace` leaves it).
+    #[arg(long, value_name = "FILE.so")]
+    pub interposer: Option<PathBuf>,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub repeat: RepeatArgs,
+
+    /// The program and its arguments, after `--`.
+    #[arg(required = true, last = true, num_args = 1.., value_name = "PROGRAM")]
+    pub program: Vec<String>,
+}

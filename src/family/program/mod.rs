@@ -1,0 +1,58 @@
+//! `contend run`: an unmodified program with contend's interposer
+//! preloaded (crates/interpose), to profile its mutexes (`--profile`) and
+//! to run it with another lock in place of glibc's mutex (`--lock`),
+//! interleaved over `--runs`, with each lock's wall time (or the rate the
+//! program prints, `--metric`) against glibc's.
+
+pub mod args;
+pub mod interposer;
+pub mod report;
+pub mod spec;
+pub mod sweep;
+pub mod symbols;
+
+use crate::experiment::Experiment;
+use crate::measure::env::Environment;
+use crate::model::warning::Warning;
+use crate::model::SpecError;
+use crate::output::args::OutputArgs;
+use crate::output::columns::Group;
+use crate::output::document::Report;
+pub use args::RunArgs;
+use nix::sys::signal::Signal;
+use spec::RunSpec;
+use sweep::RunOutcome;
+
+/// Whether a mutex of glibc kind `k` held the swapped lock (the
+/// interposer's rule: a plain private mutex, normal or adaptive).
+pub fn swappable_kind(k: i32) -> bool {
+    let k = k & 0xff;
+    k == 0 || k == 3
+}
+
+/// `contend run` as an [`Experiment`].
+pub struct Run;
+
+impl Experiment for Run {
+    type Args = RunArgs;
+    type Spec = RunSpec;
+    type Outcome = RunOutcome;
+    const PLOTS: bool = false;
+    const COLUMNS: &'static [Group] = report::table::GROUPS;
+
+    fn plan(args: &RunArgs) -> Result<RunSpec, SpecError> {
+        RunSpec::from_args(args)
+    }
+    fn output(spec: &RunSpec) -> &OutputArgs {
+        &spec.output
+    }
+    fn measure(spec: &RunSpec) -> anyhow::Result<RunOutcome> {
+        sweep::run_program(spec)
+    }
+    fn ending(o: &RunOutcome) -> (&[Warning], Option<Signal>) {
+        (&o.warnings, o.interrupted)
+    }
+    fn report<'a>(spec: &'a RunSpec, env: &'a Environment, outcome: &'a RunOutcome) -> impl Report + 'a {
+        report::RunReport { spec, environment: env, outcome }
+    }
+}

@@ -1,0 +1,132 @@
+//! `contend run`'s formats: table (with the profile), CSV, gnuplot, JSON.
+
+pub mod table;
+
+use crate::family::program::spec::RunSpec;
+use crate::family::program::sweep::RunOutcome;
+use crate::model::program::{ProgramResult, VsGlibc};
+use crate::output::columns::Shown;
+use crate::output::document::Report;
+use crate::output::family::Results;
+use crate::output::json::Header;
+use comfy_table::presets::{ASCII_MARKDOWN, NOTHING};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One lock against glibc's mutex, in the export.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct LockVsGlibc<'a> {
+    /// The lock.
+    pub lock: &'a str,
+    /// Its ratio, when it has rounds to pair.
+    #[serde(flatten)]
+    pub vs: Option<VsGlibc>,
+}
+
+/// The JSON document of `contend run`.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct RunExport<'a> {
+    /// Version, family, environment, warnings.
+    #[serde(flatten)]
+    pub header: Header<'a>,
+    /// What was asked for.
+    pub spec: &'a RunSpec,
+    /// One entry per lock, with every run (and each run's profile).
+    pub points: &'a [ProgramResult],
+    /// Each lock but pthread against pthread.
+    pub vs_glibc: Vec<LockVsGlibc<'a>>,
+}
+
+/// `contend run`'s results.
+pub type RunReport<'a> = Results<'a, RunSpec, RunOutcome>;
+
+#[derive(Default, Serialize)]
+struct Row<'a> {
+    lock: &'a str,
+    metric_mean: f64,
+    metric_ci95_pct: Option<f64>,
+    runs: usize,
+    vs_pthread: Option<f64>,
+    vs_pthread_lo: Option<f64>,
+    vs_pthread_hi: Option<f64>,
+    wall_s: f64,
+    user_s: f64,
+    sys_s: f64,
+    futex_calls: Option<u64>,
+    voluntary_cs: i64,
+    involuntary_cs: i64,
+    processes: u32,
+    to_glibc: u64,
+    mutexes: usize,
+}
+
+impl Report for RunReport<'_> {
+    fn terminal(&self) -> String {
+        table::table(self.spec, self.outcome, &Shown::planned(table::GROUPS, &self.spec.output), NOTHING)
+    }
+    fn csv(&self) -> String {
+        crate::output::csv::render(self.outcome.results.iter().zip(&self.outcome.vs_glibc).map(|(r, vs)| {
+            let s = &r.sample;
+            Row {
+                lock: &s.lock,
+                metric_mean: r.stats.mean,
+                metric_ci95_pct: r.stats.ci95_pct,
+                runs: r.stats.n,
+                vs_pthread: vs.map(|v| v.ratio),
+                vs_pthread_lo: vs.and_then(|v| v.ci95).map(|c| c.0),
+                vs_pthread_hi: vs.and_then(|v| v.ci95).map(|c| c.1),
+                wall_s: s.wall_s,
+                user_s: s.user_s,
+                sys_s: s.sys_s,
+                futex_calls: r.kernel_run().futex.map(|f| f.calls),
+                voluntary_cs: s.voluntary_context_switches,
+                involuntary_cs: s.involuntary_context_switches,
+                processes: s.processes,
+                to_glibc: s.to_glibc,
+                mutexes: s.mutexes.len(),
+            }
+        }))
+    }
+    fn markdown(&self) -> String {
+        table::table(
+            self.spec,
+            self.outcome,
+            &Shown::planned(table::GROUPS, &self.spec.output),
+            ASCII_MARKDOWN,
+        )
+    }
+    fn gnuplot(&self) -> String {
+        let mut out = String::from("# lock metric_mean ci95 vs_pthread lo hi\n");
+        for (r, vs) in self.outcome.results.iter().zip(&self.outcome.vs_glibc) {
+            let f = |v: Option<f64>| v.map_or("NaN".into(), |v| format!("{v:.6}"));
+            out += &format!(
+                "{} {:.6} {} {} {} {}\n",
+                r.sample.lock,
+                r.stats.mean,
+                f(r.stats.ci95),
+                f(vs.map(|v| v.ratio).or((r.sample.lock == "pthread").then_some(1.0))),
+                f(vs.and_then(|v| v.ci95).map(|c| c.0)),
+                f(vs.and_then(|v| v.ci95).map(|c| c.1)),
+            );
+        }
+        out
+    }
+    fn plot(&self) -> Option<Result<String, String>> {
+        None
+    }
+    fn document(&self) -> serde_json::Result<Value> {
+        serde_json::to_value(RunExport {
+            header: Header::new("run", self.environment, &self.outcome.warnings),
+            spec: self.spec,
+            points: &self.outcome.results,
+            vs_glibc: self
+                .outcome
+                .results
+                .iter()
+                .zip(&self.outcome.vs_glibc)
+                .filter(|(r, _)| r.point.lock != "pthread")
+                .map(|(r, vs)| LockVsGlibc { lock: &r.point.lock, vs: *vs })
+                .collect(),
+        })
+    }
+}

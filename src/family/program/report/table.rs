@@ -1,0 +1,195 @@
+//! `contend run`'s tables: one row per lock (its wall time or metric over
+//! the runs, the ratio to glibc's mutex with its interval), and with
+//! `--profile` the top mutexes of each lock's median run.
+
+use crate::family::program::spec::RunSpec;
+use crate::family::program::sweep::RunOutcome;
+use crate::model::program::ProgramResult;
+use crate::output::columns::{Group, Shown, CORE};
+use crate::output::number::si;
+use comfy_table::{CellAlignment, Table};
+
+/// The run table's optional column groups.
+pub const GROUPS: &[Group] = &[
+    Group {
+        name: "time",
+        default: true,
+        legend: "user/sys s: the program's CPU time and its reaped children's (wait4).\n",
+    },
+    Group {
+        name: "kernel",
+        default: true,
+        legend: "futex: the program's futex syscalls (tracepoints, in a separate counting run: \
+                 --count-futex); vcsw: its voluntary context switches.\n",
+    },
+    Group {
+        name: "mutexes",
+        default: true,
+        legend: "to glibc: acquisitions a swapped process left to glibc's mutex (recursive, \
+                 error-checking, robust, PI, PP or shared mutexes); procs: processes that reported.\n",
+    },
+];
+
+const COLUMNS: [(&str, &str); 11] = [
+    (CORE, "lock"),
+    (CORE, "METRIC"),
+    (CORE, "±%"),
+    (CORE, "runs"),
+    (CORE, "vs pthread"),
+    (CORE, "95% interval"),
+    ("time", "user s"),
+    ("time", "sys s"),
+    ("kernel", "futex"),
+    ("kernel", "vcsw"),
+    ("mutexes", "to glibc"),
+];
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or("-".into(), |v| v.to_string())
+}
+
+fn row(
+    r: &ProgramResult,
+    vs: Option<&crate::model::program::VsGlibc>,
+    rate: bool,
+    procs: bool,
+) -> Vec<String> {
+    let s = &r.sample;
+    let k = r.kernel_run();
+    vec![
+        s.lock.clone(),
+        if rate { si(r.stats.mean) } else { format!("{:.3}", r.stats.mean) },
+        r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
+        r.stats.n.to_string(),
+        vs.map_or(if s.lock == "pthread" { "1".into() } else { "-".into() }, |v| format!("{:.3}", v.ratio)),
+        vs.and_then(|v| v.ci95).map_or("-".into(), |(lo, hi)| format!("{lo:.3}..{hi:.3}")),
+        format!("{:.3}", s.user_s),
+        format!("{:.3}", s.sys_s),
+        opt(k.futex.map(|f| f.calls)),
+        s.voluntary_context_switches.to_string(),
+        if procs { format!("{} ({} procs)", s.to_glibc, s.processes) } else { s.to_glibc.to_string() },
+    ]
+}
+
+/// The lock table and the profile.
+pub fn table(spec: &RunSpec, o: &RunOutcome, shown: &Shown, preset: &str) -> String {
+    let rate = spec.metric.is_some();
+    let groups: Vec<&str> = COLUMNS.iter().map(|(g, _)| *g).collect();
+    let metric = if rate { "metric/s" } else { "wall s" };
+    let headers =
+        shown.select(&groups, COLUMNS.iter().map(|(_, h)| if *h == "METRIC" { metric } else { h }).collect());
+    let mut t = Table::new();
+    t.load_preset(preset);
+    t.set_header(&headers);
+    let procs = o.results.iter().any(|r| r.sample.processes > 1);
+    for (r, vs) in o.results.iter().zip(&o.vs_glibc) {
+        t.add_row(shown.select(&groups, row(r, vs.as_ref(), rate, procs)));
+    }
+    for i in 1..headers.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let notes: String = o
+        .results
+        .iter()
+        .map(|r| crate::output::table::precision_note(&r.sample.lock, r.stopped, &r.stats))
+        .collect();
+    let core = format!(
+        "{metric}: {}, mean over the runs; ±%: its 95% confidence interval; vs pthread: the geometric mean of \
+         each round's lock/pthread ratio ({}), with its 95% interval (Student's t over the rounds' log \
+         ratios). Other columns: the median run.\n",
+        if rate { "the rate --metric took from the program's output" } else { "the program's wall time" },
+        if rate { "above 1: faster" } else { "below 1: faster" },
+    );
+    let profiled = if spec.profile {
+        "Profiled: every acquisition also paid for the profile (a try-lock, a lookup and two clock reads: \
+         about 50 ns on the machine contend was built on, docs/results/interposer-cost.md), so these \
+         times are the profiled program's, not the program's.\n"
+    } else {
+        ""
+    };
+    let text = format!("{notes}{core}{profiled}{}{}", shown.legend(GROUPS), shown.hidden_note(GROUPS));
+    let mut out = format!("{t}\n\n{}", crate::output::table::fit(&text));
+    if spec.profile {
+        for r in &o.results {
+            out += &profile(r, spec.top, preset);
+        }
+    }
+    out
+}
+
+/// glibc's kind in words; under a swapped lock, the mutexes left to
+/// glibc say so.
+fn kind(k: i32, swapped: bool, glibc_anyway: bool) -> String {
+    let base = match k & 3 {
+        1 => "recursive",
+        2 => "errorcheck",
+        3 => "adaptive",
+        _ => "normal",
+    };
+    let mut s = base.to_string();
+    for (bit, name) in [(16, "+robust"), (32, "+pi"), (64, "+pp"), (128, "+shared")] {
+        if k & bit != 0 {
+            s += name;
+        }
+    }
+    if !swapped && !glibc_anyway {
+        s += " (glibc)";
+    }
+    s
+}
+
+/// One lock's profile: its median run's top mutexes by total wait.
+fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
+    let s = &r.sample;
+    let total: u64 = s.mutexes.iter().map(|m| m.acquisitions).sum();
+    let contended: u64 = s.mutexes.iter().map(|m| m.contended).sum();
+    let mut t = Table::new();
+    t.load_preset(preset);
+    let pids = s.mutexes.iter().any(|m| m.pid != s.mutexes[0].pid);
+    t.set_header(vec![
+        "mutex",
+        "first locked at",
+        "acquired",
+        "contended",
+        "wait ms",
+        "p99 wait µs",
+        "max wait µs",
+        "mean hold µs",
+        "kind",
+    ]);
+    for m in s.mutexes.iter().take(top) {
+        t.add_row(vec![
+            if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) },
+            m.site.clone(),
+            m.acquisitions.to_string(),
+            format!("{} ({:.0}%)", m.contended, 100.0 * m.contended as f64 / m.acquisitions.max(1) as f64),
+            format!("{:.3}", m.wait_ns as f64 / 1e6),
+            format!("{:.1}", m.p99_wait_ns as f64 / 1e3),
+            format!("{:.1}", m.max_wait_ns as f64 / 1e3),
+            format!("{:.2}", m.mean_hold_ns / 1e3),
+            kind(m.kind, m.swapped, s.lock == "pthread"),
+        ]);
+    }
+    for i in 2..8 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let head = format!(
+        "\nprofile under {} (median run, round {}): {} mutexes in {} process(es), {} acquisitions, {} contended; \
+         top {} by total wait:\n",
+        s.lock,
+        s.run.round,
+        s.mutexes.len(),
+        s.processes,
+        total,
+        contended,
+        top.min(s.mutexes.len())
+    );
+    let legend = "mutex: its address (pid:address with several processes); contended: acquisitions whose first try-lock failed; wait: from that failure to the \
+                  acquisition; p99 to 12.5%; hold: from acquisition to unlock. A mutex is named by the call \
+                  site of its first acquisition (module+0xoffset when the module has no symbols).\n";
+    format!("{}{t}\n{}", head, crate::output::table::fit(legend))
+}

@@ -1,0 +1,146 @@
+//! What `contend run` measured: one execution of the program under one
+//! lock (its wall time, the rate it printed, its CPU time, what the
+//! interposer counted), the per-mutex profile, and the ratio to glibc's
+//! mutex over the rounds.
+
+use crate::measure::cpu::CpuSplit;
+use crate::measure::futex::FutexCounts;
+use crate::model::run::{RunInfo, RunRecord};
+use nix::sys::signal::Signal;
+use serde::Serialize;
+
+/// `pthread_mutex_init` calls, by what became of the mutex.
+#[derive(Debug, Clone, Copy, Default, Serialize, schemars::JsonSchema)]
+pub struct MutexInits {
+    /// Holding the swapped lock.
+    pub swapped: u64,
+    /// Left to glibc: recursive.
+    pub recursive: u64,
+    /// Left to glibc: error-checking.
+    pub errorcheck: u64,
+    /// Left to glibc: robust.
+    pub robust: u64,
+    /// Left to glibc: priority-inheritance or priority-protected.
+    pub pi_or_pp: u64,
+    /// Left to glibc: process-shared.
+    pub pshared: u64,
+}
+
+/// One mutex of one process, as `--profile` saw it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct MutexProfile {
+    /// The process.
+    pub pid: u32,
+    /// The mutex's address in it (0: the mutexes beyond the interposer's
+    /// table, together).
+    pub address: u64,
+    /// The call site of its first acquisition, symbolized where the
+    /// module has symbols (`function (file:line)`), else `module+0xoffset`.
+    pub site: String,
+    /// The module of the site, and the site's offset in it.
+    pub module: String,
+    /// Offset of the call (the return address less one) in the module.
+    pub offset: u64,
+    /// glibc's mutex kind (0 normal, 1 recursive, 2 error-checking, 3
+    /// adaptive, plus robust 16, PI 32, PP 64, shared 128).
+    pub kind: i32,
+    /// Whether it held the swapped lock (false: glibc's mutex).
+    pub swapped: bool,
+    /// Acquisitions (lock, successful try-lock and timed lock, and the
+    /// re-acquisition at the end of a condition wait).
+    pub acquisitions: u64,
+    /// Of those, the ones whose first try-lock failed.
+    pub contended: u64,
+    /// The program's own try-locks that failed.
+    pub try_failed: u64,
+    /// Time the contended acquisitions waited, ns.
+    pub wait_ns: u64,
+    /// The longest, ns.
+    pub max_wait_ns: u64,
+    /// Median wait of the contended acquisitions, ns (to 12.5%).
+    pub p50_wait_ns: u64,
+    /// 99th percentile, ns (to 12.5%).
+    pub p99_wait_ns: u64,
+    /// Mean hold, from acquisition to unlock, ns.
+    pub mean_hold_ns: f64,
+}
+
+/// One execution of the program under one lock.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct ProgramSample {
+    /// Its round, start time and status.
+    #[serde(flatten)]
+    pub run: RunInfo,
+    /// The lock swapped in (`pthread`: glibc's mutex).
+    pub lock: String,
+    /// From the program's start to its exit, s.
+    pub wall_s: f64,
+    /// The rate `--metric` took from its output.
+    pub metric: Option<f64>,
+    /// User CPU of the program and its reaped children, s.
+    pub user_s: f64,
+    /// System CPU, s.
+    pub sys_s: f64,
+    /// Voluntary context switches.
+    pub voluntary_context_switches: i64,
+    /// Involuntary context switches.
+    pub involuntary_context_switches: i64,
+    /// Futex syscalls of the program, when counted.
+    pub futex: Option<FutexCounts>,
+    /// Processes whose interposer reported (the program, and children that
+    /// exited normally).
+    pub processes: u32,
+    /// Acquisitions a swapped process sent to glibc's mutex (types no
+    /// swapped lock honours); under `pthread`, every one goes there and
+    /// this is 0.
+    pub to_glibc: u64,
+    /// `pthread_mutex_init` calls by outcome.
+    pub inits: MutexInits,
+    /// With `--profile`: every mutex, most waited-on first.
+    pub mutexes: Vec<MutexProfile>,
+    /// System-wide CPU split over the run.
+    pub cpu: Option<CpuSplit>,
+}
+
+impl RunRecord for ProgramSample {
+    fn info(&self) -> &RunInfo {
+        &self.run
+    }
+    fn info_mut(&mut self) -> &mut RunInfo {
+        &mut self.run
+    }
+    fn metric(&self) -> f64 {
+        self.metric.unwrap_or(self.wall_s)
+    }
+    fn cut_short(&self) -> Option<Signal> {
+        None
+    }
+    fn disturbance_pct(&self) -> Option<f64> {
+        self.cpu.and_then(|cpu| {
+            crate::measure::warnings::disturbance_pct(&cpu, self.wall_s, self.user_s + self.sys_s)
+        })
+    }
+}
+
+/// One lock's point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ProgramPoint {
+    /// The lock.
+    pub lock: String,
+}
+
+/// A lock against glibc's mutex: the geometric mean of the rounds'
+/// ratios of the metric, with its 95% interval.
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
+pub struct VsGlibc {
+    /// lock / pthread.
+    pub ratio: f64,
+    /// Its 95% interval (Student's t over the rounds' log ratios), from 2
+    /// rounds up.
+    pub ci95: Option<(f64, f64)>,
+    /// Rounds paired.
+    pub rounds: usize,
+}
+
+/// One lock's runs and their statistics (over wall s, or the metric).
+pub type ProgramResult = super::Measured<ProgramPoint, ProgramSample>;
