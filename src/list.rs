@@ -16,9 +16,12 @@ pub fn locks() -> String {
         "try",
         "procs",
         "counters",
+        "run",
         "available",
         "description",
     ]);
+    // `contend run` swaps in the locks that fit in a pthread_mutex_t.
+    let runs = |name: &str| locks::in_mutex::Swap::ALL.iter().any(|s| s.name() == name);
     let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
     let mut unavailable = String::new();
     for e in LOCKS {
@@ -37,6 +40,7 @@ pub fn locks() -> String {
             yes(e.caps.try_lock),
             yes(e.caps.process_shared),
             yes(e.caps.counters),
+            yes(runs(e.name)),
             available,
             e.about.to_string(),
         ]);
@@ -44,7 +48,8 @@ pub fn locks() -> String {
     format!(
         "{t}\n\nspin: takes --spin; spinners: takes --spinners; try: has try-lock; \
          procs: can live in shared memory for processes;\ncounters: reports its own \
-         spins/waits/wakes; available: runs on this kernel\n{unavailable}"
+         spins/waits/wakes; run: fits in a pthread_mutex_t, for `contend run --lock`;\n\
+         available: runs on this kernel\n{unavailable}"
     )
 }
 

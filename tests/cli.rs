@@ -286,7 +286,7 @@ fn list_locks_names_every_lock_with_capabilities() {
     let out = contend().args(["list", "locks"]).assert().success().get_output().stdout.clone();
     let text = String::from_utf8(out).unwrap();
     let header = text.lines().next().unwrap();
-    for column in ["spin", "spinners", "try", "procs", "counters", "available"] {
+    for column in ["spin", "spinners", "try", "procs", "counters", "run", "available"] {
         assert!(header.split_whitespace().any(|c| c == column), "{header}");
     }
     // One row per registered lock, each with a yes/- in every capability
@@ -299,5 +299,7 @@ fn list_locks_names_every_lock_with_capabilities() {
         let cells: Vec<&str> = row.split_whitespace().collect();
         assert!(cells[2..8].iter().all(|c| *c == "yes" || *c == "-"), "{row}");
         assert_eq!(cells[2] == "yes", entry.caps.spin, "{row}");
+        let fits = locks::in_mutex::Swap::ALL.iter().any(|s| s.name() == entry.name);
+        assert_eq!(cells[7] == "yes", fits, "{row}: the run column");
     }
 }

@@ -142,3 +142,44 @@ macro_rules! pooled {
 
 pooled!(McsNode, MCS_NODES);
 pooled!(AdaptiveNode, ADAPTIVE_NODES);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mutex_gets_its_entry_back_and_a_held_one_is_never_shared() {
+        let c: Cache<McsNode> = Cache::new();
+        let a = c.take(0x1000);
+        // SAFETY: `a` points into `c`, alive here.
+        unsafe { (*a).held.set(false) };
+        assert_eq!(c.take(0x1000), a, "the same mutex, the same entry");
+        let b = c.take(0x1000);
+        assert_ne!(b, a, "a held entry is not handed out again");
+        let other = (0..WAYS - 2).map(|i| c.take(0x2000 + 64 * i)).collect::<Vec<_>>();
+        assert!(!other.contains(&a) && !other.contains(&b));
+    }
+
+    #[test]
+    fn an_entry_taken_for_another_mutex_starts_fresh() {
+        #[derive(Default)]
+        struct State(Cell<u32>);
+        let c: Cache<State> = Cache::new();
+        let e = c.take(0x1000);
+        // SAFETY: `e` points into `c`, alive here; nobody else uses it.
+        unsafe {
+            (*(*e).node.get()).0.set(7);
+            (*e).held.set(false);
+        }
+        assert_eq!(c.take(0x1000), e);
+        // SAFETY: as above.
+        assert_eq!(unsafe { (*(*e).node.get()).0.get() }, 7, "kept for the same mutex");
+        // SAFETY: as above.
+        unsafe { (*e).held.set(false) };
+        // Fill every entry with other mutexes: one of them takes `e` over.
+        let taken: Vec<_> = (1..=WAYS).map(|i| c.take(0x1000 + 16 * i)).collect();
+        assert!(taken.contains(&e));
+        // SAFETY: as above.
+        assert_eq!(unsafe { (*(*e).node.get()).0.get() }, 0, "another mutex gets a fresh node");
+    }
+}

@@ -5,12 +5,14 @@
 //! acquisition.
 //!
 //! A mutex is its address: a table of [`SLOTS`] records, found by hashing
-//! and linear probing, claimed with one CAS. Every field but the claim is
-//! written by the thread that holds the mutex, so plain relaxed loads and
-//! stores suffice (the mutex orders them); the profile adds no atomic
-//! read-modify-write to an acquisition. The table is static (no
-//! allocation: the program's allocator may itself lock mutexes); mutexes
-//! beyond it are counted together in one overflow record.
+//! and linear probing, claimed with one CAS. Every count is written by the
+//! thread that holds the mutex, so plain relaxed loads and stores suffice
+//! (the mutex orders them): the profile adds no atomic read-modify-write
+//! to an acquisition. The
+//! table is static (no allocation: the program's allocator may itself
+//! lock mutexes); a mutex that finds no slot within [`MAX_PROBES`] is
+//! counted in one overflow record with the others, whose counts are
+//! atomic adds and whose holds are not measured.
 
 use crate::clock::now;
 use crate::mode::Mode;
@@ -20,6 +22,10 @@ use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// Records in the table.
 pub const SLOTS: usize = 4096;
+/// Slots probed for a mutex before it goes to the overflow record: a
+/// program with more mutexes than the table must not pay a scan of the
+/// whole table on each lock.
+const MAX_PROBES: usize = 64;
 /// Histogram buckets: 8 per power of two (12.5% wide) over 64 powers.
 const SUB: usize = 8;
 const BUCKETS: usize = 64 * SUB;
@@ -82,8 +88,20 @@ impl Record {
         self.max_wait_ns.load(Relaxed)
     }
 
-    fn add(field: &AtomicU64, v: u64) {
-        field.store(field.load(Relaxed).wrapping_add(v), Relaxed);
+    /// The overflow record, shared by mutexes that found no slot.
+    fn is_overflow(&self) -> bool {
+        std::ptr::eq(self, &TABLE[SLOTS])
+    }
+
+    /// Adds `v` to one of this record's counts: a plain load and store
+    /// (the mutex orders its holders), except in the overflow record,
+    /// which unrelated mutexes update at once.
+    fn add(&self, field: &AtomicU64, v: u64) {
+        if self.is_overflow() {
+            field.fetch_add(v, Relaxed);
+        } else {
+            field.store(field.load(Relaxed).wrapping_add(v), Relaxed);
+        }
     }
 
     /// Zeroes the counts (a forked child starts its own profile).
@@ -131,7 +149,7 @@ fn upper_edge(b: usize) -> u64 {
 fn record(m: *mut pthread_mutex_t, site: usize) -> &'static Record {
     let key = m as usize;
     let start = (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52; // 12 bits
-    for probe in 0..SLOTS {
+    for probe in 0..MAX_PROBES {
         let r = &TABLE[(start + probe) % SLOTS];
         match r.key.load(Relaxed) {
             k if k == key => return r,
@@ -154,24 +172,30 @@ fn record(m: *mut pthread_mutex_t, site: usize) -> &'static Record {
 
 /// The hold begins: count the acquisition.
 fn begin(r: &Record, waited: Option<u64>, at: u64) {
-    Record::add(&r.acquisitions, 1);
+    r.add(&r.acquisitions, 1);
     if let Some(w) = waited {
-        Record::add(&r.contended, 1);
-        Record::add(&r.wait_ns, w);
-        if w > r.max_wait_ns.load(Relaxed) {
+        r.add(&r.contended, 1);
+        r.add(&r.wait_ns, w);
+        if r.is_overflow() {
+            r.max_wait_ns.fetch_max(w, Relaxed);
+        } else if w > r.max_wait_ns.load(Relaxed) {
             r.max_wait_ns.store(w, Relaxed);
         }
-        Record::add(&r.hist[bucket(w)], 1);
+        r.add(&r.hist[bucket(w)], 1);
     }
-    r.hold_start.store(at, Relaxed);
+    if !r.is_overflow() {
+        r.hold_start.store(at, Relaxed);
+    }
 }
 
-/// The hold ends.
+/// The hold ends (the overflow record measures no holds: its mutexes'
+/// holds overlap).
 fn end(r: &Record) {
-    let start = r.hold_start.swap(0, Relaxed);
-    if start != 0 {
-        Record::add(&r.holds, 1);
-        Record::add(&r.hold_ns, now().saturating_sub(start));
+    let start = r.hold_start.load(Relaxed);
+    if start != 0 && !r.is_overflow() {
+        r.hold_start.store(0, Relaxed);
+        r.add(&r.holds, 1);
+        r.add(&r.hold_ns, now().saturating_sub(start));
     }
 }
 
@@ -267,4 +291,44 @@ pub fn around_glibc_wait(m: *mut pthread_mutex_t, site: usize, wait: impl FnOnce
 pub extern "C" fn clear_in_child() {
     TABLE.iter().filter(|r| r.key.load(Relaxed) != 0).for_each(Record::clear);
     TABLE[SLOTS].clear();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_wait_falls_in_a_bucket_whose_edge_bounds_it() {
+        let mut last = 0;
+        for ns in (0..200_000u64).chain([1 << 30, (1 << 40) + 12345, u64::MAX / 2]) {
+            let b = bucket(ns);
+            assert!(b < BUCKETS && b >= last, "{ns}: bucket {b} after {last}");
+            assert!(upper_edge(b) >= ns, "{ns} above the edge of bucket {b}");
+            if b > 0 {
+                assert!(upper_edge(b - 1) < ns, "{ns} fits bucket {} already", b - 1);
+            }
+            last = b;
+        }
+        // 12.5% wide: the edge is within an eighth of any value in it.
+        for ns in [1_000u64, 77_777, 5_000_000] {
+            assert!(upper_edge(bucket(ns)) as f64 <= ns as f64 * 1.125, "{ns}");
+        }
+    }
+
+    #[test]
+    fn quantiles_come_from_the_histogram_capped_by_the_max() {
+        let r = Record::EMPTY;
+        assert_eq!(r.wait_quantile(0.99), 0, "no contended acquisition");
+        // 99 waits of 1 µs and one of 1 ms.
+        for w in std::iter::repeat_n(1_000, 99).chain([1_000_000]) {
+            begin(&r, Some(w), 1);
+        }
+        assert_eq!(r.contended.load(Relaxed), 100);
+        let p50 = r.wait_quantile(0.5);
+        assert!((1_000..=1_125).contains(&p50), "p50 {p50}");
+        assert!((1_000..=1_125).contains(&r.wait_quantile(0.99)), "the 99th of 100 is a 1 µs wait");
+        assert_eq!(r.wait_quantile(1.0), 1_000_000, "the top bucket's edge is capped by the max");
+        end(&r);
+        assert_eq!(r.holds.load(Relaxed), 1);
+    }
 }

@@ -104,7 +104,7 @@ pub fn table(spec: &RunSpec, o: &RunOutcome, shown: &Shown, preset: &str) -> Str
     );
     let profiled = if spec.profile {
         "Profiled: every acquisition also paid for the profile (a try-lock, a lookup and two clock reads: \
-         about 50 ns on the machine contend was built on, docs/results/interposer-cost.md), so these \
+         about 45 ns on the machine contend was built on, docs/results/interposer-cost.md), so these \
          times are the profiled program's, not the program's.\n"
     } else {
         ""
