@@ -4,8 +4,9 @@
 //! recursive and error-checking mutexes, a condition-variable stress with
 //! timed waits, fork in a multithreaded program) under every lock that
 //! fits in a pthread_mutex_t; a lock that does not exclude fails them;
-//! sysbench's threads test profiled; sysbench's mutex test and pigz run
-//! with three locks; and what is refused.
+//! sysbench's threads test profiled; sysbench's mutex test with three
+//! locks; pigz profiled under three locks, its output checked; and what
+//! is refused.
 //!
 //! scripts/test.sh builds the interposer (`cargo build --release
 //! --workspace`) and installs sysbench and pigz from Debian.
@@ -225,7 +226,7 @@ fn sysbench_mutex_runs_with_three_locks_and_a_metric() {
 }
 
 #[test]
-fn pigz_compresses_correctly_under_three_locks() {
+fn pigz_profiled_compresses_correctly_under_three_locks() {
     if !installed("pigz") {
         return;
     }
@@ -237,8 +238,10 @@ fn pigz_compresses_correctly_under_three_locks() {
     let text: String = (0..1_200_000).map(|_| words[rng.usize(..words.len())]).collect::<Vec<_>>().join(" ");
     std::fs::write(&input, &text).unwrap();
     let path = input.display().to_string();
-    let doc =
-        run_json(&["--lock", "pthread,adaptive,mcs", "--runs", "2"], &["pigz", "-p", "2", "-k", "-f", &path]);
+    let doc = run_json(
+        &["--lock", "pthread,adaptive,mcs", "--runs", "2", "--profile"],
+        &["pigz", "-p", "2", "-k", "-f", &path],
+    );
     for lock in ["pthread", "adaptive", "mcs"] {
         let s = sample(&doc, lock);
         assert!(s["wall_s"].as_f64().unwrap() > 0.0, "{lock}");
@@ -246,6 +249,15 @@ fn pigz_compresses_correctly_under_three_locks() {
             s["inits"]["swapped"].as_u64().unwrap() > 0 || lock == "pthread",
             "{lock}: pigz's mutexes swapped"
         );
+        // Profiled: pigz's work queues, each named in pigz, and under a
+        // swapped lock holding it.
+        let mutexes = s["mutexes"].as_array().unwrap();
+        assert!(mutexes.len() >= 3, "{lock}: {mutexes:?}");
+        for m in mutexes {
+            assert!(m["site"].as_str().unwrap().contains("pigz"), "{lock}: {m}");
+            assert_eq!(m["swapped"], lock != "pthread", "{lock}: {m}");
+        }
+        assert!(mutexes.iter().map(|m| m["acquisitions"].as_u64().unwrap()).sum::<u64>() > 100, "{lock}");
     }
     // The last run's output decompresses to the input.
     let back = std::process::Command::new("pigz")

@@ -265,7 +265,9 @@ pub fn run_program(spec: &RunSpec) -> Result<RunOutcome> {
     }
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
     let planned = crate::engine::progress::planned_runs(spec.locks.len(), &spec.repeat, futex.separate());
-    let echo = planned == 1;
+    // One measured execution: its output is shown (not the counting
+    // run's, which repeats it).
+    let echo = spec.locks.len() == 1 && spec.repeat.runs == 1 && spec.repeat.precision_pct.is_none();
     let bar = crate::engine::progress::progress_bar(
         spec.progress && !echo,
         planned,
@@ -284,7 +286,8 @@ pub fn run_program(spec: &RunSpec) -> Result<RunOutcome> {
                 Purpose::Count => futex.open_for_count()?,
                 Purpose::Measure => None,
             };
-            run_one(spec, lock, counted.as_ref().or(inline.as_ref()), &mut symbols, echo)
+            let shown = echo && purpose == Purpose::Measure;
+            run_one(spec, lock, counted.as_ref().or(inline.as_ref()), &mut symbols, shown)
                 .with_context(|| format!("lock {lock}"))
         },
         |_, _| crate::engine::progress::tick(&bar),
