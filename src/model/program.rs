@@ -26,6 +26,26 @@ pub struct MutexInits {
     pub pshared: u64,
 }
 
+/// One mutex's acquisitions and waits, as the interposer counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct MutexCounts {
+    /// Acquisitions (lock, successful try-lock and timed lock, and the
+    /// re-acquisition at the end of a condition wait).
+    pub acquisitions: u64,
+    /// Of those, the ones whose first try-lock failed.
+    pub contended: u64,
+    /// The program's own try-locks that failed.
+    pub try_failed: u64,
+    /// Time the contended acquisitions waited, ns.
+    pub wait_ns: u64,
+    /// The longest, ns.
+    pub max_wait_ns: u64,
+    /// Median wait of the contended acquisitions, ns (to 12.5%).
+    pub p50_wait_ns: u64,
+    /// 99th percentile, ns (to 12.5%).
+    pub p99_wait_ns: u64,
+}
+
 /// One mutex of one process, as `--profile` saw it.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct MutexProfile {
@@ -46,21 +66,9 @@ pub struct MutexProfile {
     pub kind: i32,
     /// Whether it held the swapped lock (false: glibc's mutex).
     pub swapped: bool,
-    /// Acquisitions (lock, successful try-lock and timed lock, and the
-    /// re-acquisition at the end of a condition wait).
-    pub acquisitions: u64,
-    /// Of those, the ones whose first try-lock failed.
-    pub contended: u64,
-    /// The program's own try-locks that failed.
-    pub try_failed: u64,
-    /// Time the contended acquisitions waited, ns.
-    pub wait_ns: u64,
-    /// The longest, ns.
-    pub max_wait_ns: u64,
-    /// Median wait of the contended acquisitions, ns (to 12.5%).
-    pub p50_wait_ns: u64,
-    /// 99th percentile, ns (to 12.5%).
-    pub p99_wait_ns: u64,
+    /// Its acquisitions and waits.
+    #[serde(flatten)]
+    pub counts: MutexCounts,
     /// Mean hold, from acquisition to unlock, ns.
     pub mean_hold_ns: f64,
 }

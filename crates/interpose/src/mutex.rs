@@ -15,14 +15,10 @@ use locks::in_mutex::Swap;
 use locks::raw::{Backoff, Mcs, PackedAdaptive, ParkingLot, PiFutex, Tas, Ticket, Ttas, YieldSpin};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
-/// glibc's `__kind`.
-const KIND_OFFSET: usize = 16;
-/// Kind bits that change semantics: the type (low 2 bits: 1 recursive, 2
-/// error-checking), robust (16), PI (32), PP (64), process-shared (128).
-/// Elision hints (256, 512) do not.
+use locks::in_mutex::{swappable_kind as swappable, KIND_OFFSET};
+
+/// Kind bits that change semantics (see [`locks::in_mutex::swappable_kind`]).
 const KIND_SEMANTICS: i32 = 0xff;
-/// PTHREAD_MUTEX_ADAPTIVE_NP: a normal mutex that spins in glibc.
-const KIND_ADAPTIVE: i32 = 3;
 
 /// glibc's type field of `m`.
 ///
@@ -33,13 +29,6 @@ pub unsafe fn kind(m: *mut pthread_mutex_t) -> i32 {
     // SAFETY: offset 16 is the 4-aligned `__kind` int of every glibc
     // pthread_mutex_t; it is written only at initialization.
     unsafe { (*((m as *const u8).add(KIND_OFFSET) as *const AtomicI32)).load(Ordering::Relaxed) }
-}
-
-/// Whether a mutex of glibc kind `k` can hold a swapped lock.
-#[inline(always)]
-pub fn swappable(k: i32) -> bool {
-    let k = k & KIND_SEMANTICS;
-    k == 0 || k == KIND_ADAPTIVE
 }
 
 /// Acquisitions that went to glibc in a process running a swapped lock,
@@ -57,18 +46,12 @@ pub fn to_glibc() -> u64 {
     TO_GLIBC.iter().map(|c| c.load(Ordering::Relaxed)).sum()
 }
 
-/// Runs `$body` with `$L` bound to the swapped lock type of `$mode`, or
-/// `$glibc` when the process or the mutex is glibc's. Used inside an
-/// `unsafe` block whose caller passes a live mutex (it reads the kind).
-macro_rules! with_lock {
-    ($mode:expr, $m:expr, $L:ident => $body:expr, glibc => $glibc:expr) => {{
+/// Runs `$body` with `$L` bound to the swapped lock type of `$mode`, for
+/// a mutex already known to hold it.
+macro_rules! on_swapped {
+    ($mode:expr, $L:ident => $body:expr) => {{
         let bits = $mode.bits() & 0x7f;
-        if bits == Swap::Pthread as u8 || !swappable(kind($m)) {
-            if bits != Swap::Pthread as u8 {
-                count_to_glibc($m);
-            }
-            $glibc
-        } else if bits == Swap::Adaptive as u8 {
+        if bits == Swap::Adaptive as u8 {
             type $L = PackedAdaptive;
             $body
         } else if bits == Swap::Mcs as u8 {
@@ -98,6 +81,24 @@ macro_rules! with_lock {
         } else {
             type $L = ParkingLot;
             $body
+        }
+    }};
+}
+
+/// Runs `$body` with `$L` bound to the swapped lock type of `$mode`, or
+/// `$glibc` (counted, in a swapped process) when the process or the mutex
+/// is glibc's. Used inside an `unsafe` block whose caller passes a live
+/// mutex (it reads the kind).
+macro_rules! with_lock {
+    ($mode:expr, $m:expr, $L:ident => $body:expr, glibc => $glibc:expr) => {{
+        let bits = $mode.bits() & 0x7f;
+        if bits == Swap::Pthread as u8 || !swappable(kind($m)) {
+            if bits != Swap::Pthread as u8 {
+                count_to_glibc($m);
+            }
+            $glibc
+        } else {
+            on_swapped!($mode, $L => $body)
         }
     }};
 }
@@ -133,13 +134,12 @@ pub unsafe fn try_acquire(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
 pub unsafe fn release(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
     let bits = mode.bits() & 0x7f;
     // SAFETY: the caller's contract: `m` is a live mutex it holds. An
-    // unlock is not an acquisition: it goes to glibc uncounted, and the
-    // macro below sees only swapped mutexes.
+    // unlock is not an acquisition: it goes to glibc uncounted.
     unsafe {
         if bits == Swap::Pthread as u8 || !swappable(kind(m)) {
             return (real().mutex_unlock)(m);
         }
-        with_lock!(mode, m, L => { swapped::unlock::<L>(m); 0 }, glibc => 0)
+        on_swapped!(mode, L => { swapped::unlock::<L>(m); 0 })
     }
 }
 
@@ -180,13 +180,12 @@ pub unsafe fn timed_acquire(
 /// As [`acquire`].
 pub unsafe fn destroy(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
     let bits = mode.bits() & 0x7f;
-    // SAFETY: the caller's contract: `m` is a live, initialized mutex; the
-    // macro below sees only swapped mutexes.
+    // SAFETY: the caller's contract: `m` is a live, initialized mutex.
     unsafe {
         if bits == Swap::Pthread as u8 || !swappable(kind(m)) {
             return (real().mutex_destroy)(m);
         }
-        with_lock!(mode, m, L => swapped::destroy::<L>(m), glibc => 0)
+        on_swapped!(mode, L => swapped::destroy::<L>(m))
     }
 }
 

@@ -14,10 +14,10 @@
 //! counted in one overflow record with the others, whose counts are
 //! atomic adds and whose holds are not measured.
 
-use crate::clock::now;
 use crate::mode::Mode;
 use crate::mutex;
 use libc::{c_int, pthread_mutex_t};
+use locks::sys::clock::monotonic_ns as now;
 use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// Records in the table.

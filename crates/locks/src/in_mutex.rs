@@ -19,6 +19,20 @@ use crate::{LockConfig, RawLock, TryLock};
 /// Bytes of a `pthread_mutex_t` a swapped lock may use.
 pub const SLOT_BYTES: usize = 16;
 
+/// Where glibc keeps the mutex kind (`__kind`) in a `pthread_mutex_t`.
+pub const KIND_OFFSET: usize = 16;
+
+/// Whether a mutex of glibc kind `kind` can hold a swapped lock: a plain
+/// private mutex, normal/default (0) or adaptive (3). The low byte holds
+/// what changes semantics (the type in bits 0-1: 1 recursive, 2
+/// error-checking; robust 16, PI 32, PP 64, process-shared 128); the
+/// elision hints above it (256, 512) do not.
+#[inline]
+pub fn swappable_kind(kind: i32) -> bool {
+    let k = kind & 0xff;
+    k == 0 || k == 3
+}
+
 /// A lock `contend run` can swap in for glibc's mutex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]

@@ -85,10 +85,11 @@ fn run_one(
     let cpu = ticks.zip(CpuTicks::read().ok()).map(|(a, b)| a.split_until(&b));
     // Ctrl-C reaches the child too (same process group); report it as the
     // interrupt it is, not as a failed child.
-    if let Some(sig) = killed_by(usage.status).filter(|s| crate::session::signals::ENDING.contains(s)) {
+    let killed_by = usage.signal().and_then(|s| Signal::try_from(s).ok());
+    if let Some(sig) = killed_by.filter(|s| crate::session::signals::ENDING.contains(s)) {
         return Err(anyhow::anyhow!(Interrupted(sig)));
     }
-    if !(libc_exited_ok(usage.status)) {
+    if usage.exit_code() != Some(0) {
         bail!("the {} child failed (wait status {:#x})", allocator.label(), usage.status);
     }
     let result: ChildResult =
@@ -142,17 +143,6 @@ fn read_result(child: &mut std::process::Child) -> Result<String> {
             Err(e) => return Err(e).context("reading the child's result"),
         }
     }
-}
-
-/// The signal that killed a child, from its wait status.
-fn killed_by(status: i32) -> Option<Signal> {
-    let sig = status & 0x7f;
-    (sig != 0 && sig != 0x7f).then(|| Signal::try_from(sig).ok()).flatten()
-}
-
-fn libc_exited_ok(status: i32) -> bool {
-    // WIFEXITED && WEXITSTATUS == 0, spelled out: status is exit << 8.
-    status & 0x7f == 0 && (status >> 8) & 0xff == 0
 }
 
 /// Runs every pattern under every allocator, in rounds.

@@ -2,7 +2,7 @@
 //! documented in crates/interpose/src/report.rs): one file per process,
 //! `interpose.<pid>.tsv`, in the run's directory.
 
-use crate::model::program::MutexInits;
+use crate::model::program::{MutexCounts, MutexInits};
 use std::path::Path;
 
 /// One mutex line, before symbolization.
@@ -12,20 +12,8 @@ pub struct RawMutex {
     pub address: u64,
     /// glibc's kind field.
     pub kind: i32,
-    /// Acquisitions.
-    pub acquisitions: u64,
-    /// Of those, contended.
-    pub contended: u64,
-    /// Failed try-locks.
-    pub try_failed: u64,
-    /// Total wait of the contended ones, ns.
-    pub wait_ns: u64,
-    /// Longest wait, ns.
-    pub max_wait_ns: u64,
-    /// Median wait, ns.
-    pub p50_wait_ns: u64,
-    /// 99th percentile wait, ns.
-    pub p99_wait_ns: u64,
+    /// Acquisitions and waits.
+    pub counts: MutexCounts,
     /// Holds measured.
     pub holds: u64,
     /// Their total, ns.
@@ -97,13 +85,15 @@ pub fn parse(text: &str) -> Result<Report, String> {
             ("mutex", 17) => r.mutexes.push(RawMutex {
                 address: hex(f[1])?,
                 kind: num(f[2])?,
-                acquisitions: num(f[3])?,
-                contended: num(f[4])?,
-                try_failed: num(f[5])?,
-                wait_ns: num(f[6])?,
-                max_wait_ns: num(f[7])?,
-                p50_wait_ns: num(f[8])?,
-                p99_wait_ns: num(f[9])?,
+                counts: MutexCounts {
+                    acquisitions: num(f[3])?,
+                    contended: num(f[4])?,
+                    try_failed: num(f[5])?,
+                    wait_ns: num(f[6])?,
+                    max_wait_ns: num(f[7])?,
+                    p50_wait_ns: num(f[8])?,
+                    p99_wait_ns: num(f[9])?,
+                },
                 holds: num(f[10])?,
                 hold_ns: num(f[11])?,
                 site: hex(f[12])?,
@@ -145,7 +135,7 @@ mod tests {
         assert_eq!((r.inits.swapped, r.inits.recursive), (3, 1));
         let m = &r.mutexes[0];
         assert_eq!(
-            (m.address, m.contended, m.p99_wait_ns, m.site, m.module_base),
+            (m.address, m.counts.contended, m.counts.p99_wait_ns, m.site, m.module_base),
             (16, 5, 1900, 0x5000, 0x4000)
         );
         assert!(m.symbol.is_none());

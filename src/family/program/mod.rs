@@ -23,13 +23,6 @@ use nix::sys::signal::Signal;
 use spec::RunSpec;
 use sweep::RunOutcome;
 
-/// Whether a mutex of glibc kind `k` held the swapped lock (the
-/// interposer's rule: a plain private mutex, normal or adaptive).
-pub fn swappable_kind(k: i32) -> bool {
-    let k = k & 0xff;
-    k == 0 || k == 3
-}
-
 /// `contend run` as an [`Experiment`].
 pub struct Run;
 

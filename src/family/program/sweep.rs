@@ -84,6 +84,7 @@ fn run_one(
     lock: &str,
     futex: Option<&FutexCounters>,
     symbols: &mut Symbolizer,
+    metric: Option<&regex::Regex>,
     echo: bool,
 ) -> Result<ProgramSample> {
     let scratch = Scratch::new()?;
@@ -131,14 +132,15 @@ fn run_one(
     let cpu = ticks.zip(CpuTicks::read().ok()).map(|(a, b)| a.split_until(&b));
     // Children it left behind go with the run.
     let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
-    let (code, signal) = (usage.status >> 8 & 0xff, usage.status & 0x7f);
     if echo {
         eprint!("{}", std::fs::read_to_string(&out_path).unwrap_or_default());
         eprint!("{}", std::fs::read_to_string(&err_path).unwrap_or_default());
     }
-    if signal != 0 || code != 0 {
-        let how =
-            if signal != 0 { format!("was killed by signal {signal}") } else { format!("exited {code}") };
+    if usage.exit_code() != Some(0) {
+        let how = match usage.signal() {
+            Some(signal) => format!("was killed by signal {signal}"),
+            None => format!("exited {}", usage.exit_code().unwrap_or(-1)),
+        };
         bail!("{} {how} under lock {lock}; its last output:\n{}", spec.program[0], tail(&err_path, 20));
     }
     let reports = read_all(&scratch.0).map_err(|e| anyhow!("the interposer's report: {e}"))?;
@@ -152,13 +154,12 @@ fn run_one(
     if let Some(r) = reports.iter().find(|r| r.lock != lock) {
         bail!("process {} ran lock {} instead of {lock}", r.pid, r.lock);
     }
-    let metric = match &spec.metric {
+    let metric = match metric {
         None => None,
         Some(re) => {
-            let re = regex::Regex::new(re).expect("checked in the spec");
             let text = std::fs::read_to_string(&out_path).unwrap_or_default();
-            let found = metric_in(&re, &text)
-                .or_else(|| metric_in(&re, &std::fs::read_to_string(&err_path).unwrap_or_default()));
+            let found = metric_in(re, &text)
+                .or_else(|| metric_in(re, &std::fs::read_to_string(&err_path).unwrap_or_default()));
             Some(found.ok_or_else(|| {
                 anyhow!("--metric {re}: no line of the program's output matched with a number")
             })?)
@@ -211,19 +212,15 @@ fn profiles(reports: &[Report], symbols: &mut Symbolizer) -> Vec<MutexProfile> {
                 module: m.module.clone(),
                 offset,
                 kind: m.kind,
-                swapped: r.lock != "pthread" && crate::family::program::swappable_kind(m.kind),
-                acquisitions: m.acquisitions,
-                contended: m.contended,
-                try_failed: m.try_failed,
-                wait_ns: m.wait_ns,
-                max_wait_ns: m.max_wait_ns,
-                p50_wait_ns: m.p50_wait_ns,
-                p99_wait_ns: m.p99_wait_ns,
+                swapped: r.lock != "pthread" && locks::in_mutex::swappable_kind(m.kind),
+                counts: m.counts,
                 mean_hold_ns: if m.holds > 0 { m.hold_ns as f64 / m.holds as f64 } else { 0.0 },
             }
         })
         .collect();
-    out.sort_by(|a, b| b.wait_ns.cmp(&a.wait_ns).then(b.acquisitions.cmp(&a.acquisitions)));
+    out.sort_by(|a, b| {
+        (b.counts.wait_ns, b.counts.acquisitions).cmp(&(a.counts.wait_ns, a.counts.acquisitions))
+    });
     out
 }
 
@@ -275,6 +272,8 @@ pub fn run_program(spec: &RunSpec) -> Result<RunOutcome> {
         None,
     );
     let mut symbols = Symbolizer::default();
+    // Compiled once for every execution (the spec checked that it compiles).
+    let metric = spec.metric.as_deref().map(regex::Regex::new).transpose()?;
     let rounds = run_rounds(
         spec.locks.len(),
         &spec.repeat,
@@ -287,7 +286,7 @@ pub fn run_program(spec: &RunSpec) -> Result<RunOutcome> {
                 Purpose::Measure => None,
             };
             let shown = echo && purpose == Purpose::Measure;
-            run_one(spec, lock, counted.as_ref().or(inline.as_ref()), &mut symbols, shown)
+            run_one(spec, lock, counted.as_ref().or(inline.as_ref()), &mut symbols, metric.as_ref(), shown)
                 .with_context(|| format!("lock {lock}"))
         },
         |_, _| crate::engine::progress::tick(&bar),

@@ -1,6 +1,8 @@
 //! The only place that talks to the kernel directly: one file per facility.
 
 #[cfg(not(loom))]
+pub mod clock;
+#[cfg(not(loom))]
 pub mod fd;
 #[cfg(not(loom))]
 pub mod futex;

@@ -73,6 +73,19 @@ pub struct ChildUsage {
     pub involuntary: i64,
 }
 
+impl ChildUsage {
+    /// The signal that ended the child (WIFSIGNALED, WTERMSIG), if one did.
+    pub fn signal(&self) -> Option<i32> {
+        let sig = self.status & 0x7f;
+        (sig != 0 && sig != 0x7f).then_some(sig)
+    }
+
+    /// Its exit code (WIFEXITED, WEXITSTATUS), if it exited.
+    pub fn exit_code(&self) -> Option<i32> {
+        (self.status & 0x7f == 0).then_some((self.status >> 8) & 0xff)
+    }
+}
+
 /// Reaps child `pid` with wait4(2), returning its status and resource usage
 /// (std's Child::wait does not give the rusage).
 pub fn wait4(pid: libc::pid_t) -> io::Result<ChildUsage> {
@@ -99,4 +112,22 @@ pub fn wait4(pid: libc::pid_t) -> io::Result<ChildUsage> {
         voluntary: ru.ru_nvcsw,
         involuntary: ru.ru_nivcsw,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChildUsage;
+
+    fn usage(status: i32) -> ChildUsage {
+        ChildUsage { status, user_s: 0.0, sys_s: 0.0, max_rss_kib: 0, voluntary: 0, involuntary: 0 }
+    }
+
+    #[test]
+    fn a_wait_status_reads_as_an_exit_code_or_a_signal() {
+        assert_eq!((usage(0).exit_code(), usage(0).signal()), (Some(0), None));
+        assert_eq!((usage(3 << 8).exit_code(), usage(3 << 8).signal()), (Some(3), None));
+        assert_eq!((usage(9).exit_code(), usage(9).signal()), (None, Some(9)));
+        // A core dump sets 0x80 beside the signal.
+        assert_eq!(usage(0x80 | 11).signal(), Some(11));
+    }
 }

@@ -67,14 +67,8 @@ impl Cond {
     /// `monotonic` (the deadline is taken on that clock).
     pub unsafe fn wait_timeout(&self, mutex: &Mutex, timeout: std::time::Duration, monotonic: bool) -> bool {
         let clock = if monotonic { libc::CLOCK_MONOTONIC } else { libc::CLOCK_REALTIME };
-        let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: `now` is a valid timespec to fill.
-        unsafe { libc::clock_gettime(clock, &mut now) };
-        let ns = now.tv_nsec as u64 + u64::from(timeout.subsec_nanos());
-        let deadline = libc::timespec {
-            tv_sec: now.tv_sec + timeout.as_secs() as libc::time_t + (ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-        };
+        let at = super::clock::ns_on(clock).saturating_add(timeout.as_nanos() as i64);
+        let deadline = libc::timespec { tv_sec: at / 1_000_000_000, tv_nsec: at % 1_000_000_000 };
         // SAFETY: both objects are initialised and outlive the call; the
         // caller holds the mutex.
         let r = unsafe { libc::pthread_cond_timedwait(self.raw.get(), mutex.raw(), &deadline) };

@@ -104,7 +104,7 @@ pub fn table(spec: &RunSpec, o: &RunOutcome, shown: &Shown, preset: &str) -> Str
     );
     let profiled = if spec.profile {
         "Profiled: every acquisition also paid for the profile (a try-lock, a lookup and two clock reads: \
-         about 45 ns on the machine contend was built on, docs/results/interposer-cost.md), so these \
+         about 43 ns on the machine contend was built on, docs/results/interposer-cost.md), so these \
          times are the profiled program's, not the program's.\n"
     } else {
         ""
@@ -143,8 +143,8 @@ fn kind(k: i32, swapped: bool, glibc_anyway: bool) -> String {
 /// One lock's profile: its median run's top mutexes by total wait.
 fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     let s = &r.sample;
-    let total: u64 = s.mutexes.iter().map(|m| m.acquisitions).sum();
-    let contended: u64 = s.mutexes.iter().map(|m| m.contended).sum();
+    let total: u64 = s.mutexes.iter().map(|m| m.counts.acquisitions).sum();
+    let contended: u64 = s.mutexes.iter().map(|m| m.counts.contended).sum();
     let mut t = Table::new();
     t.load_preset(preset);
     let pids = s.mutexes.iter().any(|m| m.pid != s.mutexes[0].pid);
@@ -163,11 +163,15 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
         t.add_row(vec![
             if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) },
             m.site.clone(),
-            m.acquisitions.to_string(),
-            format!("{} ({:.0}%)", m.contended, 100.0 * m.contended as f64 / m.acquisitions.max(1) as f64),
-            format!("{:.3}", m.wait_ns as f64 / 1e6),
-            format!("{:.1}", m.p99_wait_ns as f64 / 1e3),
-            format!("{:.1}", m.max_wait_ns as f64 / 1e3),
+            m.counts.acquisitions.to_string(),
+            format!(
+                "{} ({:.0}%)",
+                m.counts.contended,
+                100.0 * m.counts.contended as f64 / m.counts.acquisitions.max(1) as f64
+            ),
+            format!("{:.3}", m.counts.wait_ns as f64 / 1e6),
+            format!("{:.1}", m.counts.p99_wait_ns as f64 / 1e3),
+            format!("{:.1}", m.counts.max_wait_ns as f64 / 1e3),
             format!("{:.2}", m.mean_hold_ns / 1e3),
             kind(m.kind, m.swapped, s.lock == "pthread"),
         ]);

@@ -159,12 +159,7 @@ pub fn budgets() -> Budgets {
 /// `CLOCK_EVERY` slow unlocks; the coarse clock's resolution, a 4 ms tick
 /// at HZ=250, is too coarse for the quantum).
 #[cfg(not(loom))]
-fn now_ns() -> u64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `t` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
-}
+use crate::sys::clock::monotonic_ns as now_ns;
 
 // SAFETY: a thread returns from `lock` only after a CAS from state 0, 2 or
 // 3 to state 1 succeeded (Acquire), and only the owner moves the state away
