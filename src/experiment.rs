@@ -29,6 +29,9 @@ pub trait Experiment {
     const PLOTS: bool;
     /// Its table's optional column groups (`--columns`).
     const COLUMNS: &'static [Group];
+    /// Whether the terminal table goes to stderr: for `contend run`, whose
+    /// stdout belongs to the program it runs (as time(1) and perf stat do).
+    const TABLE_ON_STDERR: bool = false;
 
     /// Validates the arguments; a mistake names the flag that fixes it.
     fn plan(args: &Self::Args) -> Result<Self::Spec, SpecError>;
@@ -54,7 +57,7 @@ pub fn run<E: Experiment>(args: &E::Args) -> Result<ExitCode> {
     for w in warnings {
         eprintln!("warning: {w}");
     }
-    emit(exports, &E::report(&spec, &environment, &outcome))?;
+    emit(exports, &E::report(&spec, &environment, &outcome), E::TABLE_ON_STDERR)?;
     Ok(match interrupted {
         Some(sig) => ExitCode::from(signals::exit_status(sig)),
         None => ExitCode::SUCCESS,

@@ -6,7 +6,7 @@
 #![forbid(unsafe_code)]
 
 use anyhow::{Context, Result};
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 use contend::cli::{Cli, Command, CompareArgs, ListWhat};
 use contend::engine::Interrupted;
 use contend::experiment;
@@ -21,11 +21,15 @@ use contend::tune::Tune;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse();
     if let Command::AllocChild { .. } = cli.command {
         // The allocator child inherited the parent's blocked mask across
         // exec; it should die of Ctrl-C, and the parent reports that.
         let _ = signals::restore_default();
+    } else if let Command::Keeper(args) = &cli.command {
+        // It keeps contend's blocked mask: the terminal's Ctrl-C is
+        // contend's to act on, and reaches the keeper as a byte.
+        return contend::family::program::keeper::run(args);
     } else if let Err(e) = signals::install() {
         // Before any thread exists, so every thread and worker inherits it.
         eprintln!("warning: cannot take over SIGINT/SIGTERM/SIGHUP/SIGQUIT ({e}); Ctrl-C will not clean up");
@@ -41,6 +45,7 @@ fn main() -> ExitCode {
         Command::Alloc(args) => experiment::run::<Alloc>(&args),
         Command::Run(args) => experiment::run::<contend::family::program::Run>(&args),
         Command::AllocChild { spec } => alloc_child(&spec),
+        Command::Keeper(_) => unreachable!("the keeper returned above"),
         Command::InterposeCheck { what, threads } => {
             match contend::family::lock::interpose_check::run_check(&what, threads) {
                 Ok(()) => Ok(ExitCode::SUCCESS),
@@ -83,10 +88,7 @@ fn main() -> ExitCode {
 
 fn compare(args: &CompareArgs) -> Result<ExitCode> {
     let read = |path: &std::path::Path| -> Result<serde_json::Value> {
-        let text = signals::interruptible(|| std::fs::read_to_string(path))
-            .map_err(|e| SpecError(format!("reading {}: {e}", path.display())))?;
-        serde_json::from_str(&text)
-            .map_err(|e| anyhow::anyhow!(SpecError(format!("{}: not JSON: {e}", path.display()))))
+        Ok(contend::output::reader::read_export(path)?)
     };
     if let Some(text) = &args.baseline {
         let baseline = contend::compare::paired::Baseline::parse(text).map_err(SpecError)?;
@@ -116,6 +118,28 @@ fn alloc_child(spec: &str) -> Result<ExitCode> {
     let result = run_child(&spec).map_err(anyhow::Error::msg)?;
     print(&(serde_json::to_string(&result)? + "\n"))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command line, parsed. A number, a duration or a percentage may
+/// start with a minus sign: `--top -1` or `--precision -5%` then reaches
+/// the flag's own parser, whose error names the flag ("invalid value '-1'
+/// for '--top <N>'"), instead of clap's "unexpected argument '-1'", which
+/// names none. Names and paths do not, so `--export-json --runs` stays an
+/// error rather than a file called `--runs`.
+fn parse() -> Cli {
+    use clap::FromArgMatches;
+    fn numeric(a: &clap::Arg) -> bool {
+        let names = a.get_value_names().unwrap_or_default();
+        names.iter().any(|n| ["N", "DURATION", "PERCENT", "WORK"].iter().any(|k| n.as_str().starts_with(k)))
+    }
+    fn negatives(c: clap::Command) -> clap::Command {
+        let c = c.allow_negative_numbers(true).mut_subcommands(negatives);
+        let ids: Vec<clap::Id> =
+            c.get_arguments().filter(|a| numeric(a)).map(|a| a.get_id().clone()).collect();
+        ids.iter().fold(c, |c, id| c.mut_arg(id, |a| a.allow_hyphen_values(true)))
+    }
+    let matches = negatives(Cli::command()).get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// The command tree without hidden commands (the allocator child), which

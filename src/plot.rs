@@ -9,7 +9,7 @@
 use crate::family::lock::report::plot::{self as lock_plot, Dot};
 use crate::family::wakeup::report::plot::{self as wakeup_plot, Curve};
 use crate::model::SpecError;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use plotters::prelude::*;
 use serde_json::Value;
@@ -43,14 +43,6 @@ fn form(path: &Path) -> Result<Form, SpecError> {
     }
 }
 
-/// Reads an export file as JSON; a missing file or bad JSON is the
-/// user's mistake (exit 2), named with the path.
-pub fn read_export(path: &Path) -> Result<Value> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| SpecError(format!("reading {}: {e}", path.display())))?;
-    Ok(serde_json::from_str(&text).map_err(|e| SpecError(format!("{}: not JSON: {e}", path.display())))?)
-}
-
 /// An export's command and machine, as a figure's caption.
 pub fn export_caption(doc: &Value) -> String {
     let env = &doc["environment"];
@@ -71,7 +63,7 @@ enum Points {
 
 /// Reads one export: its points, and its command and machine in words.
 fn read(path: &Path, source: Option<&str>) -> Result<(Points, String)> {
-    let doc = read_export(path)?;
+    let doc = crate::output::reader::read_export(path)?;
     let bad = |e: String| SpecError(format!("{}: {e}", path.display()));
     let points = match doc.get("family").and_then(Value::as_str) {
         Some("lock") => Points::Lock(Dot::read(&doc, source).map_err(bad)?),
@@ -92,6 +84,9 @@ fn read(path: &Path, source: Option<&str>) -> Result<(Points, String)> {
 /// Draws the figure `args` asks for.
 pub fn run(args: &PlotArgs) -> Result<()> {
     let form = form(&args.output)?;
+    // Checked before the exports are read: an unwritable -o is a usage
+    // error (exit 2) like every other export's.
+    let sink = crate::output::sink::Sink::open("-o", &args.output)?;
     let several = args.files.len() > 1;
     let (mut dots, mut curves) = (Vec::new(), Vec::new());
     let mut captions = Vec::new();
@@ -117,37 +112,41 @@ pub fn run(args: &PlotArgs) -> Result<()> {
     }
     let caption = captions.join("; ");
     let title = args.title.as_deref();
-    let out = &args.output;
-    let mut svg = String::new();
-    let drawn = match (form, curves.is_empty()) {
-        (Form::Svg, true) => lock_plot::draw(
-            &dots,
-            SVGBackend::with_string(&mut svg, lock_plot::SIZE).into_drawing_area(),
-            title,
-            &caption,
-        ),
-        (Form::Svg, false) => wakeup_plot::draw(
-            &curves,
-            SVGBackend::with_string(&mut svg, wakeup_plot::SIZE).into_drawing_area(),
-            title,
-            &caption,
-        ),
-        (Form::Png, true) => lock_plot::draw(
-            &dots,
-            BitMapBackend::new(out, lock_plot::SIZE).into_drawing_area(),
-            title,
-            &caption,
-        ),
-        (Form::Png, false) => wakeup_plot::draw(
-            &curves,
-            BitMapBackend::new(out, wakeup_plot::SIZE).into_drawing_area(),
-            title,
-            &caption,
-        ),
+    let draw = |file: &mut std::fs::File, out: &Path| -> Result<()> {
+        let mut svg = String::new();
+        let drawn = match (form, curves.is_empty()) {
+            (Form::Svg, true) => lock_plot::draw(
+                &dots,
+                SVGBackend::with_string(&mut svg, lock_plot::SIZE).into_drawing_area(),
+                title,
+                &caption,
+            ),
+            (Form::Svg, false) => wakeup_plot::draw(
+                &curves,
+                SVGBackend::with_string(&mut svg, wakeup_plot::SIZE).into_drawing_area(),
+                title,
+                &caption,
+            ),
+            (Form::Png, true) => lock_plot::draw(
+                &dots,
+                BitMapBackend::new(out, lock_plot::SIZE).into_drawing_area(),
+                title,
+                &caption,
+            ),
+            (Form::Png, false) => wakeup_plot::draw(
+                &curves,
+                BitMapBackend::new(out, wakeup_plot::SIZE).into_drawing_area(),
+                title,
+                &caption,
+            ),
+        };
+        drawn.map_err(anyhow::Error::msg)?;
+        if !svg.is_empty() {
+            use std::io::Write;
+            file.write_all(svg.as_bytes())?;
+        }
+        Ok(())
     };
-    drawn.map_err(anyhow::Error::msg).with_context(|| format!("writing {}", out.display()))?;
-    if !svg.is_empty() {
-        std::fs::write(out, svg).with_context(|| format!("writing {}", out.display()))?;
-    }
+    sink.write_with(draw)?;
     Ok(())
 }

@@ -9,7 +9,7 @@ use crate::family::lock::report::plot::{self as lock_plot, Dot};
 use crate::family::wakeup::report::plot::{self as wakeup_plot, Curve};
 use crate::model::SpecError;
 use crate::output::number::si;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use plotters::prelude::*;
 use serde_json::Value;
@@ -156,7 +156,7 @@ fn points(doc: &Value, caption: &str) -> Result<(String, String), String> {
 
 /// One export's section of the page.
 fn section(path: &Path) -> Result<String> {
-    let doc = crate::plot::read_export(path)?;
+    let doc = crate::output::reader::read_export(path)?;
     let env = &doc["environment"];
     let caption = crate::plot::export_caption(&doc);
     let (svg, points) = points(&doc, &caption).map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
@@ -203,6 +203,9 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     if !matches!(ext.as_deref(), Some("html" | "htm")) {
         return Err(SpecError(format!("-o {}: name the report .html", args.output.display())).into());
     }
+    // Checked before the exports are read: an unwritable -o is a usage
+    // error (exit 2) like every other export's.
+    let sink = crate::output::sink::Sink::open("-o", &args.output)?;
     let mut page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\
          <body><h1>{t}</h1>",
@@ -212,7 +215,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
         page += &section(path)?;
     }
     page.push_str("</body></html>\n");
-    std::fs::write(&args.output, page).with_context(|| format!("writing {}", args.output.display()))
+    sink.write(&page)
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ fn export_paths_are_checked_before_measuring() {
     refused(&[&long[..], &["--export-csv", &same, "--export-json", &same]].concat(), "both name");
     refused(&["alloc", "--allocator", "glibc", "--export-csv", "/nonexistent/a.csv"], "--export-csv");
     refused(&["wakeup", "--export-json", "/nonexistent/w.json"], "--export-json");
-    // Nothing was left where a file was made for the run.
+    // Nothing was left: no file is made before the results exist.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
@@ -145,7 +145,7 @@ fn a_blocking_open_ends_on_a_signal() {
         std::thread::sleep(Duration::from_millis(500));
         assert!(child.try_wait().unwrap().is_none(), "{args:?}: the open should block");
         kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
-        let status = wait(&mut child, Duration::from_secs(10));
+        let status = wait(&mut child, Duration::from_secs(120));
         assert_eq!(status.signal(), Some(Signal::SIGTERM as i32), "{args:?}: {status:?}");
     }
 }
@@ -159,7 +159,7 @@ fn start_alloc() -> (std::process::Child, i32) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(120);
     while Instant::now() < deadline {
         if let Some(&kid) = children(child.id()).first() {
             return (child, kid);
@@ -175,7 +175,7 @@ fn start_alloc() -> (std::process::Child, i32) {
 fn alloc_takes_sigterm_and_its_child_dies_with_it() {
     let (mut run, kid) = start_alloc();
     kill(Pid::from_raw(run.id() as i32), Signal::SIGTERM).unwrap();
-    let status = wait(&mut run, Duration::from_secs(10));
+    let status = wait(&mut run, Duration::from_secs(120));
     assert_eq!(status.code(), Some(143), "{status:?}");
     assert!(!alive(kid), "the allocator child outlived the run");
 
@@ -188,4 +188,57 @@ fn alloc_takes_sigterm_and_its_child_dies_with_it() {
         assert!(Instant::now() < deadline, "the allocator child outlived a SIGKILLed coordinator");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn readers_of_exports_refuse_a_stream_and_writers_an_unwritable_path_with_2() {
+    // /dev/zero never ends: read up to the cap, then refused.
+    let out = Command::new(bin()).args(["compare", "/dev/zero", "/dev/null"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a contend export"));
+    for args in [
+        &["plot", "/dev/zero", "-o", "/tmp/contend-unused.svg"][..],
+        &["report", "/dev/zero", "-o", "/tmp/contend-unused.html"],
+    ] {
+        let out = Command::new(bin()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+    // An unwritable -o is bad input, found before any export is read.
+    refused(&["plot", "/nonexistent.json", "-o", "/nonexistent/dir/x.svg"], "-o /nonexistent/dir/x.svg");
+    refused(&["report", "/nonexistent.json", "-o", "/proc/x.html"], "-o /proc/x.html");
+}
+
+#[test]
+fn a_sigkilled_run_leaves_no_empty_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut child = Command::new(bin())
+        .args([
+            "lock",
+            "--lock",
+            "futex",
+            "--threads",
+            "1",
+            "--duration",
+            "60s",
+            "--runs",
+            "1",
+            "--count-futex",
+        ])
+        .args(["off", "--no-progress", "--export-json"])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Running: its worker thread exists (bounded by a hang guard).
+    let guard = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_dir(format!("/proc/{}/task", child.id())).map_or(0, |d| d.count()) < 2 {
+        assert!(Instant::now() < guard, "the run never started its worker");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    assert_eq!(child.wait().unwrap().signal(), Some(9));
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "a killed run left {left:?}");
 }

@@ -10,6 +10,14 @@ use serde_json::Value;
 #[test]
 fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--threads", "0"], "0 is not allowed");
+    // A negative value names its flag (not clap's "unexpected argument").
+    refused(&["lock", "--precision", "-5%"], "for '--precision <PERCENT>'");
+    refused(&["lock", "--seed", "-1"], "for '--seed <N>'");
+    refused(&["run", "--top", "-1", "--", "true"], "for '--top <N>'");
+    refused(&["run", "--grace", "-1s", "--", "true"], "for '--grace <DURATION>'");
+    refused(&["compare", "a.json", "b.json", "--threshold", "-3%"], "for '--threshold <PERCENT>'");
+    refused(&["lock", "--max-steal", "-3"], "for '--max-steal <PERCENT|off>'");
+    refused(&["wakeup", "--pairs", "-1"], "for '--pairs <PAIRS>'");
     refused(&["lock", "--threads", "-2"], "negative");
     refused(&["lock", "--threads", "two"], "not a whole number");
     refused(&["lock", "--spin", "0"], "0 is not allowed");

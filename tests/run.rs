@@ -29,13 +29,16 @@ fn interposer() -> PathBuf {
     so
 }
 
-/// `contend run ARGS -- PROGRAM...` with `--export-json -` (and one run
-/// unless ARGS say otherwise): the document.
+/// `contend run ARGS -- PROGRAM...` with `--export-json` to a file (and
+/// one run unless ARGS say otherwise): the document.
 fn run_json(args: &[&str], program: &[&str]) -> Value {
     interposer();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
     let runs: &[&str] = if args.contains(&"--runs") { &[] } else { &["--runs", "1"] };
     let out = contend()
-        .args(["run", "--count-futex", "off", "--no-progress", "--export-json", "-"])
+        .args(["run", "--count-futex", "off", "--no-progress", "--export-json"])
+        .arg(&json)
         .args(runs)
         .args(args)
         .arg("--")
@@ -45,7 +48,8 @@ fn run_json(args: &[&str], program: &[&str]) -> Value {
         .expect("contend runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "contend run {args:?} -- {program:?}: {err}");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"))
+    let text = std::fs::read(&json).unwrap_or_else(|e| panic!("no export ({e}): {err}"));
+    serde_json::from_slice(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {err}"))
 }
 
 /// The median run of `lock` in an export.
@@ -87,12 +91,17 @@ fn every_lock_that_fits_passes_the_pthread_checks_through_the_interposer() {
                 assert_eq!(procs, if check == "fork" { 2 } else { 1 }, "{what}: processes that reported");
                 let inits = &s["inits"];
                 let to_glibc = s["to_glibc"].as_u64().unwrap();
+                let swapped = s["swapped"].as_u64().unwrap();
                 if lock == "pthread" {
-                    // Nothing swapped, nothing classified.
+                    // Nothing swapped or classified; every acquisition
+                    // went to glibc, and was counted.
                     assert_eq!(inits["swapped"], 0, "{what}");
-                    assert_eq!(to_glibc, 0, "{what}");
+                    assert_eq!(swapped, 0, "{what}");
+                    assert!(to_glibc > 0, "{what}");
                     continue;
                 }
+                // The lock ran (kinds uses only glibc's kinds).
+                assert_eq!(swapped > 0, check != "kinds", "{what}: {swapped} swapped acquisitions");
                 match check {
                     "exclusion" => {
                         // pthread and pthread-adaptive are swapped;
@@ -107,7 +116,9 @@ fn every_lock_that_fits_passes_the_pthread_checks_through_the_interposer() {
                             (inits["recursive"].as_u64(), inits["errorcheck"].as_u64()),
                             (Some(1), Some(1))
                         );
-                        assert!(to_glibc >= 4, "{what}: recursive and error-checking locks go to glibc");
+                        // Two recursive locks and one error-checking lock
+                        // succeed; the refused relock is no acquisition.
+                        assert_eq!(to_glibc, 3, "{what}: recursive and error-checking locks go to glibc");
                     }
                     _ => assert!(inits["swapped"].as_u64().unwrap() >= 1, "{what}: {inits}"),
                 }
@@ -191,7 +202,8 @@ fn sysbench_threads_profiled_names_its_contended_mutex_and_its_wait() {
         .args(["sysbench", "threads", "--threads=4", "--thread-locks=1", "--time=1", "run"])
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    // The table is on stderr: stdout is sysbench's.
+    let text = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("profile under pthread") && text.contains("sysbench+0x"), "{text}");
 }
@@ -278,6 +290,26 @@ fn what_run_refuses() {
     common::refused(&["run", "--", "no-such-program-here"], "not found on PATH");
     common::refused(&["run", "--metric", "(", "--", "true"], "--metric");
     common::refused(&["run", "--interposer", "/nonexistent.so", "--", "true"], "does not exist");
+    common::refused(&["run", "--interposer", "/etc/passwd", "--", "true"], "not an ELF shared library");
+    let contend_itself = assert_cmd::cargo::cargo_bin("contend");
+    common::refused(
+        &["run", "--interposer", contend_itself.to_str().unwrap(), "--", "true"],
+        "not contend's interposer",
+    );
+}
+
+#[test]
+fn arguments_that_are_not_utf8_reach_the_program_as_they_are() {
+    use std::os::unix::ffi::OsStrExt;
+    interposer();
+    let arg = std::ffi::OsStr::from_bytes(b"caf\xe9\xff");
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
+        .args(["run", "--runs", "1", "--count-futex", "off", "--", "printf", "%s"])
+        .arg(arg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.stdout, b"caf\xe9\xff");
 }
 
 #[test]

@@ -32,14 +32,18 @@ fn export(args: &[&str]) -> Value {
     // that the document has two processes.
     let program: &[&str] =
         if args[0] == "run" { &["--", "sh", "-c", "true; sysbench --version"] } else { &[] };
-    let out = Command::cargo_bin("contend")
+    // To a file: under `contend run`, stdout is the program's.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("export.json");
+    Command::cargo_bin("contend")
         .unwrap()
         .args(args)
-        .args(["--export-json", "-"])
+        .arg("--export-json")
+        .arg(&json)
         .args(program)
         .assert()
         .success();
-    serde_json::from_slice(&out.get_output().stdout).unwrap()
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
 }
 
 #[test]

@@ -69,6 +69,33 @@ fn check_pair(pair: &Value, samples: u64, what: &str) {
 }
 
 #[test]
+fn late_rounds_are_counted_among_the_measured_rounds_only() {
+    // An interval far below a round trip: nearly every round starts late,
+    // during the warm-up too, which must not be counted against the
+    // measured rounds.
+    let out = contend()
+        .args(["wakeup", "--pairs", "2", "--interval", "1us", "--warmup", "300ms", "--duration", "100ms"])
+        .args(["--runs", "1", "--export-json", "-"])
+        .assert()
+        .success();
+    let doc: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    for w in doc["warnings"].as_array().unwrap() {
+        let m = w["message"].as_str().unwrap();
+        if let Some((late, rest)) = m.split_once(" of ") {
+            if let (Ok(late), Some(Ok(rounds))) =
+                (late.parse::<u64>(), rest.split(' ').next().map(str::parse::<u64>))
+            {
+                assert!(late <= rounds, "{m}");
+            }
+        }
+    }
+    for p in doc["points"][0]["sample"]["pairs"].as_array().unwrap() {
+        let samples = p["round_trip"]["summary"]["samples"].as_u64().unwrap();
+        assert!(p["late_starts"].as_u64().unwrap() <= samples, "{p}");
+    }
+}
+
+#[test]
 fn every_primitive_ping_pongs_in_threads() {
     let d = json(&[
         "--primitive",

@@ -78,6 +78,10 @@ pub enum Command {
         #[arg(long, default_value_t = 8)]
         threads: u32,
     },
+    /// Internal: the process between `contend run` and the program it
+    /// runs, which ends everything the program started.
+    #[command(name = "__keeper", hide = true)]
+    Keeper(crate::family::program::keeper::KeeperArgs),
     /// Internal: the allocator child `contend alloc` starts.
     #[command(name = "__alloc-child", hide = true)]
     AllocChild {

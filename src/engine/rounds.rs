@@ -138,8 +138,8 @@ where
             if let Some(s) = sample {
                 self.state[i].runs.push(s);
             }
-            if sig.is_some() {
-                return Ok(sig);
+            if let Some(sig) = sig.or_else(crate::session::signals::latched) {
+                return Ok(Some(sig));
             }
         }
         Ok(None)
@@ -163,9 +163,11 @@ where
                 s.info_mut().status = RunStatus::CutShort;
             }
             self.state[i].runs.push(s);
-            if sig.is_some() {
+            // A signal read during the drain after a complete window: the
+            // run stands, and the sweep stops.
+            if let Some(sig) = sig.or_else(crate::session::signals::latched) {
                 self.state[i].stopped = Some(Stopped::Interrupted);
-                return Ok(sig);
+                return Ok(Some(sig));
             }
             if !reject {
                 break;

@@ -167,7 +167,9 @@ impl Environment {
             glibc: locks::sys::libc_info::glibc_version(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             git_hash: env!("CONTEND_GIT_HASH").into(),
-            command_line: std::env::args().collect(),
+            // args_os: an argument that is not UTF-8 (passed to `contend run`'s
+            // program) is recorded lossily, not a panic.
+            command_line: std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect(),
         }
     }
 }

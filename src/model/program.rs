@@ -73,6 +73,21 @@ pub struct MutexProfile {
     pub mean_hold_ns: f64,
 }
 
+/// What the program left running when it exited (daemons, background
+/// jobs, anything that left its process group), and what became of it:
+/// contend ends everything a run starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Leftovers {
+    /// Processes found running after the program exited (each was sent
+    /// SIGTERM).
+    pub found: u64,
+    /// Of those, the ones still there after the grace, sent SIGKILL.
+    pub killed: u64,
+    /// Processes that did not die even then (uninterruptible sleep): they
+    /// outlive the run, and a warning names them.
+    pub survivors: u64,
+}
+
 /// One execution of the program under one lock.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProgramSample {
@@ -95,12 +110,22 @@ pub struct ProgramSample {
     pub involuntary_context_switches: i64,
     /// Futex syscalls of the program, when counted.
     pub futex: Option<FutexCounts>,
+    /// Processes the interposer was loaded into (by exec; forked children
+    /// are not counted here).
+    pub loaded: u32,
     /// Processes whose interposer reported (the program, and children that
     /// exited normally).
     pub processes: u32,
-    /// Acquisitions a swapped process sent to glibc's mutex (types no
-    /// swapped lock honours); under `pthread`, every one goes there and
-    /// this is 0.
+    /// Whether the program's own process reported; false when it left
+    /// without running library destructors (Go's runtime ends with a raw
+    /// exit_group), so its acquisitions are unknown.
+    pub program_reported: bool,
+    /// Acquisitions made by the swapped lock (0 under `pthread`; 0 under
+    /// another lock means that lock never ran, and it gets no ratio).
+    pub swapped: u64,
+    /// Acquisitions of glibc's mutex through the interposer: every one
+    /// under `pthread`; under a swapped lock, the kinds it leaves to glibc
+    /// (recursive, error-checking, robust, PI, PP, process-shared).
     pub to_glibc: u64,
     /// `pthread_mutex_init` calls by outcome.
     pub inits: MutexInits,
@@ -108,6 +133,8 @@ pub struct ProgramSample {
     pub mutexes: Vec<MutexProfile>,
     /// System-wide CPU split over the run.
     pub cpu: Option<CpuSplit>,
+    /// What the program left running at its exit, ended by contend.
+    pub leftovers: Leftovers,
 }
 
 impl RunRecord for ProgramSample {

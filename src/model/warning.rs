@@ -38,6 +38,13 @@ pub enum WarningKind {
     NoBaseline,
     /// The sweep was interrupted by a signal.
     Interrupted,
+    /// `contend run`: what the interposer saw does not support a ratio (a
+    /// swapped lock that made no acquisition, a program that took no
+    /// pthread mutex, a process that left without reporting).
+    Unexercised,
+    /// `contend run`: the program left processes running at its exit;
+    /// contend ended them.
+    LeftRunning,
 }
 
 /// One warning.

@@ -24,10 +24,12 @@ pub trait Report {
     fn document(&self) -> serde_json::Result<Value>;
 }
 
-/// Writes `report` to the terminal (unless an export took stdout) and to
-/// each open export.
-pub fn emit(exports: Exports, report: &dyn Report) -> Result<()> {
-    if !exports.stdout_taken() {
+/// Writes `report` to the terminal (stdout, unless an export took it; or
+/// stderr with `on_stderr`) and to each open export.
+pub fn emit(exports: Exports, report: &dyn Report, on_stderr: bool) -> Result<()> {
+    if on_stderr {
+        eprint!("{}", report.terminal());
+    } else if !exports.stdout_taken() {
         sink::print(&report.terminal())?;
     }
     sink::emit(exports.csv, || Ok(report.csv()))?;

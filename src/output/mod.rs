@@ -11,5 +11,6 @@ pub mod json;
 pub mod ndjson;
 pub mod number;
 pub mod plot;
+pub mod reader;
 pub mod sink;
 pub mod table;

@@ -1,14 +1,18 @@
-//! Where exports go, opened before anything is measured: a path that
+//! Where exports go, checked before anything is measured: a path that
 //! cannot be written (a missing directory, a directory, no permission) is
 //! a usage error found in a millisecond, not after a ten-minute sweep whose
 //! results it would then lose. `-` is stdout for every export (and then
 //! the terminal table is left out, so the stream stays machine-readable).
 //!
-//! A file is created empty up front (or opened as it is, if it exists, so
-//! FIFOs and devices work; that open may block until a FIFO has a reader,
-//! and a signal ends it as it would any program). Its old content is
-//! replaced only when the results are written; a file contend created is
-//! removed again if the run fails before that.
+//! A regular file is written whole or not at all: the export goes to a
+//! temporary file beside it (`.contend-PID-N.NAME`), which is renamed
+//! over the target only when complete, so a run killed with SIGKILL
+//! leaves the old file (or none), never an empty or half-written one. An
+//! existing file keeps its permissions (and a symlink stays a symlink:
+//! the file it names is replaced). Anything else that exists (a
+//! FIFO, a device, /dev/stdout) is opened up front, as it is (that open may
+//! block until a FIFO has a reader, and a signal ends it as it would any
+//! program), and written directly.
 
 use crate::model::SpecError;
 use crate::output::args::OutputArgs;
@@ -16,66 +20,112 @@ use anyhow::{Context, Result};
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// One export's destination.
 #[derive(Debug)]
 pub struct Sink {
     path: PathBuf,
-    file: Option<File>,
-    created: bool,
-    written: bool,
+    to: To,
+}
+
+#[derive(Debug)]
+enum To {
+    Stdout,
+    /// A FIFO, a device: written directly.
+    Open(File),
+    /// A regular file, or none yet: written by rename.
+    Replace,
+}
+
+/// A fresh name beside `path` for its temporary twin, ending as `path`
+/// does (a drawing library picks the image format by the extension).
+fn temporary(path: &Path) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(
+        ".contend-{}-{}.{name}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 impl Sink {
-    /// Opens `path` for the export `flag` (named in errors).
+    /// Checks `path` for the export `flag` (named in errors).
     pub fn open(flag: &str, path: &Path) -> Result<Self, SpecError> {
         let bad = |why: String| SpecError(format!("{flag} {}: {why}", path.display()));
         if path.as_os_str() == "-" {
-            return Ok(Self { path: path.to_path_buf(), file: None, created: false, written: false });
+            return Ok(Self { path: path.to_path_buf(), to: To::Stdout });
         }
         if path.is_dir() {
             return Err(bad("is a directory".into()));
         }
-        let (file, created) = match File::options().write(true).create_new(true).open(path) {
-            Ok(f) => (f, true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let existing =
-                    crate::session::signals::interruptible(|| File::options().write(true).open(path));
-                (existing.map_err(|e| bad(e.to_string()))?, false)
+        let to = match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => {
+                // Writable? (Opened without truncating, and closed.)
+                File::options().write(true).open(path).map_err(|e| bad(e.to_string()))?;
+                // A symlink to a file: the file is what gets replaced, not
+                // the link.
+                let real = std::fs::canonicalize(path).map_err(|e| bad(e.to_string()))?;
+                return Ok(Self { path: real, to: To::Replace });
+            }
+            Ok(_) => {
+                let open = crate::session::signals::interruptible(|| File::options().write(true).open(path));
+                To::Open(open.map_err(|e| bad(e.to_string()))?)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // Can a file be made there? Try the temporary name.
+                let probe = temporary(path);
+                File::options().write(true).create_new(true).open(&probe).map_err(|e| bad(e.to_string()))?;
+                let _ = std::fs::remove_file(&probe);
+                To::Replace
             }
             Err(e) => return Err(bad(e.to_string())),
         };
-        Ok(Self { path: path.to_path_buf(), file: Some(file), created, written: false })
+        Ok(Self { path: path.to_path_buf(), to })
     }
 
     /// Whether this export goes to stdout.
     pub fn is_stdout(&self) -> bool {
-        self.file.is_none()
+        matches!(self.to, To::Stdout)
     }
 
     /// Writes the export, replacing what a regular file held.
-    pub fn write(mut self, text: &str) -> Result<()> {
-        let shown = self.path.display().to_string();
-        match self.file.as_mut() {
-            None => print(text)?,
-            Some(file) => {
-                if file.metadata().is_ok_and(|m| m.is_file()) {
-                    file.set_len(0).with_context(|| format!("truncating {shown}"))?;
-                }
-                file.write_all(text.as_bytes())
-                    .and_then(|()| file.flush())
-                    .with_context(|| format!("writing {shown}"))?;
-            }
+    pub fn write(self, text: &str) -> Result<()> {
+        if self.is_stdout() {
+            return print(text);
         }
-        self.written = true;
-        Ok(())
+        self.write_with(|file, _| file.write_all(text.as_bytes()).map_err(Into::into))
     }
-}
 
-impl Drop for Sink {
-    fn drop(&mut self) {
-        if self.created && !self.written {
-            let _ = std::fs::remove_file(&self.path);
+    /// Writes the export with `fill`, given the file to write and its
+    /// path (a drawing library that writes by path uses the latter). Not
+    /// for stdout: the commands that draw ask for a file name.
+    pub fn write_with(self, fill: impl FnOnce(&mut File, &Path) -> Result<()>) -> Result<()> {
+        let shown = self.path.display().to_string();
+        match self.to {
+            To::Stdout => anyhow::bail!("this export is written to a file, not to stdout"),
+            To::Open(mut file) => {
+                fill(&mut file, &self.path).with_context(|| format!("writing {shown}"))?;
+                file.flush().with_context(|| format!("writing {shown}"))
+            }
+            To::Replace => {
+                let tmp = temporary(&self.path);
+                let result = (|| -> Result<()> {
+                    let mut file = File::options().write(true).create_new(true).open(&tmp)?;
+                    fill(&mut file, &tmp)?;
+                    file.flush()?;
+                    if let Ok(old) = std::fs::metadata(&self.path) {
+                        std::fs::set_permissions(&tmp, old.permissions())?;
+                    }
+                    std::fs::rename(&tmp, &self.path)?;
+                    Ok(())
+                })();
+                if result.is_err() {
+                    let _ = std::fs::remove_file(&tmp);
+                }
+                result.with_context(|| format!("writing {shown}"))
+            }
         }
     }
 }
@@ -176,19 +226,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_file_made_for_a_failed_run_is_removed_and_a_written_one_kept() {
+    fn nothing_is_created_before_the_write_and_a_file_is_replaced_whole() {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("out.json");
         drop(Sink::open("--export-json", &path).unwrap());
-        assert!(!path.exists());
+        assert!(!path.exists(), "a run that ends before its results leaves no file");
         Sink::open("--export-json", &path).unwrap().write("new").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-        // An existing file keeps its content until the results replace it.
+        // An existing file keeps its content until the results replace
+        // it, and keeps its mode.
         std::fs::write(&path, "old and longer").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         let sink = Sink::open("--export-json", &path).unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "old and longer");
         sink.write("short").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "short");
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(left.len(), 1, "no temporary file left: {left:?}");
     }
 
     #[test]

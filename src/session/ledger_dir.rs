@@ -85,7 +85,7 @@ fn preferred() -> (PathBuf, bool) {
 }
 
 /// `$TMPDIR` if it names an absolute directory, else /tmp.
-fn temp_base() -> PathBuf {
+pub fn temp_base() -> PathBuf {
     std::env::var_os("TMPDIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute() && p.is_dir())

@@ -78,12 +78,20 @@ impl Limits {
         }
     }
 
-    /// Checks that `threads` workers (plus the coordinator) can exist.
+    /// Checks that `threads` worker threads (plus the coordinator) can
+    /// exist.
     pub fn check_threads(&self, threads: u64) -> Result<(), String> {
+        self.check_tasks(threads, "threads")
+    }
+
+    /// Checks that `n` workers, threads or processes as `noun` says (each
+    /// a task: the same limits apply), plus the coordinator, can exist.
+    pub fn check_tasks(&self, n: u64, noun: &str) -> Result<(), String> {
+        let threads = n;
         if let Some(max) = self.threads_max {
             if threads + 1 > max {
                 return Err(format!(
-                    "{threads} threads exceed the system limit kernel.threads-max = {max} \
+                    "{threads} {noun} exceed the system limit kernel.threads-max = {max} \
                      (raise it with: sysctl kernel.threads-max=N)"
                 ));
             }
@@ -91,7 +99,7 @@ impl Limits {
         if let Some((max, used)) = self.pid_max {
             if threads + used >= max {
                 return Err(format!(
-                    "{threads} threads need as many pids, but kernel.pid_max = {max} and {used} \
+                    "{threads} {noun} need as many pids, but kernel.pid_max = {max} and {used} \
                      tasks exist already (raise it with: sysctl kernel.pid_max=N)"
                 ));
             }
@@ -99,14 +107,14 @@ impl Limits {
         if let Some((max, used)) = self.cgroup_pids {
             if threads + used > max {
                 return Err(format!(
-                    "{threads} threads exceed this cgroup's pids.max = {max} ({used} tasks in it already)"
+                    "{threads} {noun} exceed this cgroup's pids.max = {max} ({used} tasks in it already)"
                 ));
             }
         }
         if let (Some(max), true) = (self.nproc, self.nproc_enforced) {
             if threads + 1 > max {
                 return Err(format!(
-                    "{threads} threads exceed RLIMIT_NPROC = {max} for this user \
+                    "{threads} {noun} exceed RLIMIT_NPROC = {max} for this user \
                      (raise it with: ulimit -u N)"
                 ));
             }
@@ -168,5 +176,6 @@ mod tests {
         let cgroup = Limits { cgroup_pids: Some((64, 10)), threads_max: None, ..root };
         assert!(cgroup.check_threads(60).unwrap_err().contains("pids.max = 64"));
         assert!(cgroup.check_threads(50).is_ok());
+        assert!(cgroup.check_tasks(60, "processes").unwrap_err().starts_with("60 processes exceed"));
     }
 }

@@ -41,7 +41,19 @@ pub enum Event {
 }
 
 static SIGNALS: OnceLock<SignalFd> = OnceLock::new();
+static ORIGINAL: OnceLock<locks::sys::spawn::SignalState> = OnceLock::new();
+static STOPPING: OnceLock<String> = OnceLock::new();
+
+/// What the first interrupt stops, in the line it prints ("the workers"
+/// unless a command says otherwise: `contend run` stops a program).
+pub fn set_stopping(what: String) {
+    let _ = STOPPING.set(what);
+}
 static ALREADY_INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The first ending signal read, kept: a wait that reads it and cannot act
+/// on it (the drain after a window, which must let workers finish their
+/// hold) leaves it here for the sweep to stop on.
+static LATCHED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// The signals that end a run.
 pub const ENDING: [Signal; 4] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT];
@@ -63,10 +75,18 @@ fn mask() -> SigSet {
 /// Blocks the signals and opens the signalfd. Call first thing in `main`,
 /// before any thread exists.
 pub fn install() -> nix::Result<()> {
+    original();
     mask().thread_block()?;
     let fd = SignalFd::with_flags(&mask(), SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
     let _ = SIGNALS.set(fd);
     Ok(())
+}
+
+/// The signal mask and ignored signals contend was started with, noted
+/// by [`install`] before it blocks anything: what a program `contend run`
+/// starts gets, as a shell would pass them on.
+pub fn original() -> locks::sys::spawn::SignalState {
+    *ORIGINAL.get_or_init(locks::sys::spawn::SignalState::capture)
 }
 
 /// Unblocks the ending signals and SIGCHLD in the calling thread: for a
@@ -151,14 +171,27 @@ fn drain(fd: &SignalFd) -> Option<Event> {
         }
     }
     if let Some(Event::Interrupted(sig)) = event {
+        let _ = LATCHED.compare_exchange(0, sig as i32, Ordering::Relaxed, Ordering::Relaxed);
         if ALREADY_INTERRUPTED.swap(true, Ordering::Relaxed) {
             crate::session::emergency::exit(exit_status(sig), &format!("second {sig}: exiting at once"));
         }
-        eprintln!(
-            "{sig}: stopping the workers and reporting what was measured; interrupt again to exit at once"
-        );
+        let what = STOPPING.get().map_or("the workers", String::as_str);
+        eprintln!("{sig}: stopping {what} and reporting what was measured; interrupt again to exit at once");
     }
     event
+}
+
+/// The first ending signal this process read, whoever read it: a sweep
+/// checks it after each run, so an interrupt that arrived while workers
+/// drained (and was read by that wait) still ends the sweep.
+pub fn latched() -> Option<Signal> {
+    if let Some(fd) = SIGNALS.get() {
+        drain(fd);
+    }
+    match LATCHED.load(Ordering::Relaxed) {
+        0 => None,
+        n => Signal::try_from(n).ok(),
+    }
 }
 
 /// Whether an interrupt is pending right now (without waiting).

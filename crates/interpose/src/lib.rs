@@ -38,6 +38,14 @@ mod nodes;
 mod profile;
 mod report;
 mod swapped;
+mod tally;
+
+/// What `contend run` looks for in a file given as `--interposer` before
+/// it preloads it into a program: this library, speaking this report
+/// format (a file without it is refused, not blamed on the program).
+#[used]
+#[unsafe(no_mangle)]
+pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 2";
 
 use libc::timespec;
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};

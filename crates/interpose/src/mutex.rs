@@ -9,7 +9,7 @@
 use crate::glibc::real;
 use crate::mode::Mode;
 use crate::swapped;
-use crossbeam_utils::CachePadded;
+use crate::tally;
 use libc::{c_int, pthread_mutex_t, timespec};
 use locks::in_mutex::Swap;
 use locks::raw::{Backoff, Mcs, PackedAdaptive, ParkingLot, PiFutex, Tas, Ticket, Ttas, YieldSpin};
@@ -31,19 +31,12 @@ pub unsafe fn kind(m: *mut pthread_mutex_t) -> i32 {
     unsafe { (*((m as *const u8).add(KIND_OFFSET) as *const AtomicI32)).load(Ordering::Relaxed) }
 }
 
-/// Acquisitions that went to glibc in a process running a swapped lock,
-/// sharded by mutex address so that counting does not add a line every
-/// thread writes.
-static TO_GLIBC: [CachePadded<AtomicU64>; 16] = [const { CachePadded::new(AtomicU64::new(0)) }; 16];
-
+/// Whether a lock call's result means the caller now holds the mutex: 0,
+/// or EOWNERDEAD (a robust mutex whose owner died is acquired, and the
+/// caller must make it consistent).
 #[inline(always)]
-fn count_to_glibc(m: *mut pthread_mutex_t) {
-    TO_GLIBC[(m as usize >> 6) % 16].fetch_add(1, Ordering::Relaxed);
-}
-
-/// Acquisitions of a swapped process's mutexes that went to glibc.
-pub fn to_glibc() -> u64 {
-    TO_GLIBC.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+pub fn holds(rc: c_int) -> bool {
+    rc == 0 || rc == libc::EOWNERDEAD
 }
 
 /// Runs `$body` with `$L` bound to the swapped lock type of `$mode`, for
@@ -86,19 +79,24 @@ macro_rules! on_swapped {
 }
 
 /// Runs `$body` with `$L` bound to the swapped lock type of `$mode`, or
-/// `$glibc` (counted, in a swapped process) when the process or the mutex
-/// is glibc's. Used inside an `unsafe` block whose caller passes a live
-/// mutex (it reads the kind).
+/// `$glibc` when the process or the mutex is glibc's; either way an
+/// acquisition is counted by where it went (`tally.rs`). Used inside an
+/// `unsafe` block whose caller passes a live mutex (it reads the kind).
 macro_rules! with_lock {
     ($mode:expr, $m:expr, $L:ident => $body:expr, glibc => $glibc:expr) => {{
         let bits = $mode.bits() & 0x7f;
         if bits == Swap::Pthread as u8 || !swappable(kind($m)) {
-            if bits != Swap::Pthread as u8 {
-                count_to_glibc($m);
+            let rc = $glibc;
+            if holds(rc) {
+                tally::glibc();
             }
-            $glibc
+            rc
         } else {
-            on_swapped!($mode, $L => $body)
+            let rc = on_swapped!($mode, $L => $body);
+            if rc == 0 {
+                tally::swapped();
+            }
+            rc
         }
     }};
 }

@@ -15,7 +15,7 @@
 //! atomic adds and whose holds are not measured.
 
 use crate::mode::Mode;
-use crate::mutex;
+use crate::mutex::{self, holds};
 use libc::{c_int, pthread_mutex_t};
 use locks::sys::clock::monotonic_ns as now;
 use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -199,25 +199,81 @@ fn end(r: &Record) {
     }
 }
 
+/// glibc kinds whose try-lock is not a side-effect-free "is it free"
+/// (robust 16, PI 32, PP 64): glibc's try-lock of a robust mutex that is
+/// not recoverable returns ENOTRECOVERABLE but leaves it locked, so a
+/// later try-lock says EBUSY where a lock says ENOTRECOVERABLE.
+const NO_TRY_FIRST: i32 = 16 | 32 | 64;
+
+/// Whether glibc's mutex `m` of kind `k` (robust, PI or PP) is held now,
+/// from its lock word: the owner's TID (FUTEX_TID_MASK) for robust and
+/// PI, the low 19 bits below the priority ceiling for PP. A racy read, as
+/// a failed try-lock is: "held when this thread arrived".
+///
+/// # Safety
+/// `m` points at a live glibc mutex of kind `k`.
+unsafe fn held_by_word(m: *mut pthread_mutex_t, k: i32) -> bool {
+    // SAFETY: offset 0 is glibc's 4-aligned `int __lock` (the caller's
+    // contract), which glibc changes only with atomic operations.
+    let word = unsafe { (*(m as *const AtomicI32)).load(Relaxed) } as u32;
+    if k & 64 != 0 {
+        word & 0x7_ffff != 0
+    } else {
+        word & 0x3fff_ffff != 0
+    }
+}
+
+/// A profiled acquisition by `blocking` (a lock or timed lock of `m`).
+/// Whether it was contended comes from a try-lock first; only EBUSY means
+/// "someone holds it, wait", and any other result of the try-lock is the
+/// result of the call itself (EOWNERDEAD with the mutex acquired,
+/// ENOTRECOVERABLE, EAGAIN for a recursive count at its limit, EINVAL),
+/// returned unchanged, as glibc's call would have returned it. Robust, PI
+/// and PP mutexes are never tried first (see [`NO_TRY_FIRST`]): their
+/// lock word says whether they are held, and `blocking` runs as the
+/// program asked.
+///
+/// # Safety
+/// As [`mutex::acquire`]; `blocking` acquires `m` as the program asked.
+unsafe fn acquire(
+    m: *mut pthread_mutex_t,
+    site: usize,
+    mode: Mode,
+    blocking: impl FnOnce() -> c_int,
+) -> c_int {
+    let r = record(m, site);
+    // SAFETY: the caller's contract: a live mutex.
+    let k = unsafe { mutex::kind(m) };
+    let contended = if k & NO_TRY_FIRST != 0 {
+        // SAFETY: a live glibc mutex of one of those kinds.
+        unsafe { held_by_word(m, k) }
+    } else {
+        // SAFETY: the caller's contract.
+        let first = unsafe { mutex::try_acquire(m, mode) };
+        if first != libc::EBUSY {
+            if holds(first) {
+                begin(r, None, now());
+            }
+            return first;
+        }
+        true
+    };
+    let t0 = if contended { now() } else { 0 };
+    let rc = blocking();
+    if holds(rc) {
+        let t1 = now();
+        begin(r, contended.then(|| t1 - t0), t1);
+    }
+    rc
+}
+
 /// A profiled pthread_mutex_lock.
 ///
 /// # Safety
 /// As [`mutex::acquire`].
 pub unsafe fn lock(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
-    let r = record(m, site);
-    // SAFETY: the caller's contract.
-    if unsafe { mutex::try_acquire(m, mode) } == 0 {
-        begin(r, None, now());
-        return 0;
-    }
-    let t0 = now();
-    // SAFETY: the caller's contract.
-    let rc = unsafe { mutex::acquire(m, mode) };
-    if rc == 0 {
-        let t1 = now();
-        begin(r, Some(t1 - t0), t1);
-    }
-    rc
+    // SAFETY: the caller's contract, passed on.
+    unsafe { acquire(m, site, mode, || mutex::acquire(m, mode)) }
 }
 
 /// A profiled pthread_mutex_trylock.
@@ -228,9 +284,9 @@ pub unsafe fn try_lock(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_in
     let r = record(m, site);
     // SAFETY: the caller's contract.
     let rc = unsafe { mutex::try_acquire(m, mode) };
-    if rc == 0 {
+    if holds(rc) {
         begin(r, None, now());
-    } else {
+    } else if rc == libc::EBUSY {
         // Not holding: an atomic add (a failed try-lock is not ordered by
         // the mutex).
         r.try_failed.fetch_add(1, Relaxed);
@@ -249,20 +305,13 @@ pub unsafe fn timed_lock(
     clock: Option<libc::clockid_t>,
     deadline: *const libc::timespec,
 ) -> c_int {
-    let r = record(m, site);
-    // SAFETY: the caller's contract.
-    if unsafe { mutex::try_acquire(m, mode) } == 0 {
-        begin(r, None, now());
-        return 0;
+    // glibc refuses a clock it cannot wait on before it looks at the
+    // mutex; so does this, before the try-lock.
+    if clock.is_some_and(|c| c != libc::CLOCK_REALTIME && c != libc::CLOCK_MONOTONIC) {
+        return libc::EINVAL;
     }
-    let t0 = now();
-    // SAFETY: the caller's contract.
-    let rc = unsafe { mutex::timed_acquire(m, mode, clock, deadline) };
-    if rc == 0 {
-        let t1 = now();
-        begin(r, Some(t1 - t0), t1);
-    }
-    rc
+    // SAFETY: the caller's contract, passed on.
+    unsafe { acquire(m, site, mode, || mutex::timed_acquire(m, mode, clock, deadline)) }
 }
 
 /// A profiled pthread_mutex_unlock.

@@ -1,13 +1,16 @@
 //! What the interposer tells `contend run`: at exit, one file per process,
 //! `$CONTEND_RUN_DIR/interpose.<pid>.tsv`, tab-separated lines (format
-//! version 1):
+//! version 2). The directory is checked against `CONTEND_RUN_DIR_ID`
+//! and the file created with O_EXCL|O_NOFOLLOW, mode 0600, so that
+//! nobody else can redirect the write (src/family/program/scratch.rs
+//! says why each check is there):
 //!
 //! ```text
-//! contend-interpose  1
+//! contend-interpose  2
 //! pid                <pid>
 //! lock               <the swapped lock, or pthread>
 //! profile            0 | 1
-//! to_glibc           <acquisitions a swapped process sent to glibc>
+//! acquired           <by the swapped lock> <by glibc's mutex>
 //! inits              <swapped> <recursive> <errorcheck> <robust> <pi/pp> <pshared>
 //! mutex              <address> <kind> <acquisitions> <contended> <try failed>
 //!                    <wait ns> <max wait ns> <p50 wait ns> <p99 wait ns>
@@ -15,15 +18,18 @@
 //!                    <symbol> <symbol address>     (one line each, with --profile)
 //! ```
 //!
-//! Its existence is the proof that the preload took effect. Written by a
-//! destructor, or by this library's `_exit` for programs that end with it
-//! (dash); a process killed by a signal writes none (`contend run` says
-//! so). Without `CONTEND_RUN_DIR` nothing is written. A vfork child that
-//! calls `_exit` through the PLT reports its parent's profile as its own
-//! (vfork shares the memory); glibc's posix_spawn calls its internal
-//! `_exit` and writes nothing.
+//! Written by a destructor, or by this library's `_exit` for programs that
+//! end with it (dash); a process killed by a signal, or one that leaves by
+//! a raw exit_group (Go's runtime), writes none. So that `contend run` can
+//! still tell "loaded, but no report" from "never loaded" (a static or
+//! set-uid program), the library's constructor leaves an empty
+//! `loaded.<pid>.tsv` beside it in every process it enters by exec.
+//! Without `CONTEND_RUN_DIR` and its identity nothing is written. A vfork
+//! child that calls `_exit` through the PLT reports its parent's profile
+//! as its own (vfork shares the memory); glibc's posix_spawn calls its
+//! internal `_exit` and writes nothing.
 
-use crate::mutex::{to_glibc, INITS};
+use crate::mutex::INITS;
 use crate::profile::{Record, SLOTS, TABLE};
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
@@ -46,11 +52,33 @@ pub fn die(msg: &str) -> ! {
 /// own. Here and not on the first call, because pthread_atfork allocates,
 /// and the first call may come from inside the program's allocator.
 extern "C" fn loaded() {
+    // SAFETY: registers a plain function with no preparation or parent
+    // handler; it touches only static tables.
+    unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+    mark_loaded();
+}
+
+/// A forked child counts from zero: its parent reports what came before.
+extern "C" fn in_child() {
+    crate::tally::clear_in_child();
     if crate::mode::current().profiling() {
-        // SAFETY: registers a plain function with no preparation or parent
-        // handler; it touches only the static table.
-        unsafe { libc::pthread_atfork(None, None, Some(crate::profile::clear_in_child)) };
+        crate::profile::clear_in_child();
     }
+}
+
+/// Leaves `loaded.<pid>.tsv` in the run's directory: the proof that the
+/// preload took effect in this process even if it never writes a report
+/// (a Go program leaves by a raw exit_group, skipping every destructor).
+fn mark_loaded() {
+    let Some(dir) = open_dir() else { return };
+    // SAFETY: getpid cannot fail.
+    let pid = unsafe { libc::getpid() };
+    if let Some(fd) = create_in(dir, "loaded", pid) {
+        // SAFETY: closes the empty file just created.
+        unsafe { libc::close(fd) };
+    }
+    // SAFETY: closes the directory opened by `open_dir`.
+    unsafe { libc::close(dir) };
 }
 
 #[used]
@@ -149,53 +177,92 @@ fn mutex_line(out: &mut Sink, r: &Record) {
     }
 }
 
+/// The directory `contend run` made for this execution, opened: only if
+/// what `CONTEND_RUN_DIR` names now is the directory of identity
+/// `CONTEND_RUN_DIR_ID` (`DEV:INO:UID`), owned by that user and closed to
+/// everyone else. A process that outlives the run finds it gone, or
+/// finds another directory (another owner or inode) in its place, and
+/// writes nothing; a symlink is not followed.
+fn open_dir() -> Option<libc::c_int> {
+    // SAFETY: NUL-terminated names; getenv's results live with the process.
+    let (dir, id) =
+        unsafe { (libc::getenv(c"CONTEND_RUN_DIR".as_ptr()), libc::getenv(c"CONTEND_RUN_DIR_ID".as_ptr())) };
+    if dir.is_null() || id.is_null() {
+        return None;
+    }
+    // SAFETY: a NUL-terminated string from the environment.
+    let id = unsafe { std::ffi::CStr::from_ptr(id) }.to_str().ok()?;
+    let mut parts = id.split(':').map(|p| p.parse::<u64>().ok());
+    let (dev, ino, uid) = (parts.next()??, parts.next()??, parts.next()??);
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: `dir` is a NUL-terminated path from the environment.
+    let fd = unsafe { libc::open(dir, flags) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: plain data for fstat to fill.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on the descriptor just opened, into a valid struct.
+    let ok = unsafe { libc::fstat(fd, &mut st) } == 0
+        && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+        && st.st_mode & 0o077 == 0
+        && st.st_dev == dev
+        && st.st_ino == ino
+        && u64::from(st.st_uid) == uid;
+    if !ok {
+        // SAFETY: closes the descriptor opened above.
+        unsafe { libc::close(fd) };
+        return None;
+    }
+    Some(fd)
+}
+
+/// Creates this process's file `<what>.<pid>.tsv` in `dir`, or
+/// `<what>.<pid>.<k>.tsv` if a process of the same pid (recycled within
+/// the run) made one already. Never follows or reuses a file that is there.
+fn create_in(dir: libc::c_int, what: &str, pid: libc::pid_t) -> Option<libc::c_int> {
+    for k in 0..64u32 {
+        let mut name = [0u8; 64];
+        let mut w = std::io::Cursor::new(&mut name[..63]);
+        let _ = match k {
+            0 => std::io::Write::write_fmt(&mut w, format_args!("{what}.{pid}.tsv")),
+            k => std::io::Write::write_fmt(&mut w, format_args!("{what}.{pid}.{k}.tsv")),
+        };
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: `name` is NUL-terminated (zero-filled past what was
+        // written, which is at most 63 bytes); `dir` is an open directory.
+        let fd = unsafe { libc::openat(dir, name.as_ptr().cast(), flags, 0o600) };
+        if fd >= 0 {
+            return Some(fd);
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
+            return None;
+        }
+    }
+    None
+}
+
 /// Writes this process's report, once.
 fn report() {
     static DONE: AtomicBool = AtomicBool::new(false);
     if DONE.swap(true, Relaxed) {
         return;
     }
-    // SAFETY: NUL-terminated name; getenv's result lives with the process.
-    let dir = unsafe { libc::getenv(c"CONTEND_RUN_DIR".as_ptr()) };
-    if dir.is_null() {
-        return;
-    }
+    let Some(dir) = open_dir() else { return };
     // SAFETY: getpid cannot fail.
     let pid = unsafe { libc::getpid() };
-    // The path, built in a stack buffer.
-    let mut path = [0u8; 4096];
-    // SAFETY: `dir` is a NUL-terminated string from the environment.
-    let dir = unsafe { std::ffi::CStr::from_ptr(dir) }.to_bytes();
-    let name = {
-        let mut n = [0u8; 48];
-        let mut w = std::io::Cursor::new(&mut n[..]);
-        let _ = std::io::Write::write_fmt(&mut w, format_args!("/interpose.{pid}.tsv"));
-        let len = w.position() as usize;
-        (n, len)
-    };
-    if dir.len() + name.1 + 1 > path.len() {
-        return;
-    }
-    path[..dir.len()].copy_from_slice(dir);
-    path[dir.len()..dir.len() + name.1].copy_from_slice(&name.0[..name.1]);
-    // SAFETY: `path` is NUL-terminated (zero-filled beyond what was copied).
-    let fd = unsafe {
-        libc::open(
-            path.as_ptr().cast(),
-            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
-            0o644,
-        )
-    };
-    if fd < 0 {
-        return;
-    }
+    let fd = create_in(dir, "interpose", pid);
+    // SAFETY: closes the directory opened by `open_dir`.
+    unsafe { libc::close(dir) };
+    let Some(fd) = fd else { return };
     let mut out = Sink { fd, buf: [0; 4096], len: 0 };
     let mode = crate::mode::current();
-    let _ = writeln!(out, "contend-interpose\t1");
+    let _ = writeln!(out, "contend-interpose\t2");
     let _ = writeln!(out, "pid\t{pid}");
     let _ = writeln!(out, "lock\t{}", mode.swap().name());
     let _ = writeln!(out, "profile\t{}", u8::from(mode.profiling()));
-    let _ = writeln!(out, "to_glibc\t{}", to_glibc());
+    let (swapped, glibc) = crate::tally::totals();
+    let _ = writeln!(out, "acquired\t{swapped}\t{glibc}");
     let _ = write!(out, "inits\t{}", INITS.swapped.load(Relaxed));
     for g in &INITS.glibc {
         let _ = write!(out, "\t{}", g.load(Relaxed));

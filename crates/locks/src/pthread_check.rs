@@ -9,6 +9,9 @@
 //!   timed (one condition variable on CLOCK_MONOTONIC, one on
 //!   CLOCK_REALTIME); every item arrives exactly once; a timed wait with
 //!   no signal times out, and not before its deadline.
+//! - [`codes`]: every error a lock call can return that the interposer
+//!   sees (EBUSY, ETIMEDOUT, EINVAL, EDEADLK, EPERM, EAGAIN, EOWNERDEAD,
+//!   ENOTRECOVERABLE), as a list to compare with glibc's run directly.
 //! - [`fork`]: a process whose threads are locking forks; the child uses a
 //!   mutex and a condition variable of its own with two threads, and exits
 //!   normally (so that an interposer's report at exit is written).
@@ -67,6 +70,116 @@ pub fn kinds() -> Result<(), String> {
     }
     unlock(&e);
     Ok(())
+}
+
+/// A deadline `offset_s` from now on `clock`, with `nsec` added to its
+/// nanoseconds (1e9 and above make it invalid).
+fn deadline(clock: libc::clockid_t, offset_s: i64, nsec: i64) -> libc::timespec {
+    // SAFETY: plain data for clock_gettime to fill.
+    let mut t: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid clock id and a live timespec.
+    unsafe { libc::clock_gettime(clock, &mut t) };
+    t.tv_sec += offset_s;
+    t.tv_nsec = if nsec >= 1_000_000_000 { nsec } else { (t.tv_nsec + nsec).min(999_999_999) };
+    t
+}
+
+/// The name of an errno a pthread call returns.
+fn code(rc: libc::c_int) -> &'static str {
+    match rc {
+        0 => "0",
+        libc::EBUSY => "EBUSY",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::EINVAL => "EINVAL",
+        libc::EDEADLK => "EDEADLK",
+        libc::EPERM => "EPERM",
+        libc::EAGAIN => "EAGAIN",
+        libc::EOWNERDEAD => "EOWNERDEAD",
+        libc::ENOTRECOVERABLE => "ENOTRECOVERABLE",
+        _ => "other",
+    }
+}
+
+/// Runs `f` on a thread of its own and returns its result (a thread that
+/// locks and exits is how a robust mutex's owner dies).
+fn on_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| s.spawn(f).join().expect("the check's thread"))
+}
+
+/// Every error a mutex call can return, each provoked once: the list of
+/// (case, result) is the same whichever lock the interposer swapped in
+/// and whether it profiles, as long as the semantics are glibc's. The
+/// default mutex (swapped under a swapped lock) gives EBUSY, ETIMEDOUT
+/// and EINVAL; the error-checking, recursive and robust kinds (left to
+/// glibc) give the rest, through the interposer's entry points.
+pub fn codes() -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    let rt = libc::CLOCK_REALTIME;
+    let normal = Mutex::new(Kind::Default, false);
+    out.push(("default: trylock, free".into(), code(normal.try_lock_code())));
+    on_thread(|| {
+        out.push(("default: trylock, held by another thread".into(), code(normal.try_lock_code())));
+        out.push((
+            "default: timedlock, held, deadline passed".into(),
+            code(normal.timed_lock_code(&deadline(rt, -1, 0))),
+        ));
+        out.push((
+            "default: timedlock, held, tv_nsec out of range".into(),
+            code(normal.timed_lock_code(&deadline(rt, 1, 1_000_000_007))),
+        ));
+        out.push((
+            "default: clocklock, held, monotonic deadline passed".into(),
+            code(normal.clock_lock_code(libc::CLOCK_MONOTONIC, &deadline(libc::CLOCK_MONOTONIC, -1, 0))),
+        ));
+    });
+    out.push(("default: unlock".into(), code(normal.unlock_code())));
+    out.push((
+        "default: clocklock, free, unsupported clock".into(),
+        code(normal.clock_lock_code(libc::CLOCK_PROCESS_CPUTIME_ID, &deadline(rt, 1, 0))),
+    ));
+
+    let e = Mutex::new(Kind::ErrorCheck, false);
+    out.push(("errorcheck: unlock, not held".into(), code(e.unlock_code())));
+    out.push(("errorcheck: lock".into(), code(e.lock_code())));
+    out.push(("errorcheck: lock again by its owner".into(), code(e.lock_code())));
+    out.push(("errorcheck: trylock by its owner".into(), code(e.try_lock_code())));
+    out.push(("errorcheck: timedlock by its owner".into(), code(e.timed_lock_code(&deadline(rt, 1, 0)))));
+    out.push(("errorcheck: unlock by another thread".into(), code(on_thread(|| e.unlock_code()))));
+    out.push(("errorcheck: unlock".into(), code(e.unlock_code())));
+
+    let r = Mutex::new(Kind::Recursive, false);
+    out.push(("recursive: lock".into(), code(r.lock_code())));
+    // SAFETY: recursive, and held by this thread.
+    unsafe { r.set_recursion_count(u32::MAX) };
+    out.push(("recursive: lock at the count's limit".into(), code(r.lock_code())));
+    out.push(("recursive: trylock at the count's limit".into(), code(r.try_lock_code())));
+    // SAFETY: as above.
+    unsafe { r.set_recursion_count(1) };
+    out.push(("recursive: unlock".into(), code(r.unlock_code())));
+
+    for how in ["lock", "trylock", "timedlock"] {
+        let m = Mutex::new(Kind::Robust, false);
+        // The owner dies holding it.
+        on_thread(|| m.lock_code());
+        let rc = match how {
+            "lock" => m.lock_code(),
+            "trylock" => m.try_lock_code(),
+            _ => m.timed_lock_code(&deadline(rt, 1, 0)),
+        };
+        out.push((format!("robust: {how}, owner died"), code(rc)));
+        if how == "lock" {
+            out.push(("robust: consistent".into(), code(m.consistent_code())));
+            out.push(("robust: unlock after consistent".into(), code(m.unlock_code())));
+            out.push(("robust: lock after recovery".into(), code(m.lock_code())));
+            out.push(("robust: unlock".into(), code(m.unlock_code())));
+        } else {
+            // Unlocked without consistent: never usable again.
+            out.push((format!("robust ({how}): unlock, not made consistent"), code(m.unlock_code())));
+            out.push((format!("robust ({how}): lock, not recoverable"), code(m.lock_code())));
+            out.push((format!("robust ({how}): trylock, not recoverable"), code(m.try_lock_code())));
+        }
+    }
+    out
 }
 
 /// A bounded ring of items under a pthread mutex: plain loads and stores,

@@ -153,7 +153,8 @@ impl LockSpec {
             }
         }
         let limits = Limits::read();
-        limits.check_threads(u64::from(most)).map_err(err)?;
+        let noun = if mode == Mode::Processes { "processes" } else { "threads" };
+        limits.check_tasks(u64::from(most), noun).map_err(err)?;
         let needs_file = entries.iter().any(|e| e.caps.needs_file);
         if needs_file && mode == Mode::Threads {
             limits.check_files(u64::from(most)).map_err(err)?;

@@ -2,6 +2,7 @@
 
 use crate::cli::{OutputArgs, RepeatArgs};
 use clap::Args;
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 pub(crate) const RUN_EXAMPLES: &str = "\
@@ -37,6 +38,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "REGEX")]
     pub metric: Option<String>,
 
+    /// When contend is interrupted (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT), the
+    /// program and every process it started get SIGTERM, then SIGKILL
+    /// after this grace; a second interrupt kills them at once. Processes
+    /// the program leaves running when it exits get the same.
+    #[arg(long, value_parser = crate::model::value::parse_duration, default_value = "2s", value_name = "DURATION")]
+    pub grace: std::time::Duration,
+
     /// The interposer library (default: $CONTEND_INTERPOSER, else
     /// libcontend_interpose.so next to the contend executable, where
     /// `cargo build --release --workspace` leaves it).
@@ -51,7 +59,10 @@ pub struct RunArgs {
     #[allow(missing_docs)]
     pub repeat: RepeatArgs,
 
-    /// The program and its arguments, after `--`.
-    #[arg(required = true, last = true, num_args = 1.., value_name = "PROGRAM")]
-    pub program: Vec<String>,
+    /// The program and its arguments, after `--` (passed as they are,
+    /// UTF-8 or not). Its stdin, stdout and stderr are its own; contend's
+    /// table goes to stderr, like time(1) and perf stat.
+    #[arg(required = true, last = true, num_args = 1.., value_name = "PROGRAM",
+          value_parser = clap::value_parser!(OsString))]
+    pub program: Vec<OsString>,
 }

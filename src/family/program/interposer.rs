@@ -1,9 +1,8 @@
 //! Reads what the interposer wrote at each process's exit (the format is
 //! documented in crates/interpose/src/report.rs): one file per process,
-//! `interpose.<pid>.tsv`, in the run's directory.
+//! `interpose.<pid>.tsv`, in the execution's directory (`scratch.rs`).
 
 use crate::model::program::{MutexCounts, MutexInits};
-use std::path::Path;
 
 /// One mutex line, before symbolization.
 #[derive(Debug, Clone, Default)]
@@ -39,8 +38,10 @@ pub struct Report {
     pub lock: String,
     /// Whether it profiled.
     pub profile: bool,
-    /// Acquisitions left to glibc.
-    pub to_glibc: u64,
+    /// Acquisitions by the swapped lock.
+    pub swapped: u64,
+    /// Acquisitions of glibc's mutex through the interposer.
+    pub glibc: u64,
     /// Mutex inits by outcome.
     pub inits: MutexInits,
     /// With a profile: every mutex.
@@ -62,8 +63,8 @@ where
 pub fn parse(text: &str) -> Result<Report, String> {
     let mut r = Report::default();
     let mut lines = text.lines();
-    if lines.next() != Some("contend-interpose\t1") {
-        return Err("not an interposer report of format 1".into());
+    if lines.next() != Some("contend-interpose\t2") {
+        return Err("not an interposer report of format 2 (an interposer of another contend version?)".into());
     }
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
@@ -71,7 +72,7 @@ pub fn parse(text: &str) -> Result<Report, String> {
             ("pid", 2) => r.pid = num(f[1])?,
             ("lock", 2) => r.lock = f[1].to_string(),
             ("profile", 2) => r.profile = f[1] == "1",
-            ("to_glibc", 2) => r.to_glibc = num(f[1])?,
+            ("acquired", 3) => (r.swapped, r.glibc) = (num(f[1])?, num(f[2])?),
             ("inits", 7) => {
                 r.inits = MutexInits {
                     swapped: num(f[1])?,
@@ -108,30 +109,14 @@ pub fn parse(text: &str) -> Result<Report, String> {
     Ok(r)
 }
 
-/// Every report in `dir`.
-pub fn read_all(dir: &Path) -> Result<Vec<Report>, String> {
-    let mut out = Vec::new();
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("interpose.") && name.ends_with(".tsv") {
-            // Module paths are bytes; a path that is not UTF-8 is shown lossily.
-            let bytes = std::fs::read(e.path()).map_err(|err| format!("{name}: {err}"))?;
-            out.push(parse(&String::from_utf8_lossy(&bytes)).map_err(|err| format!("{name}: {err}"))?);
-        }
-    }
-    out.sort_by_key(|r| r.pid);
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     #[test]
     fn a_report_round_trips_and_a_bad_one_is_refused() {
-        let text = "contend-interpose\t1\npid\t42\nlock\tmcs\nprofile\t1\nto_glibc\t7\ninits\t3\t1\t0\t0\t0\t0\n\
+        let text = "contend-interpose\t2\npid\t42\nlock\tmcs\nprofile\t1\nacquired\t90\t7\ninits\t3\t1\t0\t0\t0\t0\n\
                     mutex\t0x10\t0\t100\t5\t0\t5000\t2000\t900\t1900\t100\t12345\t0x5000\t/bin/x\t0x4000\t-\t0x0\n";
         let r = super::parse(text).unwrap();
-        assert_eq!((r.pid, r.lock.as_str(), r.profile, r.to_glibc), (42, "mcs", true, 7));
+        assert_eq!((r.pid, r.lock.as_str(), r.profile, r.swapped, r.glibc), (42, "mcs", true, 90, 7));
         assert_eq!((r.inits.swapped, r.inits.recursive), (3, 1));
         let m = &r.mutexes[0];
         assert_eq!(

@@ -6,10 +6,14 @@
 
 pub mod args;
 pub mod interposer;
+pub mod keeper;
+pub mod launch;
 pub mod report;
+pub mod scratch;
 pub mod spec;
 pub mod sweep;
 pub mod symbols;
+pub mod tree;
 
 use crate::experiment::Experiment;
 use crate::measure::env::Environment;
@@ -32,6 +36,7 @@ impl Experiment for Run {
     type Outcome = RunOutcome;
     const PLOTS: bool = false;
     const COLUMNS: &'static [Group] = report::table::GROUPS;
+    const TABLE_ON_STDERR: bool = true;
 
     fn plan(args: &RunArgs) -> Result<RunSpec, SpecError> {
         RunSpec::from_args(args)

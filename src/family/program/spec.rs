@@ -6,13 +6,21 @@ use crate::family::program::args::RunArgs;
 use crate::model::SpecError;
 use locks::in_mutex::Swap;
 use serde::Serialize;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// What `contend run` runs.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RunSpec {
-    /// The program (resolved on PATH) and its arguments.
+    /// The program (resolved on PATH) and its arguments, as text (an
+    /// argument that is not UTF-8 is shown lossily here; [`RunSpec::argv`]
+    /// is what runs).
     pub program: Vec<String>,
+    /// The program and its arguments exactly as given.
+    #[serde(skip)]
+    pub argv: Vec<OsString>,
+    /// Between SIGTERM and SIGKILL when the run is interrupted, ns.
+    pub grace_ns: u64,
     /// The locks, `pthread` first.
     pub locks: Vec<String>,
     /// Whether every mutex is profiled.
@@ -69,24 +77,25 @@ pub fn locks(names: &[String]) -> Result<(Vec<String>, bool), String> {
 
 /// `name` as the kernel would find it: a path as given, else the first
 /// executable of that name on PATH.
-fn resolve(name: &str) -> Result<String, String> {
+fn resolve(name: &std::ffi::OsStr) -> Result<OsString, String> {
     let executable = |p: &Path| {
         use std::os::unix::fs::PermissionsExt;
         p.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
     };
-    if name.contains('/') {
+    let shown = name.to_string_lossy();
+    if name.as_encoded_bytes().contains(&b'/') {
         return if executable(Path::new(name)) {
-            Ok(name.to_string())
+            Ok(name.to_os_string())
         } else {
-            Err(format!("{name}: not an executable file"))
+            Err(format!("{shown}: not an executable file"))
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| executable(p))
-        .map(|p| p.display().to_string())
-        .ok_or_else(|| format!("{name}: not found on PATH"))
+        .map(PathBuf::into_os_string)
+        .ok_or_else(|| format!("{shown}: not found on PATH"))
 }
 
 /// The interposer: `--interposer`, $CONTEND_INTERPOSER, or next to the
@@ -111,6 +120,7 @@ fn interposer(given: Option<&Path>) -> Result<PathBuf, String> {
     }
     // LD_PRELOAD takes an absolute path without spaces or colons best.
     let abs = std::fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    check_interposer(&abs)?;
     let text = abs.display().to_string();
     if text.contains([' ', ':']) {
         return Err(format!("the interposer's path {text} has a space or colon, which LD_PRELOAD splits on"));
@@ -118,12 +128,66 @@ fn interposer(given: Option<&Path>) -> Result<PathBuf, String> {
     Ok(abs)
 }
 
+/// The program's stdout is its own: an export there would be mixed into
+/// whatever it writes.
+fn refuse_stdout_exports(output: &crate::cli::OutputArgs) -> Result<(), SpecError> {
+    let named = [
+        ("--export-json", &output.export_json),
+        ("--export-ndjson", &output.export_ndjson),
+        ("--export-csv", &output.export_csv),
+        ("--export-markdown", &output.export_markdown),
+        ("--export-gnuplot", &output.export_gnuplot),
+    ];
+    match named.iter().find(|(_, p)| p.as_deref().is_some_and(|p| p.as_os_str() == "-")) {
+        Some((flag, _)) => Err(SpecError(format!(
+            "{flag} -: under contend run, stdout belongs to the program; write the export to a file \
+             (contend's table goes to stderr)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The report format this contend reads (crates/interpose/src/report.rs).
+pub const REPORT_FORMAT: u32 = 2;
+
+/// The mark the interposer carries (crates/interpose/src/lib.rs): its
+/// name and report format. Built at run time, so that contend's own
+/// binary, which holds the parts, does not pass for the interposer.
+fn interposer_mark() -> String {
+    format!("contend-interpose report format {REPORT_FORMAT}")
+}
+
+/// Refuses a file that is not contend's interposer of this report format,
+/// so that a wrong `--interposer` is named as such and not blamed on the
+/// program later.
+fn check_interposer(path: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(256 << 20).read_to_end(&mut bytes))
+        .map_err(|e| format!("the interposer {}: {e}", path.display()))?;
+    if !bytes.starts_with(b"\x7fELF") {
+        return Err(format!("the interposer {}: not an ELF shared library", path.display()));
+    }
+    let mark = interposer_mark();
+    if !bytes.windows(mark.len()).any(|w| w == mark.as_bytes()) {
+        return Err(format!(
+            "the interposer {}: not contend's interposer of this version (it lacks the mark \
+             \"{mark}\"); build it with `cargo build --release --workspace`",
+            path.display()
+        ));
+    }
+    Ok(())
+}
+
 impl RunSpec {
     /// Validates the arguments of `contend run`.
     pub fn from_args(args: &RunArgs) -> Result<Self, SpecError> {
         let (locks, added) = locks(&args.lock).map_err(SpecError)?;
-        let mut program = args.program.clone();
-        program[0] = resolve(&program[0]).map_err(SpecError)?;
+        let mut argv = args.program.clone();
+        argv[0] = resolve(&argv[0]).map_err(SpecError)?;
+        let program = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        refuse_stdout_exports(&args.output)?;
         if let Some(re) = &args.metric {
             regex::Regex::new(re).map_err(|e| SpecError(format!("--metric: {e}")))?;
         }
@@ -132,6 +196,8 @@ impl RunSpec {
         }
         Ok(RunSpec {
             program,
+            argv,
+            grace_ns: args.grace.as_nanos().min(u64::MAX as u128) as u64,
             locks,
             profile: args.profile,
             top: args.top,

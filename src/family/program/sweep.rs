@@ -1,14 +1,14 @@
 //! `contend run` in the parent: for each lock, run the program with the
-//! interposer preloaded (in its own process group, its output captured in
-//! a private directory), time it from spawn to exit with a pidfd so that
-//! Ctrl-C is noticed, reap it with wait4 for its rusage, and read what the
-//! interposer of each of its processes reported. Locks are interleaved
-//! over the rounds, and each lock's metric is compared with pthread's of
-//! the same round.
+//! interposer preloaded, through a keeper process that times it and ends
+//! everything it started (`launch.rs`, `keeper.rs`), and read what the
+//! interposer of each of its processes reported into the run's private
+//! directory (`scratch.rs`). Locks are interleaved over the rounds, and
+//! each lock's metric is compared with pthread's of the same round.
 
 use crate::engine::rounds::{run_rounds, Purpose};
-use crate::engine::Interrupted;
-use crate::family::program::interposer::{read_all, Report};
+use crate::family::program::interposer::{parse, Report};
+use crate::family::program::launch::{self, Launch};
+use crate::family::program::scratch::{ExecDir, RunDir};
 use crate::family::program::spec::RunSpec;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::cpu::CpuTicks;
@@ -18,13 +18,8 @@ use crate::model::program::{MutexInits, MutexProfile, ProgramPoint, ProgramResul
 use crate::model::run::RunInfo;
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::{anyhow, bail, Context, Result};
-use locks::sys::process::wait4;
 use nix::sys::signal::Signal;
-use std::os::fd::AsFd;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::ffi::OsString;
 
 /// A finished `contend run`.
 #[derive(Debug, Clone)]
@@ -39,36 +34,6 @@ pub struct RunOutcome {
     pub interrupted: Option<Signal>,
 }
 
-/// The run's private directory, removed with what is in it on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Result<Self> {
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "contend-run-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        Ok(Scratch(dir))
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The last `n` lines of a captured file, for an error message.
-fn tail(path: &Path, n: usize) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
 /// The metric in `text`: the last line `re` matches, its first group (or
 /// the whole match), as a number.
 pub fn metric_in(re: &regex::Regex, text: &str) -> Option<f64> {
@@ -79,108 +44,158 @@ pub fn metric_in(re: &regex::Regex, text: &str) -> Option<f64> {
     })
 }
 
-fn run_one(
-    spec: &RunSpec,
-    lock: &str,
-    futex: Option<&FutexCounters>,
-    symbols: &mut Symbolizer,
+/// Copies a captured stream to where the program's own would have gone,
+/// unchanged, and returns the metric found in it (the last matching line).
+fn pass_through(
+    mut file: std::fs::File,
+    to: &mut dyn std::io::Write,
     metric: Option<&regex::Regex>,
-    echo: bool,
-) -> Result<ProgramSample> {
-    let scratch = Scratch::new()?;
-    let (out_path, err_path) = (scratch.0.join("stdout"), scratch.0.join("stderr"));
-    let preload = match std::env::var("LD_PRELOAD") {
+) -> Result<Option<f64>> {
+    use std::io::{BufRead, Seek};
+    file.rewind()?;
+    let mut found = None;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        match to.write_all(&line) {
+            // A closed pipe downstream (`| head`) loses nothing of ours.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+            other => other.context("passing the program's output on")?,
+        }
+        if let Some(re) = metric {
+            if let Some(v) = metric_in(re, &String::from_utf8_lossy(&line)) {
+                found = Some(v);
+            }
+        }
+    }
+    let _ = to.flush();
+    Ok(found)
+}
+
+/// Everything one execution needs besides its lock.
+struct Setting<'a> {
+    spec: &'a RunSpec,
+    dir: &'a mut RunDir,
+    symbols: &'a mut Symbolizer,
+    metric: Option<&'a regex::Regex>,
+}
+
+fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> Result<ProgramSample> {
+    let spec = cx.spec;
+    let exec = cx.dir.execution()?;
+    let preload = match std::env::var_os("LD_PRELOAD") {
         // The interposer first, so its pthread symbols win; the user's
         // preloads (an allocator, say) stay.
-        Ok(theirs) if !theirs.trim().is_empty() => format!("{} {theirs}", spec.interposer.display()),
-        _ => spec.interposer.display().to_string(),
+        Some(theirs) if !theirs.is_empty() => {
+            let mut p = spec.interposer.clone().into_os_string();
+            p.push(" ");
+            p.push(theirs);
+            p
+        }
+        _ => spec.interposer.clone().into_os_string(),
     };
-    let mut cmd = Command::new(&spec.program[0]);
-    cmd.args(&spec.program[1..])
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out_path)?)
-        .stderr(std::fs::File::create(&err_path)?)
-        .env("LD_PRELOAD", preload)
-        .env("CONTEND_RUN_LOCK", lock)
-        .env("CONTEND_RUN_PROFILE", if spec.profile { "1" } else { "0" })
-        .env("CONTEND_RUN_DIR", &scratch.0)
-        // Its own group: Ctrl-C reaches contend, which ends the whole
-        // group, children included.
-        .process_group(0);
+    let mut env: Vec<(OsString, OsString)> = vec![
+        ("LD_PRELOAD".into(), preload),
+        ("CONTEND_RUN_LOCK".into(), lock.into()),
+        ("CONTEND_RUN_PROFILE".into(), if spec.profile { "1" } else { "0" }.into()),
+    ];
+    env.extend(exec.env());
     if let Some(ns) = locks::sys::wake_cost::measured() {
-        cmd.env("CONTEND_WAKE_NS", ns.as_nanos().to_string());
+        env.push(("CONTEND_WAKE_NS".into(), ns.as_nanos().to_string().into()));
     }
+    // Captured only when the metric must be read from them; passed on
+    // unchanged afterwards.
+    let capture = match cx.metric {
+        Some(_) => Some((exec.create("stdout")?, exec.create("stderr")?)),
+        None => None,
+    };
+    let kept = capture.as_ref().map(|(o, e)| (o.try_clone(), e.try_clone()));
     let before = futex.map(|f| f.read()).transpose()?;
     let ticks = CpuTicks::read().ok();
-    let started = Instant::now();
-    let child = cmd.spawn().with_context(|| format!("starting {}", spec.program[0]))?;
-    let pid = child.id() as i32;
-    let pidfd = rustix::process::pidfd_open(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::PidfdFlags::empty(),
-    )
-    .context("pidfd_open on the program")?;
-    if let Some(sig) = crate::session::signals::wait_readable(pidfd.as_fd()) {
-        // SAFETY-free: kill(2) of our child's own process group.
-        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
-        let _ = wait4(pid);
-        return Err(anyhow!(Interrupted(sig)));
-    }
-    let wall_s = started.elapsed().as_secs_f64();
-    let usage = wait4(pid).context("reaping the program")?;
-    let after = futex.map(|f| f.read()).transpose()?;
-    let cpu = ticks.zip(CpuTicks::read().ok()).map(|(a, b)| a.split_until(&b));
-    // Children it left behind go with the run.
-    let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
-    if echo {
-        eprint!("{}", std::fs::read_to_string(&out_path).unwrap_or_default());
-        eprint!("{}", std::fs::read_to_string(&err_path).unwrap_or_default());
-    }
+    let mut after = None;
+    let launch =
+        Launch { program: &spec.argv, env, capture, grace: std::time::Duration::from_nanos(spec.grace_ns) };
+    // Read when the program exits, before its leftovers are ended.
+    let done = launch::execute(launch, || {
+        after.get_or_insert_with(|| (futex.map(|f| f.read()), CpuTicks::read().ok()));
+    })?;
+    let (futex_after, ticks_after) = after.expect("the keeper reported the exit");
+    let after = futex_after.transpose()?;
+    let cpu = ticks.zip(ticks_after).map(|(a, b)| a.split_until(&b));
+    let metric = match kept {
+        None => None,
+        Some((out, err)) => {
+            let from_out = pass_through(out?, &mut std::io::stdout().lock(), cx.metric)?;
+            let from_err = pass_through(err?, &mut std::io::stderr().lock(), cx.metric)?;
+            let re = cx.metric.expect("captured for the metric");
+            Some(from_out.or(from_err).ok_or_else(|| {
+                anyhow!("--metric {re}: no line of the program's output matched with a number")
+            })?)
+        }
+    };
+    let usage = done.usage;
     if usage.exit_code() != Some(0) {
         let how = match usage.signal() {
             Some(signal) => format!("was killed by signal {signal}"),
             None => format!("exited {}", usage.exit_code().unwrap_or(-1)),
         };
-        bail!("{} {how} under lock {lock}; its last output:\n{}", spec.program[0], tail(&err_path, 20));
+        bail!("{} {how} under lock {lock} (its output, if any, is above)", spec.program[0]);
     }
-    let reports = read_all(&scratch.0).map_err(|e| anyhow!("the interposer's report: {e}"))?;
-    if !reports.iter().any(|r| r.pid == pid as u32) {
+    let reports = read_reports(&exec)?;
+    let loaded = exec.read_files("loaded.")?.iter().map(|(name, _)| pid_of(name)).collect::<Vec<_>>();
+    let program_reported = reports.iter().any(|r| r.pid == done.pid as u32);
+    if !program_reported && !loaded.contains(&Some(done.pid as u32)) {
         bail!(
-            "the interposer reported nothing from {}: it was not loaded (a statically linked or set-uid \
-             program ignores LD_PRELOAD) or the program ended in _exit",
+            "the interposer was not loaded into {}: a statically linked or set-uid program ignores \
+             LD_PRELOAD (so do programs that clear their environment before they exec)",
             spec.program[0]
         );
     }
     if let Some(r) = reports.iter().find(|r| r.lock != lock) {
         bail!("process {} ran lock {} instead of {lock}", r.pid, r.lock);
     }
-    let metric = match metric {
-        None => None,
-        Some(re) => {
-            let text = std::fs::read_to_string(&out_path).unwrap_or_default();
-            let found = metric_in(re, &text)
-                .or_else(|| metric_in(re, &std::fs::read_to_string(&err_path).unwrap_or_default()));
-            Some(found.ok_or_else(|| {
-                anyhow!("--metric {re}: no line of the program's output matched with a number")
-            })?)
-        }
-    };
     Ok(ProgramSample {
         run: RunInfo::default(),
         lock: lock.to_string(),
-        wall_s,
+        wall_s: done.wall.as_secs_f64(),
         metric,
         user_s: usage.user_s,
         sys_s: usage.sys_s,
         voluntary_context_switches: usage.voluntary,
         involuntary_context_switches: usage.involuntary,
         futex: before.zip(after).map(|(b, a)| a - b),
+        loaded: loaded.len() as u32,
         processes: reports.len() as u32,
-        to_glibc: reports.iter().map(|r| r.to_glibc).sum(),
+        program_reported,
+        swapped: reports.iter().map(|r| r.swapped).sum(),
+        to_glibc: reports.iter().map(|r| r.glibc).sum(),
         inits: sum_inits(&reports),
-        mutexes: profiles(&reports, symbols),
+        mutexes: profiles(&reports, cx.symbols),
         cpu,
+        leftovers: done.leftovers,
     })
+}
+
+/// The pid in a `<what>.<pid>.tsv` or `<what>.<pid>.<k>.tsv` name.
+fn pid_of(name: &str) -> Option<u32> {
+    name.split('.').nth(1)?.parse().ok()
+}
+
+/// Every process's report in the execution's directory.
+fn read_reports(exec: &ExecDir) -> Result<Vec<Report>> {
+    let mut out = Vec::new();
+    for (name, bytes) in exec.read_files("interpose.")? {
+        // Module paths are bytes; a path that is not UTF-8 is shown lossily.
+        let r = parse(&String::from_utf8_lossy(&bytes))
+            .map_err(|e| anyhow!("the interposer's report {name}: {e}"))?;
+        out.push(r);
+    }
+    out.sort_by_key(|r| r.pid);
+    Ok(out)
 }
 
 fn sum_inits(reports: &[Report]) -> MutexInits {
@@ -224,7 +239,85 @@ fn profiles(reports: &[Report], symbols: &mut Symbolizer) -> Vec<MutexProfile> {
     out
 }
 
-/// Each lock's metric against pthread's of the same round.
+/// Whether the lock of `r` ran at all: some measured run made an
+/// acquisition by it (pthread always "runs": it is glibc's).
+fn exercised(r: &ProgramResult) -> bool {
+    r.point.lock == "pthread" || crate::engine::repeat::measured(&r.runs).any(|s| s.swapped > 0)
+}
+
+/// What the interposer saw that the ratios cannot rest on, for the user:
+/// locks that never ran, a program with no pthread mutex, processes that
+/// did not report, processes left running.
+fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let glibc_total: u64 =
+        results.iter().filter(|r| r.point.lock == "pthread").map(|r| r.sample.to_glibc).sum();
+    let runs = || results.iter().flat_map(|r| crate::engine::repeat::measured(&r.runs));
+    // Without the program's own report its counts are unknown: nothing is
+    // claimed about them but that.
+    let unreported = runs().any(|s| !s.program_reported);
+    let none_at_all = runs().all(|s| s.swapped == 0 && s.to_glibc == 0);
+    if unreported {
+        out.push(Warning::sweep(
+            WarningKind::Unexercised,
+            format!(
+                "the interposer was loaded into {program} but it wrote no report: it left without running \
+                 library destructors (Go's runtime ends with a raw exit_group; so does a process killed by \
+                 a signal), so its acquisitions are unknown and no ratio is given for a lock that shows \
+                 none"
+            ),
+        ));
+    } else if none_at_all {
+        out.push(Warning::sweep(
+            WarningKind::Unexercised,
+            format!(
+                "{program} took no pthread mutex through the interposer, so no lock was swapped and no \
+                 ratio is given. Its locks are elsewhere (Rust's std and Go's runtime lock with futexes \
+                 directly; pthread rwlocks and spinlocks, C11 mtx_* and glibc's internal locks are not \
+                 interposed), or its work ran in a process started without the preload (LD_PRELOAD \
+                 cleared)"
+            ),
+        ));
+    } else {
+        for r in results.iter().filter(|r| !exercised(r)) {
+            out.push(Warning::point(
+                WarningKind::Unexercised,
+                &r.point.lock,
+                format!(
+                    "never used: no acquisition went through it ({} went to glibc's mutex; under pthread, \
+                     {glibc_total}). The program's mutexes are of kinds a swapped lock leaves to glibc \
+                     (recursive, error-checking, robust, PI, shared), or it started its work without the \
+                     preload (LD_PRELOAD cleared); no ratio is given",
+                    r.sample.to_glibc
+                ),
+            ));
+        }
+    }
+    let left: Vec<_> =
+        results.iter().flat_map(|r| &r.runs).map(|s| s.leftovers).filter(|l| l.found > 0).collect();
+    if let Some(worst) = left.iter().map(|l| l.found).max() {
+        let survivors: u64 = left.iter().map(|l| l.survivors).sum();
+        let killed: u64 = left.iter().map(|l| l.killed).sum();
+        out.push(Warning::sweep(
+            WarningKind::LeftRunning,
+            format!(
+                "{program} left processes running at its exit in {} execution(s) (up to {worst}: daemons \
+                 or background jobs); contend ended them with SIGTERM ({killed} needed SIGKILL after \
+                 --grace){}",
+                left.len(),
+                if survivors > 0 {
+                    format!("; {survivors} did not die even then (uninterruptible sleep) and outlive the run")
+                } else {
+                    String::new()
+                }
+            ),
+        ));
+    }
+    out
+}
+
+/// Each lock's metric against pthread's of the same round; none for a
+/// lock that never ran.
 fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
     let Some(base) = results.iter().find(|r| r.point.lock == "pthread") else {
         return vec![None; results.len()];
@@ -238,7 +331,7 @@ fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
     results
         .iter()
         .map(|r| {
-            if r.point.lock == "pthread" {
+            if r.point.lock == "pthread" || !exercised(r) {
                 return None;
             }
             let pairs: Vec<(f64, f64)> = rounds(r)
@@ -262,18 +355,26 @@ pub fn run_program(spec: &RunSpec) -> Result<RunOutcome> {
     }
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
     let planned = crate::engine::progress::planned_runs(spec.locks.len(), &spec.repeat, futex.separate());
-    // One measured execution: its output is shown (not the counting
-    // run's, which repeats it).
-    let echo = spec.locks.len() == 1 && spec.repeat.runs == 1 && spec.repeat.precision_pct.is_none();
+    // The program's output is its own, on the terminal: a progress bar
+    // redrawn over it would garble both. The bar is kept for captured
+    // output (--metric); otherwise a header line precedes each execution.
     let bar = crate::engine::progress::progress_bar(
-        spec.progress && !echo,
+        spec.progress && spec.metric.is_some(),
         planned,
         std::time::Duration::from_secs(1),
         None,
     );
+    let headers = spec.progress && spec.metric.is_none() && planned > 1;
     let mut symbols = Symbolizer::default();
+    let mut dir = RunDir::create()?;
+    crate::session::signals::set_stopping(format!(
+        "the program (SIGTERM to it and everything it started, SIGKILL after the {} grace)",
+        crate::model::value::format_nanos(spec.grace_ns)
+    ));
     // Compiled once for every execution (the spec checked that it compiles).
     let metric = spec.metric.as_deref().map(regex::Regex::new).transpose()?;
+    let mut cx = Setting { spec, dir: &mut dir, symbols: &mut symbols, metric: metric.as_ref() };
+    let mut started = 0;
     let rounds = run_rounds(
         spec.locks.len(),
         &spec.repeat,
@@ -285,8 +386,12 @@ pub fn run_program(spec: &RunSpec) -> Result<RunOutcome> {
                 Purpose::Count => futex.open_for_count()?,
                 Purpose::Measure => None,
             };
-            let shown = echo && purpose == Purpose::Measure;
-            run_one(spec, lock, counted.as_ref().or(inline.as_ref()), &mut symbols, metric.as_ref(), shown)
+            started += 1;
+            if headers {
+                let what = if purpose == Purpose::Count { ", counting futex calls" } else { "" };
+                eprintln!("contend run: {lock}, execution {started} of {planned}{what}");
+            }
+            run_one(&mut cx, lock, counted.as_ref().or(inline.as_ref()))
                 .with_context(|| format!("lock {lock}"))
         },
         |_, _| crate::engine::progress::tick(&bar),
@@ -302,6 +407,7 @@ pub fn run_program(spec: &RunSpec) -> Result<RunOutcome> {
         results.push(ProgramResult::median(ProgramPoint { lock: lock.clone() }, r));
     }
     let vs = vs_glibc(&results);
+    warnings.extend(seen(&spec.program[0], &results));
     warnings.extend(notes::screening(results.iter().map(ProgramResult::rejected), spec.repeat.max_steal_pct));
     warnings.extend(notes::drift(
         spec.repeat.order == crate::engine::repeat::Order::Interleaved,

@@ -47,7 +47,8 @@ pub struct WakeupArgs {
     #[arg(long, short = 'd', value_parser = parse_duration, allow_hyphen_values = true)]
     pub duration: Option<Duration>,
 
-    /// Round trips before measuring starts (not recorded), per point.
+    /// How long the pairs ping-pong before measuring starts (not
+    /// recorded), per point.
     #[arg(long, value_parser = parse_duration, default_value = "100ms", allow_hyphen_values = true)]
     pub warmup: Duration,
 

@@ -142,7 +142,8 @@ impl WakeupSpec {
             return Err(err("--pairs must be at least 1"));
         }
         let threads = u64::from(args.pairs) * 2;
-        Limits::read().check_threads(threads).map_err(err)?;
+        let noun = if args.procs { "processes" } else { "threads" };
+        Limits::read().check_tasks(threads, noun).map_err(err)?;
 
         let mut cpus = match &args.cpus {
             Some(list) => {

@@ -31,6 +31,8 @@ pub mod sched;
 #[cfg(not(loom))]
 pub mod shm;
 #[cfg(not(loom))]
+pub mod spawn;
+#[cfg(not(loom))]
 pub mod sysv_sem;
 #[cfg(not(loom))]
 pub mod tid;

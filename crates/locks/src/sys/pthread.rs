@@ -137,6 +137,51 @@ impl Mutex {
         false
     }
 
+    /// pthread_mutex_trylock's return code, as it is.
+    pub fn try_lock_code(&self) -> libc::c_int {
+        // SAFETY: an initialised mutex that lives as long as `self`.
+        unsafe { libc::pthread_mutex_trylock(self.raw.get()) }
+    }
+
+    /// pthread_mutex_timedlock's return code, as it is (`deadline` on
+    /// CLOCK_REALTIME; its fields may be out of range on purpose).
+    pub fn timed_lock_code(&self, deadline: &libc::timespec) -> libc::c_int {
+        // SAFETY: an initialised mutex and a live timespec.
+        unsafe { libc::pthread_mutex_timedlock(self.raw.get(), deadline) }
+    }
+
+    /// pthread_mutex_clocklock's return code, as it is (glibc 2.30+).
+    pub fn clock_lock_code(&self, clock: libc::clockid_t, deadline: &libc::timespec) -> libc::c_int {
+        extern "C" {
+            fn pthread_mutex_clocklock(
+                m: *mut libc::pthread_mutex_t,
+                clock: libc::clockid_t,
+                deadline: *const libc::timespec,
+            ) -> libc::c_int;
+        }
+        // SAFETY: glibc's function of this C signature, with an
+        // initialised mutex and a live timespec.
+        unsafe { pthread_mutex_clocklock(self.raw.get(), clock, deadline) }
+    }
+
+    /// pthread_mutex_consistent's return code.
+    pub fn consistent_code(&self) -> libc::c_int {
+        // SAFETY: an initialised mutex; glibc checks the kind and owner.
+        unsafe { libc::pthread_mutex_consistent(self.raw.get()) }
+    }
+
+    /// Sets a held recursive mutex's count (glibc's `__count`, at offset
+    /// 4), so a test can reach the limit at which a further lock fails with
+    /// EAGAIN without four billion locks.
+    ///
+    /// # Safety
+    /// The mutex is recursive and the calling thread holds it.
+    pub unsafe fn set_recursion_count(&self, count: u32) {
+        // SAFETY: offset 4 is glibc's `unsigned int __count`, which only
+        // the owner reads and writes (the caller's contract).
+        unsafe { *((self.raw.get() as *mut u8).add(4) as *mut u32) = count };
+    }
+
     /// Tries to lock without blocking.
     #[inline]
     pub fn try_lock(&self) -> bool {

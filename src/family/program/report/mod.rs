@@ -56,6 +56,7 @@ struct Row<'a> {
     voluntary_cs: i64,
     involuntary_cs: i64,
     processes: u32,
+    swapped: u64,
     to_glibc: u64,
     mutexes: usize,
 }
@@ -82,6 +83,7 @@ impl Report for RunReport<'_> {
                 voluntary_cs: s.voluntary_context_switches,
                 involuntary_cs: s.involuntary_context_switches,
                 processes: s.processes,
+                swapped: s.swapped,
                 to_glibc: s.to_glibc,
                 mutexes: s.mutexes.len(),
             }

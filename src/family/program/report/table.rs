@@ -25,12 +25,15 @@ pub const GROUPS: &[Group] = &[
     Group {
         name: "mutexes",
         default: true,
-        legend: "to glibc: acquisitions a swapped process left to glibc's mutex (recursive, \
-                 error-checking, robust, PI, PP or shared mutexes); procs: processes that reported.\n",
+        legend: "swapped: acquisitions made by the swapped lock (\"not used\" in vs pthread: it made \
+                 none, so it has no ratio; \"no report\": the program left without its report, so its \
+                 counts are unknown); glibc: acquisitions of glibc's mutex through the interposer \
+                 (every one under pthread; under a swapped lock, the recursive, error-checking, robust, \
+                 PI, PP and shared mutexes it leaves to glibc); procs: processes that reported.\n",
     },
 ];
 
-const COLUMNS: [(&str, &str); 11] = [
+const COLUMNS: [(&str, &str); 12] = [
     (CORE, "lock"),
     (CORE, "METRIC"),
     (CORE, "±%"),
@@ -41,8 +44,18 @@ const COLUMNS: [(&str, &str); 11] = [
     ("time", "sys s"),
     ("kernel", "futex"),
     ("kernel", "vcsw"),
-    ("mutexes", "to glibc"),
+    ("mutexes", "swapped"),
+    ("mutexes", "glibc"),
 ];
+
+/// A count: exact below a thousand, then with an SI suffix.
+fn count(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else {
+        si(n as f64)
+    }
+}
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
@@ -61,13 +74,20 @@ fn row(
         if rate { si(r.stats.mean) } else { format!("{:.3}", r.stats.mean) },
         r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
         r.stats.n.to_string(),
-        vs.map_or(if s.lock == "pthread" { "1".into() } else { "-".into() }, |v| format!("{:.3}", v.ratio)),
+        match vs {
+            Some(v) => format!("{:.3}", v.ratio),
+            None if s.lock == "pthread" => "1".into(),
+            None if s.swapped == 0 && !s.program_reported => "no report".into(),
+            None if s.swapped == 0 => "not used".into(),
+            None => "-".into(),
+        },
         vs.and_then(|v| v.ci95).map_or("-".into(), |(lo, hi)| format!("{lo:.3}..{hi:.3}")),
         format!("{:.3}", s.user_s),
         format!("{:.3}", s.sys_s),
         opt(k.futex.map(|f| f.calls)),
         s.voluntary_context_switches.to_string(),
-        if procs { format!("{} ({} procs)", s.to_glibc, s.processes) } else { s.to_glibc.to_string() },
+        count(s.swapped),
+        if procs { format!("{} ({} procs)", count(s.to_glibc), s.processes) } else { count(s.to_glibc) },
     ]
 }
 
@@ -104,8 +124,8 @@ pub fn table(spec: &RunSpec, o: &RunOutcome, shown: &Shown, preset: &str) -> Str
     );
     let profiled = if spec.profile {
         "Profiled: every acquisition also paid for the profile (a try-lock, a lookup and two clock reads: \
-         about 43 ns on the machine contend was built on, docs/results/interposer-cost.md), so these \
-         times are the profiled program's, not the program's.\n"
+         tens of ns, docs/results/interposer-cost.md), so these times are the profiled program's, not \
+         the program's.\n"
     } else {
         ""
     };

@@ -201,8 +201,11 @@ pub fn side_a<C: Channel>(header: &Header, slot: &PairSlot<C>, plan: &Plan) -> P
             } else if now - next >= plan.interval_ns {
                 // Overran by a whole interval (preempted, or the round was
                 // slower than the interval): restart the schedule rather
-                // than run a burst of back-to-back rounds.
-                rec.late_starts += 1;
+                // than run a burst of back-to-back rounds. Counted only in
+                // the measured phase, as the rounds it is compared with are.
+                if phase == MEASURE {
+                    rec.late_starts += 1;
+                }
                 next = now;
             }
         }

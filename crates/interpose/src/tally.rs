@@ -1,0 +1,157 @@
+//! How many acquisitions went to the swapped lock and how many to glibc's
+//! mutex, in every mode: the report that says a lock ran must be able to
+//! say it was used (a program that re-execs itself with LD_PRELOAD
+//! cleared, or takes no pthread mutex at all, runs no swapped lock).
+//!
+//! Counted per thread, with no atomic read-modify-write on the path: each
+//! thread owns a slot of a static table, found by hashing its thread
+//! pointer (one register read: `fs:0` on x86_64, `tpidr_el0` on aarch64),
+//! and adds to it with a plain load and store. A thread that exits leaves
+//! its counts in its slot; glibc reuses a dead thread's stack, and with it
+//! its thread pointer, so the next thread there goes on adding to the same
+//! slot (the counts are totals, so that is harmless). A thread that finds
+//! no slot within [`PROBES`] adds to a shared overflow slot atomically.
+//! No allocation, no TLS access (general-dynamic TLS costs a call per
+//! access in a preloaded library), and no destructor.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+/// Slots: threads alive at once, or whose stacks glibc did not reuse.
+const SLOTS: usize = 1024;
+/// Slots tried before the overflow slot.
+const PROBES: usize = 16;
+
+/// One thread's counts, alone in its cache line.
+#[repr(align(64))]
+struct Slot {
+    /// The owner's thread pointer (0: free).
+    owner: AtomicUsize,
+    swapped: AtomicU64,
+    glibc: AtomicU64,
+}
+
+impl Slot {
+    // Only the initializer of the statics' elements.
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY: Slot =
+        Slot { owner: AtomicUsize::new(0), swapped: AtomicU64::new(0), glibc: AtomicU64::new(0) };
+}
+
+static TABLE: [Slot; SLOTS] = [const { Slot::EMPTY }; SLOTS];
+static OVERFLOW: Slot = Slot::EMPTY;
+
+/// The calling thread's thread pointer: unique among live threads.
+#[inline(always)]
+fn thread_pointer() -> usize {
+    let tp: usize;
+    // SAFETY: reads the thread pointer register (x86_64: the TCB's self
+    // pointer at fs:0, which glibc sets for every thread); no memory is
+    // written and no flags change.
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        core::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp, options(nostack, readonly, preserves_flags));
+    }
+    // SAFETY: reads the EL0 thread pointer register; no memory access.
+    #[cfg(target_arch = "aarch64")]
+    unsafe {
+        core::arch::asm!("mrs {}, tpidr_el0", out(reg) tp, options(nostack, nomem, preserves_flags));
+    }
+    tp
+}
+
+#[inline(always)]
+fn home(tp: usize) -> usize {
+    (tp.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54) % SLOTS
+}
+
+/// The calling thread's slot.
+#[inline(always)]
+fn slot() -> &'static Slot {
+    let tp = thread_pointer();
+    let s = &TABLE[home(tp)];
+    if s.owner.load(Relaxed) == tp {
+        return s;
+    }
+    claim(tp)
+}
+
+#[cold]
+fn claim(tp: usize) -> &'static Slot {
+    let start = home(tp);
+    for i in 0..PROBES {
+        let s = &TABLE[(start + i) % SLOTS];
+        match s.owner.load(Relaxed) {
+            o if o == tp => return s,
+            0 if s.owner.compare_exchange(0, tp, Relaxed, Relaxed).is_ok() => return s,
+            _ => {}
+        }
+    }
+    &OVERFLOW
+}
+
+#[inline(always)]
+fn add(s: &'static Slot, field: &'static AtomicU64) {
+    if std::ptr::eq(s, &OVERFLOW) {
+        field.fetch_add(1, Relaxed);
+    } else {
+        // Only the owning thread writes its slot.
+        field.store(field.load(Relaxed).wrapping_add(1), Relaxed);
+    }
+}
+
+/// One acquisition by the swapped lock.
+#[inline(always)]
+pub fn swapped() {
+    let s = slot();
+    add(s, &s.swapped);
+}
+
+/// One acquisition of glibc's mutex through the interposer.
+#[inline(always)]
+pub fn glibc() {
+    let s = slot();
+    add(s, &s.glibc);
+}
+
+/// (swapped, glibc) acquisitions of this process so far.
+pub fn totals() -> (u64, u64) {
+    TABLE
+        .iter()
+        .chain([&OVERFLOW])
+        .fold((0, 0), |(a, b), s| (a + s.swapped.load(Relaxed), b + s.glibc.load(Relaxed)))
+}
+
+/// A forked child counts from zero: its parent reports what came before.
+pub fn clear_in_child() {
+    for s in TABLE.iter().chain([&OVERFLOW]) {
+        s.swapped.store(0, Relaxed);
+        s.glibc.store(0, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_count_apart_and_the_totals_add_up() {
+        let (s0, g0) = totals();
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..10_000 {
+                        swapped();
+                    }
+                    glibc();
+                });
+            }
+        });
+        let (s1, g1) = totals();
+        assert_eq!(s1 - s0, 80_000);
+        // Other tests of this harness lock glibc mutexes meanwhile.
+        assert!(g1 - g0 >= 8);
+        assert_ne!(thread_pointer(), 0);
+        let other = std::thread::spawn(thread_pointer).join().unwrap();
+        assert_ne!(other, thread_pointer(), "each live thread has its own pointer");
+    }
+}

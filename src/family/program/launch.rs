@@ -1,0 +1,178 @@
+//! contend's side of the keeper (`keeper.rs`): start it for one execution
+//! of the program, pass on an ending signal, and read what it measured.
+//!
+//! The program's standard streams are its own: the keeper and the program
+//! inherit contend's stdin, stdout and stderr unless `--metric` gives them
+//! capture files. The program stays in contend's process group, as a
+//! shell would leave it, so the terminal's Ctrl-C reaches it directly too;
+//! contend adds the SIGTERM, the grace and the SIGKILL for everything the
+//! program started elsewhere.
+
+use crate::engine::Interrupted;
+use crate::family::program::keeper::SOCKET_FD;
+use crate::model::program::Leftovers;
+use crate::session::signals;
+use anyhow::{anyhow, bail, Context, Result};
+use locks::sys::process::ChildUsage;
+use nix::sys::signal::Signal;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+/// One execution to start.
+pub struct Launch<'a> {
+    /// The program and its arguments.
+    pub program: &'a [OsString],
+    /// Added to its environment.
+    pub env: Vec<(OsString, OsString)>,
+    /// Its stdout and stderr, if captured (else inherited).
+    pub capture: Option<(std::fs::File, std::fs::File)>,
+    /// Between SIGTERM and SIGKILL.
+    pub grace: Duration,
+}
+
+/// One finished execution.
+#[derive(Debug, Clone, Copy)]
+pub struct Finished {
+    /// The program's pid.
+    pub pid: i32,
+    /// Its wait status and resource usage.
+    pub usage: ChildUsage,
+    /// From spawn to exit.
+    pub wall: Duration,
+    /// What it left running.
+    pub leftovers: Leftovers,
+}
+
+/// Runs one execution through a keeper. `at_exit` runs when the keeper
+/// reports the program's exit, before it ends what the program left
+/// running: the caller's probes (futex counts, CPU split) close there, so
+/// that the grace given to leftovers is not measured as the program's.
+/// An ending signal during the execution is passed on (SIGTERM to the
+/// program and its descendants, SIGKILL after the grace); the call
+/// returns [`Interrupted`] once the keeper has ended them all. A second
+/// signal exits contend at once, and the keeper, seeing contend gone,
+/// kills everything.
+pub fn execute(l: Launch<'_>, mut at_exit: impl FnMut()) -> Result<Finished> {
+    let (mut ours, theirs) = UnixStream::pair().context("a socket to the keeper")?;
+    let mut cmd = Command::new("/proc/self/exe");
+    cmd.arg0("contend")
+        .arg("__keeper")
+        .arg("--grace-ms")
+        .arg(l.grace.as_millis().to_string())
+        .arg("--signals")
+        .arg(signals::original().to_arg());
+    for (k, v) in &l.env {
+        let mut kv = k.clone();
+        kv.push("=");
+        kv.push(v);
+        cmd.arg("--env").arg(kv);
+    }
+    cmd.arg("--").args(l.program).stdin(Stdio::inherit());
+    if let Some((out, err)) = l.capture {
+        cmd.stdout(out).stderr(err);
+    }
+    locks::sys::spawn::pass_fd(&mut cmd, theirs.as_raw_fd(), SOCKET_FD);
+    let mut child = cmd.spawn().context("starting contend's keeper process")?;
+    drop(theirs);
+    let mut text = String::new();
+    let mut interrupted: Option<Signal> = None;
+    let mut exited = false;
+    let mut buf = [0u8; 4096];
+    loop {
+        if let Some(sig) = signals::wait_readable(ours.as_fd()) {
+            if interrupted.is_none() {
+                interrupted = Some(sig);
+                // The keeper may have finished already: nothing to stop.
+                let _ = ours.write_all(b"T");
+            }
+            continue;
+        }
+        match ours.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                text.push_str(&String::from_utf8_lossy(&buf[..n]));
+                // The keeper writes this line the moment it has reaped
+                // the program.
+                if !exited && text.contains("exited ") {
+                    exited = true;
+                    at_exit();
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).context("reading from the keeper"),
+        }
+    }
+    let status = child.wait().context("reaping the keeper")?;
+    let finished = parse(&text);
+    if let Some(sig) = interrupted {
+        return Err(anyhow!(Interrupted(sig)));
+    }
+    match finished {
+        Ok(f) => Ok(f),
+        Err(e) if status.success() => Err(e),
+        Err(e) => Err(e.context(format!("contend's keeper process {status}"))),
+    }
+}
+
+/// The keeper's lines, as a [`Finished`].
+fn parse(text: &str) -> Result<Finished> {
+    let mut pid = None;
+    let mut exited = None;
+    let mut leftovers = None;
+    for line in text.lines() {
+        let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let nums = || rest.split(' ').map(str::parse::<i64>).collect::<Result<Vec<_>, _>>();
+        match word {
+            "started" => pid = Some(rest.parse::<i32>()?),
+            "exited" => {
+                let f = nums()?;
+                if f.len() != 7 {
+                    bail!("the keeper said {line:?}");
+                }
+                let usage = ChildUsage {
+                    status: f[0] as i32,
+                    user_s: f[2] as f64 / 1e6,
+                    sys_s: f[3] as f64 / 1e6,
+                    max_rss_kib: f[4],
+                    voluntary: f[5],
+                    involuntary: f[6],
+                };
+                exited = Some((usage, Duration::from_nanos(f[1] as u64)));
+            }
+            "ended" => {
+                let f = nums()?;
+                if f.len() != 3 {
+                    bail!("the keeper said {line:?}");
+                }
+                leftovers =
+                    Some(Leftovers { found: f[0] as u64, killed: f[1] as u64, survivors: f[2] as u64 });
+            }
+            "error" => bail!("{rest}"),
+            _ => bail!("the keeper said {line:?}"),
+        }
+    }
+    let (Some(pid), Some((usage, wall)), Some(leftovers)) = (pid, exited, leftovers) else {
+        bail!("the keeper ended before it reported the program's exit and its leftovers: {text:?}");
+    };
+    Ok(Finished { pid, usage, wall, leftovers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keepers_lines_read_back() {
+        let f = parse("started 42\nexited 768 1500000 2000 1000 3000 4 5\nended 1 0 0\n").unwrap();
+        assert_eq!((f.pid, f.usage.exit_code(), f.wall), (42, Some(3), Duration::from_micros(1500)));
+        assert_eq!((f.usage.user_s, f.usage.voluntary), (0.002, 4));
+        assert_eq!(f.leftovers, Leftovers { found: 1, killed: 0, survivors: 0 });
+        assert!(parse("started 42\n").is_err());
+        assert!(parse("error starting x: not found\n").unwrap_err().to_string().contains("not found"));
+    }
+}
