@@ -21,7 +21,7 @@ pub fn locks() -> String {
         "description",
     ]);
     // `contend run` swaps in the locks that fit in a pthread_mutex_t.
-    let runs = |name: &str| locks::in_mutex::Swap::ALL.iter().any(|s| s.name() == name);
+    let runs = |name: &str| locks::in_mutex::Swap::all().any(|s| s.name() == name);
     let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
     let mut unavailable = String::new();
     for e in LOCKS {

@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         Command::Report(args) => contend::report_html::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Tune(args) => experiment::run::<Tune>(&args),
         Command::Alloc(args) => experiment::run::<Alloc>(&args),
-        Command::Run(args) => experiment::run::<contend::family::program::Run>(&args),
+        Command::Run(args) => experiment::run::<contend::family::program::Program>(&args),
         Command::AllocChild { spec } => alloc_child(&spec),
         Command::Keeper(_) => unreachable!("the keeper returned above"),
         Command::InterposeCheck { what, threads } => {

@@ -6,7 +6,7 @@
 
 use crate::family::alloc::report::AllocExport;
 use crate::family::lock::report::LockExport;
-use crate::family::program::report::RunExport;
+use crate::family::program::report::ProgramExport;
 use crate::family::wakeup::report::WakeupExport;
 use crate::tune::report::TuneExport;
 use schemars::generate::SchemaSettings;
@@ -25,7 +25,7 @@ pub fn export_schema() -> Value {
         generator.subschema_for::<TuneExport<'static>>(),
         generator.subschema_for::<WakeupExport<'static>>(),
         generator.subschema_for::<AllocExport<'static>>(),
-        generator.subschema_for::<RunExport<'static>>(),
+        generator.subschema_for::<ProgramExport<'static>>(),
     ];
     let defs = generator.take_definitions(true);
     json!({

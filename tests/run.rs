@@ -77,8 +77,7 @@ fn fifo(s: Swap) -> bool {
 fn every_lock_that_fits_passes_the_pthread_checks_through_the_interposer() {
     for check in ["exclusion", "kinds", "condvar", "fork"] {
         for (group, threads) in [(false, 4), (true, 2)] {
-            let locks: Vec<&str> =
-                Swap::ALL.iter().filter(|&&s| fifo(s) == group).map(|s| s.name()).collect();
+            let locks: Vec<&str> = Swap::all().filter(|&s| fifo(s) == group).map(|s| s.name()).collect();
             let list = if group { format!("pthread,{}", locks.join(",")) } else { locks.join(",") };
             let program = check_program(check, threads);
             let argv: Vec<&str> = program.iter().map(String::as_str).collect();

@@ -286,7 +286,7 @@ fn every_error_code_is_glibcs_under_every_lock_profiled_or_not() {
     {
         assert!(expected.contains(code), "the check provokes {code}: {expected}");
     }
-    let locks: Vec<&str> = locks::in_mutex::Swap::ALL.iter().map(|s| s.name()).collect();
+    let locks: Vec<&str> = locks::in_mutex::Swap::all().map(|s| s.name()).collect();
     let list = locks.join(",");
     let check = [bin.to_str().unwrap(), "__interpose-check", "codes"];
     for profile in [false, true] {

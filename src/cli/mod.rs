@@ -1,16 +1,15 @@
 //! The command line, as clap sees it: the commands, and the flags of the
 //! commands that are not a family's (compare, list). Each family's flags
 //! live in its `args.rs`; parsing only, validation spanning several flags
-//! lives in each `spec`.
+//! lives in each `spec`. Nothing imports from here but `main.rs`: the
+//! families take their shared flags from where they are defined
+//! (`output::args::OutputArgs`, `engine::repeat_args::RepeatArgs`), so
+//! the command tree depends on the families and never the other way.
 
-mod repeat;
-
-pub use crate::family::alloc::args::AllocArgs;
-pub use crate::family::lock::args::{Format, LockArgs};
-pub use crate::family::wakeup::args::WakeupArgs;
-pub use crate::output::args::OutputArgs;
-pub use crate::tune::args::TuneArgs;
-pub use repeat::RepeatArgs;
+use crate::family::alloc::args::AllocArgs;
+use crate::family::lock::args::LockArgs;
+use crate::family::wakeup::args::WakeupArgs;
+use crate::tune::args::TuneArgs;
 
 use crate::model::value::parse_percent;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -47,8 +46,8 @@ pub enum Command {
     /// and hold, by call site) and run it with other locks in place of
     /// glibc's mutex (--lock pthread,adaptive,mcs), interleaved over
     /// --runs, with each lock's wall time and its ratio to glibc's.
-    #[command(after_help = crate::family::program::args::RUN_EXAMPLES)]
-    Run(Box<crate::family::program::RunArgs>),
+    #[command(after_help = crate::family::program::args::PROGRAM_EXAMPLES)]
+    Run(Box<crate::family::program::ProgramArgs>),
     /// Draw a figure from one or more exports, as SVG or PNG: lock
     /// (throughput with 95% intervals, and fairness, against the swept
     /// axis) or wakeup (round-trip latency against percentile).

@@ -6,6 +6,7 @@ pub mod crew;
 pub mod procs;
 pub mod progress;
 pub mod repeat;
+pub mod repeat_args;
 pub mod rounds;
 pub mod threads;
 pub mod window;

@@ -35,6 +35,37 @@ pub struct CpuSplit {
     pub system_context_switches: u64,
 }
 
+/// Below this much CPU time in a window (CPUs x seconds), /proc/stat's
+/// 10 ms ticks are too coarse to judge steal: 0.5 CPU-seconds is 50 ticks,
+/// a resolution of 2%.
+const SCREEN_MIN_CPU_S: f64 = 0.5;
+
+impl CpuSplit {
+    /// CPU busy time the system saw in a window of `window_s` beyond the
+    /// `own_cpu_s` our workers used, % of all `cpus` CPUs' time: other
+    /// processes' load. None when it cannot be told.
+    pub fn other_load_pct(&self, window_s: f64, own_cpu_s: f64, cpus: usize) -> Option<f64> {
+        let capacity = window_s * cpus as f64;
+        (capacity > 0.0 && own_cpu_s.is_finite()).then(|| {
+            let busy = capacity * (self.usr_pct + self.sys_pct) / 100.0;
+            100.0 * (busy - own_cpu_s) / capacity
+        })
+    }
+
+    /// What `--max-steal` screens on: the larger of the hypervisor's steal
+    /// and other processes' load over a window, % of all CPUs' time; None
+    /// when the window is too short for the tick counts to tell (a 20 ms
+    /// allocator child spans a tick or two, and one tick reads as 25%).
+    pub fn disturbance_pct(&self, window_s: f64, own_cpu_s: f64) -> Option<f64> {
+        let cpus = crate::measure::env::cpus_online();
+        if window_s * (cpus as f64) < SCREEN_MIN_CPU_S {
+            return None;
+        }
+        let other = self.other_load_pct(window_s, own_cpu_s, cpus);
+        Some(self.steal_pct.max(other.unwrap_or(0.0)))
+    }
+}
+
 impl CpuTicks {
     /// Reads /proc/stat now.
     pub fn read() -> std::io::Result<Self> {

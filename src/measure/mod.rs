@@ -10,10 +10,10 @@ pub mod env;
 pub mod fairness;
 pub mod futex;
 pub mod latency;
+pub mod probes;
 pub mod rusage;
 pub mod stats;
 pub mod tracefs;
 pub mod warnings;
-pub mod window;
 
-pub use window::{Probes, UsageSource, WindowDelta};
+pub use probes::{Probes, UsageSource, WindowDelta};

@@ -5,7 +5,6 @@
 use crate::measure::cpu::CpuSplit;
 use crate::measure::env::governor;
 use crate::measure::stats::Stats;
-use crate::model::lock::PointResult;
 use crate::model::run::{measured, RunRecord};
 use crate::model::warning::{Warning, WarningKind};
 
@@ -14,33 +13,6 @@ const STEAL_PCT: f64 = 5.0;
 /// CPU busy time not explained by contend's workers above this share of
 /// all CPUs means something else was running.
 const OTHER_LOAD_PCT: f64 = 10.0;
-/// A window that lets each worker through the lock fewer times than this
-/// is too short for its hold time.
-const MIN_CS_PER_WORKER: f64 = 100.0;
-
-/// The warnings for one measured point.
-pub fn for_point(r: &PointResult, cpus: usize) -> Vec<Warning> {
-    let (p, s) = (&r.point, &r.sample);
-    let name = p.label();
-    let mut out = Vec::new();
-    out.extend(noise(&name, &s.cpu, s.window_s, s.process.cpu_s, cpus));
-    // The statistics' outlier indices count measured runs only.
-    let cs: Vec<f64> = measured(&r.runs).map(|run| run.cs_per_s).collect();
-    out.extend(outliers(&name, "cs/s", &r.stats, &cs));
-    if p.workers > 0 && (s.acquisitions as f64 / f64::from(p.workers)) < MIN_CS_PER_WORKER {
-        out.push(Warning::point(
-            WarningKind::TooFewSamples,
-            &name,
-            format!(
-                "only {:.0} critical sections per worker in the window: too short for a hold of {}; \
-                 use a longer --duration",
-                s.acquisitions as f64 / f64::from(p.workers),
-                p.hold
-            ),
-        ));
-    }
-    out
-}
 
 /// Steal time and other load during a window of `window_s` in which our
 /// workers used `own_cpu_s` of CPU time on `cpus` CPUs.
@@ -57,7 +29,7 @@ pub fn noise(name: &str, cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: us
             ),
         ));
     }
-    if let Some(other) = other_load_pct(cpu, window_s, own_cpu_s, cpus) {
+    if let Some(other) = cpu.other_load_pct(window_s, own_cpu_s, cpus) {
         if other > OTHER_LOAD_PCT {
             out.push(Warning::point(
                 WarningKind::OtherLoad,
@@ -70,34 +42,6 @@ pub fn noise(name: &str, cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: us
         }
     }
     out
-}
-
-/// CPU busy time the system saw in a window beyond what our workers used,
-/// % of all CPUs' time: other processes' load. None when it cannot be told.
-pub fn other_load_pct(cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: usize) -> Option<f64> {
-    let capacity = window_s * cpus as f64;
-    (capacity > 0.0 && own_cpu_s.is_finite()).then(|| {
-        let busy = capacity * (cpu.usr_pct + cpu.sys_pct) / 100.0;
-        100.0 * (busy - own_cpu_s) / capacity
-    })
-}
-
-/// Below this much CPU time in a window (CPUs x seconds), /proc/stat's
-/// 10 ms ticks are too coarse to judge steal: 0.5 CPU-seconds is 50 ticks,
-/// a resolution of 2%.
-const SCREEN_MIN_CPU_S: f64 = 0.5;
-
-/// What `--max-steal` screens on: the larger of the hypervisor's steal
-/// and other processes' load over a window, % of all CPUs' time; None
-/// when the window is too short for the tick counts to tell (a 20 ms
-/// allocator child spans a tick or two, and one tick reads as 25%).
-pub fn disturbance_pct(cpu: &CpuSplit, window_s: f64, own_cpu_s: f64) -> Option<f64> {
-    let cpus = crate::measure::env::cpus_online();
-    if window_s * (cpus as f64) < SCREEN_MIN_CPU_S {
-        return None;
-    }
-    let other = other_load_pct(cpu, window_s, own_cpu_s, cpus);
-    Some(cpu.steal_pct.max(other.unwrap_or(0.0)))
 }
 
 /// Runs whose metric stands out from the others by median absolute
@@ -185,62 +129,4 @@ pub fn interrupted(sig: nix::sys::signal::Signal, measured: usize, total: usize,
         WarningKind::Interrupted,
         format!("interrupted by {sig}: {measured} of {total} points measured{last}"),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::lock::LockSample;
-    use crate::model::lock::Point;
-    use crate::model::Mode;
-
-    fn result(steal: f64, usr: f64, sys: f64, cpu_s: f64, acquisitions: u64) -> PointResult {
-        let mut sample = blank();
-        sample.window_s = 1.0;
-        sample.cpu.steal_pct = steal;
-        sample.cpu.usr_pct = usr;
-        sample.cpu.sys_pct = sys;
-        sample.process.cpu_s = cpu_s;
-        sample.acquisitions = acquisitions;
-        PointResult::single(Point::new("futex", Mode::Threads, 2), sample)
-    }
-
-    fn blank() -> LockSample {
-        LockSample {
-            run: Default::default(),
-            window_s: 1.0,
-            acquisitions: 0,
-            cs_per_s: 0.0,
-            mean_hold_ns: None,
-            stretched_holds: 0,
-            fairness: Default::default(),
-            cpu: Default::default(),
-            process: Default::default(),
-            memory: Default::default(),
-            fault: None,
-            interrupted: None,
-            futex: None,
-            coordinator_cpu_s: 0.0,
-            lock_counters: None,
-            workers: Vec::new(),
-            total_acquisitions: 0,
-        }
-    }
-
-    #[test]
-    fn a_clean_point_has_no_warning() {
-        // 2 CPUs fully busy, all of it our workers' 2 CPU-seconds.
-        assert!(for_point(&result(0.0, 60.0, 40.0, 2.0, 100_000), 2).is_empty());
-    }
-
-    #[test]
-    fn each_problem_is_named() {
-        let w = for_point(&result(7.5, 60.0, 40.0, 2.0, 100_000), 2);
-        assert!(w.len() == 1 && w[0].to_string().contains("stole 7.5%"), "{w:?}");
-        // 100% busy but our workers used only 1 of 2 CPU-seconds.
-        let w = for_point(&result(0.0, 60.0, 40.0, 1.0, 100_000), 2);
-        assert!(w.len() == 1 && w[0].to_string().contains("50% of the CPUs' time"), "{w:?}");
-        let w = for_point(&result(0.0, 60.0, 40.0, 2.0, 10), 2);
-        assert!(w.len() == 1 && w[0].to_string().contains("only 5 critical sections per worker"), "{w:?}");
-    }
 }

@@ -82,9 +82,7 @@ impl RunRecord for AllocSample {
         None
     }
     fn disturbance_pct(&self) -> Option<f64> {
-        self.cpu.and_then(|cpu| {
-            crate::measure::warnings::disturbance_pct(&cpu, self.elapsed_s, self.user_s + self.sys_s)
-        })
+        self.cpu.and_then(|cpu| cpu.disturbance_pct(self.elapsed_s, self.user_s + self.sys_s))
     }
 }
 

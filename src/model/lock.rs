@@ -159,7 +159,7 @@ impl RunRecord for LockSample {
         if self.fault.is_some() {
             return None;
         }
-        crate::measure::warnings::disturbance_pct(&self.cpu, self.window_s, self.process.cpu_s)
+        self.cpu.disturbance_pct(self.window_s, self.process.cpu_s)
     }
 }
 

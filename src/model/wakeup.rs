@@ -121,7 +121,7 @@ impl RunRecord for WakeupSample {
         self.interrupted.as_deref().and_then(|s| s.parse().ok())
     }
     fn disturbance_pct(&self) -> Option<f64> {
-        crate::measure::warnings::disturbance_pct(&self.cpu, self.window_s, self.process.cpu_s)
+        self.cpu.disturbance_pct(self.window_s, self.process.cpu_s)
     }
 }
 

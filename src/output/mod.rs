@@ -6,7 +6,6 @@ pub mod columns;
 pub mod csv;
 pub mod document;
 pub mod family;
-pub mod gnuplot;
 pub mod json;
 pub mod ndjson;
 pub mod number;

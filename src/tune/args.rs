@@ -1,8 +1,8 @@
 //! `contend tune`'s flags, as clap sees them.
 
-use crate::cli::OutputArgs;
 use crate::family::lock::registry::parse_lock;
 use crate::model::value::{parse_count, parse_duration, parse_work, Work};
+use crate::output::args::OutputArgs;
 use clap::Args;
 use std::time::Duration;
 

@@ -7,7 +7,6 @@ pub mod run;
 pub mod spec;
 pub mod table;
 
-use crate::cli::TuneArgs;
 use crate::experiment::Experiment;
 use crate::measure::env::Environment;
 use crate::model::warning::Warning;
@@ -15,6 +14,7 @@ use crate::model::SpecError;
 use crate::output::args::OutputArgs;
 use crate::output::columns::Group;
 use crate::output::document::Report;
+use crate::tune::args::TuneArgs;
 use nix::sys::signal::Signal;
 use run::TuneOutcome;
 use spec::TuneSpec;

@@ -1,11 +1,11 @@
 //! `contend tune`'s validated spec.
 
-use crate::cli::TuneArgs;
 use crate::engine::repeat::Repeat;
 use crate::family::lock::registry;
 use crate::family::lock::spec::SpecError;
 use crate::model::value::Work;
 use crate::session::limits::Limits;
+use crate::tune::args::TuneArgs;
 use serde::Serialize;
 
 /// What to tune, and how long it may take.
@@ -29,7 +29,7 @@ pub struct TuneSpec {
     pub max_time_ns: u64,
     /// Where results go (the export flags).
     #[serde(flatten)]
-    pub output: crate::cli::OutputArgs,
+    pub output: crate::output::args::OutputArgs,
 }
 
 impl TuneSpec {

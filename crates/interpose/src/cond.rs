@@ -125,7 +125,7 @@ pub unsafe fn wait(
     w.waiters.fetch_add(1, SeqCst);
     let seen = w.seq.load(SeqCst);
     // SAFETY: the caller holds `m`.
-    let rc = unsafe { crate::unlock_mutex(m, mode) };
+    let rc = unsafe { crate::route::unlock_mutex(m, mode) };
     if rc != 0 {
         // Not the owner (an error-checking mutex says so): not waiting.
         w.waiters.fetch_sub(1, SeqCst);
@@ -135,7 +135,7 @@ pub unsafe fn wait(
     w.waiters.fetch_sub(1, SeqCst);
     // POSIX: the mutex is held again on return, timed out or not.
     // SAFETY: the caller's contract; this thread released it above.
-    let rc = unsafe { crate::lock_mutex(m, site, mode) };
+    let rc = unsafe { crate::route::lock_mutex(m, site, mode) };
     if rc != 0 {
         return rc;
     }

@@ -34,15 +34,17 @@ mod cond;
 mod glibc;
 mod mode;
 mod mutex;
-mod nodes;
 mod profile;
 mod report;
+mod route;
 mod swapped;
 mod tally;
 
 /// What `contend run` looks for in a file given as `--interposer` before
 /// it preloads it into a program: this library, speaking this report
-/// format (a file without it is refused, not blamed on the program).
+/// format (a file without it is refused, not blamed on the program). It
+/// must read `{MAGIC} report format {VERSION}` of
+/// `locks::in_mutex::report` (a unit test checks).
 #[used]
 #[unsafe(no_mangle)]
 pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 2";
@@ -50,38 +52,7 @@ pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format
 use libc::timespec;
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};
 use mode::Mode;
-
-/// Locks `m`, profiled if the process profiles.
-///
-/// # Safety
-/// `m` is a live, initialized mutex.
-#[inline(always)]
-pub(crate) unsafe fn lock_mutex(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        if mode.profiling() {
-            profile::lock(m, site, mode)
-        } else {
-            mutex::acquire(m, mode)
-        }
-    }
-}
-
-/// Unlocks `m`, profiled if the process profiles.
-///
-/// # Safety
-/// `m` is a live mutex the caller holds.
-#[inline(always)]
-pub(crate) unsafe fn unlock_mutex(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe {
-        if mode.profiling() {
-            profile::unlock(m, mode)
-        } else {
-            mutex::release(m, mode)
-        }
-    }
-}
+use route::{lock_mutex, unlock_mutex};
 
 /// Defines the exported `$name` as a trampoline that passes the return
 /// address (the call site) in the argument register after the last real
@@ -209,7 +180,7 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
 
 /// Whether condition variables are glibc's (nothing swapped).
 fn glibc_conds(mode: Mode) -> bool {
-    mode.bits() & 0x7f == locks::in_mutex::Swap::Pthread as u8
+    mode.glibc_only()
 }
 
 unsafe fn cond_wait_any(
@@ -325,5 +296,14 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int
         } else {
             cond::signal(c, true)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_mark_names_the_report_format() {
+        use locks::in_mutex::report::{MAGIC, VERSION};
+        assert_eq!(&super::CONTEND_INTERPOSE_MARK[..], format!("{MAGIC} report format {VERSION}").as_bytes());
     }
 }

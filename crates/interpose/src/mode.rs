@@ -27,17 +27,17 @@ impl Mode {
     #[inline]
     pub fn swap(self) -> Swap {
         // Only values from `decide` are stored.
-        Swap::from_u8(self.0 & !PROFILE).unwrap_or(Swap::Pthread)
+        Swap::from_repr(self.0 & !PROFILE).unwrap_or(Swap::Pthread)
+    }
+    /// Whether nothing is swapped (`pthread`): every call goes to glibc.
+    #[inline]
+    pub fn glibc_only(self) -> bool {
+        self.0 & !PROFILE == Swap::Pthread as u8
     }
     /// Whether every acquisition is profiled.
     #[inline]
     pub fn profiling(self) -> bool {
         self.0 & PROFILE != 0
-    }
-    /// The raw byte, for a fast match.
-    #[inline]
-    pub fn bits(self) -> u8 {
-        self.0
     }
 }
 
@@ -68,7 +68,7 @@ fn decide() -> Mode {
         None | Some("") => Swap::Pthread,
         Some(name) => match Swap::parse(name).filter(|s| s.check().is_ok()) {
             Some(s) => s,
-            None => crate::report::die(&format!(
+            None => locks::sys::process::die(&format!(
                 "contend-interpose: CONTEND_RUN_LOCK={name} is not a lock that fits in a pthread_mutex_t"
             )),
         },

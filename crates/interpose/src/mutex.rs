@@ -11,8 +11,7 @@ use crate::mode::Mode;
 use crate::swapped;
 use crate::tally;
 use libc::{c_int, pthread_mutex_t, timespec};
-use locks::in_mutex::Swap;
-use locks::raw::{Backoff, Mcs, PackedAdaptive, ParkingLot, PiFutex, Tas, Ticket, Ttas, YieldSpin};
+use locks::in_mutex::{InMutex, OnSwapped, Swap};
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 use locks::in_mutex::{swappable_kind as swappable, KIND_OFFSET};
@@ -39,66 +38,116 @@ pub fn holds(rc: c_int) -> bool {
     rc == 0 || rc == libc::EOWNERDEAD
 }
 
-/// Runs `$body` with `$L` bound to the swapped lock type of `$mode`, for
-/// a mutex already known to hold it.
-macro_rules! on_swapped {
-    ($mode:expr, $L:ident => $body:expr) => {{
-        let bits = $mode.bits() & 0x7f;
-        if bits == Swap::Adaptive as u8 {
-            type $L = PackedAdaptive;
-            $body
-        } else if bits == Swap::Mcs as u8 {
-            type $L = Mcs;
-            $body
-        } else if bits == Swap::Ticket as u8 {
-            type $L = Ticket;
-            $body
-        } else if bits == Swap::Tas as u8 {
-            type $L = Tas;
-            $body
-        } else if bits == Swap::Ttas as u8 {
-            type $L = Ttas;
-            $body
-        } else if bits == Swap::Backoff as u8 {
-            type $L = Backoff;
-            $body
-        } else if bits == Swap::Yield as u8 {
-            type $L = YieldSpin;
-            $body
-        } else if bits == Swap::Pi as u8 {
-            type $L = PiFutex;
-            $body
-        } else if bits == Swap::Noop as u8 {
-            type $L = locks::raw::NoLock;
-            $body
-        } else {
-            type $L = ParkingLot;
-            $body
+/// Defines an operation on a swapped mutex as code generic over the
+/// process's lock, run by [`Swap::dispatch`] (an exhaustive match: no lock
+/// can run under another's name). One type per operation, so that each
+/// monomorphized body holds that operation alone and inlines whole.
+macro_rules! op {
+    ($(#[$doc:meta])* $name:ident($($field:ident: $ty:ty),*) => |$m:ident, $L:ident| $body:expr) => {
+        $(#[$doc])*
+        struct $name(*mut pthread_mutex_t, $($ty),*);
+
+        impl OnSwapped for $name {
+            type Out = c_int;
+
+            #[inline(always)]
+            fn run<$L: InMutex>(self) -> c_int {
+                let $name($m, $($field),*) = self;
+                // SAFETY: an operation is made only by the functions
+                // below, whose callers pass a live mutex of a swappable
+                // kind in a process running this lock (so it holds an
+                // `L`), a held one for an unlock, and a valid timespec
+                // for a timed lock.
+                unsafe { $body }
+            }
         }
-    }};
+    };
 }
 
-/// Runs `$body` with `$L` bound to the swapped lock type of `$mode`, or
-/// `$glibc` when the process or the mutex is glibc's; either way an
-/// acquisition is counted by where it went (`tally.rs`). Used inside an
-/// `unsafe` block whose caller passes a live mutex (it reads the kind).
-macro_rules! with_lock {
-    ($mode:expr, $m:expr, $L:ident => $body:expr, glibc => $glibc:expr) => {{
-        let bits = $mode.bits() & 0x7f;
-        if bits == Swap::Pthread as u8 || !swappable(kind($m)) {
-            let rc = $glibc;
+op!(
+    /// pthread_mutex_lock.
+    LockOp() => |m, L| {
+        swapped::lock::<L>(m);
+        0
+    }
+);
+op!(
+    /// pthread_mutex_trylock.
+    TryLockOp() => |m, L| if swapped::try_lock::<L>(m) { 0 } else { libc::EBUSY }
+);
+op!(
+    /// pthread_mutex_unlock.
+    UnlockOp() => |m, L| {
+        swapped::unlock::<L>(m);
+        0
+    }
+);
+op!(
+    /// pthread_mutex_destroy.
+    DestroyOp() => |m, L| swapped::destroy::<L>(m)
+);
+op!(
+    /// pthread_mutex_timedlock / clocklock, on a checked clock.
+    TimedOp(clock: libc::clockid_t, deadline: *const timespec) => |m, L| swapped::timed_lock::<L>(m, clock, &*deadline)
+);
+
+/// Runs `op` with the swapped lock of `swap`.
+///
+/// # Safety
+/// As the operation's: its mutex is live, of a swappable kind, and holds
+/// `swap`'s lock.
+#[inline(always)]
+unsafe fn on_swapped(swap: Swap, op: impl OnSwapped<Out = c_int>) -> c_int {
+    swap.dispatch(op).unwrap_or_else(|| unreachable!("glibc's mutex is never swapped"))
+}
+
+/// The swapped lock `m` holds, if the process swaps and `m` is of a
+/// swappable kind; None when it is glibc's.
+///
+/// # Safety
+/// `m` points at a live `pthread_mutex_t`.
+#[inline(always)]
+unsafe fn swapped_in(m: *mut pthread_mutex_t, mode: Mode) -> Option<Swap> {
+    // SAFETY: the caller's contract (kind reads offset 16).
+    if mode.glibc_only() || !swappable(unsafe { kind(m) }) {
+        None
+    } else {
+        Some(mode.swap())
+    }
+}
+
+/// An acquisition by `op` on the swapped lock, or by `glibc` when the
+/// process or the mutex is glibc's; either way counted by where it went
+/// (`tally.rs`).
+///
+/// # Safety
+/// `m` points at a live, initialized `pthread_mutex_t`; `op` is an
+/// acquisition whose arguments are valid.
+#[inline(always)]
+unsafe fn acquisition(
+    m: *mut pthread_mutex_t,
+    mode: Mode,
+    op: impl OnSwapped<Out = c_int>,
+    glibc: impl FnOnce() -> c_int,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    match unsafe { swapped_in(m, mode) } {
+        None => {
+            let rc = glibc();
             if holds(rc) {
                 tally::glibc();
             }
             rc
-        } else {
-            let rc = on_swapped!($mode, $L => $body);
+        }
+        Some(swap) => {
+            // SAFETY: `m` holds `swap`'s lock (swapped_in said so).
+            let rc = unsafe { on_swapped(swap, op) };
             if rc == 0 {
                 tally::swapped();
             }
             rc
         }
-    }};
+    }
 }
 
 /// pthread_mutex_lock, unprofiled.
@@ -107,8 +156,8 @@ macro_rules! with_lock {
 /// `m` points at a live, initialized `pthread_mutex_t`.
 #[inline(always)]
 pub unsafe fn acquire(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
-    // SAFETY: the caller's contract: `m` is a live, initialized mutex.
-    unsafe { with_lock!(mode, m, L => { swapped::lock::<L>(m); 0 }, glibc => (real().mutex_lock)(m)) }
+    // SAFETY: the caller's contract, passed on to glibc or the lock.
+    unsafe { acquisition(m, mode, LockOp(m), || (real().mutex_lock)(m)) }
 }
 
 /// pthread_mutex_trylock, unprofiled: 0 or EBUSY (or glibc's error).
@@ -117,11 +166,8 @@ pub unsafe fn acquire(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
 /// As [`acquire`].
 #[inline(always)]
 pub unsafe fn try_acquire(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
-    // SAFETY: the caller's contract: `m` is a live, initialized mutex.
-    unsafe {
-        with_lock!(mode, m, L => if swapped::try_lock::<L>(m) { 0 } else { libc::EBUSY },
-                   glibc => (real().mutex_trylock)(m))
-    }
+    // SAFETY: the caller's contract, passed on to glibc or the lock.
+    unsafe { acquisition(m, mode, TryLockOp(m), || (real().mutex_trylock)(m)) }
 }
 
 /// pthread_mutex_unlock, unprofiled.
@@ -130,14 +176,13 @@ pub unsafe fn try_acquire(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
 /// As [`acquire`], and the caller holds `m`.
 #[inline(always)]
 pub unsafe fn release(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
-    let bits = mode.bits() & 0x7f;
     // SAFETY: the caller's contract: `m` is a live mutex it holds. An
-    // unlock is not an acquisition: it goes to glibc uncounted.
+    // unlock is not an acquisition: it is not counted.
     unsafe {
-        if bits == Swap::Pthread as u8 || !swappable(kind(m)) {
-            return (real().mutex_unlock)(m);
+        match swapped_in(m, mode) {
+            None => (real().mutex_unlock)(m),
+            Some(swap) => on_swapped(swap, UnlockOp(m)),
         }
-        on_swapped!(mode, L => { swapped::unlock::<L>(m); 0 })
     }
 }
 
@@ -155,8 +200,6 @@ pub unsafe fn timed_acquire(
     if deadline.is_null() {
         return libc::EINVAL;
     }
-    // SAFETY: checked non-null; the caller's contract.
-    let d = unsafe { &*deadline };
     let on = clock.unwrap_or(libc::CLOCK_REALTIME);
     if on != libc::CLOCK_REALTIME && on != libc::CLOCK_MONOTONIC {
         return libc::EINVAL;
@@ -164,8 +207,7 @@ pub unsafe fn timed_acquire(
     // SAFETY: the caller's contract: `m` is a live, initialized mutex and
     // `deadline` a valid timespec (checked non-null above).
     unsafe {
-        with_lock!(mode, m, L => swapped::timed_lock::<L>(m, on, d),
-        glibc => match clock {
+        acquisition(m, mode, TimedOp(m, on, deadline), || match clock {
             None => (real().mutex_timedlock)(m, deadline),
             Some(c) => (real().mutex_clocklock)(m, c, deadline),
         })
@@ -177,13 +219,12 @@ pub unsafe fn timed_acquire(
 /// # Safety
 /// As [`acquire`].
 pub unsafe fn destroy(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
-    let bits = mode.bits() & 0x7f;
     // SAFETY: the caller's contract: `m` is a live, initialized mutex.
     unsafe {
-        if bits == Swap::Pthread as u8 || !swappable(kind(m)) {
-            return (real().mutex_destroy)(m);
+        match swapped_in(m, mode) {
+            None => (real().mutex_destroy)(m),
+            Some(swap) => on_swapped(swap, DestroyOp(m)),
         }
-        on_swapped!(mode, L => swapped::destroy::<L>(m))
     }
 }
 
@@ -225,7 +266,7 @@ pub unsafe fn init(m: *mut pthread_mutex_t, attr: *const libc::pthread_mutexattr
     // glibc writes its kind from the attributes; read it back to decide.
     // SAFETY: the caller's contract.
     let r = unsafe { (real().mutex_init)(m, attr) };
-    if r != 0 || mode.swap() == Swap::Pthread {
+    if r != 0 || mode.glibc_only() {
         return r;
     }
     // SAFETY: just initialized.

@@ -1,22 +1,10 @@
 //! What the interposer tells `contend run`: at exit, one file per process,
-//! `$CONTEND_RUN_DIR/interpose.<pid>.tsv`, tab-separated lines (format
-//! version 2). The directory is checked against `CONTEND_RUN_DIR_ID`
-//! and the file created with O_EXCL|O_NOFOLLOW, mode 0600, so that
-//! nobody else can redirect the write (src/family/program/scratch.rs
-//! says why each check is there):
-//!
-//! ```text
-//! contend-interpose  2
-//! pid                <pid>
-//! lock               <the swapped lock, or pthread>
-//! profile            0 | 1
-//! acquired           <by the swapped lock> <by glibc's mutex>
-//! inits              <swapped> <recursive> <errorcheck> <robust> <pi/pp> <pshared>
-//! mutex              <address> <kind> <acquisitions> <contended> <try failed>
-//!                    <wait ns> <max wait ns> <p50 wait ns> <p99 wait ns>
-//!                    <holds> <hold ns> <site> <module> <module base>
-//!                    <symbol> <symbol address>     (one line each, with --profile)
-//! ```
+//! `$CONTEND_RUN_DIR/interpose.<pid>.tsv`, in the format defined once in
+//! [`locks::in_mutex::report`] (written here, read by contend through the
+//! same module). The directory is checked against `CONTEND_RUN_DIR_ID` and
+//! the file created with O_EXCL|O_NOFOLLOW, mode 0600, so that nobody else
+//! can redirect the write (src/family/program/scratch.rs says why each
+//! check is there).
 //!
 //! Written by a destructor, or by this library's `_exit` for programs that
 //! end with it (dash); a process killed by a signal, or one that leaves by
@@ -31,21 +19,9 @@
 
 use crate::mutex::INITS;
 use crate::profile::{Record, SLOTS, TABLE};
-use std::fmt::Write as _;
+use locks::in_mutex::report::{write_header, write_mutex, Inits, MutexCounts, ReportSink};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
-
-/// Says `msg` on stderr and ends the process: the interposer cannot go on
-/// (the program would misbehave silently).
-pub fn die(msg: &str) -> ! {
-    let line = format!("{msg}\n");
-    // SAFETY: writes a valid buffer to fd 2, then ends the process without
-    // running destructors that might lock the mutexes being interposed.
-    unsafe {
-        libc::write(2, line.as_ptr() as *const libc::c_void, line.len());
-        libc::_exit(127)
-    }
-}
 
 /// Runs when the library is loaded: decides the mode (if no earlier
 /// pthread call did), and with a profile, makes a forked child start its
@@ -131,50 +107,49 @@ impl std::fmt::Write for Sink {
     }
 }
 
-/// A C string from the loader, with tabs and newlines (the format's
-/// separators) shown as spaces; `-` when absent.
-fn text(out: &mut Sink, p: *const libc::c_char) {
-    if p.is_null() {
-        let _ = out.write_str("-");
-        return;
+impl ReportSink for Sink {
+    fn raw(&mut self, b: &[u8]) {
+        self.bytes(b);
     }
-    // SAFETY: dladdr's strings are NUL-terminated and live.
-    for &b in unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes() {
-        out.bytes(&[if b == b'\t' || b == b'\n' { b' ' } else { b }]);
-    }
+}
+
+/// A C string from the loader, as bytes (None for a null pointer).
+fn c_bytes<'a>(p: *const libc::c_char) -> Option<&'a [u8]> {
+    // SAFETY: dladdr's strings are NUL-terminated and live as long as the
+    // module stays loaded, which it does while the process exits.
+    (!p.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes())
 }
 
 fn mutex_line(out: &mut Sink, r: &Record) {
     let site = r.site.load(Relaxed);
-    let _ = write!(
-        out,
-        "mutex\t{:#x}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:#x}\t",
-        r.key.load(Relaxed),
-        r.kind.load(Relaxed),
-        r.acquisitions.load(Relaxed),
-        r.contended.load(Relaxed),
-        r.try_failed.load(Relaxed),
-        r.wait_ns.load(Relaxed),
-        r.max_wait_ns.load(Relaxed),
-        r.wait_quantile(0.5),
-        r.wait_quantile(0.99),
-        r.holds.load(Relaxed),
-        r.hold_ns.load(Relaxed),
-        site,
-    );
+    let counts = MutexCounts {
+        address: r.key.load(Relaxed) as u64,
+        kind: r.kind.load(Relaxed),
+        acquisitions: r.acquisitions.load(Relaxed),
+        contended: r.contended.load(Relaxed),
+        try_failed: r.try_failed.load(Relaxed),
+        wait_ns: r.wait_ns.load(Relaxed),
+        max_wait_ns: r.max_wait_ns.load(Relaxed),
+        p50_wait_ns: r.wait_quantile(0.5),
+        p99_wait_ns: r.wait_quantile(0.99),
+        holds: r.holds.load(Relaxed),
+        hold_ns: r.hold_ns.load(Relaxed),
+        site: site as u64,
+    };
     // SAFETY: plain data for dladdr to fill.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // The return address is after the call: look up the call itself.
     // SAFETY: dladdr only reads the loader's tables; `info` is valid.
     let found = site != 0 && unsafe { libc::dladdr((site - 1) as *const libc::c_void, &mut info) } != 0;
-    if found {
-        text(out, info.dli_fname);
-        let _ = write!(out, "\t{:#x}\t", info.dli_fbase as usize);
-        text(out, info.dli_sname);
-        let _ = writeln!(out, "\t{:#x}", info.dli_saddr as usize);
+    let (module, symbol) = if found {
+        (
+            c_bytes(info.dli_fname).map(|n| (n, info.dli_fbase as u64)),
+            c_bytes(info.dli_sname).map(|n| (n, info.dli_saddr as u64)),
+        )
     } else {
-        let _ = writeln!(out, "-\t0x0\t-\t0x0");
-    }
+        (None, None)
+    };
+    let _ = write_mutex(out, &counts, module, symbol);
 }
 
 /// The directory `contend run` made for this execution, opened: only if
@@ -257,17 +232,18 @@ fn report() {
     let Some(fd) = fd else { return };
     let mut out = Sink { fd, buf: [0; 4096], len: 0 };
     let mode = crate::mode::current();
-    let _ = writeln!(out, "contend-interpose\t2");
-    let _ = writeln!(out, "pid\t{pid}");
-    let _ = writeln!(out, "lock\t{}", mode.swap().name());
-    let _ = writeln!(out, "profile\t{}", u8::from(mode.profiling()));
-    let (swapped, glibc) = crate::tally::totals();
-    let _ = writeln!(out, "acquired\t{swapped}\t{glibc}");
-    let _ = write!(out, "inits\t{}", INITS.swapped.load(Relaxed));
-    for g in &INITS.glibc {
-        let _ = write!(out, "\t{}", g.load(Relaxed));
-    }
-    let _ = writeln!(out);
+    let inits = Inits {
+        swapped: INITS.swapped.load(Relaxed),
+        glibc: std::array::from_fn(|i| INITS.glibc[i].load(Relaxed)),
+    };
+    let _ = write_header(
+        &mut out,
+        pid as u32,
+        mode.swap().name(),
+        mode.profiling(),
+        crate::tally::totals(),
+        &inits,
+    );
     if mode.profiling() {
         // A forked child keeps its parent's keys with the counts zeroed:
         // only what this process did is reported.

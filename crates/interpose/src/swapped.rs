@@ -4,9 +4,9 @@
 //! generic over the lock and monomorphized per lock by `mutex.rs`, so no
 //! dynamic dispatch sits between the program and the algorithm.
 
-use crate::nodes::Pooled;
 use libc::{c_int, pthread_mutex_t, timespec};
-use locks::{LockStats, RawLock, TryLock};
+use locks::in_mutex::{InMutex, Pooled};
+use locks::LockStats;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Where the holder's node is parked: glibc's `__list`, used only by
@@ -41,10 +41,7 @@ fn parked<N: Pooled>(park: &AtomicUsize) -> *const N {
 /// # Safety
 /// As [`parts`].
 #[inline(always)]
-pub unsafe fn lock<L: RawLock + TryLock>(m: *mut pthread_mutex_t)
-where
-    L::Node: Pooled,
-{
+pub unsafe fn lock<L: InMutex>(m: *mut pthread_mutex_t) {
     // SAFETY: the caller's contract.
     let (l, park) = unsafe { parts::<L>(m) };
     let node = L::Node::take(m as usize);
@@ -60,10 +57,7 @@ where
 /// # Safety
 /// As [`parts`].
 #[inline(always)]
-pub unsafe fn try_lock<L: RawLock + TryLock>(m: *mut pthread_mutex_t) -> bool
-where
-    L::Node: Pooled,
-{
+pub unsafe fn try_lock<L: InMutex>(m: *mut pthread_mutex_t) -> bool {
     // SAFETY: the caller's contract.
     let (l, park) = unsafe { parts::<L>(m) };
     let node = L::Node::take(m as usize);
@@ -87,10 +81,7 @@ where
 /// unlock of a normal mutex by another thread undefined; here it would
 /// give the node back to the wrong thread's cache).
 #[inline(always)]
-pub unsafe fn unlock<L: RawLock + TryLock>(m: *mut pthread_mutex_t)
-where
-    L::Node: Pooled,
-{
+pub unsafe fn unlock<L: InMutex>(m: *mut pthread_mutex_t) {
     // SAFETY: the caller's contract.
     let (l, park) = unsafe { parts::<L>(m) };
     let node = parked::<L::Node>(park);
@@ -109,14 +100,11 @@ where
 ///
 /// # Safety
 /// As [`parts`].
-pub unsafe fn timed_lock<L: RawLock + TryLock>(
+pub unsafe fn timed_lock<L: InMutex>(
     m: *mut pthread_mutex_t,
     clock: libc::clockid_t,
     deadline: &timespec,
-) -> c_int
-where
-    L::Node: Pooled,
-{
+) -> c_int {
     let mut nap_ns: i64 = 1_000;
     loop {
         // SAFETY: the caller's contract.
@@ -139,10 +127,7 @@ where
 ///
 /// # Safety
 /// As [`parts`].
-pub unsafe fn destroy<L: RawLock + TryLock>(m: *mut pthread_mutex_t) -> c_int
-where
-    L::Node: Pooled,
-{
+pub unsafe fn destroy<L: InMutex>(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's contract.
     if unsafe { try_lock::<L>(m) } {
         // SAFETY: locked just above by this thread.

@@ -1,10 +1,11 @@
 //! `contend alloc`'s flags, as clap sees them.
 
-use crate::cli::{OutputArgs, RepeatArgs};
+use crate::engine::repeat_args::RepeatArgs;
 use crate::family::alloc::registry::{parse_allocator, Allocator};
 use crate::family::alloc::workload::Pattern;
 use crate::model::value::{parse_axis, parse_count, List};
 use crate::model::value::{parse_sizes, Sizes};
+use crate::output::args::OutputArgs;
 use clap::Args;
 
 pub(crate) const ALLOC_EXAMPLES: &str = "\

@@ -9,8 +9,8 @@ pub mod spec;
 pub mod sweep;
 pub mod workload;
 
-use crate::cli::AllocArgs;
 use crate::experiment::Experiment;
+use crate::family::alloc::args::AllocArgs;
 use crate::measure::env::Environment;
 use crate::model::warning::Warning;
 use crate::model::SpecError;

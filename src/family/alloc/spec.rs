@@ -1,6 +1,6 @@
 //! `contend alloc`, validated.
 
-use crate::cli::AllocArgs;
+use crate::family::alloc::args::AllocArgs;
 use crate::family::alloc::registry::Allocator;
 use crate::family::alloc::workload::Pattern;
 use crate::model::value::Sizes;
@@ -27,7 +27,7 @@ pub struct AllocSpec {
     pub sizes: Sizes,
     /// Where results go (the export flags).
     #[serde(flatten)]
-    pub output: crate::cli::OutputArgs,
+    pub output: crate::output::args::OutputArgs,
     /// Runs per pattern and allocator.
     pub repeat: crate::engine::repeat::Repeat,
     /// Show a progress bar (on a terminal, for sweeps over 2 s).

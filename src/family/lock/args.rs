@@ -1,12 +1,13 @@
 //! `contend lock`'s flags, as clap sees them. Parsing only: validation
 //! that spans several flags lives in `spec`.
 
-use crate::cli::{OutputArgs, RepeatArgs};
+use crate::engine::repeat_args::RepeatArgs;
 use crate::family::lock::registry::parse_lock;
 use crate::model::value::{
     parse_axis, parse_count, parse_duration, parse_nanos, parse_percent, parse_spinners, parse_work, List,
     SpinPolicy, Work,
 };
+use crate::output::args::OutputArgs;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;

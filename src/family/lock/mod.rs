@@ -6,10 +6,11 @@ pub mod registry;
 pub mod report;
 pub mod spec;
 pub mod sweep;
+pub mod warnings;
 pub mod workload;
 
-use crate::cli::LockArgs;
 use crate::experiment::Experiment;
+use crate::family::lock::args::LockArgs;
 use crate::measure::env::Environment;
 use crate::model::warning::Warning;
 use crate::model::SpecError;

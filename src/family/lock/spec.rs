@@ -2,8 +2,8 @@
 //! and expanded into the points of the sweep (the cartesian product of the
 //! list flags). Everything here is serializable, so exports carry the spec.
 
-use crate::cli::{Format, LockArgs};
 use crate::engine::repeat::Repeat;
+use crate::family::lock::args::{Format, LockArgs};
 use crate::family::lock::registry;
 pub use crate::model::lock::Point;
 use crate::model::value::{SpinPolicy, Work};
@@ -44,7 +44,7 @@ pub struct LockSpec {
     pub format: Format,
     /// Where results go (the export flags).
     #[serde(flatten)]
-    pub output: crate::cli::OutputArgs,
+    pub output: crate::output::args::OutputArgs,
     /// Whether a progress bar may be shown.
     pub progress: bool,
     /// Runs per point.

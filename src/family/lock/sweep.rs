@@ -128,7 +128,7 @@ impl LockSession {
             .filter_map(|(p, r)| r.map(|r| PointResult::new(p.clone(), r)))
             .collect();
         for r in &results {
-            warnings.extend(crate::measure::warnings::for_point(r, self.cpus));
+            warnings.extend(crate::family::lock::warnings::for_point(r, self.cpus));
         }
         Ok((results, rounds.interrupted))
     }

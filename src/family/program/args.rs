@@ -1,11 +1,12 @@
 //! `contend run`'s flags, as clap sees them.
 
-use crate::cli::{OutputArgs, RepeatArgs};
+use crate::engine::repeat_args::RepeatArgs;
+use crate::output::args::OutputArgs;
 use clap::Args;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-pub(crate) const RUN_EXAMPLES: &str = "\
+pub(crate) const PROGRAM_EXAMPLES: &str = "\
 Examples:
   contend run --profile --runs 1 -- sysbench threads --threads=8 --thread-locks=2 --time=2 run
   contend run --lock pthread,adaptive,mcs --runs 5 -- pigz -p 4 -k -f big.tar
@@ -13,7 +14,7 @@ Examples:
 
 /// `contend run`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub struct ProgramArgs {
     /// Locks to run the program with, comma-separated: `pthread` (glibc's
     /// own mutex, the baseline every ratio is to; added first if missing)
     /// and any lock that fits in a pthread_mutex_t: adaptive, mcs, ticket,

@@ -22,35 +22,39 @@ use crate::model::SpecError;
 use crate::output::args::OutputArgs;
 use crate::output::columns::Group;
 use crate::output::document::Report;
-pub use args::RunArgs;
+pub use args::ProgramArgs;
 use nix::sys::signal::Signal;
-use spec::RunSpec;
-use sweep::RunOutcome;
+use spec::ProgramSpec;
+use sweep::ProgramOutcome;
 
 /// `contend run` as an [`Experiment`].
-pub struct Run;
+pub struct Program;
 
-impl Experiment for Run {
-    type Args = RunArgs;
-    type Spec = RunSpec;
-    type Outcome = RunOutcome;
+impl Experiment for Program {
+    type Args = ProgramArgs;
+    type Spec = ProgramSpec;
+    type Outcome = ProgramOutcome;
     const PLOTS: bool = false;
     const COLUMNS: &'static [Group] = report::table::GROUPS;
     const TABLE_ON_STDERR: bool = true;
 
-    fn plan(args: &RunArgs) -> Result<RunSpec, SpecError> {
-        RunSpec::from_args(args)
+    fn plan(args: &ProgramArgs) -> Result<ProgramSpec, SpecError> {
+        ProgramSpec::from_args(args)
     }
-    fn output(spec: &RunSpec) -> &OutputArgs {
+    fn output(spec: &ProgramSpec) -> &OutputArgs {
         &spec.output
     }
-    fn measure(spec: &RunSpec) -> anyhow::Result<RunOutcome> {
+    fn measure(spec: &ProgramSpec) -> anyhow::Result<ProgramOutcome> {
         sweep::run_program(spec)
     }
-    fn ending(o: &RunOutcome) -> (&[Warning], Option<Signal>) {
+    fn ending(o: &ProgramOutcome) -> (&[Warning], Option<Signal>) {
         (&o.warnings, o.interrupted)
     }
-    fn report<'a>(spec: &'a RunSpec, env: &'a Environment, outcome: &'a RunOutcome) -> impl Report + 'a {
-        report::RunReport { spec, environment: env, outcome }
+    fn report<'a>(
+        spec: &'a ProgramSpec,
+        env: &'a Environment,
+        outcome: &'a ProgramOutcome,
+    ) -> impl Report + 'a {
+        report::ProgramReport { spec, environment: env, outcome }
     }
 }

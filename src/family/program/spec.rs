@@ -2,7 +2,7 @@
 //! checked against what fits in a pthread_mutex_t, the metric compiled,
 //! the interposer found.
 
-use crate::family::program::args::RunArgs;
+use crate::family::program::args::ProgramArgs;
 use crate::model::SpecError;
 use locks::in_mutex::Swap;
 use serde::Serialize;
@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 /// What `contend run` runs.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct RunSpec {
+pub struct ProgramSpec {
     /// The program (resolved on PATH) and its arguments, as text (an
-    /// argument that is not UTF-8 is shown lossily here; [`RunSpec::argv`]
+    /// argument that is not UTF-8 is shown lossily here; [`ProgramSpec::argv`]
     /// is what runs).
     pub program: Vec<String>,
     /// The program and its arguments exactly as given.
@@ -33,7 +33,7 @@ pub struct RunSpec {
     pub interposer: PathBuf,
     /// Where results go.
     #[serde(flatten)]
-    pub output: crate::cli::OutputArgs,
+    pub output: crate::output::args::OutputArgs,
     /// Runs per lock.
     pub repeat: crate::engine::repeat::Repeat,
     /// Show a progress bar.
@@ -51,7 +51,7 @@ pub fn locks(names: &[String]) -> Result<(Vec<String>, bool), String> {
             return Err("--lock noop: it excludes nothing; it exists to test the interposer's checks".into());
         }
         let Some(swap) = Swap::parse(name).filter(|&s| s != Swap::Noop) else {
-            let can: Vec<&str> = Swap::ALL.iter().map(|s| s.name()).collect();
+            let can: Vec<&str> = Swap::all().map(|s| s.name()).collect();
             return Err(format!(
                 "--lock {name}: not a lock that can live in a pthread_mutex_t (docs/experiments/run.md \
                  says why the others cannot); these can: {}",
@@ -130,7 +130,7 @@ fn interposer(given: Option<&Path>) -> Result<PathBuf, String> {
 
 /// The program's stdout is its own: an export there would be mixed into
 /// whatever it writes.
-fn refuse_stdout_exports(output: &crate::cli::OutputArgs) -> Result<(), SpecError> {
+fn refuse_stdout_exports(output: &crate::output::args::OutputArgs) -> Result<(), SpecError> {
     let named = [
         ("--export-json", &output.export_json),
         ("--export-ndjson", &output.export_ndjson),
@@ -147,14 +147,13 @@ fn refuse_stdout_exports(output: &crate::cli::OutputArgs) -> Result<(), SpecErro
     }
 }
 
-/// The report format this contend reads (crates/interpose/src/report.rs).
-pub const REPORT_FORMAT: u32 = 2;
-
 /// The mark the interposer carries (crates/interpose/src/lib.rs): its
-/// name and report format. Built at run time, so that contend's own
-/// binary, which holds the parts, does not pass for the interposer.
+/// name and report format (`locks::in_mutex::report`). Built at run time,
+/// so that contend's own binary, which holds the parts, does not pass for
+/// the interposer.
 fn interposer_mark() -> String {
-    format!("contend-interpose report format {REPORT_FORMAT}")
+    use locks::in_mutex::report::{MAGIC, VERSION};
+    format!("{MAGIC} report format {VERSION}")
 }
 
 /// Refuses a file that is not contend's interposer of this report format,
@@ -180,9 +179,9 @@ fn check_interposer(path: &Path) -> Result<(), String> {
     Ok(())
 }
 
-impl RunSpec {
+impl ProgramSpec {
     /// Validates the arguments of `contend run`.
-    pub fn from_args(args: &RunArgs) -> Result<Self, SpecError> {
+    pub fn from_args(args: &ProgramArgs) -> Result<Self, SpecError> {
         let (locks, added) = locks(&args.lock).map_err(SpecError)?;
         let mut argv = args.program.clone();
         argv[0] = resolve(&argv[0]).map_err(SpecError)?;
@@ -194,7 +193,7 @@ impl RunSpec {
         if args.top == 0 {
             return Err(SpecError("--top must be at least 1".into()));
         }
-        Ok(RunSpec {
+        Ok(ProgramSpec {
             program,
             argv,
             grace_ns: args.grace.as_nanos().min(u64::MAX as u128) as u64,

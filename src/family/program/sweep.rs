@@ -6,15 +6,15 @@
 //! each lock's metric is compared with pthread's of the same round.
 
 use crate::engine::rounds::{run_rounds, Purpose};
-use crate::family::program::interposer::{parse, Report};
+use crate::family::program::interposer;
 use crate::family::program::launch::{self, Launch};
-use crate::family::program::scratch::{ExecDir, RunDir};
-use crate::family::program::spec::RunSpec;
+use crate::family::program::scratch::RunDir;
+use crate::family::program::spec::ProgramSpec;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::cpu::CpuTicks;
 use crate::measure::futex::{FutexCounters, FutexPlan};
 use crate::measure::warnings as notes;
-use crate::model::program::{MutexInits, MutexProfile, ProgramPoint, ProgramResult, ProgramSample, VsGlibc};
+use crate::model::program::{ProgramPoint, ProgramResult, ProgramSample, VsGlibc};
 use crate::model::run::RunInfo;
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::{anyhow, bail, Context, Result};
@@ -23,7 +23,7 @@ use std::ffi::OsString;
 
 /// A finished `contend run`.
 #[derive(Debug, Clone)]
-pub struct RunOutcome {
+pub struct ProgramOutcome {
     /// One per lock, pthread first.
     pub results: Vec<ProgramResult>,
     /// Each lock against pthread (None for pthread itself).
@@ -78,7 +78,7 @@ fn pass_through(
 
 /// Everything one execution needs besides its lock.
 struct Setting<'a> {
-    spec: &'a RunSpec,
+    spec: &'a ProgramSpec,
     dir: &'a mut RunDir,
     symbols: &'a mut Symbolizer,
     metric: Option<&'a regex::Regex>,
@@ -145,10 +145,10 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
         };
         bail!("{} {how} under lock {lock} (its output, if any, is above)", spec.program[0]);
     }
-    let reports = read_reports(&exec)?;
-    let loaded = exec.read_files("loaded.")?.iter().map(|(name, _)| pid_of(name)).collect::<Vec<_>>();
+    let reports = interposer::read(&exec)?;
+    let loaded = interposer::loaded(&exec)?;
     let program_reported = reports.iter().any(|r| r.pid == done.pid as u32);
-    if !program_reported && !loaded.contains(&Some(done.pid as u32)) {
+    if !program_reported && !loaded.contains(&(done.pid as u32)) {
         bail!(
             "the interposer was not loaded into {}: a statically linked or set-uid program ignores \
              LD_PRELOAD (so do programs that clear their environment before they exec)",
@@ -173,70 +173,11 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
         program_reported,
         swapped: reports.iter().map(|r| r.swapped).sum(),
         to_glibc: reports.iter().map(|r| r.glibc).sum(),
-        inits: sum_inits(&reports),
-        mutexes: profiles(&reports, cx.symbols),
+        inits: interposer::inits(&reports),
+        mutexes: interposer::profiles(&reports, cx.symbols),
         cpu,
         leftovers: done.leftovers,
     })
-}
-
-/// The pid in a `<what>.<pid>.tsv` or `<what>.<pid>.<k>.tsv` name.
-fn pid_of(name: &str) -> Option<u32> {
-    name.split('.').nth(1)?.parse().ok()
-}
-
-/// Every process's report in the execution's directory.
-fn read_reports(exec: &ExecDir) -> Result<Vec<Report>> {
-    let mut out = Vec::new();
-    for (name, bytes) in exec.read_files("interpose.")? {
-        // Module paths are bytes; a path that is not UTF-8 is shown lossily.
-        let r = parse(&String::from_utf8_lossy(&bytes))
-            .map_err(|e| anyhow!("the interposer's report {name}: {e}"))?;
-        out.push(r);
-    }
-    out.sort_by_key(|r| r.pid);
-    Ok(out)
-}
-
-fn sum_inits(reports: &[Report]) -> MutexInits {
-    let mut t = MutexInits::default();
-    for r in reports {
-        let i = &r.inits;
-        t.swapped += i.swapped;
-        t.recursive += i.recursive;
-        t.errorcheck += i.errorcheck;
-        t.robust += i.robust;
-        t.pi_or_pp += i.pi_or_pp;
-        t.pshared += i.pshared;
-    }
-    t
-}
-
-/// Every mutex of every process, named, most waited-on first.
-fn profiles(reports: &[Report], symbols: &mut Symbolizer) -> Vec<MutexProfile> {
-    let mut out: Vec<MutexProfile> = reports
-        .iter()
-        .flat_map(|r| r.mutexes.iter().map(move |m| (r, m)))
-        .map(|(r, m)| {
-            let dynamic = m.symbol.as_deref().map(|s| (s, m.symbol_address));
-            let (site, offset) = symbols.name(m.site, &m.module, m.module_base, dynamic);
-            MutexProfile {
-                pid: r.pid,
-                address: m.address,
-                site,
-                module: m.module.clone(),
-                offset,
-                kind: m.kind,
-                swapped: r.lock != "pthread" && locks::in_mutex::swappable_kind(m.kind),
-                counts: m.counts,
-                mean_hold_ns: if m.holds > 0 { m.hold_ns as f64 / m.holds as f64 } else { 0.0 },
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| {
-        (b.counts.wait_ns, b.counts.acquisitions).cmp(&(a.counts.wait_ns, a.counts.acquisitions))
-    });
-    out
 }
 
 /// Whether the lock of `r` ran at all: some measured run made an
@@ -345,7 +286,7 @@ fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
 }
 
 /// Runs the program under every lock, in rounds.
-pub fn run_program(spec: &RunSpec) -> Result<RunOutcome> {
+pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
     let mut warnings = Vec::new();
     if spec.baseline_added {
         warnings.push(Warning::sweep(
@@ -416,7 +357,7 @@ pub fn run_program(spec: &RunSpec) -> Result<RunOutcome> {
     if let Some(sig) = rounds.interrupted {
         warnings.push(notes::interrupted(sig, results.len(), spec.locks.len(), ""));
     }
-    Ok(RunOutcome { results, vs_glibc: vs, warnings, interrupted: rounds.interrupted })
+    Ok(ProgramOutcome { results, vs_glibc: vs, warnings, interrupted: rounds.interrupted })
 }
 
 #[cfg(test)]

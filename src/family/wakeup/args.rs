@@ -115,11 +115,11 @@ pub struct WakeupArgs {
 
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub output: crate::cli::OutputArgs,
+    pub output: crate::output::args::OutputArgs,
 
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub repeat: crate::cli::RepeatArgs,
+    pub repeat: crate::engine::repeat_args::RepeatArgs,
 }
 
 fn primitive_list(s: &str) -> Result<List<&'static str>, String> {

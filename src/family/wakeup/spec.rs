@@ -1,7 +1,7 @@
 //! `contend wakeup`'s validated spec and its points (primitive × placement).
 
-use crate::cli::WakeupArgs;
 use crate::engine::repeat::Repeat;
+use crate::family::wakeup::args::WakeupArgs;
 use crate::family::wakeup::placement::{allowed_cpus, plan, Affinity, Placement};
 use crate::family::wakeup::registry as primitives;
 use crate::family::wakeup::sched::Sched;
@@ -108,7 +108,7 @@ pub struct WakeupSpec {
     pub stall_timeout_ns: u64,
     /// Where results go (the export flags).
     #[serde(flatten)]
-    pub output: crate::cli::OutputArgs,
+    pub output: crate::output::args::OutputArgs,
     /// Whether a progress bar may be shown.
     pub progress: bool,
     /// Runs per point.

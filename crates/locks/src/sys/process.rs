@@ -56,6 +56,20 @@ pub fn fork_exiting(body: impl FnOnce() -> i32) -> io::Result<libc::pid_t> {
     }
 }
 
+/// Says `msg` on stderr and ends the process at once, without running
+/// destructors or exit handlers: for code inside someone else's program
+/// (the interposer) that cannot go on, where a destructor might lock the
+/// very mutexes being interposed. Allocates the message, so not for a
+/// path that may run inside the program's allocator.
+pub fn die(msg: &str) -> ! {
+    let line = format!("{msg}\n");
+    // SAFETY: writes a valid buffer to fd 2, then ends the process.
+    unsafe {
+        libc::write(2, line.as_ptr() as *const libc::c_void, line.len());
+        libc::_exit(127)
+    }
+}
+
 /// What wait4(2) reports for a reaped child.
 #[derive(Debug, Clone, Copy)]
 pub struct ChildUsage {

@@ -7,7 +7,7 @@ pub mod plot;
 pub mod seed;
 pub mod table;
 
-use crate::cli::Format;
+use crate::family::lock::args::Format;
 use crate::family::lock::spec::LockSpec;
 use crate::family::lock::sweep::SweepOutcome;
 use crate::model::lock::PointResult;

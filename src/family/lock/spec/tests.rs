@@ -1,15 +1,19 @@
 //! Unit tests of lock spec validation: every refusal names its flag.
 
 use super::*;
-use crate::cli::{Cli, Command};
 use clap::Parser;
 
+/// `contend lock`'s flags alone (the command tree depends on the family,
+/// not the other way round).
+#[derive(Parser)]
+struct Lock {
+    #[command(flatten)]
+    args: LockArgs,
+}
+
 fn spec(args: &str) -> Result<LockSpec, SpecError> {
-    let cli = Cli::try_parse_from(format!("contend lock {args}").split_whitespace()).unwrap();
-    match cli.command {
-        Command::Lock(a) => LockSpec::from_args(&a),
-        _ => unreachable!(),
-    }
+    let parsed = Lock::try_parse_from(format!("lock {args}").split_whitespace()).unwrap();
+    LockSpec::from_args(&parsed.args)
 }
 
 #[test]

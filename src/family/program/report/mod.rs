@@ -2,8 +2,8 @@
 
 pub mod table;
 
-use crate::family::program::spec::RunSpec;
-use crate::family::program::sweep::RunOutcome;
+use crate::family::program::spec::ProgramSpec;
+use crate::family::program::sweep::ProgramOutcome;
 use crate::model::program::{ProgramResult, VsGlibc};
 use crate::output::columns::Shown;
 use crate::output::document::Report;
@@ -25,12 +25,12 @@ pub struct LockVsGlibc<'a> {
 
 /// The JSON document of `contend run`.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct RunExport<'a> {
+pub struct ProgramExport<'a> {
     /// Version, family, environment, warnings.
     #[serde(flatten)]
     pub header: Header<'a>,
     /// What was asked for.
-    pub spec: &'a RunSpec,
+    pub spec: &'a ProgramSpec,
     /// One entry per lock, with every run (and each run's profile).
     pub points: &'a [ProgramResult],
     /// Each lock but pthread against pthread.
@@ -38,7 +38,7 @@ pub struct RunExport<'a> {
 }
 
 /// `contend run`'s results.
-pub type RunReport<'a> = Results<'a, RunSpec, RunOutcome>;
+pub type ProgramReport<'a> = Results<'a, ProgramSpec, ProgramOutcome>;
 
 #[derive(Default, Serialize)]
 struct Row<'a> {
@@ -61,7 +61,7 @@ struct Row<'a> {
     mutexes: usize,
 }
 
-impl Report for RunReport<'_> {
+impl Report for ProgramReport<'_> {
     fn terminal(&self) -> String {
         table::table(self.spec, self.outcome, &Shown::planned(table::GROUPS, &self.spec.output), NOTHING)
     }
@@ -117,7 +117,7 @@ impl Report for RunReport<'_> {
         None
     }
     fn document(&self) -> serde_json::Result<Value> {
-        serde_json::to_value(RunExport {
+        serde_json::to_value(ProgramExport {
             header: Header::new("run", self.environment, &self.outcome.warnings),
             spec: self.spec,
             points: &self.outcome.results,

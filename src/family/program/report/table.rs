@@ -2,8 +2,8 @@
 //! the runs, the ratio to glibc's mutex with its interval), and with
 //! `--profile` the top mutexes of each lock's median run.
 
-use crate::family::program::spec::RunSpec;
-use crate::family::program::sweep::RunOutcome;
+use crate::family::program::spec::ProgramSpec;
+use crate::family::program::sweep::ProgramOutcome;
 use crate::model::program::ProgramResult;
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
@@ -92,7 +92,7 @@ fn row(
 }
 
 /// The lock table and the profile.
-pub fn table(spec: &RunSpec, o: &RunOutcome, shown: &Shown, preset: &str) -> String {
+pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str) -> String {
     let rate = spec.metric.is_some();
     let groups: Vec<&str> = COLUMNS.iter().map(|(g, _)| *g).collect();
     let metric = if rate { "metric/s" } else { "wall s" };

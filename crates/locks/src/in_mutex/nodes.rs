@@ -12,7 +12,7 @@
 //! misbehaviour. A thread that exits holding nothing leaves nothing
 //! behind: the cache is thread-local and has no destructor.
 
-use locks::raw::{AdaptiveNode, McsNode};
+use crate::raw::{AdaptiveNode, McsNode};
 use std::cell::{Cell, UnsafeCell};
 
 /// Entries per thread.
@@ -51,7 +51,9 @@ impl<N: Default> Cache<N> {
         (addr >> 4) % WAYS
     }
 
-    #[inline]
+    // Always inlined, as the two below: this is on the interposer's path of
+    // every lock and unlock, and across the crate boundary LLVM declined.
+    #[inline(always)]
     fn take(&self, addr: usize) -> *const Entry<N> {
         let e = &self.entries[Self::home(addr)];
         if e.owner.get() == addr && !e.held.get() {
@@ -71,7 +73,7 @@ impl<N: Default> Cache<N> {
             || Some(home).filter(|e| !e.held.get()).or_else(|| self.entries.iter().find(|e| !e.held.get()));
         let e = match found.or_else(free) {
             Some(e) => e,
-            None => crate::report::die(&format!(
+            None => crate::sys::process::die(&format!(
                 "contend-interpose: a thread holds more than {WAYS} swapped mutexes at once"
             )),
         };
@@ -116,7 +118,7 @@ macro_rules! pooled {
             static $cache: Cache<$node> = Cache::new();
         }
         impl Pooled for $node {
-            #[inline]
+            #[inline(always)]
             fn take(addr: usize) -> *const $node {
                 // The node is the entry's field: its address is the entry's
                 // plus the field offset, turned back in `give`.
@@ -127,7 +129,7 @@ macro_rules! pooled {
                     unsafe { (*e).node.get() as *const $node }
                 })
             }
-            #[inline]
+            #[inline(always)]
             unsafe fn give(node: *const $node) {
                 let e = (node as *const u8).wrapping_sub(std::mem::offset_of!(Entry<$node>, node))
                     as *const Entry<$node>;

@@ -1,0 +1,292 @@
+//! The report the interposer writes at each process's exit and `contend
+//! run` reads: its one definition, writer and reader side by side, so the
+//! two cannot drift apart (a test writes a report through [`write_header`]
+//! and [`write_mutex`] and reads it back with [`parse`]).
+//!
+//! Tab-separated lines, format [`VERSION`]:
+//!
+//! ```text
+//! contend-interpose  2
+//! pid                <pid>
+//! lock               <the swapped lock, or pthread>
+//! profile            0 | 1
+//! acquired           <by the swapped lock> <by glibc's mutex>
+//! inits              <swapped> <recursive> <errorcheck> <robust> <pi/pp> <pshared>
+//! mutex              <address> <kind> <acquisitions> <contended> <try failed>
+//!                    <wait ns> <max wait ns> <p50 wait ns> <p99 wait ns>
+//!                    <holds> <hold ns> <site> <module> <module base>
+//!                    <symbol> <symbol address>     (one line each, with --profile)
+//! ```
+//!
+//! The writer allocates nothing (it runs while a process exits, perhaps
+//! inside the allocator whose locks it reports): it writes numbers through
+//! `core::fmt` and the loader's strings byte by byte.
+
+use std::fmt::{self, Write};
+
+/// The first word of a report.
+pub const MAGIC: &str = "contend-interpose";
+/// The format this crate writes and reads.
+pub const VERSION: u32 = 2;
+
+/// Where a report is written: text, and the loader's names as bytes.
+pub trait ReportSink: Write {
+    /// Writes bytes that are not known to be UTF-8 (a module path).
+    fn raw(&mut self, bytes: &[u8]);
+}
+
+impl ReportSink for String {
+    fn raw(&mut self, bytes: &[u8]) {
+        self.push_str(&String::from_utf8_lossy(bytes));
+    }
+}
+
+/// `pthread_mutex_init` calls, by what became of the mutex.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Inits {
+    /// Holding the swapped lock.
+    pub swapped: u64,
+    /// Left to glibc: recursive, error-checking, robust, PI or PP,
+    /// process-shared.
+    pub glibc: [u64; 5],
+}
+
+/// One mutex's numbers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MutexCounts {
+    /// Its address (0: the mutexes beyond the profile's table, together).
+    pub address: u64,
+    /// glibc's kind field at its first acquisition.
+    pub kind: i32,
+    /// Acquisitions.
+    pub acquisitions: u64,
+    /// Of those, contended.
+    pub contended: u64,
+    /// The program's own try-locks that failed.
+    pub try_failed: u64,
+    /// Total wait of the contended ones, ns.
+    pub wait_ns: u64,
+    /// The longest, ns.
+    pub max_wait_ns: u64,
+    /// Median contended wait, ns.
+    pub p50_wait_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_wait_ns: u64,
+    /// Holds measured.
+    pub holds: u64,
+    /// Their total, ns.
+    pub hold_ns: u64,
+    /// The return address of its first acquisition.
+    pub site: u64,
+}
+
+/// Where a site is: what dladdr said of it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Site {
+    /// The module's path.
+    pub module: String,
+    /// Where it is loaded.
+    pub module_base: u64,
+    /// The nearest dynamic symbol, if any.
+    pub symbol: Option<String>,
+    /// Its address.
+    pub symbol_address: u64,
+}
+
+/// One mutex line, read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MutexLine {
+    /// Its numbers.
+    pub counts: MutexCounts,
+    /// Its site's module and symbol.
+    pub site: Site,
+}
+
+/// One process's report, read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessReport {
+    /// The process.
+    pub pid: u32,
+    /// The lock it ran.
+    pub lock: String,
+    /// Whether it profiled.
+    pub profile: bool,
+    /// Acquisitions by the swapped lock.
+    pub swapped: u64,
+    /// Acquisitions of glibc's mutex through the interposer.
+    pub glibc: u64,
+    /// Mutex inits by outcome.
+    pub inits: Inits,
+    /// With a profile: every mutex.
+    pub mutexes: Vec<MutexLine>,
+}
+
+/// Writes the lines before the mutexes.
+pub fn write_header(
+    out: &mut impl ReportSink,
+    pid: u32,
+    lock: &str,
+    profile: bool,
+    (swapped, glibc): (u64, u64),
+    inits: &Inits,
+) -> fmt::Result {
+    writeln!(out, "{MAGIC}\t{VERSION}")?;
+    writeln!(out, "pid\t{pid}")?;
+    writeln!(out, "lock\t{lock}")?;
+    writeln!(out, "profile\t{}", u8::from(profile))?;
+    writeln!(out, "acquired\t{swapped}\t{glibc}")?;
+    write!(out, "inits\t{}", inits.swapped)?;
+    for g in inits.glibc {
+        write!(out, "\t{g}")?;
+    }
+    writeln!(out)
+}
+
+/// A loader string with the format's separators (tab, newline) shown as
+/// spaces; `-` when absent or empty.
+fn name(out: &mut impl ReportSink, bytes: Option<&[u8]>) {
+    match bytes {
+        Some(b) if !b.is_empty() => {
+            for &c in b {
+                out.raw(&[if c == b'\t' || c == b'\n' { b' ' } else { c }]);
+            }
+        }
+        _ => out.raw(b"-"),
+    }
+}
+
+/// Writes one mutex line; `module` and `symbol` are dladdr's strings
+/// (None when it found nothing).
+pub fn write_mutex(
+    out: &mut impl ReportSink,
+    m: &MutexCounts,
+    module: Option<(&[u8], u64)>,
+    symbol: Option<(&[u8], u64)>,
+) -> fmt::Result {
+    write!(
+        out,
+        "mutex\t{:#x}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:#x}\t",
+        m.address,
+        m.kind,
+        m.acquisitions,
+        m.contended,
+        m.try_failed,
+        m.wait_ns,
+        m.max_wait_ns,
+        m.p50_wait_ns,
+        m.p99_wait_ns,
+        m.holds,
+        m.hold_ns,
+        m.site,
+    )?;
+    name(out, module.map(|(n, _)| n));
+    write!(out, "\t{:#x}\t", module.map_or(0, |(_, base)| base))?;
+    name(out, symbol.map(|(n, _)| n));
+    writeln!(out, "\t{:#x}", symbol.map_or(0, |(_, at)| at))
+}
+
+fn hex(s: &str) -> Result<u64, String> {
+    u64::from_str_radix(s.trim_start_matches("0x"), 16).map_err(|e| format!("{s:?}: {e}"))
+}
+
+fn num<T: std::str::FromStr>(s: &str) -> Result<T, String>
+where
+    T::Err: fmt::Display,
+{
+    s.parse().map_err(|e| format!("{s:?}: {e}"))
+}
+
+/// Reads one report.
+pub fn parse(text: &str) -> Result<ProcessReport, String> {
+    let mut r = ProcessReport::default();
+    let mut lines = text.lines();
+    if lines.next() != Some(&format!("{MAGIC}\t{VERSION}")) {
+        return Err(format!(
+            "not an interposer report of format {VERSION} (an interposer of another contend version?)"
+        ));
+    }
+    for line in lines {
+        let f: Vec<&str> = line.split('\t').collect();
+        match (f[0], f.len()) {
+            ("pid", 2) => r.pid = num(f[1])?,
+            ("lock", 2) => r.lock = f[1].to_string(),
+            ("profile", 2) => r.profile = f[1] == "1",
+            ("acquired", 3) => (r.swapped, r.glibc) = (num(f[1])?, num(f[2])?),
+            ("inits", 7) => {
+                r.inits = Inits {
+                    swapped: num(f[1])?,
+                    glibc: [num(f[2])?, num(f[3])?, num(f[4])?, num(f[5])?, num(f[6])?],
+                }
+            }
+            ("mutex", 17) => r.mutexes.push(MutexLine {
+                counts: MutexCounts {
+                    address: hex(f[1])?,
+                    kind: num(f[2])?,
+                    acquisitions: num(f[3])?,
+                    contended: num(f[4])?,
+                    try_failed: num(f[5])?,
+                    wait_ns: num(f[6])?,
+                    max_wait_ns: num(f[7])?,
+                    p50_wait_ns: num(f[8])?,
+                    p99_wait_ns: num(f[9])?,
+                    holds: num(f[10])?,
+                    hold_ns: num(f[11])?,
+                    site: hex(f[12])?,
+                },
+                site: Site {
+                    module: f[13].to_string(),
+                    module_base: hex(f[14])?,
+                    symbol: (f[15] != "-").then(|| f[15].to_string()),
+                    symbol_address: hex(f[16])?,
+                },
+            }),
+            _ => return Err(format!("unexpected line {line:?}")),
+        }
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_writer_writes_the_reader_reads() {
+        let inits = Inits { swapped: 3, glibc: [1, 2, 0, 0, 5] };
+        let m = MutexCounts {
+            address: 0x10,
+            kind: 3,
+            acquisitions: 100,
+            contended: 5,
+            try_failed: 1,
+            wait_ns: 5000,
+            max_wait_ns: 2000,
+            p50_wait_ns: 900,
+            p99_wait_ns: 1900,
+            holds: 100,
+            hold_ns: 12345,
+            site: 0x5000,
+        };
+        let mut text = String::new();
+        write_header(&mut text, 42, "mcs", true, (90, 7), &inits).unwrap();
+        write_mutex(&mut text, &m, Some((b"/bin/x\twith tab", 0x4000)), None).unwrap();
+        write_mutex(&mut text, &m, None, Some((b"possess", 0x5010))).unwrap();
+        let r = parse(&text).unwrap();
+        assert_eq!((r.pid, r.lock.as_str(), r.profile, r.swapped, r.glibc), (42, "mcs", true, 90, 7));
+        assert_eq!(r.inits, inits);
+        assert_eq!(r.mutexes[0].counts, m);
+        assert_eq!(
+            r.mutexes[0].site,
+            Site { module: "/bin/x with tab".into(), module_base: 0x4000, symbol: None, symbol_address: 0 }
+        );
+        assert_eq!(r.mutexes[1].site.module, "-");
+        assert_eq!(r.mutexes[1].site.symbol.as_deref(), Some("possess"));
+    }
+
+    #[test]
+    fn another_format_or_a_broken_line_is_refused() {
+        assert!(parse("pid\t1\n").unwrap_err().contains("format 2"));
+        assert!(parse("contend-interpose\t1\npid\t1\n").is_err());
+        assert!(parse("contend-interpose\t2\nmutex\t1\n").unwrap_err().contains("unexpected line"));
+    }
+}
