@@ -22,8 +22,9 @@ fi
 # the alloc tests require all four: CONTEND_REQUIRE_ALLOCATORS), rt-tests
 # (svsematest, ptsematest), the oracle for `contend wakeup`, chromium,
 # which opens `contend report`'s page headless and screenshots it, and the
-# real programs `contend run` is tested on: sysbench and pigz.
-PACKAGES="libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests chromium sysbench pigz"
+# real programs `contend run` is tested on: sysbench and pigz; python3 runs
+# the source checks and the scripts.
+PACKAGES="python3 libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests chromium sysbench pigz"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     if ! dpkg -s $PACKAGES >/dev/null 2>&1; then
         echo "== installing $PACKAGES"
@@ -37,6 +38,13 @@ else
     echo "scripts/test.sh: not root or no apt-get: missing allocators and rt-tests are skipped" >&2
 fi
 
+if ! command -v python3 >/dev/null; then
+    echo "scripts/test.sh: python3 not found; it runs the source checks (apt-get install python3)" >&2
+    exit 1
+fi
+echo "== import circles"
+# Dependencies point one way, file by file and room by room (ARCHITECTURE.md).
+python3 scripts/check/import-cycles.py
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

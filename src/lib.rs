@@ -14,16 +14,13 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
-pub mod compare;
 pub mod engine;
 pub mod experiment;
+pub mod exports;
 pub mod family;
 pub mod list;
 pub mod measure;
 pub mod model;
 pub mod output;
-pub mod plot;
-pub mod report_html;
-pub mod schema;
 pub mod session;
 pub mod tune;

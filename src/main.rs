@@ -39,8 +39,8 @@ fn main() -> ExitCode {
         Command::Lock(args) => experiment::run::<Lock>(&args),
         Command::Wakeup(args) => experiment::run::<Wakeup>(&args),
         Command::Compare(args) => compare(&args),
-        Command::Plot(args) => contend::plot::run(&args).map(|()| ExitCode::SUCCESS),
-        Command::Report(args) => contend::report_html::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Plot(args) => contend::exports::plot::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Report(args) => contend::exports::html::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Tune(args) => experiment::run::<Tune>(&args),
         Command::Alloc(args) => experiment::run::<Alloc>(&args),
         Command::Run(args) => experiment::run::<contend::family::program::Program>(&args),
@@ -88,26 +88,26 @@ fn main() -> ExitCode {
 
 fn compare(args: &CompareArgs) -> Result<ExitCode> {
     let read = |path: &std::path::Path| -> Result<serde_json::Value> {
-        Ok(contend::output::reader::read_export(path)?)
+        Ok(contend::exports::reader::read_export(path)?)
     };
     if let Some(text) = &args.baseline {
-        let baseline = contend::compare::paired::Baseline::parse(text).map_err(SpecError)?;
-        let report =
-            contend::compare::paired::compare_paired(&read(&args.old)?, &baseline).map_err(SpecError)?;
+        let baseline = contend::exports::compare::paired::Baseline::parse(text).map_err(SpecError)?;
+        let report = contend::exports::compare::paired::compare_paired(&read(&args.old)?, &baseline)
+            .map_err(SpecError)?;
         if args.json {
             print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
         } else {
-            print(&contend::compare::table::render_paired(&report))?;
+            print(&contend::exports::compare::table::render_paired(&report))?;
         }
         return Ok(ExitCode::SUCCESS);
     }
     let new = args.new.as_deref().expect("clap requires NEW without --baseline");
     let (old, new) = (read(&args.old)?, read(new)?);
-    let report = contend::compare::compare(&old, &new, args.threshold).map_err(SpecError)?;
+    let report = contend::exports::compare::compare(&old, &new, args.threshold).map_err(SpecError)?;
     if args.json {
         print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {
-        print(&contend::compare::table::render(&report, args.threshold))?;
+        print(&contend::exports::compare::table::render(&report, args.threshold))?;
     }
     Ok(if report.regressed() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

@@ -6,7 +6,7 @@
 //! --test schema` rewrites the published file.
 
 use assert_cmd::Command;
-use contend::schema::{export_schema, PUBLISHED};
+use contend::exports::schema::{export_schema, PUBLISHED};
 use serde_json::Value;
 use std::path::Path;
 

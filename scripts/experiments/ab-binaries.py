@@ -12,7 +12,6 @@ e.g.   scripts/experiments/ab-binaries.py /tmp/contend-old target/release/conten
 
 import argparse
 import json
-import math
 import os
 import random
 import statistics
@@ -21,11 +20,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
+from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
 
-# Student's t, 97.5th percentile, by degrees of freedom (1..30).
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042]
 
 
 def measure(binary, args):
@@ -54,20 +50,17 @@ def main():
     for threads in args.threads.split(","):
         point = ["--lock", args.lock, "--threads", threads, "--hold", args.hold,
                  "--duration", "300ms", "--warmup", "100ms"]
-        logs, runs = [], {args.a: [], args.b: []}
+        rounds, runs = [], {args.a: [], args.b: []}
         for _ in range(args.pairs):
             order = [args.a, args.b]
             random.shuffle(order)
             r = {binary: measure(binary, point) for binary in order}
             for binary, values in r.items():
                 runs[binary].append(values)
-            logs.append(math.log(r[args.b][0] / r[args.a][0]))
-        m = statistics.mean(logs)
-        se = statistics.stdev(logs) / math.sqrt(len(logs))
-        df = len(logs) - 1
-        t = T975[df - 1] if df <= len(T975) else 1.96
-        print(f"{args.lock} threads {threads} hold {args.hold}: B/A {math.exp(m):.3f}, "
-              f"95% CI {math.exp(m - t * se):.3f}..{math.exp(m + t * se):.3f} ({args.pairs} pairs)")
+            rounds.append({"A": r[args.a][0], "B": r[args.b][0]})
+        b = paired(args.b, rounds, "A")["B"]
+        ci = f"95% CI {b['ci95'][0]:.3f}..{b['ci95'][1]:.3f}" if b["ci95"] else "no interval"
+        print(f"{args.lock} threads {threads} hold {args.hold}: B/A {b['ratio']:.3f}, {ci} ({args.pairs} pairs)")
         for name, binary in (("A", args.a), ("B", args.b)):
             med = [statistics.median(v[i] for v in runs[binary]) for i in range(4)]
             print(f"  {name} medians: {med[0] / 1e6:.1f}M cs/s, Jain {med[1]:.3f}, "

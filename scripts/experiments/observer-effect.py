@@ -18,7 +18,6 @@ Needs root and setpriv. A benchmark, not a test: it asserts nothing.
 
 import argparse
 import json
-import math
 import os
 import random
 import subprocess
@@ -28,14 +27,9 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
+from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
 
-T95 = [12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18, 2.16, 2.14, 2.13,
-       2.12, 2.11, 2.10, 2.09, 2.09]
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--"]
-
-
-def t95(df):
-    return T95[df - 1] if df <= len(T95) else 1.96
 
 
 def measured(doc):
@@ -64,17 +58,6 @@ def run(args, variant, cmd):
             return measured(json.load(f))
     finally:
         os.unlink(path)
-
-
-def interval(ratios):
-    logs = [math.log(r) for r in ratios]
-    n = len(logs)
-    m = sum(logs) / n
-    if n < 2:
-        return math.exp(m), None, None
-    sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (n - 1))
-    h = t95(n - 1) * sd / math.sqrt(n)
-    return math.exp(m), math.exp(m - h), math.exp(m + h)
 
 
 def main():
@@ -107,12 +90,14 @@ def main():
         for v in variants:
             vals = ", ".join(f"{x:.4g}" for x in values[v])
             print(f"  {v:13s} {vals}")
+        # As rates (a latency by its reciprocal), judged by contend compare.
+        rate = (lambda x: x) if higher_better else (lambda x: 1.0 / x)
+        rounds = [{v: rate(values[v][i]) for v in variants} for i in range(args.rounds)]
+        judged = paired(args.contend, rounds, "unprivileged")
         for v in ["default", "inline"]:
-            ratios = [(a / b) if higher_better else (b / a)
-                      for a, b in zip(values[v], values["unprivileged"])]
-            r, lo, hi = interval(ratios)
-            ci = f"95% interval {lo:.3f} .. {hi:.3f}" if lo else "no interval"
-            print(f"  {v} / unprivileged: {r:.3f}  ({ci})")
+            j = judged[v]
+            ci = f"95% interval {j['ci95'][0]:.3f} .. {j['ci95'][1]:.3f}" if j["ci95"] else "no interval"
+            print(f"  {v} / unprivileged: {j['ratio']:.3f}  ({ci})")
 
 
 if __name__ == "__main__":

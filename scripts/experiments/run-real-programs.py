@@ -44,7 +44,8 @@ def contend_run(args, program, export):
     with open(export) as f:
         doc = json.load(f)
     shown = [a for a in cmd if a not in ("--no-progress", "--export-json", export)]
-    return "contend " + shlex.join(shown), out.stdout, doc
+    # contend run's table is on stderr (stdout is the program's).
+    return "contend " + shlex.join(shown), out.stderr, doc
 
 
 def ratios(doc):
@@ -54,7 +55,7 @@ def ratios(doc):
         vs = next((v for v in doc["vs_glibc"] if v["lock"] == lock), None)
         ci = vs and vs.get("ci95")
         rows.append((lock, p["stats"]["mean"], p["stats"].get("ci95_pct"),
-                     vs["ratio"] if vs else 1.0, f"{ci[0]:.3f}..{ci[1]:.3f}" if ci else "-"))
+                     vs.get("ratio") if vs else 1.0, f"{ci[0]:.3f}..{ci[1]:.3f}" if ci else "-"))
     return rows
 
 
@@ -98,7 +99,8 @@ def main():
         if "--profile" not in args:
             for lock, mean, pct, ratio, ci in ratios(doc):
                 pct_s = f"{pct:.1f}" if pct is not None else "-"
-                out.append(f"| {title.split(',')[0]} | {lock} | {mean:.4g} | {pct_s} | {ratio:.3f} | {ci} |")
+                ratio_s = f"{ratio:.3f}" if ratio is not None else "not used"
+                out.append(f"| {title.split(',')[0]} | {lock} | {mean:.4g} | {pct_s} | {ratio_s} | {ci} |")
         sections += ["", f"## {title}", "", "```", f"$ {shown}", table.rstrip(), "```"]
         print(f"done: {title}", file=sys.stderr)
     with open(a.markdown, "w") as f:

@@ -51,10 +51,10 @@ pub enum Command {
     /// Draw a figure from one or more exports, as SVG or PNG: lock
     /// (throughput with 95% intervals, and fairness, against the swept
     /// axis) or wakeup (round-trip latency against percentile).
-    Plot(crate::plot::PlotArgs),
+    Plot(crate::exports::plot::PlotArgs),
     /// Write one self-contained HTML page from one or more exports: the
     /// commands, the machines, the warnings, the figures and the tables.
-    Report(crate::report_html::ReportArgs),
+    Report(crate::exports::html::ReportArgs),
     /// Compare two JSON exports point by point (ratio of the means, its
     /// 95% interval and a Welch t-test verdict; exits 1 on a significant
     /// regression beyond --threshold, for CI), or the points of one

@@ -3,6 +3,7 @@
 //! points into repeated, screened runs.
 
 pub mod crew;
+pub mod futex_plan;
 pub mod procs;
 pub mod progress;
 pub mod repeat;

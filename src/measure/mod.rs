@@ -14,6 +14,5 @@ pub mod probes;
 pub mod rusage;
 pub mod stats;
 pub mod tracefs;
-pub mod warnings;
 
 pub use probes::{Probes, UsageSource, WindowDelta};

@@ -4,6 +4,7 @@
 
 use crate::measure::cpu::CpuSplit;
 use crate::measure::futex::FutexCounts;
+use crate::model::family::{Cell, Column, Family, Key, KeyIn, Metric};
 use crate::model::run::{RunInfo, RunRecord};
 use nix::sys::signal::Signal;
 use serde::{Deserialize, Serialize};
@@ -95,7 +96,41 @@ pub struct AllocPoint {
     pub allocator: String,
 }
 
+/// The alloc family in exports (see [`crate::model::family`]). Its key is
+/// read from the sample, where version-2 exports kept it.
+pub const FAMILY: Family = Family {
+    name: "alloc",
+    key_in: KeyIn::Sample,
+    identity: &[Key::Field("pattern"), Key::Field("allocator")],
+    settings: &[],
+    metric: ops_per_s,
+    columns: &[
+        Column { header: "pattern", path: &["point", "pattern"], cell: Cell::Text },
+        Column { header: "allocator", path: &["point", "allocator"], cell: Cell::Text },
+        Column { header: "ops/s", path: &["stats", "mean"], cell: Cell::Si },
+        Column { header: "±%", path: &["stats", "ci95_pct"], cell: Cell::Pct },
+        Column { header: "vs glibc", path: &["sample", "vs_glibc"], cell: Cell::Fixed(2) },
+    ],
+    figure: None,
+};
+
+fn ops_per_s(_spec: &serde_json::Value) -> Metric {
+    Metric { name: "ops/s", path: &["ops_per_s"], higher_is_better: true }
+}
+
 /// One pattern under one allocator and what its runs measured (ops/s);
 /// its sample is the run with the median ops/s (its `vs_glibc` compares
 /// means).
 pub type AllocResult = super::Measured<AllocPoint, AllocSample>;
+
+#[cfg(test)]
+mod family_tests {
+    #[test]
+    fn every_field_of_an_alloc_point_is_identity_or_setting() {
+        let p = super::AllocPoint { pattern: super::Pattern::Local, allocator: "glibc".into() };
+        crate::model::family::check::classifies_every_field(
+            &super::FAMILY,
+            &serde_json::to_value(&p).unwrap(),
+        );
+    }
+}

@@ -5,6 +5,7 @@ use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounts;
 use crate::measure::rusage::ProcessUsage;
 use crate::measure::stats::Stats;
+use crate::model::family::{Cell, Column, Family, Figure, Key, KeyIn, Metric};
 use crate::model::run::{Repeated, Stopped};
 use crate::model::run::{RunInfo, RunRecord};
 use crate::model::value::{SpinPolicy, Work};
@@ -265,6 +266,42 @@ impl Point {
     }
 }
 
+/// The lock family in exports (see [`crate::model::family`]).
+pub const FAMILY: Family = Family {
+    name: "lock",
+    key_in: KeyIn::Point,
+    identity: &[
+        Key::Field("lock"),
+        Key::Field("mode"),
+        Key::Field("workers"),
+        Key::Field("spin"),
+        Key::Field("spinners"),
+        Key::Field("hold"),
+        Key::Field("idle"),
+        Key::Field("replica"),
+    ],
+    // A fault-injection deadline is how the run was driven, as the window
+    // is: compare pairs a point with and without it (as it always has).
+    settings: &["duration_ns", "warmup_ns", "stall_timeout_ns", "kill_holder_after_ns"],
+    metric: cs_per_s,
+    columns: &[
+        Column { header: "lock", path: &["point", "lock"], cell: Cell::Text },
+        Column { header: "workers", path: &["point", "workers"], cell: Cell::Text },
+        Column { header: "spin", path: &["point", "spin"], cell: Cell::Text },
+        Column { header: "spinners", path: &["point", "spinners"], cell: Cell::Text },
+        Column { header: "hold", path: &["point", "hold"], cell: Cell::Work },
+        Column { header: "idle", path: &["point", "idle"], cell: Cell::Work },
+        Column { header: "cs/s", path: &["stats", "mean"], cell: Cell::Si },
+        Column { header: "±95%", path: &["stats", "ci95"], cell: Cell::Si },
+        Column { header: "Jain", path: &["sample", "fairness", "jain"], cell: Cell::Fixed(4) },
+    ],
+    figure: Some(Figure::Throughput),
+};
+
+fn cs_per_s(_spec: &serde_json::Value) -> Metric {
+    Metric { name: "cs/s", path: &["cs_per_s"], higher_is_better: true }
+}
+
 /// A lock point and what its runs measured (cs/s).
 pub type PointResult = super::Measured<Point, LockSample>;
 
@@ -281,5 +318,18 @@ impl PointResult {
             point,
             Repeated { stats: Stats::of(&[sample.cs_per_s]), runs: vec![sample], stopped: Stopped::Runs },
         )
+    }
+}
+
+#[cfg(test)]
+mod family_tests {
+    #[test]
+    fn every_field_of_a_lock_point_is_identity_or_setting() {
+        let mut p = super::Point::new("futex", super::Mode::Threads, 2);
+        p.replica = Some(1);
+        crate::model::family::check::classifies_every_field(
+            &super::FAMILY,
+            &serde_json::to_value(&p).unwrap(),
+        );
     }
 }

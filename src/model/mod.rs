@@ -4,6 +4,7 @@
 //! all three families through this one shape.
 
 pub mod alloc;
+pub mod family;
 pub mod lock;
 pub mod program;
 pub mod run;

@@ -5,6 +5,7 @@
 
 use crate::measure::cpu::CpuSplit;
 use crate::measure::futex::FutexCounts;
+use crate::model::family::{Cell, Column, Family, Key, KeyIn, Metric};
 use crate::model::run::{RunInfo, RunRecord};
 use nix::sys::signal::Signal;
 use serde::Serialize;
@@ -162,6 +163,34 @@ pub struct ProgramPoint {
     pub lock: String,
 }
 
+/// `contend run` in exports (see [`crate::model::family`]): a point is a
+/// lock; its metric is the program's wall time, or with `--metric` the
+/// rate it printed.
+pub const FAMILY: Family = Family {
+    name: "run",
+    key_in: KeyIn::Point,
+    identity: &[Key::Field("lock")],
+    settings: &[],
+    metric: wall_or_rate,
+    columns: &[
+        Column { header: "lock", path: &["point", "lock"], cell: Cell::Text },
+        Column { header: "wall s or rate", path: &["stats", "mean"], cell: Cell::Fixed(3) },
+        Column { header: "±%", path: &["stats", "ci95_pct"], cell: Cell::Pct },
+        Column { header: "swapped", path: &["sample", "swapped"], cell: Cell::Text },
+        Column { header: "glibc", path: &["sample", "to_glibc"], cell: Cell::Text },
+        Column { header: "processes", path: &["sample", "processes"], cell: Cell::Text },
+    ],
+    figure: None,
+};
+
+fn wall_or_rate(spec: &serde_json::Value) -> Metric {
+    if spec.get("metric").is_some_and(|m| !m.is_null()) {
+        Metric { name: "the program's rate (--metric)", path: &["metric"], higher_is_better: true }
+    } else {
+        Metric { name: "wall s", path: &["wall_s"], higher_is_better: false }
+    }
+}
+
 /// A lock against glibc's mutex: the geometric mean of the rounds'
 /// ratios of the metric, with its 95% interval.
 #[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
@@ -177,3 +206,15 @@ pub struct VsGlibc {
 
 /// One lock's runs and their statistics (over wall s, or the metric).
 pub type ProgramResult = super::Measured<ProgramPoint, ProgramSample>;
+
+#[cfg(test)]
+mod family_tests {
+    #[test]
+    fn every_field_of_a_program_point_is_identity_or_setting() {
+        let p = super::ProgramPoint { lock: "pthread".into() };
+        crate::model::family::check::classifies_every_field(
+            &super::FAMILY,
+            &serde_json::to_value(&p).unwrap(),
+        );
+    }
+}

@@ -4,15 +4,15 @@
 //! the stdout pipe, reap it with wait4 for its rusage, and count its futex
 //! syscalls with the inherited tracepoint counters.
 
+use crate::engine::futex_plan::FutexPlan;
 use crate::engine::rounds::{run_rounds, Purpose};
 use crate::engine::Interrupted;
 use crate::family::alloc::registry::Allocator;
 use crate::family::alloc::spec::AllocSpec;
 use crate::family::alloc::workload::{ChildResult, ChildSpec, Pattern};
 use crate::measure::cpu::CpuTicks;
-use crate::measure::futex::FutexPlan;
-use crate::measure::warnings as notes;
 use crate::model::run::RunInfo;
+use crate::model::warning::common as notes;
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::{bail, Context, Result};
 use locks::sys::process::wait4;

@@ -6,9 +6,9 @@
 //! in shared memory for `--procs`; `needs` names a probe for whether this
 //! machine can run it.
 
-use crate::family::lock::spec::Point;
 use crate::family::lock::workload::{self, RunContext};
 use crate::model::lock::LockSample;
+use crate::model::lock::Point;
 use anyhow::Result;
 use locks::raw::*;
 use locks::{Caps, LockConfig, ProcessShared, RawLock, TryLock};

@@ -5,6 +5,7 @@
 //! ends the sweep after the run it cut short; what was measured so far is
 //! kept.
 
+use crate::engine::futex_plan::FutexPlan;
 use crate::engine::progress::{planned_runs, progress_bar, tick};
 use crate::engine::repeat::Repeat;
 use crate::engine::rounds::{run_rounds, Purpose};
@@ -12,9 +13,8 @@ use crate::family::lock::registry;
 use crate::family::lock::spec::{LockSpec, Mode, Point};
 use crate::family::lock::workload::RunContext;
 use crate::measure::env::cpus_online;
-use crate::measure::futex::FutexPlan;
-use crate::measure::warnings as notes;
 use crate::model::lock::LockSample;
+use crate::model::warning::common as notes;
 use crate::model::warning::{Warning, WarningKind};
 use crate::session::resources::Resources;
 use anyhow::{anyhow, Result};
@@ -151,7 +151,7 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
             ),
         ));
     }
-    warnings.extend(crate::measure::warnings::for_machine());
+    warnings.extend(crate::model::warning::common::for_machine());
     let per_run = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
     let planned = planned_runs(total, &spec.repeat, session.counts_separately());
     let bar = progress_bar(spec.progress, planned, per_run, None);

@@ -1,11 +1,11 @@
 //! What a reader of `contend lock`'s numbers must know about one point:
 //! steal and other load in its window, outlier runs, and a window too
 //! short for its hold. The lock family's judgement, over the shared
-//! warnings of `measure::warnings`.
+//! warnings of `model::warning::common`.
 
-use crate::measure::warnings::{noise, outliers};
 use crate::model::lock::PointResult;
 use crate::model::run::measured;
+use crate::model::warning::common::{noise, outliers};
 use crate::model::warning::{Warning, WarningKind};
 
 /// Fewer critical sections per worker than this in a window and the

@@ -5,6 +5,7 @@
 //! directory (`scratch.rs`). Locks are interleaved over the rounds, and
 //! each lock's metric is compared with pthread's of the same round.
 
+use crate::engine::futex_plan::FutexPlan;
 use crate::engine::rounds::{run_rounds, Purpose};
 use crate::family::program::interposer;
 use crate::family::program::launch::{self, Launch};
@@ -12,10 +13,10 @@ use crate::family::program::scratch::RunDir;
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::cpu::CpuTicks;
-use crate::measure::futex::{FutexCounters, FutexPlan};
-use crate::measure::warnings as notes;
+use crate::measure::futex::FutexCounters;
 use crate::model::program::{ProgramPoint, ProgramResult, ProgramSample, VsGlibc};
 use crate::model::run::RunInfo;
+use crate::model::warning::common as notes;
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::{anyhow, bail, Context, Result};
 use nix::sys::signal::Signal;

@@ -3,6 +3,7 @@
 
 pub mod args;
 pub mod placement;
+pub mod point;
 pub mod registry;
 pub mod report;
 pub mod sched;

@@ -2,7 +2,7 @@
 //! monomorphized for threads and, where the primitive allows it, for
 //! processes (with the process-shared form of the primitive).
 
-use crate::family::wakeup::spec::WakeupPoint;
+use crate::family::wakeup::point::WakeupPoint;
 use crate::family::wakeup::workload::{self, WakeupContext, WakeupSample};
 use anyhow::Result;
 use locks::sys::futex::{PrivateFutex, SharedFutex};

@@ -2,80 +2,18 @@
 
 use crate::engine::repeat::Repeat;
 use crate::family::wakeup::args::WakeupArgs;
-use crate::family::wakeup::placement::{allowed_cpus, plan, Affinity, Placement};
+use crate::family::wakeup::placement::{allowed_cpus, plan, Affinity};
+pub use crate::family::wakeup::point::{Length, WakeupPoint};
 use crate::family::wakeup::registry as primitives;
 use crate::family::wakeup::sched::Sched;
 use crate::measure::tracefs::TraceSpec;
 use crate::model::{Mode, SpecError};
 use crate::session::limits::Limits;
 use serde::Serialize;
-use std::time::Duration;
 
 /// Round trips per pair and run when neither --iterations nor --duration is
 /// given (three runs by default make 9000).
 pub const DEFAULT_ITERATIONS: u64 = 3_000;
-
-/// How a point's measurement ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Length {
-    /// After this many recorded round trips per pair.
-    Iterations(u64),
-    /// After this long, ns.
-    Duration(u64),
-}
-
-/// One point: everything one run of pairs needs.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
-pub struct WakeupPoint {
-    /// Registry name of the primitive.
-    pub primitive: &'static str,
-    /// Threads or processes.
-    pub mode: Mode,
-    /// Placement policy.
-    pub affinity: Affinity,
-    /// Where each pair's threads run.
-    pub placements: Vec<Placement>,
-    /// How the measurement ends.
-    pub length: Length,
-    /// Rounds before recording starts, ns.
-    pub warmup_ns: u64,
-    /// Sleep between rounds, ns.
-    pub interval_ns: u64,
-    /// Scheduling of the measured threads.
-    pub sched: Sched,
-    /// Whether memory is locked.
-    pub mlock: bool,
-    /// Abort when a pair makes no round trip for this long, ns.
-    pub stall_timeout_ns: u64,
-}
-
-impl WakeupPoint {
-    /// Number of pairs.
-    pub fn pairs(&self) -> usize {
-        self.placements.len()
-    }
-
-    /// "futex cross", for progress lines and warnings.
-    pub fn label(&self) -> String {
-        let mode = match self.mode {
-            Mode::Threads => "",
-            Mode::Processes => " procs",
-        };
-        format!("{} {}{mode}", self.primitive, self.affinity.name())
-    }
-
-    /// The longest the window may last.
-    pub fn max_window(&self) -> Duration {
-        match self.length {
-            Length::Duration(ns) => Duration::from_nanos(ns),
-            // A fixed count ends when done, and the stall watchdog catches
-            // a pair that stops making progress; a year only keeps the
-            // deadline arithmetic finite.
-            Length::Iterations(_) => Duration::from_secs(365 * 24 * 3600),
-        }
-    }
-}
 
 /// The validated `contend wakeup` experiment.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -234,5 +172,24 @@ impl WakeupSpec {
             }
         }
         points
+    }
+}
+
+#[cfg(test)]
+mod family_tests {
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wakeup {
+        #[command(flatten)]
+        args: crate::family::wakeup::args::WakeupArgs,
+    }
+
+    #[test]
+    fn every_field_of_a_wakeup_point_is_identity_or_setting() {
+        let parsed = Wakeup::try_parse_from(["wakeup", "--primitive", "futex", "--pairs", "1"]).unwrap();
+        let spec = super::WakeupSpec::from_args(&parsed.args).unwrap();
+        let point = serde_json::to_value(&spec.points()[0]).unwrap();
+        crate::model::family::check::classifies_every_field(&crate::family::wakeup::point::FAMILY, &point);
     }
 }

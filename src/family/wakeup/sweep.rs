@@ -3,6 +3,7 @@
 //! to, the ftrace tracer), measures the clock's cost once, and collects the
 //! warnings. An interrupt ends the sweep after the point it cut short.
 
+use crate::engine::futex_plan::FutexPlan;
 use crate::engine::repeat::{stats_runs, Repeated, RunRecord};
 use crate::engine::rounds::{run_rounds, Purpose};
 use crate::family::wakeup::placement::allowed_cpus;
@@ -11,9 +12,8 @@ use crate::family::wakeup::sched::lock_memory;
 use crate::family::wakeup::spec::{WakeupPoint, WakeupSpec};
 use crate::family::wakeup::workload::{WakeupContext, WakeupSample};
 use crate::measure::clock::{measure_cost, ClockCost};
-use crate::measure::futex::FutexPlan;
 use crate::measure::tracefs::{TraceReport, Tracer};
-use crate::measure::warnings as notes;
+use crate::model::warning::common as notes;
 use crate::model::warning::{Warning, WarningKind};
 use crate::model::Mode;
 use crate::session::resources::{Resources, DEFAULT_LOCK_DIR};
@@ -146,7 +146,7 @@ fn wakeup_result(point: WakeupPoint, r: Repeated<WakeupSample>, warnings: &mut V
     let sample = WakeupSample::merge(&kept);
     warnings.extend(point_warnings(&point, &sample));
     let p50s: Vec<f64> = kept.iter().map(RunRecord::metric).collect();
-    warnings.extend(crate::measure::warnings::outliers(&point.label(), "p50 ns", &r.stats, &p50s));
+    warnings.extend(crate::model::warning::common::outliers(&point.label(), "p50 ns", &r.stats, &p50s));
     WakeupResult::with_sample(point, sample, r)
 }
 
@@ -162,7 +162,7 @@ fn estimate(spec: &WakeupSpec) -> std::time::Duration {
 }
 
 fn machine_warnings(spec: &WakeupSpec) -> Vec<Warning> {
-    let mut out = crate::measure::warnings::for_machine();
+    let mut out = crate::model::warning::common::for_machine();
     let cpus = spec.cpus.len();
     if spec.pairs as usize > cpus {
         out.push(Warning::sweep(
@@ -201,7 +201,8 @@ fn machine_warnings(spec: &WakeupSpec) -> Vec<Warning> {
 
 fn point_warnings(point: &WakeupPoint, s: &WakeupSample) -> Vec<Warning> {
     let cpus = crate::measure::env::cpus_online();
-    let mut out = crate::measure::warnings::noise(&point.label(), &s.cpu, s.window_s, s.process.cpu_s, cpus);
+    let mut out =
+        crate::model::warning::common::noise(&point.label(), &s.cpu, s.window_s, s.process.cpu_s, cpus);
     let negative: u64 = s.pairs.iter().map(|p| p.negative_one_way).sum();
     if negative > 0 {
         out.push(Warning::point(

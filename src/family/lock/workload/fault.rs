@@ -3,9 +3,7 @@
 //! coordinator's side that arms it and judges the outcome, and the report.
 
 use crate::engine::procs::Children;
-use crate::family::lock::spec::Point;
-use crate::family::lock::workload::shared::LockArena;
-use crate::model::lock::FaultReport;
+use crate::model::lock::{FaultReport, Point};
 use anyhow::{bail, Result};
 use locks::RawLock;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -53,10 +51,9 @@ impl Injector {
     pub(super) fn tick<L: RawLock>(
         &mut self,
         point: &Point,
-        arena: &LockArena<L>,
+        fault: &Fault,
         children: &mut Children,
     ) -> Result<()> {
-        let fault = &arena.header().fault;
         if self.arm_at.is_some_and(|at| Instant::now() >= at) {
             self.arm_at = None;
             self.armed_ns = monotonic_ns();

@@ -22,11 +22,11 @@ mod worker;
 
 use crate::engine::crew::{Close, Crew, Stuck};
 use crate::engine::{measure_window, wait_arrivals, Ending, Interrupted, Window};
-use crate::family::lock::spec::Point;
 use crate::measure::children;
 use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounters;
 use crate::measure::{Probes, UsageSource};
+use crate::model::lock::Point;
 use crate::model::lock::{LockCounters, LockSample, MemoryUse, WorkerCounts};
 use anyhow::{anyhow, bail, Context, Result};
 use fault::{fault_report, Injector};
@@ -129,7 +129,7 @@ fn measure<L: RawLock, T: Send>(
     let mut watch = || -> Result<()> {
         let mut crew = crew.borrow_mut();
         if let (Some(injector), Some(children)) = (injector.as_mut(), crew.children()) {
-            injector.tick::<L>(point, arena, children)?;
+            injector.tick::<L>(point, &arena.header().fault, children)?;
         }
         crew.check(|_| false, |i| format!("worker thread {i}"))?;
         stall.check(point, arena)

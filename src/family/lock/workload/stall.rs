@@ -2,8 +2,8 @@
 //! who waits) when no worker completes a critical section for the stall
 //! timeout, instead of hanging with a broken lock.
 
-use crate::family::lock::spec::Point;
 use crate::family::lock::workload::shared::{LockArena, HOLDING, IDLE, WAITING};
+use crate::model::lock::Point;
 use anyhow::{bail, Result};
 use locks::RawLock;
 use std::sync::atomic::Ordering::Relaxed;

@@ -19,7 +19,7 @@ pub use record::PairRecord;
 
 use crate::engine::crew::{Close, Crew, Stuck};
 use crate::engine::{measure_window, wait_arrivals, Edge, Ending, Window};
-use crate::family::wakeup::spec::{Length, WakeupPoint};
+use crate::family::wakeup::point::{Length, WakeupPoint};
 use crate::measure::futex::FutexCounters;
 use crate::measure::latency::Latencies;
 use crate::measure::tracefs::Tracer;

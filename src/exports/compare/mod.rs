@@ -13,29 +13,14 @@ pub mod paired;
 pub mod table;
 
 use crate::measure::stats::{t95, welch, Stats};
+use crate::model::family::{KeyIn, Metric};
 use crate::model::run::RunStatus;
-use export::{Export, Family, Run};
+use export::{Export, Run};
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
-
-/// What is compared for each family, and which way is better.
-pub(crate) struct Metric {
-    /// Human name of the metric.
-    name: &'static str,
-    /// Whether a larger value is better (throughput) or worse (latency).
-    higher_is_better: bool,
-}
-
-pub(crate) fn metric(family: Family) -> Metric {
-    match family {
-        Family::Lock => Metric { name: "cs/s", higher_is_better: true },
-        Family::Wakeup => Metric { name: "round-trip p50 ns", higher_is_better: false },
-        Family::Alloc => Metric { name: "ops/s", higher_is_better: true },
-    }
-}
 
 /// One point of an export: what identifies it, a readable label, and its
 /// runs' values.
@@ -44,14 +29,10 @@ pub(crate) struct Entry {
     key: Value,
     label: String,
     /// The key's fields, in label order.
-    order: &'static [&'static str],
+    order: Vec<&'static str>,
     values: Vec<f64>,
     /// The measured runs as (round, value).
     rounds: Vec<(u64, f64)>,
-}
-
-fn pick(v: &Map<String, Value>, fields: &[&str]) -> Value {
-    Value::Object(fields.iter().map(|f| (f.to_string(), v.get(*f).cloned().unwrap_or(Value::Null))).collect())
 }
 
 /// The key's fields in the given order, as words: `futex threads 4 spin=100
@@ -63,9 +44,7 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
             Value::String(s) => s.clone(),
             // Work (hold, idle): {"mode": "busy"|"sleep", "ns": N}.
             Value::Object(o) if o.contains_key("ns") => {
-                let ns = o["ns"].as_u64().unwrap_or(0);
-                let mode = if o.get("mode").and_then(Value::as_str) == Some("sleep") { "sleep:" } else { "" };
-                format!("{mode}{}", crate::model::value::format_nanos(ns))
+                crate::model::family::work_text(v).unwrap_or_default()
             }
             Value::Object(o) => {
                 o.values().map(|v| v.to_string().replace('"', "")).collect::<Vec<_>>().join(":")
@@ -73,6 +52,7 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
             other => other.to_string(),
         };
         Some(match name {
+            // Names read as themselves; numbers get their field's name.
             "lock" | "primitive" | "pattern" | "allocator" | "mode" | "affinity" => text,
             _ => format!("{name}={text}"),
         })
@@ -82,44 +62,36 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
 
 /// The measured runs' (round, value) pairs; a run without a round takes
 /// its index among them.
-fn rounds(runs: &[Run], family: Family) -> Vec<(u64, f64)> {
+fn rounds(runs: &[Run], metric: &Metric) -> Vec<(u64, f64)> {
     runs.iter()
         .filter(|r| r.status == RunStatus::Measured)
         .enumerate()
-        .filter_map(|(i, r)| Some((r.round.unwrap_or(i as u64), r.metric(family)?)))
+        .filter_map(|(i, r)| Some((r.round.unwrap_or(i as u64), metric.of(&r.fields)?)))
         .collect()
 }
 
+/// Every point of `export`: its key (the fields its family says identify
+/// it), its label, and its measured runs' metric.
 pub(crate) fn entries(export: &Export) -> Result<Vec<Entry>, String> {
-    let family = export.family;
+    let family = export.family();
+    let metric = export.metric();
+    let order: Vec<&'static str> = family.identity.iter().map(|k| k.name()).collect();
     Ok(export
         .points()?
         .iter()
         .map(|p| {
-            let (order, mut key): (&'static [&'static str], _) = match family {
-                Family::Lock => {
-                    let order = &["lock", "mode", "workers", "spin", "spinners", "hold", "idle", "replica"];
-                    (order, pick(&p.point, order))
-                }
-                Family::Wakeup => {
-                    let order = &["primitive", "mode", "affinity", "pairs", "interval_ns", "sched"];
-                    (order, pick(&p.point, order))
-                }
-                Family::Alloc => {
-                    let order = &["pattern", "allocator"];
-                    (order, pick(&p.sample, order))
-                }
+            let fields = match family.key_in {
+                KeyIn::Point => &p.point,
+                KeyIn::Sample => &p.sample,
             };
-            if family == Family::Wakeup {
-                // The pair count is part of a wake-up point's identity.
-                let pairs = p.point.get("placements").and_then(Value::as_array).map_or(0, Vec::len);
-                key["pairs"] = Value::from(pairs);
-            }
-            let runs = rounds(&p.runs, family);
+            let key = Value::Object(
+                family.identity.iter().map(|k| (k.name().to_string(), k.value(fields))).collect(),
+            );
+            let runs = rounds(&p.runs, &metric);
             Entry {
-                label: label(&key, order),
+                label: label(&key, &order),
                 key,
-                order,
+                order: order.clone(),
                 values: runs.iter().map(|&(_, v)| v).collect(),
                 rounds: runs,
             }
@@ -200,10 +172,13 @@ impl Report {
 /// significant slowdown must exceed to count as a regression.
 pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, String> {
     let (old, new) = (Export::read(old, "OLD")?, Export::read(new, "NEW")?);
-    if old.family != new.family {
-        return Err(format!("OLD is a `{}` export and NEW a `{}` one", old.family.name(), new.family.name()));
+    if !std::ptr::eq(old.family(), new.family()) {
+        return Err(format!("OLD is a `{}` export and NEW a `{}` one", old.family().name, new.family().name));
     }
-    let m = metric(old.family);
+    let m = new.metric();
+    if m != old.metric() {
+        return Err(format!("OLD measured {} and NEW {}: nothing to compare", old.metric().name, m.name));
+    }
     let olds = entries(&old).map_err(|e| format!("OLD: {e}"))?;
     let news = entries(&new).map_err(|e| format!("NEW: {e}"))?;
     let mut points = Vec::new();
@@ -231,7 +206,7 @@ pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, Strin
         ));
     }
     Ok(Report {
-        family: old.family.name().to_string(),
+        family: old.family().name.to_string(),
         metric: m.name,
         higher_is_better: m.higher_is_better,
         points,

@@ -1,7 +1,7 @@
 //! `contend compare`'s table: one row per matched point.
 
-use crate::compare::paired::PairedReport;
-use crate::compare::Report;
+use crate::exports::compare::paired::PairedReport;
+use crate::exports::compare::Report;
 use crate::output::number::si;
 use comfy_table::{presets, CellAlignment, Table};
 
@@ -56,7 +56,7 @@ pub fn render_paired(r: &PairedReport) -> String {
             c.ci95.map_or("-".into(), |(lo, hi)| format!("{lo:.3} .. {hi:.3}")),
             c.pairs.to_string(),
             match c.verdict {
-                crate::compare::Verdict::NoChange => "indistinguishable",
+                crate::exports::compare::Verdict::NoChange => "indistinguishable",
                 v => v.text(),
             }
             .to_string(),

@@ -15,9 +15,9 @@ use serde_json::{json, Value};
 /// Where the schema is published, relative to the repository.
 pub const PUBLISHED: &str = "docs/schema/export.schema.json";
 
-/// The schema: an export is one of the four documents (lock, tune, which
-/// is a lock export with the best budget, wakeup, alloc). Generated for
-/// serialization: it describes what contend writes.
+/// The schema: an export is one of the documents of the families
+/// (lock, wakeup, alloc, run) or tune's (a lock export with the best
+/// budget). Generated for serialization: it describes what contend writes.
 pub fn export_schema() -> Value {
     let mut generator = SchemaSettings::draft2020_12().for_serialize().into_generator();
     let one_of = [
@@ -33,7 +33,7 @@ pub fn export_schema() -> Value {
         "title": "contend export",
         "description": format!(
             "A contend --export-json document, schema_version {}. Generated from the Rust types \
-             (src/schema.rs); do not edit.",
+             (src/exports/schema.rs); do not edit.",
             crate::output::json::SCHEMA_VERSION
         ),
         "anyOf": one_of,

@@ -7,6 +7,7 @@
 
 use crate::family::lock::report::plot::{self as lock_plot, Dot};
 use crate::family::wakeup::report::plot::{self as wakeup_plot, Curve};
+use crate::model::family::{Cell, Figure};
 use crate::model::SpecError;
 use crate::output::number::si;
 use anyhow::Result;
@@ -76,89 +77,53 @@ fn text(v: &Value) -> String {
     }
 }
 
-/// The figure and the table of one export's points.
+/// A value of a point entry as its column shows it.
+fn cell(v: &Value, how: Cell) -> String {
+    match (how, v.as_f64()) {
+        (_, _) if v.is_null() => "-".into(),
+        (Cell::Si, Some(x)) => si(x),
+        (Cell::Pct, Some(x)) => format!("{x:.1}"),
+        (Cell::Fixed(d), Some(x)) => format!("{x:.d$}"),
+        (Cell::Micros, Some(ns)) => format!("{:.2}", ns / 1e3),
+        (Cell::Work, _) => crate::model::family::work_text(v).unwrap_or_else(|| text(v)),
+        _ => text(v),
+    }
+}
+
+/// The figure and the table of one export's points, as its family
+/// describes them.
 fn points(doc: &Value, caption: &str) -> Result<(String, String), String> {
+    let family = crate::exports::families::of(doc)?;
     let mut svg = String::new();
-    let empty = doc["points"].as_array().is_none_or(Vec::is_empty);
-    match doc["family"].as_str() {
-        Some("lock") => {
-            let dots = Dot::read(doc, None)?;
-            if !empty {
+    let entries = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if !entries.is_empty() {
+        match family.figure {
+            Some(Figure::Throughput) => {
+                let dots = Dot::read(doc, None)?;
                 let area = SVGBackend::with_string(&mut svg, lock_plot::SIZE).into_drawing_area();
                 lock_plot::draw(&dots, area, None, caption)?;
             }
-            let rows = dots
-                .iter()
-                .map(|d| {
-                    vec![
-                        d.lock.clone(),
-                        d.workers.to_string(),
-                        d.spin.map_or("-".into(), |s| s.to_string()),
-                        d.spinners.clone().unwrap_or_else(|| "-".into()),
-                        d.hold.to_string(),
-                        d.idle.to_string(),
-                        si(d.mean),
-                        d.ci95.map_or("-".into(), si),
-                        format!("{:.4}", d.jain),
-                    ]
-                })
-                .collect::<Vec<_>>();
-            let header = ["lock", "workers", "spin", "spinners", "hold", "idle", "cs/s", "±95%", "Jain"];
-            Ok((svg, table(&header, &rows)))
-        }
-        Some("wakeup") => {
-            if !empty {
+            Some(Figure::Latency) => {
                 let curves = Curve::read(doc, None)?;
                 let area = SVGBackend::with_string(&mut svg, wakeup_plot::SIZE).into_drawing_area();
                 wakeup_plot::draw(&curves, area, None, caption)?;
             }
-            let us = |v: &Value| v.as_f64().map_or("-".into(), |ns| format!("{:.2}", ns / 1e3));
-            let rows = doc["points"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|p| {
-                    let s = &p["sample"]["round_trip"]["summary"];
-                    vec![
-                        text(&p["point"]["primitive"]),
-                        text(&p["point"]["affinity"]),
-                        text(&s["samples"]),
-                        us(&s["p50_ns"]),
-                        us(&s["p99_ns"]),
-                        us(&s["p999_ns"]),
-                        us(&s["max_ns"]),
-                    ]
-                })
-                .collect::<Vec<_>>();
-            let header = ["primitive", "placement", "samples", "p50 µs", "p99 µs", "p99.9 µs", "max µs"];
-            Ok((svg, table(&header, &rows)))
+            None => {}
         }
-        Some("alloc") => {
-            let rows = doc["points"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|p| {
-                    vec![
-                        text(&p["point"]["pattern"]),
-                        text(&p["point"]["allocator"]),
-                        p["stats"]["mean"].as_f64().map_or("-".into(), si),
-                        p["stats"]["ci95_pct"].as_f64().map_or("-".into(), |v| format!("{v:.1}")),
-                        p["sample"]["vs_glibc"].as_f64().map_or("-".into(), |v| format!("{v:.2}")),
-                    ]
-                })
-                .collect::<Vec<_>>();
-            Ok((svg, table(&["pattern", "allocator", "ops/s", "±%", "vs glibc"], &rows)))
-        }
-        other => Err(format!("not a contend export of a known family ({})", text(&Value::from(other)))),
     }
+    let header: Vec<&str> = family.columns.iter().map(|c| c.header).collect();
+    let rows: Vec<Vec<String>> = entries
+        .iter()
+        .map(|p| family.columns.iter().map(|c| cell(c.path.iter().fold(p, |v, f| &v[*f]), c.cell)).collect())
+        .collect();
+    Ok((svg, table(&header, &rows)))
 }
 
 /// One export's section of the page.
 fn section(path: &Path) -> Result<String> {
-    let doc = crate::output::reader::read_export(path)?;
+    let doc = crate::exports::reader::read_export(path)?;
     let env = &doc["environment"];
-    let caption = crate::plot::export_caption(&doc);
+    let caption = crate::exports::plot::export_caption(&doc);
     let (svg, points) = points(&doc, &caption).map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
     let mut out = String::new();
     let name = path.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());

@@ -3,6 +3,8 @@
 //! machine), and a message that says what to do about it. The terminal
 //! prints `point: message`; exports carry the three fields.
 
+pub mod common;
+
 use serde::Serialize;
 use std::fmt;
 

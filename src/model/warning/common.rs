@@ -1,12 +1,14 @@
-//! Warnings about a measured point, each saying what to do about it, in the
-//! spirit of hyperfine's: numbers that a noisy or misconfigured machine
-//! bent should not pass as clean.
+//! The warnings every family's sweep shares, about a measured point or
+//! the machine, each saying what to do about it, in the spirit of
+//! hyperfine's: numbers that a noisy or misconfigured machine bent should
+//! not pass as clean. Judgements over measurements, so they live above
+//! `measure/`, which never imports a model type.
 
+use super::{Warning, WarningKind};
 use crate::measure::cpu::CpuSplit;
 use crate::measure::env::governor;
 use crate::measure::stats::Stats;
 use crate::model::run::{measured, RunRecord};
-use crate::model::warning::{Warning, WarningKind};
 
 /// Steal above this share of the window means the hypervisor took CPU time.
 const STEAL_PCT: f64 = 5.0;

@@ -8,6 +8,7 @@
 
 use crate::family::lock::report::plot::{self as lock_plot, Dot};
 use crate::family::wakeup::report::plot::{self as wakeup_plot, Curve};
+use crate::model::family::Figure;
 use crate::model::SpecError;
 use anyhow::Result;
 use clap::Args;
@@ -48,7 +49,7 @@ pub fn export_caption(doc: &Value) -> String {
     let env = &doc["environment"];
     let argv: Vec<&str> =
         env["command_line"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-    crate::output::family::caption(
+    crate::output::results::caption(
         &argv,
         env["cpus_online"].as_u64().unwrap_or(0),
         env["kernel"].as_str().unwrap_or("?"),
@@ -63,19 +64,21 @@ enum Points {
 
 /// Reads one export: its points, and its command and machine in words.
 fn read(path: &Path, source: Option<&str>) -> Result<(Points, String)> {
-    let doc = crate::output::reader::read_export(path)?;
+    let doc = crate::exports::reader::read_export(path)?;
     let bad = |e: String| SpecError(format!("{}: {e}", path.display()));
-    let points = match doc.get("family").and_then(Value::as_str) {
-        Some("lock") => Points::Lock(Dot::read(&doc, source).map_err(bad)?),
-        Some("wakeup") => Points::Wakeup(Curve::read(&doc, source).map_err(bad)?),
-        Some(other) => {
+    let family = crate::exports::families::of(&doc).map_err(bad)?;
+    let points = match family.figure {
+        Some(Figure::Throughput) => Points::Lock(Dot::read(&doc, source).map_err(bad)?),
+        Some(Figure::Latency) => Points::Wakeup(Curve::read(&doc, source).map_err(bad)?),
+        None => {
             return Err(SpecError(format!(
-            "{}: a `{other}` export; contend plot draws lock and wakeup exports (alloc: --export-gnuplot)",
-            path.display()
-        ))
+                "{}: a `{}` export has no figure; contend plot draws lock and wakeup exports (its table \
+                 is in `contend report`)",
+                path.display(),
+                family.name
+            ))
             .into())
         }
-        None => return Err(SpecError(format!("{}: not a contend export (no family)", path.display())).into()),
     };
     let caption = export_caption(&doc);
     Ok((points, caption))

@@ -9,8 +9,9 @@
 //! 1). A sequential export has no rounds to pair: it falls back to Welch's
 //! test over the runs and says so.
 
-use crate::compare::export::Export;
-use crate::compare::{entries, judge, metric, Entry, Metric, Verdict};
+use crate::exports::compare::export::Export;
+use crate::exports::compare::{entries, judge, Entry, Verdict};
+use crate::model::family::Metric;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -50,14 +51,14 @@ impl Baseline {
         if let Some(f) = &self.field {
             return Some(f);
         }
-        let order = entries.first()?.order;
+        let order = entries.first()?.order.clone();
         order.iter().copied().find(|f| entries.iter().any(|e| word(e, f) == self.word))
     }
 }
 
 /// How `entry` writes `field`: `pthread`, `1µs`, `4`.
 fn word(entry: &Entry, field: &str) -> String {
-    let w = crate::compare::label(&entry.key, &[field]);
+    let w = crate::exports::compare::label(&entry.key, &[field]);
     match w.split_once('=') {
         Some((f, v)) if f == field => v.to_string(),
         _ => w,
@@ -110,7 +111,7 @@ pub struct PairedReport {
 /// point that agrees with it on every other field.
 pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, String> {
     let doc = Export::read(doc, "the export")?;
-    let m = metric(doc.family);
+    let m = doc.metric();
     let all = entries(&doc)?;
     let field = baseline.field(&all).ok_or_else(|| {
         format!(
@@ -151,7 +152,7 @@ pub fn compare_paired(doc: &Value, baseline: &Baseline) -> Result<PairedReport, 
         ));
     }
     Ok(PairedReport {
-        family: doc.family.name().to_string(),
+        family: doc.family().name.to_string(),
         metric: m.name,
         higher_is_better: m.higher_is_better,
         paired,
