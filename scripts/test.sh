@@ -57,11 +57,26 @@ mkdir -p target && : > "$SKIPPED"
 # The interposer (a cdylib) is built next to the contend binary, where
 # `contend run` and its tests look for it; `cargo test` alone may not.
 cargo build --workspace --release
+# The loom models (about four minutes, nearly all of it one model) run
+# beside the tests rather than after them: most tests wait on processes
+# they start, and the suite then fits in 12 minutes on 2 vCPUs. Their own
+# target directory: --cfg loom rebuilds every dependency, and sharing
+# target/ would throw away the normal build each time. Their own process
+# group, so that a failing suite takes them down with it.
+LOOM_LOG=target/loom-models.log
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom setsid cargo test -p locks --test loom --release \
+    > "$LOOM_LOG" 2>&1 &
+LOOM_PID=$!
+trap 'kill -- -"$LOOM_PID" 2>/dev/null || true' EXIT
 cargo test --workspace --release
 echo "== loom models of the futex protocols"
-# Its own target directory: --cfg loom rebuilds every dependency, and
-# sharing target/ would throw away the normal build each time.
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p locks --test loom --release
+if ! wait "$LOOM_PID"; then
+    cat "$LOOM_LOG"
+    echo "scripts/test.sh: the loom models failed (above)" >&2
+    exit 1
+fi
+trap - EXIT
+grep -E '^(test |test result)' "$LOOM_LOG"
 if [ "$(id -u)" = 0 ] && command -v svsematest >/dev/null && command -v python3 >/dev/null; then
     # The benchmark script must keep working; its numbers are not asserted.
     echo "== wakeup oracle (rt-tests), smoke run"

@@ -1,7 +1,7 @@
 //! What every family's results have in common: a point, the runs made of
 //! it, and the statistics over the measured ones. Each family supplies
 //! its point and its sample (one run) types; reports and `compare` read
-//! all three families through this one shape.
+//! every family through this one shape.
 
 pub mod alloc;
 pub mod family;

@@ -25,7 +25,7 @@ pub struct Header<'a> {
     pub schema_version: u32,
     /// Always "contend".
     pub tool: &'static str,
-    /// Which family produced it: lock, wakeup or alloc.
+    /// Which family produced it: lock, wakeup, alloc or run.
     pub family: &'static str,
     /// Where the numbers came from.
     pub environment: &'a Environment,

@@ -149,7 +149,7 @@ pub struct Comparison {
 /// Everything `contend compare` found.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Report {
-    /// lock, wakeup or alloc.
+    /// The exports' family (lock, wakeup, alloc, run).
     pub family: String,
     /// What was compared.
     pub metric: &'static str,

@@ -92,7 +92,7 @@ pub struct Paired {
 /// Everything a paired compare found.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PairedReport {
-    /// lock, wakeup or alloc.
+    /// The exports' family (lock, wakeup, alloc, run).
     pub family: String,
     /// The metric.
     pub metric: &'static str,
