@@ -58,6 +58,17 @@ pub struct MutexProfile {
     /// The call site of its first acquisition, symbolized where the
     /// module has symbols (`function (file:line)`), else `module+0xoffset`.
     pub site: String,
+    /// Where it is contended: the site of its most-waited stack, past
+    /// the wrapper frames it shares with other mutexes (a function that
+    /// locks several mutexes for several callers, as pigz's `possess`);
+    /// when it never waited, the same of its first acquisition's stack.
+    pub waits_at: String,
+    /// Its contended acquisitions by stack, most waited first (up to four
+    /// stacks; an entry without frames counts the others together), as
+    /// sampled (see [`StackProfile::contended`]).
+    pub stacks: Vec<StackProfile>,
+    /// The stack of its first acquisition (its counts are 0).
+    pub first_stack: Option<StackProfile>,
     /// The module of the site, and the site's offset in it.
     pub module: String,
     /// Offset of the call (the return address less one) in the module.
@@ -72,6 +83,22 @@ pub struct MutexProfile {
     pub counts: MutexCounts,
     /// Mean hold, from acquisition to unlock, ns.
     pub mean_hold_ns: f64,
+}
+
+/// The contended acquisitions of one mutex from one stack.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct StackProfile {
+    /// Contended acquisitions from it whose stack was walked: all of a
+    /// mutex's first 64 contended acquisitions, then one in 16 (a sample:
+    /// the mutex's own counts are exact).
+    pub contended: u64,
+    /// Their total wait, ns.
+    pub wait_ns: u64,
+    /// The call site and its callers, innermost first, named (up to 8).
+    pub frames: Vec<String>,
+    /// How many of the first frames are wrappers (shared with other
+    /// mutexes); `frames[wrappers]` is where it waits.
+    pub wrappers: usize,
 }
 
 /// What the program left running when it exited (daemons, background
@@ -132,6 +159,9 @@ pub struct ProgramSample {
     pub inits: MutexInits,
     /// With `--profile`: every mutex, most waited-on first.
     pub mutexes: Vec<MutexProfile>,
+    /// With `--profile`: how to get names for the modules the top
+    /// mutexes could only be named in by offset.
+    pub symbol_hints: Vec<String>,
     /// System-wide CPU split over the run.
     pub cpu: Option<CpuSplit>,
     /// What the program left running at its exit, ended by contend.

@@ -2,7 +2,9 @@
 //! try-lock that comes first failed), the wait of each contended one
 //! (total, largest, and a log-linear histogram for percentiles), and the
 //! hold from acquisition to unlock; named by the call site of its first
-//! acquisition.
+//! acquisition, and its contended acquisitions grouped by their short
+//! stack ([`crate::stack`]: up to [`STACKS`] stacks per mutex, with their
+//! count and wait; the rest counted together).
 //!
 //! A mutex is its address: a table of [`SLOTS`] records, found by hashing
 //! and linear probing, claimed with one CAS. Every count is written by the
@@ -16,6 +18,7 @@
 
 use crate::mode::Mode;
 use crate::mutex::{self, holds};
+use crate::stack::{self, DEPTH};
 use libc::{c_int, pthread_mutex_t};
 use locks::sys::clock::monotonic_ns as now;
 use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -29,6 +32,31 @@ const MAX_PROBES: usize = 64;
 /// Histogram buckets: 8 per power of two (12.5% wide) over 64 powers.
 const SUB: usize = 8;
 const BUCKETS: usize = 64 * SUB;
+/// Stacks kept per mutex: a mutex contended from more places than that
+/// is usually contended mostly from a few, and the first ones seen are
+/// those (the rest are counted in [`Record::other_stacks`]).
+pub const STACKS: usize = 4;
+
+/// The contended acquisitions of one mutex from one stack.
+pub struct Stack {
+    /// Innermost first, zero-padded (all zero: free).
+    pub frames: [AtomicUsize; DEPTH],
+    pub count: AtomicU64,
+    pub wait_ns: AtomicU64,
+}
+
+impl Stack {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY: Stack = Stack {
+        frames: [const { AtomicUsize::new(0) }; DEPTH],
+        count: AtomicU64::new(0),
+        wait_ns: AtomicU64::new(0),
+    };
+
+    fn is(&self, frames: &[usize; DEPTH]) -> bool {
+        self.frames.iter().zip(frames).all(|(a, &b)| a.load(Relaxed) == b)
+    }
+}
 
 /// One mutex's counts.
 pub struct Record {
@@ -36,6 +64,8 @@ pub struct Record {
     pub key: AtomicUsize,
     /// The return address of its first acquisition.
     pub site: AtomicUsize,
+    /// The stack of its first acquisition (zero-padded).
+    pub first_stack: [AtomicUsize; DEPTH],
     /// glibc's kind field at the first acquisition.
     pub kind: AtomicI32,
     pub acquisitions: AtomicU64,
@@ -49,6 +79,12 @@ pub struct Record {
     /// When the current hold began (0: not held through a profiled lock).
     hold_start: AtomicU64,
     hist: [AtomicU64; BUCKETS],
+    /// The contended acquisitions by stack (not in the overflow record).
+    pub stacks: [Stack; STACKS],
+    /// Contended acquisitions from stacks beyond [`STACKS`], and their
+    /// wait.
+    pub other_stacks: AtomicU64,
+    pub other_stacks_wait_ns: AtomicU64,
 }
 
 impl Record {
@@ -58,6 +94,7 @@ impl Record {
     const EMPTY: Record = Record {
         key: AtomicUsize::new(0),
         site: AtomicUsize::new(0),
+        first_stack: [const { AtomicUsize::new(0) }; DEPTH],
         kind: AtomicI32::new(0),
         acquisitions: AtomicU64::new(0),
         contended: AtomicU64::new(0),
@@ -68,6 +105,9 @@ impl Record {
         hold_ns: AtomicU64::new(0),
         hold_start: AtomicU64::new(0),
         hist: [const { AtomicU64::new(0) }; BUCKETS],
+        stacks: [const { Stack::EMPTY }; STACKS],
+        other_stacks: AtomicU64::new(0),
+        other_stacks_wait_ns: AtomicU64::new(0),
     };
 
     /// The wait below which `q` (0..1) of the contended acquisitions
@@ -114,10 +154,43 @@ impl Record {
             &self.max_wait_ns,
             &self.holds,
             &self.hold_ns,
+            &self.other_stacks,
+            &self.other_stacks_wait_ns,
         ] {
             f.store(0, Relaxed);
         }
         self.hist.iter().for_each(|c| c.store(0, Relaxed));
+        for st in &self.stacks {
+            st.frames.iter().for_each(|f| f.store(0, Relaxed));
+            st.count.store(0, Relaxed);
+            st.wait_ns.store(0, Relaxed);
+        }
+    }
+
+    /// Counts a contended acquisition from `frames` that waited `w` ns.
+    /// Called by the thread that now holds the mutex (so plain stores, as
+    /// for the other counts); never on the overflow record.
+    fn add_stack(&self, frames: &[usize; DEPTH], w: u64) {
+        let known = frames[0] != 0;
+        let slot = known.then_some(()).and_then(|()| {
+            self.stacks.iter().find(|st| st.is(frames)).or_else(|| {
+                let free = self.stacks.iter().find(|st| st.frames[0].load(Relaxed) == 0)?;
+                for (a, &b) in free.frames.iter().zip(frames) {
+                    a.store(b, Relaxed);
+                }
+                Some(free)
+            })
+        });
+        match slot {
+            Some(st) => {
+                self.add(&st.count, 1);
+                self.add(&st.wait_ns, w);
+            }
+            None => {
+                self.add(&self.other_stacks, 1);
+                self.add(&self.other_stacks_wait_ns, w);
+            }
+        }
     }
 }
 
@@ -155,9 +228,7 @@ fn record(m: *mut pthread_mutex_t, site: usize) -> &'static Record {
             k if k == key => return r,
             0 => {
                 if r.key.compare_exchange(0, key, Relaxed, Relaxed).is_ok() {
-                    r.site.store(site, Relaxed);
-                    // SAFETY: the callers pass a live mutex.
-                    r.kind.store(unsafe { mutex::kind(m) }, Relaxed);
+                    claimed(r, m, site);
                     return r;
                 }
                 if r.key.load(Relaxed) == key {
@@ -168,6 +239,39 @@ fn record(m: *mut pthread_mutex_t, site: usize) -> &'static Record {
         }
     }
     &TABLE[SLOTS]
+}
+
+/// Contended acquisitions of a mutex whose stacks are all walked; after
+/// them, one in [`WALK_EVERY`].
+pub const WALK_ALL: u64 = 64;
+/// See [`WALK_ALL`].
+pub const WALK_EVERY: u64 = 16;
+
+/// Whether this contended acquisition of `r` walks its stack. A walk
+/// costs about a microsecond, which a waiter pays before it waits: for a
+/// mutex held for microseconds at a time that is longer than the hold and
+/// lowers the program's throughput, so a busy mutex's stacks are sampled
+/// (its counts and waits stay exact; only their split by stack is a
+/// sample).
+#[inline]
+fn walks(r: &Record) -> bool {
+    let c = r.contended.load(Relaxed);
+    c < WALK_ALL || c % WALK_EVERY == 0
+}
+
+/// A record just claimed for `m`, first locked at `site`: its site, kind
+/// and first stack (walked once per mutex, so that a mutex that never
+/// waits is still named past the wrapper it is locked through).
+#[cold]
+fn claimed(r: &Record, m: *mut pthread_mutex_t, site: usize) {
+    r.site.store(site, Relaxed);
+    // SAFETY: the callers pass a live mutex.
+    r.kind.store(unsafe { mutex::kind(m) }, Relaxed);
+    if site != 0 {
+        for (a, b) in r.first_stack.iter().zip(stack::capture(site)) {
+            a.store(b, Relaxed);
+        }
+    }
 }
 
 /// The hold begins: count the acquisition.
@@ -258,11 +362,18 @@ unsafe fn acquire(
         }
         true
     };
+    // The stack is walked before the wait, by a thread that is about to
+    // wait anyway, and not inside the measured wait; counted once the
+    // mutex is ours. A mutex without a record of its own keeps none.
+    let frames = (contended && !r.is_overflow() && walks(r)).then(|| stack::capture(site));
     let t0 = if contended { now() } else { 0 };
     let rc = blocking();
     if holds(rc) {
         let t1 = now();
         begin(r, contended.then(|| t1 - t0), t1);
+        if let Some(frames) = &frames {
+            r.add_stack(frames, t1 - t0);
+        }
     }
     rc
 }

@@ -19,7 +19,9 @@
 
 use crate::mutex::INITS;
 use crate::profile::{Record, SLOTS, TABLE};
-use locks::in_mutex::report::{write_header, write_mutex, Inits, MutexCounts, ReportSink};
+use locks::in_mutex::report::{
+    write_first, write_frame, write_header, write_mutex, write_stack, Inits, MutexCounts, ReportSink,
+};
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -136,20 +138,47 @@ fn mutex_line(out: &mut Sink, r: &Record) {
         hold_ns: r.hold_ns.load(Relaxed),
         site: site as u64,
     };
+    let (module, symbol) = located(site);
+    let _ = write_mutex(out, &counts, module, symbol);
+    if r.first_stack[0].load(Relaxed) != 0 {
+        let _ = write_first(out, counts.address);
+        frames(out, &r.first_stack);
+    }
+    for st in r.stacks.iter().filter(|st| st.count.load(Relaxed) != 0) {
+        let _ = write_stack(out, counts.address, st.count.load(Relaxed), st.wait_ns.load(Relaxed));
+        frames(out, &st.frames);
+    }
+    let other = r.other_stacks.load(Relaxed);
+    if other != 0 {
+        let _ = write_stack(out, counts.address, other, r.other_stacks_wait_ns.load(Relaxed));
+    }
+}
+
+/// The frame lines of a stack.
+fn frames(out: &mut Sink, stack: &[std::sync::atomic::AtomicUsize]) {
+    for frame in stack.iter().map(|f| f.load(Relaxed)).take_while(|&f| f != 0) {
+        let (module, symbol) = located(frame);
+        let _ = write_frame(out, frame as u64, module, symbol);
+    }
+}
+
+/// The module (path, load base) and nearest dynamic symbol (name,
+/// address) of the call before return address `at`, as dladdr finds them.
+type Located<'a> = (Option<(&'a [u8], u64)>, Option<(&'a [u8], u64)>);
+
+fn located<'a>(at: usize) -> Located<'a> {
     // SAFETY: plain data for dladdr to fill.
     let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
     // The return address is after the call: look up the call itself.
     // SAFETY: dladdr only reads the loader's tables; `info` is valid.
-    let found = site != 0 && unsafe { libc::dladdr((site - 1) as *const libc::c_void, &mut info) } != 0;
-    let (module, symbol) = if found {
-        (
-            c_bytes(info.dli_fname).map(|n| (n, info.dli_fbase as u64)),
-            c_bytes(info.dli_sname).map(|n| (n, info.dli_saddr as u64)),
-        )
-    } else {
-        (None, None)
-    };
-    let _ = write_mutex(out, &counts, module, symbol);
+    let found = at != 0 && unsafe { libc::dladdr((at - 1) as *const libc::c_void, &mut info) } != 0;
+    if !found {
+        return (None, None);
+    }
+    (
+        c_bytes(info.dli_fname).map(|n| (n, info.dli_fbase as u64)),
+        c_bytes(info.dli_sname).map(|n| (n, info.dli_saddr as u64)),
+    )
 }
 
 /// The directory `contend run` made for this execution, opened: only if

@@ -14,7 +14,7 @@
 //! No allocation, no TLS access (general-dynamic TLS costs a call per
 //! access in a preloaded library), and no destructor.
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// Slots: threads alive at once, or whose stacks glibc did not reuse.
 const SLOTS: usize = 1024;
@@ -28,13 +28,19 @@ struct Slot {
     owner: AtomicUsize,
     swapped: AtomicU64,
     glibc: AtomicU64,
+    /// The thread is walking its stack (crate::stack).
+    walking: AtomicBool,
 }
 
 impl Slot {
     // Only the initializer of the statics' elements.
     #[allow(clippy::declare_interior_mutable_const)]
-    const EMPTY: Slot =
-        Slot { owner: AtomicUsize::new(0), swapped: AtomicU64::new(0), glibc: AtomicU64::new(0) };
+    const EMPTY: Slot = Slot {
+        owner: AtomicUsize::new(0),
+        swapped: AtomicU64::new(0),
+        glibc: AtomicU64::new(0),
+        walking: AtomicBool::new(false),
+    };
 }
 
 static TABLE: [Slot; SLOTS] = [const { Slot::EMPTY }; SLOTS];
@@ -111,6 +117,26 @@ pub fn swapped() {
 pub fn glibc() {
     let s = slot();
     add(s, &s.glibc);
+}
+
+/// While alive, the calling thread is walking its stack.
+pub struct Walking(&'static Slot);
+
+impl Drop for Walking {
+    fn drop(&mut self) {
+        self.0.walking.store(false, Relaxed);
+    }
+}
+
+/// Marks the calling thread as walking its stack; None if it already is
+/// (a lock taken inside the unwinder) or has no slot of its own.
+pub fn walking() -> Option<Walking> {
+    let s = slot();
+    if std::ptr::eq(s, &OVERFLOW) || s.walking.load(Relaxed) {
+        return None;
+    }
+    s.walking.store(true, Relaxed);
+    Some(Walking(s))
 }
 
 /// (swapped, glibc) acquisitions of this process so far.

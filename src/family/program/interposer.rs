@@ -4,9 +4,10 @@
 //! processes it entered, the inits summed, every mutex named.
 
 use crate::family::program::scratch::ExecDir;
-use crate::family::program::symbols::Symbolizer;
-use crate::model::program::{MutexCounts, MutexInits, MutexProfile};
+use crate::family::program::symbols::{self, Symbolizer};
+use crate::model::program::{MutexCounts, MutexInits, MutexProfile, StackProfile};
 use anyhow::{anyhow, Result};
+use locks::in_mutex::report::Frame;
 pub use locks::in_mutex::report::ProcessReport as Report;
 
 /// The pid in a `<what>.<pid>.tsv` or `<what>.<pid>.<k>.tsv` name.
@@ -47,21 +48,64 @@ pub fn inits(reports: &[Report]) -> MutexInits {
     t
 }
 
-/// Every mutex of every process, named, most waited-on first.
-pub fn profiles(reports: &[Report], symbols: &mut Symbolizer) -> Vec<MutexProfile> {
-    let mut out: Vec<MutexProfile> = reports
-        .iter()
-        .flat_map(|r| r.mutexes.iter().map(move |m| (r, m)))
-        .map(|(r, m)| {
+/// Every mutex of every process, named, most waited-on first, and how to
+/// get names for the modules the first `top` could only be named in by
+/// offset.
+pub fn profiles(
+    reports: &[Report],
+    symbols: &mut Symbolizer,
+    top: usize,
+) -> (Vec<MutexProfile>, Vec<String>) {
+    let mut out = Vec::new();
+    // The names that could only be `module+0xoffset`, and their module.
+    let mut by_offset: std::collections::HashMap<String, String> = Default::default();
+    for r in reports {
+        let first = out.len();
+        for m in &r.mutexes {
             let (c, at) = (&m.counts, &m.site);
             let dynamic = at.symbol.as_deref().map(|s| (s, at.symbol_address));
-            let (site, offset) = symbols.name(c.site, &at.module, at.module_base, dynamic);
-            MutexProfile {
+            let site = symbols.name(c.site, &at.module, at.module_base, dynamic);
+            let mut name = |frames: &[Frame]| -> Vec<String> {
+                frames
+                    .iter()
+                    .map(|f| {
+                        let dynamic = f.site.symbol.as_deref().map(|s| (s, f.site.symbol_address));
+                        let named = symbols.name(f.address, &f.site.module, f.site.module_base, dynamic);
+                        if named.by_offset {
+                            by_offset.insert(named.text.clone(), f.site.module.clone());
+                        }
+                        named.text
+                    })
+                    .collect()
+            };
+            let first_stack = (!m.first.is_empty()).then(|| StackProfile {
+                contended: 0,
+                wait_ns: 0,
+                frames: name(&m.first),
+                wrappers: 0,
+            });
+            let mut stacks: Vec<StackProfile> = m
+                .stacks
+                .iter()
+                .map(|st| StackProfile {
+                    contended: st.count,
+                    wait_ns: st.wait_ns,
+                    frames: name(&st.frames),
+                    wrappers: 0,
+                })
+                .collect();
+            // Most waited first; the stacks beyond those kept last.
+            stacks.sort_by_key(|st| (st.frames.is_empty(), std::cmp::Reverse(st.wait_ns)));
+            if site.by_offset {
+                by_offset.insert(site.text.clone(), at.module.clone());
+            }
+            out.push(MutexProfile {
                 pid: r.pid,
                 address: c.address,
-                site,
+                waits_at: site.text.clone(),
+                site: site.text,
                 module: at.module.clone(),
-                offset,
+                offset: site.offset,
                 kind: c.kind,
                 swapped: r.lock != "pthread" && locks::in_mutex::swappable_kind(c.kind),
                 counts: MutexCounts {
@@ -74,11 +118,141 @@ pub fn profiles(reports: &[Report], symbols: &mut Symbolizer) -> Vec<MutexProfil
                     p99_wait_ns: c.p99_wait_ns,
                 },
                 mean_hold_ns: if c.holds > 0 { c.hold_ns as f64 / c.holds as f64 } else { 0.0 },
-            }
-        })
-        .collect();
-    out.sort_by(|a, b| {
-        (b.counts.wait_ns, b.counts.acquisitions).cmp(&(a.counts.wait_ns, a.counts.acquisitions))
+                stacks,
+                first_stack,
+            });
+        }
+        fold_wrappers(&mut out[first..]);
+    }
+    // The order the tables show: most waited-on first.
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |i: usize| (out[i].counts.wait_ns, out[i].counts.acquisitions);
+        key(b).cmp(&key(a))
     });
-    out
+    let mut modules: Vec<String> =
+        order.iter().take(top).filter_map(|&i| by_offset.get(&out[i].waits_at).cloned()).collect();
+    modules.sort();
+    modules.dedup();
+    let hints = modules.iter().filter(|m| m.as_str() != "-").map(|m| symbols::how_to_name(m)).collect();
+    let mut slots: Vec<Option<MutexProfile>> = out.into_iter().map(Some).collect();
+    (order.into_iter().filter_map(|i| slots[i].take()).collect(), hints)
+}
+
+/// Folds away the wrapper frames of one process's stacks (the contended
+/// ones and the first acquisitions') and names each mutex by where it
+/// waits, or where it was first locked if it never waited. A frame is a wrapper when, at the innermost
+/// place not folded yet, it stands in the stacks of more than one mutex
+/// with more than one caller: a function that locks whichever mutex it is
+/// given for whoever calls it (pigz's `possess`, rocksdb's
+/// `port::Mutex::Lock`). A function that locks several mutexes for one
+/// caller (the shards of a cache) is where they wait, and stays. Repeated
+/// until nothing folds, so wrappers of wrappers go too; the last frame of
+/// a stack never folds.
+pub fn fold_wrappers(mutexes: &mut [MutexProfile]) {
+    use std::collections::{BTreeMap, BTreeSet};
+    loop {
+        // frame -> (mutexes, callers) over every stack's current frame.
+        let mut seen: BTreeMap<&str, (BTreeSet<usize>, BTreeSet<&str>)> = BTreeMap::new();
+        for (i, m) in mutexes.iter().enumerate() {
+            for st in m.stacks.iter().chain(&m.first_stack).filter(|st| st.wrappers + 1 < st.frames.len()) {
+                let e = seen.entry(st.frames[st.wrappers].as_str()).or_default();
+                e.0.insert(i);
+                e.1.insert(st.frames[st.wrappers + 1].as_str());
+            }
+        }
+        let wrappers: BTreeSet<String> = seen
+            .into_iter()
+            .filter(|(_, (ms, callers))| ms.len() > 1 && callers.len() > 1)
+            .map(|(f, _)| f.to_string())
+            .collect();
+        if wrappers.is_empty() {
+            break;
+        }
+        for st in mutexes.iter_mut().flat_map(|m| m.stacks.iter_mut().chain(&mut m.first_stack)) {
+            if st.wrappers + 1 < st.frames.len() && wrappers.contains(&st.frames[st.wrappers]) {
+                st.wrappers += 1;
+            }
+        }
+    }
+    for m in mutexes {
+        let named = m.stacks.first().filter(|st| !st.frames.is_empty()).or(m.first_stack.as_ref());
+        if let Some(st) = named {
+            m.waits_at = st.frames[st.wrappers].clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mutex(address: u64, stacks: &[&[&str]]) -> MutexProfile {
+        MutexProfile {
+            pid: 1,
+            address,
+            site: "first".into(),
+            waits_at: "first".into(),
+            module: "m".into(),
+            offset: 0,
+            kind: 0,
+            swapped: false,
+            counts: MutexCounts::default(),
+            mean_hold_ns: 0.0,
+            first_stack: None,
+            stacks: stacks
+                .iter()
+                .enumerate()
+                .map(|(i, f)| StackProfile {
+                    contended: 1,
+                    wait_ns: 100 - i as u64,
+                    frames: f.iter().map(|s| s.to_string()).collect(),
+                    wrappers: 0,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_wrapper_of_several_mutexes_and_callers_folds_and_one_of_one_caller_stays() {
+        let mut ms = vec![
+            // pigz: its queues' mutexes locked through `possess`, called
+            // from several places.
+            mutex(1, &[&["possess", "compress_thread", "start"], &["possess", "write_thread", "start"]]),
+            mutex(2, &[&["possess", "write_thread", "start"]]),
+            // Cache shards: one function locks several mutexes for one
+            // caller: where they wait.
+            mutex(3, &[&["lock", "Shard::Lookup", "Cache::Lookup"]]),
+            mutex(4, &[&["lock", "Shard::Lookup", "Cache::Lookup"]]),
+            // Never waited: keeps its first-locked site.
+            mutex(5, &[]),
+            // A one-frame stack cannot fold.
+            mutex(6, &[&["possess"]]),
+            // Never waited, but its first acquisition's stack is known.
+            mutex(7, &[]),
+        ];
+        ms[6].first_stack = Some(StackProfile {
+            contended: 0,
+            wait_ns: 0,
+            frames: vec!["possess".into(), "main".into()],
+            wrappers: 0,
+        });
+        fold_wrappers(&mut ms);
+        let names: Vec<&str> = ms.iter().map(|m| m.waits_at.as_str()).collect();
+        assert_eq!(names, ["compress_thread", "write_thread", "lock", "lock", "first", "possess", "main"]);
+        assert_eq!(ms[0].stacks[0].wrappers, 1);
+        assert_eq!(ms[2].stacks[0].wrappers, 0, "`lock` has one caller: not a wrapper");
+    }
+
+    #[test]
+    fn wrappers_of_wrappers_fold_too() {
+        let mut ms = vec![
+            mutex(1, &[&["Mutex::Lock", "MutexLock::new", "DB::Write", "main"]]),
+            mutex(2, &[&["Mutex::Lock", "MutexLock::new", "Cache::Insert", "main"]]),
+            mutex(3, &[&["Mutex::Lock", "DB::Get", "main"]]),
+        ];
+        fold_wrappers(&mut ms);
+        let names: Vec<&str> = ms.iter().map(|m| m.waits_at.as_str()).collect();
+        assert_eq!(names, ["DB::Write", "Cache::Insert", "DB::Get"]);
+    }
 }

@@ -159,6 +159,7 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
     if let Some(r) = reports.iter().find(|r| r.lock != lock) {
         bail!("process {} ran lock {} instead of {lock}", r.pid, r.lock);
     }
+    let (mutexes, symbol_hints) = interposer::profiles(&reports, cx.symbols, cx.spec.top);
     Ok(ProgramSample {
         run: RunInfo::default(),
         lock: lock.to_string(),
@@ -175,7 +176,8 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
         swapped: reports.iter().map(|r| r.swapped).sum(),
         to_glibc: reports.iter().map(|r| r.glibc).sum(),
         inits: interposer::inits(&reports),
-        mutexes: interposer::profiles(&reports, cx.symbols),
+        mutexes,
+        symbol_hints,
         cpu,
         leftovers: done.leftovers,
     })

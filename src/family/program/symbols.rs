@@ -1,52 +1,99 @@
-//! Names a call site: `function (file:line)` from the module's DWARF,
-//! else the dynamic symbol the interposer's dladdr found (dladdr checks
-//! the symbol's size; the nearest symbol of a stripped binary's table,
-//! which the addr2line crate would give, is usually another function),
-//! else `module+0xoffset` (the offset is what `addr2line -e MODULE`
-//! takes once debug symbols are installed). Uses the addr2line crate (gimli-rs), which reads DWARF and
-//! symbol tables without running a tool per address.
+//! Names a call site with the best the machine has, in this order:
+//! `function (file:line)` from DWARF, in the module or in its separate
+//! debug file (Debian's -dbgsym packages put it under
+//! /usr/lib/debug/.build-id/, found by the module's build-id, or beside
+//! it by `.gnu_debuglink`); `function` from a full symbol table
+//! (`.symtab`); the dynamic symbol the interposer's dladdr found (dladdr
+//! checks the symbol's size, where the nearest entry of a stripped
+//! binary's dynamic table is usually another function); else
+//! `module+0xoffset`, the offset `addr2line -e MODULE` takes once debug
+//! symbols are installed. Uses the addr2line crate (gimli-rs), which reads
+//! DWARF and symbol tables without running a tool per address, and the
+//! `object` crate it is built on for the build-id and debug link.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Where separate debug files live.
+const DEBUG_ROOT: &str = "/usr/lib/debug";
+
+/// What one module can tell.
+struct Module {
+    /// DWARF and symbols, from the separate debug file if there is one.
+    loader: Option<addr2line::Loader>,
+    /// Position-independent: addresses are offsets from the load base.
+    pie: bool,
+    /// The loaded file has a full symbol table.
+    symtab: bool,
+}
 
 /// Loaded modules, each read once per report.
 #[derive(Default)]
 pub struct Symbolizer {
-    modules: HashMap<String, Option<(addr2line::Loader, bool)>>,
+    modules: HashMap<String, Module>,
 }
 
-/// Whether the ELF file at `path` is position-independent (ET_DYN: its
-/// addresses are offsets from its load base) rather than fixed (ET_EXEC).
-fn relocatable(path: &str) -> bool {
-    use std::io::Read;
-    let mut header = [0u8; 18];
-    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut header));
-    // e_type, little-endian on the machines the interposer supports.
-    read.is_ok() && u16::from_le_bytes([header[16], header[17]]) == 3
+/// The separate debug file of the ELF file `path` whose bytes are `data`:
+/// by build-id under /usr/lib/debug/.build-id, else by `.gnu_debuglink`
+/// beside it, in its `.debug/`, or under /usr/lib/debug.
+fn debug_file(path: &Path, file: &object::File) -> Option<PathBuf> {
+    use object::Object;
+    if let Ok(Some(id)) = file.build_id() {
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        if hex.len() > 2 {
+            let p =
+                Path::new(DEBUG_ROOT).join(".build-id").join(&hex[..2]).join(format!("{}.debug", &hex[2..]));
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    let (name, _crc) = file.gnu_debuglink().ok()??;
+    let name = OsStr::from_bytes(name);
+    let dir = path.parent()?;
+    let under_root = Path::new(DEBUG_ROOT).join(dir.strip_prefix("/").unwrap_or(dir)).join(name);
+    [dir.join(name), dir.join(".debug").join(name), under_root].into_iter().find(|p| p.is_file() && p != path)
+}
+
+/// Whether the ELF file `data` has a symbol table beyond the dynamic one.
+fn has_symtab(data: &[u8]) -> bool {
+    use object::Object;
+    object::File::parse(data).is_ok_and(|f| f.symbol_table().is_some())
+}
+
+impl Module {
+    fn open(path: &str) -> Module {
+        let none = Module { loader: None, pie: false, symtab: false };
+        let Ok(data) = std::fs::read(path) else { return none };
+        let Ok(file) = object::File::parse(&*data) else { return none };
+        // ET_DYN (a shared object or a PIE): its addresses are offsets.
+        let pie = object::Object::kind(&file) == object::ObjectKind::Dynamic;
+        let (source, symtab) = match debug_file(Path::new(path), &file) {
+            Some(debug) => {
+                let symtab = std::fs::read(&debug).is_ok_and(|d| has_symtab(&d));
+                (debug, symtab)
+            }
+            None => (PathBuf::from(path), has_symtab(&data)),
+        };
+        Module { loader: addr2line::Loader::new(&source).ok(), pie, symtab }
+    }
 }
 
 impl Symbolizer {
     /// The name of the call at `site` (a return address) in `module`
     /// loaded at `base`; `dynamic` is dladdr's nearest dynamic symbol.
-    pub fn name(
-        &mut self,
-        site: u64,
-        module: &str,
-        base: u64,
-        dynamic: Option<(&str, u64)>,
-    ) -> (String, u64) {
+    pub fn name(&mut self, site: u64, module: &str, base: u64, dynamic: Option<(&str, u64)>) -> Named {
         let call = site.saturating_sub(1);
         let offset = call.saturating_sub(base);
         let short = Path::new(module).file_name().map_or(module.to_string(), |n| n.to_string_lossy().into());
         if site == 0 || module == "-" {
-            return ("(unknown site)".into(), 0);
+            return Named { text: "(unknown site)".into(), offset: 0, by_offset: false };
         }
-        let loaded = self
-            .modules
-            .entry(module.to_string())
-            .or_insert_with(|| addr2line::Loader::new(module).ok().map(|l| (l, relocatable(module))));
-        if let Some((loader, pie)) = loaded {
-            let probe = if *pie { offset } else { call };
+        let m = self.modules.entry(module.to_string()).or_insert_with(|| Module::open(module));
+        if let Some(loader) = &m.loader {
+            let probe = if m.pie { offset } else { call };
             // The innermost frame: with inlining, the function that
             // really made the call, and its line.
             if let Ok(mut frames) = loader.find_frames(probe) {
@@ -58,16 +105,59 @@ impl Symbolizer {
                             let file =
                                 Path::new(file).file_name().map_or(file.into(), |n| n.to_string_lossy());
                             let function = function.or_else(|| loader.find_symbol(probe).map(demangle));
-                            return (format!("{} ({file}:{line})", function.unwrap_or(short)), offset);
+                            let text = format!("{} ({file}:{line})", function.unwrap_or(short));
+                            return Named { text, offset, by_offset: false };
                         }
                     }
                 }
             }
+            if m.symtab {
+                if let Some(function) = loader.find_symbol(probe) {
+                    return Named {
+                        text: format!("{} ({short})", demangle(function)),
+                        offset,
+                        by_offset: false,
+                    };
+                }
+            }
         }
         if let Some((name, addr)) = dynamic {
-            return (format!("{}+{:#x} ({short})", demangle(name), call.saturating_sub(addr)), offset);
+            let text = format!("{}+{:#x} ({short})", demangle(name), call.saturating_sub(addr));
+            return Named { text, offset, by_offset: false };
         }
-        (format!("{short}+{offset:#x}"), offset)
+        Named { text: format!("{short}+{offset:#x}"), offset, by_offset: true }
+    }
+}
+
+/// A call site, named.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    /// As people read it.
+    pub text: String,
+    /// The call's offset in its module.
+    pub offset: u64,
+    /// Only `module+0xoffset` was possible: the module has no symbols.
+    pub by_offset: bool,
+}
+
+/// How to get names for `module`: its Debian package's debug symbols, or
+/// a build with `-g`.
+pub fn how_to_name(module: &str) -> String {
+    let package = std::process::Command::new("dpkg")
+        .args(["-S", module])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            text.lines().next()?.split(':').next().map(|p| p.trim().to_string())
+        });
+    match package {
+        Some(p) => format!(
+            "{module} has no debug symbols: install {p}-dbgsym (Debian's debug archive, \
+             deb.debian.org/debian-debug) for function and line names"
+        ),
+        None => format!("{module} has no debug symbols: rebuild it with -g for function and line names"),
     }
 }
 

@@ -16,6 +16,13 @@
 //!                    <wait ns> <max wait ns> <p50 wait ns> <p99 wait ns>
 //!                    <holds> <hold ns> <site> <module> <module base>
 //!                    <symbol> <symbol address>     (one line each, with --profile)
+//! first              <mutex address>   (after its mutex: the stack of its
+//!                    first acquisition, in frame lines)
+//! stack              <mutex address> <walked contended acquisitions> <their wait ns>
+//!                    (after its mutex: one per stack it was contended from)
+//! frame              <address> <module> <module base> <symbol> <symbol address>
+//!                    (after its stack, innermost first; a stack without
+//!                    frames counts the stacks beyond those kept)
 //! ```
 //!
 //! The writer allocates nothing (it runs while a process exits, perhaps
@@ -27,7 +34,7 @@ use std::fmt::{self, Write};
 /// The first word of a report.
 pub const MAGIC: &str = "contend-interpose";
 /// The format this crate writes and reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// Where a report is written: text, and the loader's names as bytes.
 pub trait ReportSink: Write {
@@ -93,6 +100,26 @@ pub struct Site {
     pub symbol_address: u64,
 }
 
+/// One frame of a stack: its return address and where it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Frame {
+    /// The return address.
+    pub address: u64,
+    /// Its module and symbol.
+    pub site: Site,
+}
+
+/// The contended acquisitions of a mutex from one stack.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StackLine {
+    /// How many.
+    pub count: u64,
+    /// Their total wait, ns.
+    pub wait_ns: u64,
+    /// Innermost first; empty for the stacks beyond those kept, together.
+    pub frames: Vec<Frame>,
+}
+
 /// One mutex line, read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MutexLine {
@@ -100,6 +127,10 @@ pub struct MutexLine {
     pub counts: MutexCounts,
     /// Its site's module and symbol.
     pub site: Site,
+    /// The stack of its first acquisition, innermost first.
+    pub first: Vec<Frame>,
+    /// Its contended acquisitions by stack.
+    pub stacks: Vec<StackLine>,
 }
 
 /// One process's report, read.
@@ -179,10 +210,49 @@ pub fn write_mutex(
         m.hold_ns,
         m.site,
     )?;
+    write_where(out, module, symbol)
+}
+
+/// Writes the line before the frames of a mutex's first stack.
+pub fn write_first(out: &mut impl ReportSink, mutex: u64) -> fmt::Result {
+    writeln!(out, "first\t{mutex:#x}")
+}
+
+/// Writes the line of one of a mutex's stacks (its frames follow).
+pub fn write_stack(out: &mut impl ReportSink, mutex: u64, count: u64, wait_ns: u64) -> fmt::Result {
+    writeln!(out, "stack\t{mutex:#x}\t{count}\t{wait_ns}")
+}
+
+/// Writes one frame of the stack before it.
+pub fn write_frame(
+    out: &mut impl ReportSink,
+    address: u64,
+    module: Option<(&[u8], u64)>,
+    symbol: Option<(&[u8], u64)>,
+) -> fmt::Result {
+    write!(out, "frame\t{address:#x}\t")?;
+    write_where(out, module, symbol)
+}
+
+/// Module, base, symbol and its address, to the end of the line.
+fn write_where(
+    out: &mut impl ReportSink,
+    module: Option<(&[u8], u64)>,
+    symbol: Option<(&[u8], u64)>,
+) -> fmt::Result {
     name(out, module.map(|(n, _)| n));
     write!(out, "\t{:#x}\t", module.map_or(0, |(_, base)| base))?;
     name(out, symbol.map(|(n, _)| n));
     writeln!(out, "\t{:#x}", symbol.map_or(0, |(_, at)| at))
+}
+
+fn site(f: &[&str]) -> Result<Site, String> {
+    Ok(Site {
+        module: f[0].to_string(),
+        module_base: hex(f[1])?,
+        symbol: (f[2] != "-").then(|| f[2].to_string()),
+        symbol_address: hex(f[3])?,
+    })
 }
 
 fn hex(s: &str) -> Result<u64, String> {
@@ -205,6 +275,9 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
             "not an interposer report of format {VERSION} (an interposer of another contend version?)"
         ));
     }
+    // Whether frame lines now belong to the last mutex's first stack
+    // (else to its last contended stack).
+    let mut in_first = false;
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
         match (f[0], f.len()) {
@@ -218,28 +291,55 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                     glibc: [num(f[2])?, num(f[3])?, num(f[4])?, num(f[5])?, num(f[6])?],
                 }
             }
-            ("mutex", 17) => r.mutexes.push(MutexLine {
-                counts: MutexCounts {
-                    address: hex(f[1])?,
-                    kind: num(f[2])?,
-                    acquisitions: num(f[3])?,
-                    contended: num(f[4])?,
-                    try_failed: num(f[5])?,
-                    wait_ns: num(f[6])?,
-                    max_wait_ns: num(f[7])?,
-                    p50_wait_ns: num(f[8])?,
-                    p99_wait_ns: num(f[9])?,
-                    holds: num(f[10])?,
-                    hold_ns: num(f[11])?,
-                    site: hex(f[12])?,
-                },
-                site: Site {
-                    module: f[13].to_string(),
-                    module_base: hex(f[14])?,
-                    symbol: (f[15] != "-").then(|| f[15].to_string()),
-                    symbol_address: hex(f[16])?,
-                },
-            }),
+            ("mutex", 17) => {
+                in_first = false;
+                r.mutexes.push(MutexLine {
+                    counts: MutexCounts {
+                        address: hex(f[1])?,
+                        kind: num(f[2])?,
+                        acquisitions: num(f[3])?,
+                        contended: num(f[4])?,
+                        try_failed: num(f[5])?,
+                        wait_ns: num(f[6])?,
+                        max_wait_ns: num(f[7])?,
+                        p50_wait_ns: num(f[8])?,
+                        p99_wait_ns: num(f[9])?,
+                        holds: num(f[10])?,
+                        hold_ns: num(f[11])?,
+                        site: hex(f[12])?,
+                    },
+                    site: site(&f[13..])?,
+                    first: Vec::new(),
+                    stacks: Vec::new(),
+                })
+            }
+            ("first" | "stack", _) => {
+                let m =
+                    r.mutexes.last_mut().filter(|m| f.len() > 1 && hex(f[1]).ok() == Some(m.counts.address));
+                let m = m.ok_or_else(|| format!("a stack of no mutex before it: {line:?}"))?;
+                match (f[0], f.len()) {
+                    ("first", 2) => in_first = true,
+                    ("stack", 4) => {
+                        in_first = false;
+                        m.stacks.push(StackLine {
+                            count: num(f[2])?,
+                            wait_ns: num(f[3])?,
+                            frames: Vec::new(),
+                        });
+                    }
+                    _ => return Err(format!("unexpected line {line:?}")),
+                }
+            }
+            ("frame", 6) => {
+                let frame = Frame { address: hex(f[1])?, site: site(&f[2..])? };
+                let m = r.mutexes.last_mut();
+                let frames = if in_first {
+                    m.map(|m| &mut m.first)
+                } else {
+                    m.and_then(|m| m.stacks.last_mut()).map(|st| &mut st.frames)
+                };
+                frames.ok_or_else(|| format!("a frame of no stack before it: {line:?}"))?.push(frame);
+            }
             _ => return Err(format!("unexpected line {line:?}")),
         }
     }
@@ -271,6 +371,12 @@ mod tests {
         write_header(&mut text, 42, "mcs", true, (90, 7), &inits).unwrap();
         write_mutex(&mut text, &m, Some((b"/bin/x\twith tab", 0x4000)), None).unwrap();
         write_mutex(&mut text, &m, None, Some((b"possess", 0x5010))).unwrap();
+        write_first(&mut text, 0x10).unwrap();
+        write_frame(&mut text, 0x5008, Some((b"/bin/x", 0x4000)), None).unwrap();
+        write_stack(&mut text, 0x10, 4, 4000).unwrap();
+        write_frame(&mut text, 0x5004, Some((b"/bin/x", 0x4000)), Some((b"possess", 0x5000))).unwrap();
+        write_frame(&mut text, 0x6008, Some((b"/bin/x", 0x4000)), None).unwrap();
+        write_stack(&mut text, 0x10, 1, 1000).unwrap();
         let r = parse(&text).unwrap();
         assert_eq!((r.pid, r.lock.as_str(), r.profile, r.swapped, r.glibc), (42, "mcs", true, 90, 7));
         assert_eq!(r.inits, inits);
@@ -281,12 +387,25 @@ mod tests {
         );
         assert_eq!(r.mutexes[1].site.module, "-");
         assert_eq!(r.mutexes[1].site.symbol.as_deref(), Some("possess"));
+        assert!(r.mutexes[0].stacks.is_empty() && r.mutexes[0].first.is_empty());
+        assert_eq!(r.mutexes[1].first.iter().map(|f| f.address).collect::<Vec<_>>(), [0x5008]);
+        let stacks = &r.mutexes[1].stacks;
+        assert_eq!(stacks.len(), 2);
+        assert_eq!((stacks[0].count, stacks[0].wait_ns, stacks[0].frames.len()), (4, 4000, 2));
+        assert_eq!(stacks[0].frames[0].address, 0x5004);
+        assert_eq!(stacks[0].frames[0].site.symbol.as_deref(), Some("possess"));
+        assert_eq!(
+            (stacks[0].frames[1].site.module.as_str(), stacks[0].frames[1].site.symbol.as_ref()),
+            ("/bin/x", None)
+        );
+        assert_eq!((stacks[1].count, stacks[1].frames.len()), (1, 0), "the stacks beyond those kept");
     }
 
     #[test]
     fn another_format_or_a_broken_line_is_refused() {
-        assert!(parse("pid\t1\n").unwrap_err().contains("format 2"));
+        assert!(parse("pid\t1\n").unwrap_err().contains("format 3"));
         assert!(parse("contend-interpose\t1\npid\t1\n").is_err());
-        assert!(parse("contend-interpose\t2\nmutex\t1\n").unwrap_err().contains("unexpected line"));
+        assert!(parse("contend-interpose\t3\nmutex\t1\n").unwrap_err().contains("unexpected line"));
+        assert!(parse("contend-interpose\t3\nstack\t0x10\t1\t5\n").unwrap_err().contains("no mutex"));
     }
 }

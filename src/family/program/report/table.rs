@@ -170,7 +170,7 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     let pids = s.mutexes.iter().any(|m| m.pid != s.mutexes[0].pid);
     t.set_header(vec![
         "mutex",
-        "first locked at",
+        "waits at",
         "acquired",
         "contended",
         "wait ms",
@@ -182,7 +182,7 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     for m in s.mutexes.iter().take(top) {
         t.add_row(vec![
             if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) },
-            m.site.clone(),
+            m.waits_at.clone(),
             m.counts.acquisitions.to_string(),
             format!(
                 "{} ({:.0}%)",
@@ -212,8 +212,34 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
         contended,
         top.min(s.mutexes.len())
     );
-    let legend = "mutex: its address (pid:address with several processes); contended: acquisitions whose first try-lock failed; wait: from that failure to the \
-                  acquisition; p99 to 12.5%; hold: from acquisition to unlock. A mutex is named by the call \
-                  site of its first acquisition (module+0xoffset when the module has no symbols).\n";
-    format!("{}{t}\n{}", head, crate::output::table::fit(legend))
+    let legend = "mutex: its address (pid:address with several processes); waits at: the call site of its \
+                  most-waited stack, past the wrapper functions it shares with other mutexes (of its \
+                  first acquisition's stack if it never waited; module+0xoffset when the module has no \
+                  symbols); contended: acquisitions whose first try-lock failed; wait: from that failure \
+                  to the acquisition; p99 to 12.5%; hold: from acquisition to unlock.\n";
+    let mut stacks = String::new();
+    for (m, st) in s.mutexes.iter().take(top).flat_map(|m| m.stacks.iter().take(2).map(move |st| (m, st))) {
+        if st.frames.is_empty() {
+            continue;
+        }
+        let mut frames: Vec<String> = st.frames[st.wrappers..].to_vec();
+        if st.wrappers > 0 {
+            frames.insert(0, format!("[{}]", st.frames[..st.wrappers].join(" <- ")));
+        }
+        stacks += &format!(
+            "  {:#x}: {} walked, {:.3} ms waited: {}\n",
+            m.address,
+            st.contended,
+            st.wait_ns as f64 / 1e6,
+            frames.join(" <- ")
+        );
+    }
+    if !stacks.is_empty() {
+        stacks = format!(
+            "stacks of the top mutexes' contended acquisitions (two each at most; innermost first, \
+             wrappers in brackets; walked: every one of a mutex's first 64, then one in 16):\n{stacks}"
+        );
+    }
+    let hints: String = s.symbol_hints.iter().map(|h| format!("{h}\n")).collect();
+    format!("{}{t}\n{}{stacks}{}", head, crate::output::table::fit(legend), crate::output::table::fit(&hints))
 }
