@@ -1,7 +1,8 @@
 //! `contend run --profile` on programs compiled here, whose mutexes and
 //! call sites are known: the stacks of contended acquisitions, the
-//! wrapper frames folded away, and names from DWARF, from a separate
-//! debug file, or by offset with a hint when there are no symbols.
+//! holders that caused the waits, the wrapper frames folded away, and
+//! names from DWARF, from a separate debug file, or by offset with a hint
+//! when there are no symbols.
 //!
 //! Needs a C compiler and binutils' objcopy (scripts/test.sh runs where
 //! Rust builds, which needs both).
@@ -68,7 +69,7 @@ fn a_wrapped_mutex_is_named_by_its_callers_with_their_lines() {
     let (sample, table) = profile(&exe);
     let mutexes = contended(&sample);
     // Both mutexes are contended (each run has 40 rounds in which waiter_a
-    // almost surely finds `a` held for 2 ms; `b` is held 200 µs by three
+    // almost surely finds `a` held for 5 ms; `b` is held 100 µs by three
     // threads).
     assert_eq!(mutexes.len(), 2, "{table}");
     for m in &mutexes {
@@ -87,6 +88,26 @@ fn a_wrapped_mutex_is_named_by_its_callers_with_their_lines() {
     assert!(names.iter().any(|n| n.starts_with("waiter_a (two_mutexes.c:")), "{names:?}\n{table}");
     assert!(names.iter().any(|n| n.starts_with("waiter_b (two_mutexes.c:")), "{names:?}\n{table}");
     assert!(table.contains("waits at") && table.contains("[take (two_mutexes.c:"), "{table}");
+    // The holders' side: the long holder caused the most wait, named past
+    // the unlock wrapper.
+    let mut holders: Vec<&Value> = mutexes.iter().flat_map(|m| m["holders"].as_array().unwrap()).collect();
+    holders.sort_by_key(|h| std::cmp::Reverse(h["caused_wait_ns"].as_u64().unwrap()));
+    let top = holders[0];
+    let frames = top["frames"].as_array().unwrap();
+    assert!(frames[0].as_str().unwrap().starts_with("give (two_mutexes.c:"), "{top}");
+    let held_at = frames[top["wrappers"].as_u64().unwrap() as usize].as_str().unwrap();
+    assert!(held_at.starts_with("long_holder (two_mutexes.c:"), "{top}\n{table}");
+    assert!(table.contains("the holders that caused the waits"), "{table}");
+    // Every wait went to a release or is counted as unattributed.
+    for m in &mutexes {
+        let caused: u64 =
+            m["holders"].as_array().unwrap().iter().map(|h| h["caused_wait_ns"].as_u64().unwrap()).sum();
+        assert_eq!(
+            caused + m["unattributed_wait_ns"].as_u64().unwrap(),
+            m["wait_ns"].as_u64().unwrap(),
+            "{m}"
+        );
+    }
     assert_eq!(sample["symbol_hints"], serde_json::json!([]), "every name came from DWARF");
 
     // The same program stripped, its DWARF in a separate file found by

@@ -69,6 +69,13 @@ pub struct MutexProfile {
     pub stacks: Vec<StackProfile>,
     /// The stack of its first acquisition (its counts are 0).
     pub first_stack: Option<StackProfile>,
+    /// The holders' side: its releases while others waited, by release
+    /// site (up to four; an entry without frames counts the others), most
+    /// wait caused first.
+    pub holders: Vec<HolderProfile>,
+    /// Waits whose releaser is not known (a release that came between the
+    /// waiter's failed try-lock and its saying that it waits), ns.
+    pub unattributed_wait_ns: u64,
     /// The module of the site, and the site's offset in it.
     pub module: String,
     /// Offset of the call (the return address less one) in the module.
@@ -98,6 +105,26 @@ pub struct StackProfile {
     pub frames: Vec<String>,
     /// How many of the first frames are wrappers (shared with other
     /// mutexes); `frames[wrappers]` is where it waits.
+    pub wrappers: usize,
+}
+
+/// The releases of one mutex from one site while others waited for it:
+/// whose critical section caused the waits.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct HolderProfile {
+    /// Releases with at least one waiter.
+    pub releases: u64,
+    /// The holds those releases ended, ns.
+    pub held_ns: u64,
+    /// The waits those releases ended, ns: each contended acquisition's
+    /// wait is charged to the release just before it (as Go's mutex
+    /// profile charges the unlocker).
+    pub caused_wait_ns: u64,
+    /// The release site (an unlock, or a condition wait that released
+    /// the mutex) and its callers, innermost first, named.
+    pub frames: Vec<String>,
+    /// How many of the first frames are wrappers; `frames[wrappers]` is
+    /// where it held the mutex.
     pub wrappers: usize,
 }
 

@@ -1,6 +1,7 @@
 /* Two mutexes locked through one wrapper (take/give), for the profile's
- * stacks: `a` is held long by long_holder while waiter_a waits for it;
- * `b` is taken by waiter_b in every thread. The wrapper locks both mutexes
+ * stacks and holders: `a` is held 5 ms by long_holder while waiter_a
+ * waits for it; `b` is taken for 100 µs by waiter_b in every thread, so
+ * long_holder causes by far the most wait. The wrapper locks both mutexes
  * for three callers, so the profile must fold it away and name the
  * callers. Each thread runs ROUNDS rounds: the work is bounded, not the
  * time. Built by tests/profile.rs. */
@@ -24,7 +25,7 @@ __attribute__((noinline)) static void long_holder(void) {
     take(&a);
     for (int spins = 0; !atomic_load(&waiting) && spins < 100000; spins++)
         sched_yield();
-    usleep(2000);
+    usleep(5000);
     give(&a);
 }
 
@@ -37,7 +38,7 @@ __attribute__((noinline)) static void waiter_a(void) {
 
 __attribute__((noinline)) static void waiter_b(void) {
     take(&b);
-    usleep(200);
+    usleep(100);
     give(&b);
 }
 

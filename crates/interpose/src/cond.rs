@@ -125,7 +125,7 @@ pub unsafe fn wait(
     w.waiters.fetch_add(1, SeqCst);
     let seen = w.seq.load(SeqCst);
     // SAFETY: the caller holds `m`.
-    let rc = unsafe { crate::route::unlock_mutex(m, mode) };
+    let rc = unsafe { crate::route::unlock_mutex(m, site, mode) };
     if rc != 0 {
         // Not the owner (an error-checking mutex says so): not waiting.
         w.waiters.fetch_sub(1, SeqCst);

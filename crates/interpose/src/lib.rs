@@ -149,14 +149,14 @@ unsafe extern "C" fn mutex_clocklock_at(
     unsafe { timed(m, Some(c), t, site) }
 }
 
-/// pthread_mutex_unlock.
-///
-/// # Safety
-/// The C contract of pthread_mutex_unlock.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn pthread_mutex_unlock(m: *mut pthread_mutex_t) -> c_int {
+trampoline!(
+    /// pthread_mutex_unlock (its site: where a hold that others waited
+    /// for ended).
+    pthread_mutex_unlock(m: *mut pthread_mutex_t) => mutex_unlock_at, x86_64: "rsi", aarch64: "x1");
+
+unsafe extern "C" fn mutex_unlock_at(m: *mut pthread_mutex_t, site: usize) -> c_int {
     // SAFETY: the program's contract.
-    unsafe { unlock_mutex(m, mode::current()) }
+    unsafe { unlock_mutex(m, site, mode::current()) }
 }
 
 /// pthread_mutex_init.

@@ -21,7 +21,7 @@ use crate::mutex::{self, holds};
 use crate::stack::{self, DEPTH};
 use libc::{c_int, pthread_mutex_t};
 use locks::sys::clock::monotonic_ns as now;
-use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// Records in the table.
 pub const SLOTS: usize = 4096;
@@ -58,6 +58,38 @@ impl Stack {
     }
 }
 
+/// Releases of one mutex from one place (an unlock, or a condition wait
+/// that releases it) while other threads waited for it: the holder's side
+/// of contention.
+pub struct Holder {
+    /// The release site and its callers (the walk happens once, when the
+    /// site is first seen releasing to waiters); all zero: free.
+    pub frames: [AtomicUsize; DEPTH],
+    /// Releases with waiters.
+    pub releases: AtomicU64,
+    /// The holds those releases ended, ns.
+    pub held_ns: AtomicU64,
+    /// The waits those releases ended, ns: each contended acquisition's
+    /// wait is charged to the release just before it.
+    pub caused_ns: AtomicU64,
+}
+
+impl Holder {
+    #[allow(clippy::declare_interior_mutable_const)]
+    const EMPTY: Holder = Holder {
+        frames: [const { AtomicUsize::new(0) }; DEPTH],
+        releases: AtomicU64::new(0),
+        held_ns: AtomicU64::new(0),
+        caused_ns: AtomicU64::new(0),
+    };
+}
+
+/// Release sites kept per mutex.
+pub const HOLDERS: usize = 4;
+/// `last_release` values besides a holder's index + 1.
+const RELEASED_UNKNOWN: usize = 0;
+const RELEASED_OTHER: usize = HOLDERS + 1;
+
 /// One mutex's counts.
 pub struct Record {
     /// The mutex's address (0: free).
@@ -85,6 +117,19 @@ pub struct Record {
     /// wait.
     pub other_stacks: AtomicU64,
     pub other_stacks_wait_ns: AtomicU64,
+    /// Threads waiting for it now (atomic: waiters do not hold it).
+    waiting: AtomicU32,
+    /// Who released it last with waiters: a holder's index + 1,
+    /// [`RELEASED_OTHER`], or [`RELEASED_UNKNOWN`].
+    last_release: AtomicUsize,
+    /// Its releases to waiters by site.
+    pub holders: [Holder; HOLDERS],
+    /// Releases to waiters from sites beyond [`HOLDERS`]: count, holds,
+    /// waits caused.
+    pub other_holders: [AtomicU64; 3],
+    /// Waits whose releaser is not known (the release came before the
+    /// waiter said it waits), ns.
+    pub unattributed_ns: AtomicU64,
 }
 
 impl Record {
@@ -108,6 +153,11 @@ impl Record {
         stacks: [const { Stack::EMPTY }; STACKS],
         other_stacks: AtomicU64::new(0),
         other_stacks_wait_ns: AtomicU64::new(0),
+        waiting: AtomicU32::new(0),
+        last_release: AtomicUsize::new(RELEASED_UNKNOWN),
+        holders: [const { Holder::EMPTY }; HOLDERS],
+        other_holders: [const { AtomicU64::new(0) }; 3],
+        unattributed_ns: AtomicU64::new(0),
     };
 
     /// The wait below which `q` (0..1) of the contended acquisitions
@@ -156,8 +206,19 @@ impl Record {
             &self.hold_ns,
             &self.other_stacks,
             &self.other_stacks_wait_ns,
-        ] {
+            &self.unattributed_ns,
+        ]
+        .into_iter()
+        .chain(&self.other_holders)
+        {
             f.store(0, Relaxed);
+        }
+        self.last_release.store(RELEASED_UNKNOWN, Relaxed);
+        for h in &self.holders {
+            h.frames.iter().for_each(|f| f.store(0, Relaxed));
+            for f in [&h.releases, &h.held_ns, &h.caused_ns] {
+                f.store(0, Relaxed);
+            }
         }
         self.hist.iter().for_each(|c| c.store(0, Relaxed));
         for st in &self.stacks {
@@ -239,6 +300,44 @@ fn record(m: *mut pthread_mutex_t, site: usize) -> &'static Record {
         }
     }
     &TABLE[SLOTS]
+}
+
+/// `r` is about to be released at `site` while others wait for it: count
+/// the release and the hold it ends for the site (claiming a slot, and
+/// walking its stack, the first time), and remember it, so that the next
+/// contended acquisition charges its wait to it. Called by the holder,
+/// before the release.
+#[cold]
+fn released_to_waiters(r: &Record, site: usize) {
+    let start = r.hold_start.load(Relaxed);
+    let held = if start != 0 { now().saturating_sub(start) } else { 0 };
+    let slot = (site != 0).then_some(()).and_then(|()| {
+        r.holders.iter().position(|h| h.frames[0].load(Relaxed) == site).or_else(|| {
+            let free = r.holders.iter().position(|h| h.frames[0].load(Relaxed) == 0)?;
+            for (a, b) in r.holders[free].frames.iter().zip(stack::capture(site)) {
+                a.store(b, Relaxed);
+            }
+            Some(free)
+        })
+    });
+    let (count, held_ns, release) = match slot {
+        Some(i) => (&r.holders[i].releases, &r.holders[i].held_ns, i + 1),
+        None => (&r.other_holders[0], &r.other_holders[1], RELEASED_OTHER),
+    };
+    r.add(count, 1);
+    r.add(held_ns, held);
+    r.last_release.store(release, Relaxed);
+}
+
+/// A contended acquisition of `r` that waited `w` ns: its wait goes to
+/// the release that ended it. Called by the new holder.
+fn charge_wait(r: &Record, w: u64) {
+    let caused = match r.last_release.load(Relaxed) {
+        RELEASED_UNKNOWN => &r.unattributed_ns,
+        RELEASED_OTHER => &r.other_holders[2],
+        i => &r.holders[i - 1].caused_ns,
+    };
+    r.add(caused, w);
 }
 
 /// Contended acquisitions of a mutex whose stacks are all walked; after
@@ -365,12 +464,24 @@ unsafe fn acquire(
     // The stack is walked before the wait, by a thread that is about to
     // wait anyway, and not inside the measured wait; counted once the
     // mutex is ours. A mutex without a record of its own keeps none.
-    let frames = (contended && !r.is_overflow() && walks(r)).then(|| stack::capture(site));
+    let tracked = contended && !r.is_overflow();
+    let frames = (tracked && walks(r)).then(|| stack::capture(site));
+    if tracked {
+        // So that the holder's release knows someone waits (see
+        // `released_to_waiters`).
+        r.waiting.fetch_add(1, Relaxed);
+    }
     let t0 = if contended { now() } else { 0 };
     let rc = blocking();
+    if tracked {
+        r.waiting.fetch_sub(1, Relaxed);
+    }
     if holds(rc) {
         let t1 = now();
         begin(r, contended.then(|| t1 - t0), t1);
+        if tracked {
+            charge_wait(r, t1 - t0);
+        }
         if let Some(frames) = &frames {
             r.add_stack(frames, t1 - t0);
         }
@@ -429,8 +540,12 @@ pub unsafe fn timed_lock(
 ///
 /// # Safety
 /// As [`mutex::release`].
-pub unsafe fn unlock(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
-    end(record(m, 0));
+pub unsafe fn unlock(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
+    let r = record(m, 0);
+    if r.waiting.load(Relaxed) != 0 && !r.is_overflow() {
+        released_to_waiters(r, site);
+    }
+    end(r);
     // SAFETY: the caller's contract.
     unsafe { mutex::release(m, mode) }
 }
@@ -440,6 +555,9 @@ pub unsafe fn unlock(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
 /// the profile can tell) begins after.
 pub fn around_glibc_wait(m: *mut pthread_mutex_t, site: usize, wait: impl FnOnce() -> c_int) -> c_int {
     let r = record(m, site);
+    if r.waiting.load(Relaxed) != 0 && !r.is_overflow() {
+        released_to_waiters(r, site);
+    }
     end(r);
     let rc = wait();
     begin(r, None, now());

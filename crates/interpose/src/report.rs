@@ -20,7 +20,8 @@
 use crate::mutex::INITS;
 use crate::profile::{Record, SLOTS, TABLE};
 use locks::in_mutex::report::{
-    write_first, write_frame, write_header, write_mutex, write_stack, Inits, MutexCounts, ReportSink,
+    write_first, write_frame, write_header, write_holder, write_mutex, write_stack, write_unattributed,
+    Inits, MutexCounts, ReportSink,
 };
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -151,6 +152,20 @@ fn mutex_line(out: &mut Sink, r: &Record) {
     let other = r.other_stacks.load(Relaxed);
     if other != 0 {
         let _ = write_stack(out, counts.address, other, r.other_stacks_wait_ns.load(Relaxed));
+    }
+    for h in r.holders.iter().filter(|h| h.releases.load(Relaxed) != 0) {
+        let (n, held, caused) =
+            (h.releases.load(Relaxed), h.held_ns.load(Relaxed), h.caused_ns.load(Relaxed));
+        let _ = write_holder(out, counts.address, n, held, caused);
+        frames(out, &h.frames);
+    }
+    let [n, held, caused] = r.other_holders.each_ref().map(|c| c.load(Relaxed));
+    if n != 0 || caused != 0 {
+        let _ = write_holder(out, counts.address, n, held, caused);
+    }
+    let unattributed = r.unattributed_ns.load(Relaxed);
+    if unattributed != 0 {
+        let _ = write_unattributed(out, counts.address, unattributed);
     }
 }
 

@@ -23,16 +23,16 @@ pub(crate) unsafe fn lock_mutex(m: *mut pthread_mutex_t, site: usize, mode: Mode
     }
 }
 
-/// Unlocks `m`, profiled if the process profiles.
+/// Unlocks `m` (at `site`), profiled if the process profiles.
 ///
 /// # Safety
 /// `m` is a live mutex the caller holds.
 #[inline(always)]
-pub(crate) unsafe fn unlock_mutex(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
+pub(crate) unsafe fn unlock_mutex(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
     // SAFETY: the caller's contract.
     unsafe {
         if mode.profiling() {
-            profile::unlock(m, mode)
+            profile::unlock(m, site, mode)
         } else {
             mutex::release(m, mode)
         }

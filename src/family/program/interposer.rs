@@ -5,7 +5,7 @@
 
 use crate::family::program::scratch::ExecDir;
 use crate::family::program::symbols::{self, Symbolizer};
-use crate::model::program::{MutexCounts, MutexInits, MutexProfile, StackProfile};
+use crate::model::program::{HolderProfile, MutexCounts, MutexInits, MutexProfile, StackProfile};
 use anyhow::{anyhow, Result};
 use locks::in_mutex::report::Frame;
 pub use locks::in_mutex::report::ProcessReport as Report;
@@ -78,6 +78,18 @@ pub fn profiles(
                     })
                     .collect()
             };
+            let mut holders: Vec<HolderProfile> = m
+                .holders
+                .iter()
+                .map(|h| HolderProfile {
+                    releases: h.releases,
+                    held_ns: h.held_ns,
+                    caused_wait_ns: h.caused_ns,
+                    frames: name(&h.frames),
+                    wrappers: 0,
+                })
+                .collect();
+            holders.sort_by_key(|h| (h.frames.is_empty(), std::cmp::Reverse(h.caused_wait_ns)));
             let first_stack = (!m.first.is_empty()).then(|| StackProfile {
                 contended: 0,
                 wait_ns: 0,
@@ -120,6 +132,8 @@ pub fn profiles(
                 mean_hold_ns: if c.holds > 0 { c.hold_ns as f64 / c.holds as f64 } else { 0.0 },
                 stacks,
                 first_stack,
+                holders,
+                unattributed_wait_ns: m.unattributed_ns,
             });
         }
         fold_wrappers(&mut out[first..]);
@@ -155,10 +169,10 @@ pub fn fold_wrappers(mutexes: &mut [MutexProfile]) {
         // frame -> (mutexes, callers) over every stack's current frame.
         let mut seen: BTreeMap<&str, (BTreeSet<usize>, BTreeSet<&str>)> = BTreeMap::new();
         for (i, m) in mutexes.iter().enumerate() {
-            for st in m.stacks.iter().chain(&m.first_stack).filter(|st| st.wrappers + 1 < st.frames.len()) {
-                let e = seen.entry(st.frames[st.wrappers].as_str()).or_default();
+            for (frames, w) in stacks_of(m).filter(|(f, w)| w + 1 < f.len()) {
+                let e = seen.entry(frames[w].as_str()).or_default();
                 e.0.insert(i);
-                e.1.insert(st.frames[st.wrappers + 1].as_str());
+                e.1.insert(frames[w + 1].as_str());
             }
         }
         let wrappers: BTreeSet<String> = seen
@@ -169,9 +183,9 @@ pub fn fold_wrappers(mutexes: &mut [MutexProfile]) {
         if wrappers.is_empty() {
             break;
         }
-        for st in mutexes.iter_mut().flat_map(|m| m.stacks.iter_mut().chain(&mut m.first_stack)) {
-            if st.wrappers + 1 < st.frames.len() && wrappers.contains(&st.frames[st.wrappers]) {
-                st.wrappers += 1;
+        for (frames, w) in mutexes.iter_mut().flat_map(stacks_of_mut) {
+            if *w + 1 < frames.len() && wrappers.contains(&frames[*w]) {
+                *w += 1;
             }
         }
     }
@@ -181,6 +195,19 @@ pub fn fold_wrappers(mutexes: &mut [MutexProfile]) {
             m.waits_at = st.frames[st.wrappers].clone();
         }
     }
+}
+
+/// Every named stack of a mutex (contended, first, release sites) with
+/// its wrapper count.
+fn stacks_of(m: &MutexProfile) -> impl Iterator<Item = (&[String], usize)> {
+    let locks = m.stacks.iter().chain(&m.first_stack).map(|s| (&s.frames[..], s.wrappers));
+    locks.chain(m.holders.iter().map(|h| (&h.frames[..], h.wrappers)))
+}
+
+/// [`stacks_of`], with the wrapper counts to change.
+fn stacks_of_mut(m: &mut MutexProfile) -> impl Iterator<Item = (&[String], &mut usize)> {
+    let locks = m.stacks.iter_mut().chain(&mut m.first_stack).map(|s| (&s.frames[..], &mut s.wrappers));
+    locks.chain(m.holders.iter_mut().map(|h| (&h.frames[..], &mut h.wrappers)))
 }
 
 #[cfg(test)]
@@ -200,6 +227,8 @@ mod tests {
             counts: MutexCounts::default(),
             mean_hold_ns: 0.0,
             first_stack: None,
+            holders: Vec::new(),
+            unattributed_wait_ns: 0,
             stacks: stacks
                 .iter()
                 .enumerate()

@@ -20,6 +20,10 @@
 //!                    first acquisition, in frame lines)
 //! stack              <mutex address> <walked contended acquisitions> <their wait ns>
 //!                    (after its mutex: one per stack it was contended from)
+//! holder             <mutex address> <releases with waiters> <held ns> <wait caused ns>
+//!                    (after its mutex: one per release site, its frames
+//!                    following; without frames, the other sites together)
+//! unattributed       <mutex address> <wait ns whose releaser is unknown>
 //! frame              <address> <module> <module base> <symbol> <symbol address>
 //!                    (after its stack, innermost first; a stack without
 //!                    frames counts the stacks beyond those kept)
@@ -131,6 +135,23 @@ pub struct MutexLine {
     pub first: Vec<Frame>,
     /// Its contended acquisitions by stack.
     pub stacks: Vec<StackLine>,
+    /// Its releases to waiters by release site.
+    pub holders: Vec<HolderLine>,
+    /// Waits whose releaser is not known, ns.
+    pub unattributed_ns: u64,
+}
+
+/// The releases of a mutex from one site while others waited.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HolderLine {
+    /// Releases with waiters.
+    pub releases: u64,
+    /// The holds they ended, ns.
+    pub held_ns: u64,
+    /// The waits they ended, ns.
+    pub caused_ns: u64,
+    /// The release site and its callers; empty for the other sites.
+    pub frames: Vec<Frame>,
 }
 
 /// One process's report, read.
@@ -223,6 +244,22 @@ pub fn write_stack(out: &mut impl ReportSink, mutex: u64, count: u64, wait_ns: u
     writeln!(out, "stack\t{mutex:#x}\t{count}\t{wait_ns}")
 }
 
+/// Writes the line of one of a mutex's release sites (its frames follow).
+pub fn write_holder(
+    out: &mut impl ReportSink,
+    mutex: u64,
+    releases: u64,
+    held_ns: u64,
+    caused_ns: u64,
+) -> fmt::Result {
+    writeln!(out, "holder\t{mutex:#x}\t{releases}\t{held_ns}\t{caused_ns}")
+}
+
+/// Writes a mutex's waits whose releaser is not known.
+pub fn write_unattributed(out: &mut impl ReportSink, mutex: u64, ns: u64) -> fmt::Result {
+    writeln!(out, "unattributed\t{mutex:#x}\t{ns}")
+}
+
 /// Writes one frame of the stack before it.
 pub fn write_frame(
     out: &mut impl ReportSink,
@@ -266,6 +303,15 @@ where
     s.parse().map_err(|e| format!("{s:?}: {e}"))
 }
 
+/// The stack the next frame lines belong to.
+#[derive(Clone, Copy)]
+enum FramesOf {
+    Nothing,
+    First,
+    Stack,
+    Holder,
+}
+
 /// Reads one report.
 pub fn parse(text: &str) -> Result<ProcessReport, String> {
     let mut r = ProcessReport::default();
@@ -275,9 +321,8 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
             "not an interposer report of format {VERSION} (an interposer of another contend version?)"
         ));
     }
-    // Whether frame lines now belong to the last mutex's first stack
-    // (else to its last contended stack).
-    let mut in_first = false;
+    // Which stack of the last mutex frame lines now belong to.
+    let mut frames_of = FramesOf::Nothing;
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
         match (f[0], f.len()) {
@@ -292,7 +337,7 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                 }
             }
             ("mutex", 17) => {
-                in_first = false;
+                frames_of = FramesOf::Nothing;
                 r.mutexes.push(MutexLine {
                     counts: MutexCounts {
                         address: hex(f[1])?,
@@ -311,32 +356,45 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                     site: site(&f[13..])?,
                     first: Vec::new(),
                     stacks: Vec::new(),
+                    holders: Vec::new(),
+                    unattributed_ns: 0,
                 })
             }
-            ("first" | "stack", _) => {
+            ("first" | "stack" | "holder" | "unattributed", _) => {
                 let m =
                     r.mutexes.last_mut().filter(|m| f.len() > 1 && hex(f[1]).ok() == Some(m.counts.address));
                 let m = m.ok_or_else(|| format!("a stack of no mutex before it: {line:?}"))?;
                 match (f[0], f.len()) {
-                    ("first", 2) => in_first = true,
+                    ("first", 2) => frames_of = FramesOf::First,
                     ("stack", 4) => {
-                        in_first = false;
+                        frames_of = FramesOf::Stack;
                         m.stacks.push(StackLine {
                             count: num(f[2])?,
                             wait_ns: num(f[3])?,
                             frames: Vec::new(),
                         });
                     }
+                    ("holder", 5) => {
+                        frames_of = FramesOf::Holder;
+                        m.holders.push(HolderLine {
+                            releases: num(f[2])?,
+                            held_ns: num(f[3])?,
+                            caused_ns: num(f[4])?,
+                            frames: Vec::new(),
+                        });
+                    }
+                    ("unattributed", 3) => m.unattributed_ns = num(f[2])?,
                     _ => return Err(format!("unexpected line {line:?}")),
                 }
             }
             ("frame", 6) => {
                 let frame = Frame { address: hex(f[1])?, site: site(&f[2..])? };
                 let m = r.mutexes.last_mut();
-                let frames = if in_first {
-                    m.map(|m| &mut m.first)
-                } else {
-                    m.and_then(|m| m.stacks.last_mut()).map(|st| &mut st.frames)
+                let frames = match frames_of {
+                    FramesOf::First => m.map(|m| &mut m.first),
+                    FramesOf::Stack => m.and_then(|m| m.stacks.last_mut()).map(|st| &mut st.frames),
+                    FramesOf::Holder => m.and_then(|m| m.holders.last_mut()).map(|h| &mut h.frames),
+                    FramesOf::Nothing => None,
                 };
                 frames.ok_or_else(|| format!("a frame of no stack before it: {line:?}"))?.push(frame);
             }
@@ -377,6 +435,10 @@ mod tests {
         write_frame(&mut text, 0x5004, Some((b"/bin/x", 0x4000)), Some((b"possess", 0x5000))).unwrap();
         write_frame(&mut text, 0x6008, Some((b"/bin/x", 0x4000)), None).unwrap();
         write_stack(&mut text, 0x10, 1, 1000).unwrap();
+        write_holder(&mut text, 0x10, 3, 9000, 4500).unwrap();
+        write_frame(&mut text, 0x700c, Some((b"/bin/x", 0x4000)), None).unwrap();
+        write_holder(&mut text, 0x10, 1, 10, 5).unwrap();
+        write_unattributed(&mut text, 0x10, 77).unwrap();
         let r = parse(&text).unwrap();
         assert_eq!((r.pid, r.lock.as_str(), r.profile, r.swapped, r.glibc), (42, "mcs", true, 90, 7));
         assert_eq!(r.inits, inits);
@@ -399,6 +461,13 @@ mod tests {
             ("/bin/x", None)
         );
         assert_eq!((stacks[1].count, stacks[1].frames.len()), (1, 0), "the stacks beyond those kept");
+        let h = &r.mutexes[1].holders;
+        assert_eq!(
+            (h[0].releases, h[0].held_ns, h[0].caused_ns, h[0].frames[0].address),
+            (3, 9000, 4500, 0x700c)
+        );
+        assert_eq!((h[1].releases, h[1].frames.len()), (1, 0), "the other release sites");
+        assert_eq!(r.mutexes[1].unattributed_ns, 77);
     }
 
     #[test]

@@ -241,5 +241,53 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
         );
     }
     let hints: String = s.symbol_hints.iter().map(|h| format!("{h}\n")).collect();
-    format!("{}{t}\n{}{stacks}{}", head, crate::output::table::fit(legend), crate::output::table::fit(&hints))
+    format!(
+        "{}{t}\n{}{stacks}{}{}",
+        head,
+        crate::output::table::fit(legend),
+        holders(r, top, preset),
+        crate::output::table::fit(&hints)
+    )
+}
+
+/// The holders' side: release sites ranked by the wait they caused.
+fn holders(r: &ProgramResult, top: usize, preset: &str) -> String {
+    let s = &r.sample;
+    let mut rows: Vec<_> = s
+        .mutexes
+        .iter()
+        .flat_map(|m| m.holders.iter().filter(|h| !h.frames.is_empty()).map(move |h| (m, h)))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    rows.sort_by_key(|(_, h)| std::cmp::Reverse(h.caused_wait_ns));
+    let pids = s.mutexes.iter().any(|m| m.pid != s.mutexes[0].pid);
+    let mut t = Table::new();
+    t.load_preset(preset);
+    t.set_header(vec!["mutex", "held at", "releases to waiters", "held ms", "wait caused ms", "of its wait"]);
+    for (m, h) in rows.iter().take(top) {
+        t.add_row(vec![
+            if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) },
+            h.frames[h.wrappers].clone(),
+            h.releases.to_string(),
+            format!("{:.3}", h.held_ns as f64 / 1e6),
+            format!("{:.3}", h.caused_wait_ns as f64 / 1e6),
+            format!("{:.0}%", 100.0 * h.caused_wait_ns as f64 / m.counts.wait_ns.max(1) as f64),
+        ]);
+    }
+    for i in 2..6 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let legend = "held at: where the holder released the mutex (an unlock, or a condition wait), past \
+                  wrappers; releases to waiters: its releases while others waited; held: the holds those \
+                  releases ended; wait caused: the waits they ended (each contended acquisition's wait \
+                  goes to the release just before it, as Go's mutex profile charges the unlocker).\n";
+    format!(
+        "the holders that caused the waits, top {} by wait caused:\n{t}\n{}",
+        top.min(rows.len()),
+        crate::output::table::fit(legend)
+    )
 }
