@@ -139,30 +139,24 @@ pub fn profiles(
         fold_wrappers(&mut out[first..]);
     }
     // The order the tables show: most waited-on first.
-    let mut order: Vec<usize> = (0..out.len()).collect();
-    order.sort_by(|&a, &b| {
-        let key = |i: usize| (out[i].counts.wait_ns, out[i].counts.acquisitions);
-        key(b).cmp(&key(a))
-    });
-    let mut modules: Vec<String> =
-        order.iter().take(top).filter_map(|&i| by_offset.get(&out[i].waits_at).cloned()).collect();
+    out.sort_by_key(|m| std::cmp::Reverse((m.counts.wait_ns, m.counts.acquisitions)));
+    let mut modules: Vec<&String> = out.iter().take(top).filter_map(|m| by_offset.get(&m.waits_at)).collect();
     modules.sort();
     modules.dedup();
-    let hints = modules.iter().filter(|m| m.as_str() != "-").map(|m| symbols::how_to_name(m)).collect();
-    let mut slots: Vec<Option<MutexProfile>> = out.into_iter().map(Some).collect();
-    (order.into_iter().filter_map(|i| slots[i].take()).collect(), hints)
+    let hints = modules.into_iter().filter(|m| m.as_str() != "-").map(|m| symbols::how_to_name(m)).collect();
+    (out, hints)
 }
 
 /// Folds away the wrapper frames of one process's stacks (the contended
-/// ones and the first acquisitions') and names each mutex by where it
-/// waits, or where it was first locked if it never waited. A frame is a wrapper when, at the innermost
-/// place not folded yet, it stands in the stacks of more than one mutex
-/// with more than one caller: a function that locks whichever mutex it is
-/// given for whoever calls it (pigz's `possess`, rocksdb's
-/// `port::Mutex::Lock`). A function that locks several mutexes for one
-/// caller (the shards of a cache) is where they wait, and stays. Repeated
-/// until nothing folds, so wrappers of wrappers go too; the last frame of
-/// a stack never folds.
+/// ones, the first acquisitions' and the release sites') and names each
+/// mutex by where it waits, or where it was first locked if it never
+/// waited. A frame is a wrapper when, at the innermost place not folded
+/// yet, it stands in the stacks of more than one mutex with more than one
+/// caller: a function that locks whichever mutex it is given for whoever
+/// calls it (pigz's `possess`, rocksdb's `port::Mutex::Lock`). A function
+/// that locks several mutexes for one caller (the shards of a cache) is
+/// where they wait, and stays. Repeated until nothing folds, so wrappers
+/// of wrappers go too; the last frame of a stack never folds.
 pub fn fold_wrappers(mutexes: &mut [MutexProfile]) {
     use std::collections::{BTreeMap, BTreeSet};
     loop {
