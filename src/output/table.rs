@@ -23,6 +23,15 @@ pub fn fit(text: &str) -> String {
     out
 }
 
+/// Right-aligns the numeric `columns` of `t` (those it has).
+pub fn align_right(t: &mut comfy_table::Table, columns: std::ops::Range<usize>) {
+    for i in columns {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+}
+
 /// The mark on a number that comes from a run a signal cut short.
 pub(crate) const CUT_MARK: &str = "*";
 

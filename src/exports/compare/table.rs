@@ -3,7 +3,7 @@
 use crate::exports::compare::paired::PairedReport;
 use crate::exports::compare::Report;
 use crate::output::number::si;
-use comfy_table::{presets, CellAlignment, Table};
+use comfy_table::{presets, Table};
 
 /// The table, the unmatched points, and the summary line.
 pub fn render(r: &Report, threshold: f64) -> String {
@@ -21,11 +21,7 @@ pub fn render(r: &Report, threshold: f64) -> String {
             format!("{}{}", c.verdict.text(), if c.regression { "  REGRESSION" } else { "" }),
         ]);
     }
-    for i in 1..6 {
-        if let Some(col) = t.column_mut(i) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    crate::output::table::align_right(&mut t, 1..6);
     let better = if r.higher_is_better { "higher" } else { "lower" };
     let mut out = format!(
         "{} export: {} ({better} is better), mean over the runs; verdicts by Welch's t-test at the 5% level\n{t}\n",
@@ -62,11 +58,7 @@ pub fn render_paired(r: &PairedReport) -> String {
             .to_string(),
         ]);
     }
-    for i in 1..5 {
-        if let Some(col) = t.column_mut(i) {
-            col.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    crate::output::table::align_right(&mut t, 1..5);
     let better = if r.higher_is_better { "higher" } else { "lower" };
     let how = if r.paired {
         "ratio: geometric mean of each round's point/baseline; interval: Student's t over the rounds' log ratios"

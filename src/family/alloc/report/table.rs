@@ -5,7 +5,7 @@
 use crate::family::alloc::sweep::AllocResult;
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
-use comfy_table::{presets, CellAlignment, Table};
+use comfy_table::{presets, Table};
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
@@ -100,11 +100,7 @@ pub(crate) fn table_with(results: &[AllocResult], shown: &Shown, preset: &str) -
     for r in results {
         t.add_row(shown.select(&groups, row(r)));
     }
-    for i in 2..headers.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    crate::output::table::align_right(&mut t, 2..headers.len());
     let notes: String = results
         .iter()
         .map(|r| {

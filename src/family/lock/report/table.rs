@@ -6,7 +6,7 @@ use crate::measure::env::Environment;
 use crate::model::value::WorkMode;
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::{ratio, si};
-use comfy_table::{presets, CellAlignment, Table};
+use comfy_table::{presets, Table};
 
 /// The lock table's optional column groups.
 pub const GROUPS: &[Group] = &[
@@ -125,11 +125,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
         row.extend(shown.select(&groups, cells(r, repeated, holds)));
         t.add_row(row);
     }
-    for i in varying.len()..varying.len() + headers.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    crate::output::table::align_right(&mut t, varying.len()..varying.len() + headers.len());
     let precision: String = results
         .iter()
         .map(|r| {

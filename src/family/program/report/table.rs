@@ -4,10 +4,10 @@
 
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
-use crate::model::program::ProgramResult;
+use crate::model::program::{MutexProfile, ProgramResult};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
-use comfy_table::{CellAlignment, Table};
+use comfy_table::Table;
 
 /// The run table's optional column groups.
 pub const GROUPS: &[Group] = &[
@@ -105,11 +105,7 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     for (r, vs) in o.results.iter().zip(&o.vs_glibc) {
         t.add_row(shown.select(&groups, row(r, vs.as_ref(), rate, procs)));
     }
-    for i in 1..headers.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    crate::output::table::align_right(&mut t, 1..headers.len());
     let notes: String = o
         .results
         .iter()
@@ -160,6 +156,13 @@ fn kind(k: i32, swapped: bool, glibc_anyway: bool) -> String {
     s
 }
 
+/// How the profile's tables name a mutex: its address, with its pid when
+/// the profile spans several processes.
+fn mutex_label(mutexes: &[MutexProfile]) -> impl Fn(&MutexProfile) -> String {
+    let pids = mutexes.iter().any(|m| m.pid != mutexes[0].pid);
+    move |m| if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) }
+}
+
 /// One lock's profile: its median run's top mutexes by total wait.
 fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     let s = &r.sample;
@@ -167,7 +170,7 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     let contended: u64 = s.mutexes.iter().map(|m| m.counts.contended).sum();
     let mut t = Table::new();
     t.load_preset(preset);
-    let pids = s.mutexes.iter().any(|m| m.pid != s.mutexes[0].pid);
+    let label = mutex_label(&s.mutexes);
     t.set_header(vec![
         "mutex",
         "waits at",
@@ -181,7 +184,7 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     ]);
     for m in s.mutexes.iter().take(top) {
         t.add_row(vec![
-            if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) },
+            label(m),
             m.waits_at.clone(),
             m.counts.acquisitions.to_string(),
             format!(
@@ -196,11 +199,7 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
             kind(m.kind, m.swapped, s.lock == "pthread"),
         ]);
     }
-    for i in 2..8 {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    crate::output::table::align_right(&mut t, 2..8);
     let head = format!(
         "\nprofile under {} (median run, round {}): {} mutexes in {} process(es), {} acquisitions, {} contended; \
          top {} by total wait:\n",
@@ -262,13 +261,13 @@ fn holders(r: &ProgramResult, top: usize, preset: &str) -> String {
         return String::new();
     }
     rows.sort_by_key(|(_, h)| std::cmp::Reverse(h.caused_wait_ns));
-    let pids = s.mutexes.iter().any(|m| m.pid != s.mutexes[0].pid);
+    let label = mutex_label(&s.mutexes);
     let mut t = Table::new();
     t.load_preset(preset);
     t.set_header(vec!["mutex", "held at", "releases to waiters", "held ms", "wait caused ms", "of its wait"]);
     for (m, h) in rows.iter().take(top) {
         t.add_row(vec![
-            if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) },
+            label(m),
             h.frames[h.wrappers].clone(),
             h.releases.to_string(),
             format!("{:.3}", h.held_ns as f64 / 1e6),
@@ -276,11 +275,7 @@ fn holders(r: &ProgramResult, top: usize, preset: &str) -> String {
             format!("{:.0}%", 100.0 * h.caused_wait_ns as f64 / m.counts.wait_ns.max(1) as f64),
         ]);
     }
-    for i in 2..6 {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    crate::output::table::align_right(&mut t, 2..6);
     let legend = "held at: where the holder released the mutex (an unlock, or a condition wait), past \
                   wrappers; releases to waiters: its releases while others waited; held: the holds those \
                   releases ended; wait caused: the waits they ended (each contended acquisition's wait \

@@ -10,7 +10,7 @@ use crate::measure::latency::LatencySummary;
 use crate::measure::tracefs::TraceReport;
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::ratio;
-use comfy_table::{presets, CellAlignment, Table};
+use comfy_table::{presets, Table};
 
 fn us(ns: u64) -> String {
     format!("{:.2}", ns as f64 / 1e3)
@@ -203,11 +203,7 @@ pub(crate) fn render_with(
             t.add_row(shown.select(&groups, cells));
         }
     }
-    for i in 3..headers.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    crate::output::table::align_right(&mut t, 3..headers.len());
     let mut notes = format!(
         "clock: CLOCK_MONOTONIC, resolution {} ns, {} ns per read (median of back-to-back reads; \
          each round trip includes one)\n",
