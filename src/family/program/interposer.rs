@@ -4,7 +4,7 @@
 //! processes it entered, the inits summed, every mutex named.
 
 use crate::family::program::scratch::ExecDir;
-use crate::family::program::symbols::{self, Symbolizer};
+use crate::family::program::symbols::Symbolizer;
 use crate::model::program::{HolderProfile, MutexCounts, MutexInits, MutexProfile, StackProfile};
 use anyhow::{anyhow, Result};
 use locks::in_mutex::report::Frame;
@@ -143,7 +143,7 @@ pub fn profiles(
     let mut modules: Vec<&String> = out.iter().take(top).filter_map(|m| by_offset.get(&m.waits_at)).collect();
     modules.sort();
     modules.dedup();
-    let hints = modules.into_iter().filter(|m| m.as_str() != "-").map(|m| symbols::how_to_name(m)).collect();
+    let hints = modules.into_iter().filter(|m| m.as_str() != "-").map(|m| symbols.hint(m)).collect();
     (out, hints)
 }
 

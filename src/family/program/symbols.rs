@@ -29,10 +29,12 @@ struct Module {
     symtab: bool,
 }
 
-/// Loaded modules, each read once per report.
+/// Loaded modules, each read once per report, and the hint for each
+/// module without symbols (one `dpkg -S` per module, not per run).
 #[derive(Default)]
 pub struct Symbolizer {
     modules: HashMap<String, Module>,
+    hints: HashMap<String, String>,
 }
 
 /// The separate debug file of the ELF file `path` whose bytes are `data`:
@@ -75,7 +77,7 @@ impl Module {
                 let symtab = std::fs::read(&debug).is_ok_and(|d| has_symtab(&d));
                 (debug, symtab)
             }
-            None => (PathBuf::from(path), has_symtab(&data)),
+            None => (PathBuf::from(path), object::Object::symbol_table(&file).is_some()),
         };
         Module { loader: addr2line::Loader::new(&source).ok(), pie, symtab }
     }
@@ -127,6 +129,11 @@ impl Symbolizer {
         }
         Named { text: format!("{short}+{offset:#x}"), offset, by_offset: true }
     }
+
+    /// How to get names for `module` (asked once per module).
+    pub fn hint(&mut self, module: &str) -> String {
+        self.hints.entry(module.to_string()).or_insert_with(|| how_to_name(module)).clone()
+    }
 }
 
 /// A call site, named.
@@ -142,7 +149,7 @@ pub struct Named {
 
 /// How to get names for `module`: its Debian package's debug symbols, or
 /// a build with `-g`.
-pub fn how_to_name(module: &str) -> String {
+fn how_to_name(module: &str) -> String {
     let package = std::process::Command::new("dpkg")
         .args(["-S", module])
         .output()
