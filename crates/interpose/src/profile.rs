@@ -18,7 +18,7 @@
 
 use crate::mode::Mode;
 use crate::mutex::{self, holds};
-use crate::stack::{self, DEPTH};
+use crate::stack::{self, Frames, DEPTH};
 use libc::{c_int, pthread_mutex_t};
 use locks::sys::clock::monotonic_ns as now;
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -39,23 +39,16 @@ pub const STACKS: usize = 4;
 
 /// The contended acquisitions of one mutex from one stack.
 pub struct Stack {
-    /// Innermost first, zero-padded (all zero: free).
-    pub frames: [AtomicUsize; DEPTH],
+    /// Innermost first (free while empty).
+    pub frames: Frames,
     pub count: AtomicU64,
     pub wait_ns: AtomicU64,
 }
 
 impl Stack {
     #[allow(clippy::declare_interior_mutable_const)]
-    const EMPTY: Stack = Stack {
-        frames: [const { AtomicUsize::new(0) }; DEPTH],
-        count: AtomicU64::new(0),
-        wait_ns: AtomicU64::new(0),
-    };
-
-    fn is(&self, frames: &[usize; DEPTH]) -> bool {
-        self.frames.iter().zip(frames).all(|(a, &b)| a.load(Relaxed) == b)
-    }
+    const EMPTY: Stack =
+        Stack { frames: Frames::EMPTY, count: AtomicU64::new(0), wait_ns: AtomicU64::new(0) };
 }
 
 /// Releases of one mutex from one place (an unlock, or a condition wait
@@ -63,8 +56,8 @@ impl Stack {
 /// of contention.
 pub struct Holder {
     /// The release site and its callers (the walk happens once, when the
-    /// site is first seen releasing to waiters); all zero: free.
-    pub frames: [AtomicUsize; DEPTH],
+    /// site is first seen releasing to waiters); free while empty.
+    pub frames: Frames,
     /// Releases with waiters.
     pub releases: AtomicU64,
     /// The holds those releases ended, ns.
@@ -77,7 +70,7 @@ pub struct Holder {
 impl Holder {
     #[allow(clippy::declare_interior_mutable_const)]
     const EMPTY: Holder = Holder {
-        frames: [const { AtomicUsize::new(0) }; DEPTH],
+        frames: Frames::EMPTY,
         releases: AtomicU64::new(0),
         held_ns: AtomicU64::new(0),
         caused_ns: AtomicU64::new(0),
@@ -96,8 +89,8 @@ pub struct Record {
     pub key: AtomicUsize,
     /// The return address of its first acquisition.
     pub site: AtomicUsize,
-    /// The stack of its first acquisition (zero-padded).
-    pub first_stack: [AtomicUsize; DEPTH],
+    /// The stack of its first acquisition.
+    pub first_stack: Frames,
     /// glibc's kind field at the first acquisition.
     pub kind: AtomicI32,
     pub acquisitions: AtomicU64,
@@ -139,7 +132,7 @@ impl Record {
     const EMPTY: Record = Record {
         key: AtomicUsize::new(0),
         site: AtomicUsize::new(0),
-        first_stack: [const { AtomicUsize::new(0) }; DEPTH],
+        first_stack: Frames::EMPTY,
         kind: AtomicI32::new(0),
         acquisitions: AtomicU64::new(0),
         contended: AtomicU64::new(0),
@@ -215,14 +208,14 @@ impl Record {
         }
         self.last_release.store(RELEASED_UNKNOWN, Relaxed);
         for h in &self.holders {
-            h.frames.iter().for_each(|f| f.store(0, Relaxed));
+            h.frames.store(&[0; DEPTH]);
             for f in [&h.releases, &h.held_ns, &h.caused_ns] {
                 f.store(0, Relaxed);
             }
         }
         self.hist.iter().for_each(|c| c.store(0, Relaxed));
         for st in &self.stacks {
-            st.frames.iter().for_each(|f| f.store(0, Relaxed));
+            st.frames.store(&[0; DEPTH]);
             st.count.store(0, Relaxed);
             st.wait_ns.store(0, Relaxed);
         }
@@ -234,11 +227,9 @@ impl Record {
     fn add_stack(&self, frames: &[usize; DEPTH], w: u64) {
         let known = frames[0] != 0;
         let slot = known.then_some(()).and_then(|()| {
-            self.stacks.iter().find(|st| st.is(frames)).or_else(|| {
-                let free = self.stacks.iter().find(|st| st.frames[0].load(Relaxed) == 0)?;
-                for (a, &b) in free.frames.iter().zip(frames) {
-                    a.store(b, Relaxed);
-                }
+            self.stacks.iter().find(|st| st.frames.is(frames)).or_else(|| {
+                let free = self.stacks.iter().find(|st| st.frames.first() == 0)?;
+                free.frames.store(frames);
                 Some(free)
             })
         });
@@ -312,11 +303,9 @@ fn released_to_waiters(r: &Record, site: usize) {
     let start = r.hold_start.load(Relaxed);
     let held = if start != 0 { now().saturating_sub(start) } else { 0 };
     let slot = (site != 0).then_some(()).and_then(|()| {
-        r.holders.iter().position(|h| h.frames[0].load(Relaxed) == site).or_else(|| {
-            let free = r.holders.iter().position(|h| h.frames[0].load(Relaxed) == 0)?;
-            for (a, b) in r.holders[free].frames.iter().zip(stack::capture(site)) {
-                a.store(b, Relaxed);
-            }
+        r.holders.iter().position(|h| h.frames.first() == site).or_else(|| {
+            let free = r.holders.iter().position(|h| h.frames.first() == 0)?;
+            r.holders[free].frames.store(&stack::capture(site));
             Some(free)
         })
     });
@@ -367,9 +356,7 @@ fn claimed(r: &Record, m: *mut pthread_mutex_t, site: usize) {
     // SAFETY: the callers pass a live mutex.
     r.kind.store(unsafe { mutex::kind(m) }, Relaxed);
     if site != 0 {
-        for (a, b) in r.first_stack.iter().zip(stack::capture(site)) {
-            a.store(b, Relaxed);
-        }
+        r.first_stack.store(&stack::capture(site));
     }
 }
 

@@ -19,6 +19,7 @@
 
 use crate::mutex::INITS;
 use crate::profile::{Record, SLOTS, TABLE};
+use crate::stack::Frames;
 use locks::in_mutex::report::{
     write_first, write_frame, write_header, write_holder, write_mutex, write_stack, write_unattributed,
     Inits, MutexCounts, ReportSink,
@@ -141,7 +142,7 @@ fn mutex_line(out: &mut Sink, r: &Record) {
     };
     let (module, symbol) = located(site);
     let _ = write_mutex(out, &counts, module, symbol);
-    if r.first_stack[0].load(Relaxed) != 0 {
+    if r.first_stack.first() != 0 {
         let _ = write_first(out, counts.address);
         frames(out, &r.first_stack);
     }
@@ -170,8 +171,8 @@ fn mutex_line(out: &mut Sink, r: &Record) {
 }
 
 /// The frame lines of a stack.
-fn frames(out: &mut Sink, stack: &[std::sync::atomic::AtomicUsize]) {
-    for frame in stack.iter().map(|f| f.load(Relaxed)).take_while(|&f| f != 0) {
+fn frames(out: &mut Sink, stack: &Frames) {
+    for frame in stack.load() {
         let (module, symbol) = located(frame);
         let _ = write_frame(out, frame as u64, module, symbol);
     }

@@ -11,6 +11,7 @@
 //! lookup, so deeper stacks would lengthen the waits they annotate.
 
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 /// Frames kept per stack.
 pub const DEPTH: usize = 8;
@@ -83,4 +84,38 @@ pub fn capture(site: usize) -> [usize; DEPTH] {
         walk.frames[0] = site;
     }
     walk.frames
+}
+
+/// A stack kept in the profile's static tables: [`DEPTH`] return
+/// addresses, innermost first, zero-padded; all zero while the slot is
+/// free. Written by one thread at a time (the mutex's holder, or the
+/// thread that claimed the record).
+pub struct Frames([AtomicUsize; DEPTH]);
+
+impl Frames {
+    // Only the initializer of the static tables' elements.
+    #[allow(clippy::declare_interior_mutable_const)]
+    pub const EMPTY: Frames = Frames([const { AtomicUsize::new(0) }; DEPTH]);
+
+    /// Its innermost frame (0: free).
+    pub fn first(&self) -> usize {
+        self.0[0].load(Relaxed)
+    }
+
+    /// Whether it holds `frames`.
+    pub fn is(&self, frames: &[usize; DEPTH]) -> bool {
+        self.0.iter().zip(frames).all(|(a, &b)| a.load(Relaxed) == b)
+    }
+
+    /// Keeps `frames`.
+    pub fn store(&self, frames: &[usize; DEPTH]) {
+        for (a, &b) in self.0.iter().zip(frames) {
+            a.store(b, Relaxed);
+        }
+    }
+
+    /// The frames kept, without the padding.
+    pub fn load(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().map(|f| f.load(Relaxed)).take_while(|&f| f != 0)
+    }
 }
