@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -101,7 +102,7 @@ def main():
         # bpftrace's maps hold 4096 keys by default and drop the rest
         # silently: sysbench's mutex test alone has 4096 mutexes.
         env = {**os.environ, "BPFTRACE_MAP_KEYS_MAX": str(1 << 20)}
-        bt = subprocess.run(["bpftrace", "-e", program(comm), "-c", " ".join(map(shlex_quote, cmd))],
+        bt = subprocess.run(["bpftrace", "-e", program(comm), "-c", shlex.join(cmd)],
                             capture_output=True, text=True, env=env)
         if bt.returncode != 0 or not os.path.exists(export):
             sys.exit(f"profile-oracle.py: bpftrace or contend failed:\n{bt.stderr[-3000:]}")
@@ -142,11 +143,6 @@ def main():
     if a.markdown:
         with open(a.markdown, "a") as f:
             f.write(text + "\n")
-
-
-def shlex_quote(s):
-    import shlex
-    return shlex.quote(s)
 
 
 if __name__ == "__main__":
