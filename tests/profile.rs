@@ -42,9 +42,18 @@ fn objcopy(args: &[&str], dir: &Path) {
 fn profile(exe: &Path) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("run.json");
+    let (doc, table) = profile_into(exe, &json, &["--runs", "1"]);
+    (doc["points"][0]["sample"].clone(), table)
+}
+
+/// `contend run --profile` of `exe` with `args`, exported to `json`: the
+/// export and the table.
+fn profile_into(exe: &Path, json: &Path, args: &[&str]) -> (Value, String) {
     let out = contend()
-        .args(["run", "--profile", "--runs", "1", "--count-futex", "off", "--no-progress", "--export-json"])
-        .arg(&json)
+        .args(["run", "--profile", "--count-futex", "off", "--no-progress"])
+        .args(args)
+        .arg("--export-json")
+        .arg(json)
         .arg("--")
         .arg(exe)
         .timeout(std::time::Duration::from_secs(600))
@@ -52,8 +61,8 @@ fn profile(exe: &Path) -> (Value, String) {
         .expect("contend runs");
     let table = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{table}");
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    (doc["points"][0]["sample"].clone(), table)
+    let doc: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+    (doc, table)
 }
 
 /// The mutexes that were contended, by where they wait.
@@ -127,4 +136,49 @@ fn a_wrapped_mutex_is_named_by_its_callers_with_their_lines() {
     let hints = sample["symbol_hints"].as_array().unwrap();
     assert!(hints.len() == 1 && hints[0].as_str().unwrap().contains("rebuild it with -g"), "{hints:?}");
     assert!(table.contains("has no debug symbols"), "{table}");
+}
+
+#[test]
+fn a_profiled_export_goes_through_compare_report_and_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("two_mutexes", dir.path());
+    let json = dir.path().join("run.json");
+    let (doc, table) = profile_into(&exe, &json, &["--lock", "pthread,tas", "--runs", "2"]);
+    for p in doc["points"].as_array().unwrap() {
+        for m in contended(&p["sample"]) {
+            // The wait histogram holds every contended acquisition.
+            let counted: u64 =
+                m["wait_histogram"].as_array().unwrap().iter().map(|b| b["count"].as_u64().unwrap()).sum();
+            assert_eq!(counted, m["contended"].as_u64().unwrap(), "{m}");
+        }
+    }
+    // compare: against itself, and tas against pthread by round.
+    let out = contend().arg("compare").arg(&json).arg(&json).arg("--json").assert().success();
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(report["points"].as_array().unwrap().len(), 2, "{report}");
+    contend().arg("compare").arg(&json).args(["--baseline", "pthread"]).assert().success();
+    // report: the profile's tables under the points', named by function
+    // and line, and a page a browser shows.
+    let html = dir.path().join("run.html");
+    contend().arg("report").arg(&json).arg("-o").arg(&html).assert().success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    for needle in [
+        "pthread: the top mutexes by wait (median run)",
+        "tas: the holders that caused the waits",
+        "<td>long_holder (two_mutexes.c:",
+        "<td>waiter_a (two_mutexes.c:",
+        "The program under each lock, and its top mutexes",
+    ] {
+        assert!(page.contains(needle), "the page lacks `{needle}`\n{table}");
+    }
+    common::browser::shows_without_errors(&html);
+    // plot: each lock's wall time and the top mutexes' waits.
+    let svg = dir.path().join("run.svg");
+    contend().arg("plot").arg(&json).arg("-o").arg(&svg).assert().success();
+    let figure = std::fs::read_to_string(&svg).unwrap();
+    for needle in
+        ["wall s, 95% intervals", "pthread: waiter_a (two_mutexes.c:", "tas: waiter_b (two_mutexes.c:"]
+    {
+        assert!(figure.contains(needle), "the figure lacks `{needle}`");
+    }
 }

@@ -5,9 +5,7 @@
 //! nothing from outside: no scripts, no stylesheets, no fonts, no images
 //! by URL.
 
-use crate::family::lock::report::plot::{self as lock_plot, Dot};
-use crate::family::wakeup::report::plot::{self as wakeup_plot, Curve};
-use crate::model::family::{Cell, Figure};
+use crate::model::family::Cell;
 use crate::model::SpecError;
 use crate::output::number::si;
 use anyhow::Result;
@@ -96,27 +94,21 @@ fn points(doc: &Value, caption: &str) -> Result<(String, String), String> {
     let family = crate::exports::families::of(doc)?;
     let mut svg = String::new();
     let entries = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if !entries.is_empty() {
-        match family.figure {
-            Some(Figure::Throughput) => {
-                let dots = Dot::read(doc, None)?;
-                let area = SVGBackend::with_string(&mut svg, lock_plot::SIZE).into_drawing_area();
-                lock_plot::draw(&dots, area, None, caption)?;
-            }
-            Some(Figure::Latency) => {
-                let curves = Curve::read(doc, None)?;
-                let area = SVGBackend::with_string(&mut svg, wakeup_plot::SIZE).into_drawing_area();
-                wakeup_plot::draw(&curves, area, None, caption)?;
-            }
-            None => {}
-        }
+    if let Some(figure) = crate::exports::plot::figure_of(doc, None)?.filter(|f| !f.is_empty()) {
+        let area = SVGBackend::with_string(&mut svg, figure.size()).into_drawing_area();
+        figure.draw(area, None, caption)?;
     }
     let header: Vec<&str> = family.columns.iter().map(|c| c.header).collect();
     let rows: Vec<Vec<String>> = entries
         .iter()
         .map(|p| family.columns.iter().map(|c| cell(c.path.iter().fold(p, |v, f| &v[*f]), c.cell)).collect())
         .collect();
-    Ok((svg, table(&header, &rows)))
+    let mut tables = table(&header, &rows);
+    for d in entries.iter().flat_map(family.details) {
+        let _ = write!(tables, "<h3>{}</h3>", escape(&d.title));
+        tables += &table(d.header, &d.rows);
+    }
+    Ok((svg, tables))
 }
 
 /// One export's section of the page.

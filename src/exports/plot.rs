@@ -2,11 +2,13 @@
 //! more exports of one family, drawn after the fact: two machines, two
 //! kernels, before and after a change. Lock exports give throughput and
 //! fairness against the swept axis; wakeup exports give latency against
-//! percentile. With several exports each series is named after its file.
+//! percentile; run exports give each lock's metric with its interval and
+//! the top mutexes' waits by percentile. With several exports each series is named after its file.
 //! The figures are the ones `--plot` draws during a run (the same code);
 //! PNG uses plotters' bitmap backend and the embedded font.
 
 use crate::family::lock::report::plot::{self as lock_plot, Dot};
+use crate::family::program::report::plot::{self as program_plot, ProgramFigure};
 use crate::family::wakeup::report::plot::{self as wakeup_plot, Curve};
 use crate::model::family::Figure;
 use crate::model::SpecError;
@@ -19,7 +21,8 @@ use std::path::{Path, PathBuf};
 /// `contend plot`.
 #[derive(Debug, Args)]
 pub struct PlotArgs {
-    /// Lock exports (`contend lock --export-json`), one or more.
+    /// Exports of one family (`--export-json` of lock, wakeup or run), one
+    /// or more.
     #[arg(required = true, value_name = "FILE.json")]
     pub files: Vec<PathBuf>,
     /// The figure: .svg or .png.
@@ -57,31 +60,98 @@ pub fn export_caption(doc: &Value) -> String {
 }
 
 /// What one export holds, ready to draw.
-enum Points {
+pub(crate) enum Points {
     Lock(Vec<Dot>),
     Wakeup(Vec<Curve>),
+    Program(ProgramFigure),
+}
+
+/// The figure of export `doc` as its family draws it (None: the family
+/// has none), its series named after `source` too when a figure joins
+/// several exports.
+pub(crate) fn figure_of(doc: &Value, source: Option<&str>) -> Result<Option<Points>, String> {
+    let family = crate::exports::families::of(doc)?;
+    Ok(match family.figure {
+        Some(Figure::Throughput) => Some(Points::Lock(Dot::read(doc, source)?)),
+        Some(Figure::Latency) => Some(Points::Wakeup(Curve::read(doc, source)?)),
+        Some(Figure::Program) => Some(Points::Program(ProgramFigure::read(doc, source)?)),
+        None => None,
+    })
 }
 
 /// Reads one export: its points, and its command and machine in words.
 fn read(path: &Path, source: Option<&str>) -> Result<(Points, String)> {
     let doc = crate::exports::reader::read_export(path)?;
     let bad = |e: String| SpecError(format!("{}: {e}", path.display()));
-    let family = crate::exports::families::of(&doc).map_err(bad)?;
-    let points = match family.figure {
-        Some(Figure::Throughput) => Points::Lock(Dot::read(&doc, source).map_err(bad)?),
-        Some(Figure::Latency) => Points::Wakeup(Curve::read(&doc, source).map_err(bad)?),
-        None => {
-            return Err(SpecError(format!(
-                "{}: a `{}` export has no figure; contend plot draws lock and wakeup exports (its table \
-                 is in `contend report`)",
-                path.display(),
-                family.name
-            ))
-            .into())
-        }
-    };
+    let points = figure_of(&doc, source).map_err(bad)?.ok_or_else(|| {
+        SpecError(format!(
+            "{}: a `{}` export has no figure; contend plot draws lock, wakeup and run exports (its table \
+             is in `contend report`)",
+            path.display(),
+            doc["family"].as_str().unwrap_or("?")
+        ))
+    })?;
     let caption = export_caption(&doc);
     Ok((points, caption))
+}
+
+impl Points {
+    /// The family's figure, for a message.
+    fn kind(&self) -> &'static str {
+        match self {
+            Points::Lock(_) => "lock",
+            Points::Wakeup(_) => "wakeup",
+            Points::Program(_) => "run",
+        }
+    }
+
+    /// Joins `other` (of the same kind) to these.
+    fn join(&mut self, other: Points) -> Result<(), SpecError> {
+        match (self, other) {
+            (Points::Lock(a), Points::Lock(b)) => a.extend(b),
+            (Points::Wakeup(a), Points::Wakeup(b)) => a.extend(b),
+            (Points::Program(a), Points::Program(b)) => a.extend(b),
+            (a, b) => {
+                return Err(SpecError(format!(
+                    "{} and {} exports make different figures: plot them apart",
+                    a.kind(),
+                    b.kind()
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            Points::Lock(d) => d.is_empty(),
+            Points::Wakeup(c) => c.is_empty(),
+            Points::Program(f) => f.locks.is_empty(),
+        }
+    }
+
+    /// Its size in pixels.
+    pub(crate) fn size(&self) -> (u32, u32) {
+        match self {
+            Points::Lock(_) => lock_plot::SIZE,
+            Points::Wakeup(_) => wakeup_plot::SIZE,
+            Points::Program(_) => program_plot::SIZE,
+        }
+    }
+
+    /// Draws it on `root`.
+    pub(crate) fn draw<DB: DrawingBackend>(
+        &self,
+        root: DrawingArea<DB, plotters::coord::Shift>,
+        title: Option<&str>,
+        caption: &str,
+    ) -> Result<(), String> {
+        match self {
+            Points::Lock(d) => lock_plot::draw(d, root, title, caption),
+            Points::Wakeup(c) => wakeup_plot::draw(c, root, title, caption),
+            Points::Program(f) => program_plot::draw(f, root, title, caption),
+        }
+    }
 }
 
 /// Draws the figure `args` asks for.
@@ -91,57 +161,35 @@ pub fn run(args: &PlotArgs) -> Result<()> {
     // error (exit 2) like every other export's.
     let sink = crate::output::sink::Sink::open("-o", &args.output)?;
     let several = args.files.len() > 1;
-    let (mut dots, mut curves) = (Vec::new(), Vec::new());
+    let mut all: Option<Points> = None;
     let mut captions = Vec::new();
     for path in &args.files {
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
         let (points, caption) = read(path, if several { name.as_deref() } else { None })?;
-        match points {
-            Points::Lock(d) => dots.extend(d),
-            Points::Wakeup(c) => curves.extend(c),
+        match &mut all {
+            None => all = Some(points),
+            Some(all) => all.join(points)?,
         }
         captions.push(match (several, name) {
             (true, Some(n)) => format!("{n}: {caption}"),
             _ => caption,
         });
     }
-    if dots.is_empty() && curves.is_empty() {
-        return Err(SpecError("the exports hold no points to draw".into()).into());
-    }
-    if !dots.is_empty() && !curves.is_empty() {
-        return Err(
-            SpecError("lock and wakeup exports make different figures: plot them apart".into()).into()
-        );
-    }
+    let points = all.filter(|p| !p.is_empty());
+    let points = points.ok_or_else(|| SpecError("the exports hold no points to draw".into()))?;
     let caption = captions.join("; ");
     let title = args.title.as_deref();
     let draw = |file: &mut std::fs::File, out: &Path| -> Result<()> {
         let mut svg = String::new();
-        let drawn = match (form, curves.is_empty()) {
-            (Form::Svg, true) => lock_plot::draw(
-                &dots,
-                SVGBackend::with_string(&mut svg, lock_plot::SIZE).into_drawing_area(),
+        let drawn = match form {
+            Form::Svg => points.draw(
+                SVGBackend::with_string(&mut svg, points.size()).into_drawing_area(),
                 title,
                 &caption,
             ),
-            (Form::Svg, false) => wakeup_plot::draw(
-                &curves,
-                SVGBackend::with_string(&mut svg, wakeup_plot::SIZE).into_drawing_area(),
-                title,
-                &caption,
-            ),
-            (Form::Png, true) => lock_plot::draw(
-                &dots,
-                BitMapBackend::new(out, lock_plot::SIZE).into_drawing_area(),
-                title,
-                &caption,
-            ),
-            (Form::Png, false) => wakeup_plot::draw(
-                &curves,
-                BitMapBackend::new(out, wakeup_plot::SIZE).into_drawing_area(),
-                title,
-                &caption,
-            ),
+            Form::Png => {
+                points.draw(BitMapBackend::new(out, points.size()).into_drawing_area(), title, &caption)
+            }
         };
         drawn.map_err(anyhow::Error::msg)?;
         if !svg.is_empty() {

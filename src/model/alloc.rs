@@ -112,6 +112,7 @@ pub const FAMILY: Family = Family {
         Column { header: "vs glibc", path: &["sample", "vs_glibc"], cell: Cell::Fixed(2) },
     ],
     figure: None,
+    details: crate::model::family::no_details,
 };
 
 fn ops_per_s(_spec: &serde_json::Value) -> Metric {

@@ -32,6 +32,26 @@ pub struct Family {
     pub columns: &'static [Column],
     /// The figure `contend plot` and `contend report` draw, if any.
     pub figure: Option<Figure>,
+    /// The tables `contend report` shows under the points' table, from
+    /// one point entry (run: its median run's profile); [`no_details`]
+    /// for a family whose points say everything in their row.
+    pub details: fn(&Value) -> Vec<Detail>,
+}
+
+/// A table of one point's detail in `contend report`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detail {
+    /// What it shows, in a sentence.
+    pub title: String,
+    /// Column headers.
+    pub header: &'static [&'static str],
+    /// The rows, as shown.
+    pub rows: Vec<Vec<String>>,
+}
+
+/// No detail tables.
+pub fn no_details(_: &Value) -> Vec<Detail> {
+    Vec::new()
 }
 
 /// Where a point entry keeps its identifying fields.
@@ -150,6 +170,9 @@ pub enum Figure {
     Throughput,
     /// Round-trip latency against percentile (wakeup exports).
     Latency,
+    /// Each lock's metric with 95% intervals, and the top mutexes' waits
+    /// by percentile (run exports).
+    Program,
 }
 
 #[cfg(test)]

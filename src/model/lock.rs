@@ -296,6 +296,7 @@ pub const FAMILY: Family = Family {
         Column { header: "Jain", path: &["sample", "fairness", "jain"], cell: Cell::Fixed(4) },
     ],
     figure: Some(Figure::Throughput),
+    details: crate::model::family::no_details,
 };
 
 fn cs_per_s(_spec: &serde_json::Value) -> Metric {

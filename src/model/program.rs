@@ -5,7 +5,7 @@
 
 use crate::measure::cpu::CpuSplit;
 use crate::measure::futex::FutexCounts;
-use crate::model::family::{Cell, Column, Family, Key, KeyIn, Metric};
+use crate::model::family::{Cell, Column, Detail, Family, Key, KeyIn, Metric};
 use crate::model::run::{RunInfo, RunRecord};
 use nix::sys::signal::Signal;
 use serde::Serialize;
@@ -90,6 +90,9 @@ pub struct MutexProfile {
     pub counts: MutexCounts,
     /// Mean hold, from acquisition to unlock, ns.
     pub mean_hold_ns: f64,
+    /// Its contended waits by size (buckets 12.5% wide; `value_ns` is a
+    /// bucket's upper edge): what `contend plot` draws per top mutex.
+    pub wait_histogram: Vec<crate::measure::latency::Bucket>,
 }
 
 /// The contended acquisitions of one mutex from one stack.
@@ -237,8 +240,86 @@ pub const FAMILY: Family = Family {
         Column { header: "glibc", path: &["sample", "to_glibc"], cell: Cell::Text },
         Column { header: "processes", path: &["sample", "processes"], cell: Cell::Text },
     ],
-    figure: None,
+    figure: Some(crate::model::family::Figure::Program),
+    details: profile_details,
 };
+
+/// Mutexes a detail table shows per point.
+const DETAIL_TOP: usize = 10;
+
+/// The profile of a point's median run, as `contend report` shows it:
+/// the top mutexes by wait, and the holders that caused the waits (none
+/// without `--profile`).
+fn profile_details(entry: &serde_json::Value) -> Vec<Detail> {
+    use serde_json::Value;
+    let mutexes = entry["sample"]["mutexes"].as_array().map_or(&[][..], Vec::as_slice);
+    if mutexes.is_empty() {
+        return Vec::new();
+    }
+    let lock = entry["point"]["lock"].as_str().unwrap_or("?");
+    let n = |m: &Value, f: &str| m[f].as_f64().unwrap_or(0.0);
+    let ms = |ns: f64| format!("{:.3}", ns / 1e6);
+    let us = |ns: f64| format!("{:.1}", ns / 1e3);
+    let name = |m: &Value| format!("{}:{:#x}", n(m, "pid"), m["address"].as_u64().unwrap_or(0));
+    let top: Vec<&Value> = mutexes.iter().take(DETAIL_TOP).collect();
+    let waits = top
+        .iter()
+        .map(|m| {
+            vec![
+                name(m),
+                m["waits_at"].as_str().unwrap_or("?").to_string(),
+                format!("{}", n(m, "acquisitions")),
+                format!("{}", n(m, "contended")),
+                ms(n(m, "wait_ns")),
+                us(n(m, "p99_wait_ns")),
+                us(n(m, "max_wait_ns")),
+                us(n(m, "mean_hold_ns")),
+            ]
+        })
+        .collect();
+    let mut holders: Vec<(f64, Vec<String>)> = Vec::new();
+    for m in &top {
+        for h in m["holders"].as_array().into_iter().flatten() {
+            let frames = h["frames"].as_array().map_or(&[][..], Vec::as_slice);
+            let wrappers = h["wrappers"].as_u64().unwrap_or(0) as usize;
+            let at =
+                frames.get(wrappers).or(frames.last()).and_then(Value::as_str).unwrap_or("(other sites)");
+            let caused = n(h, "caused_wait_ns");
+            holders.push((
+                caused,
+                vec![
+                    name(m),
+                    at.to_string(),
+                    format!("{}", n(h, "releases")),
+                    ms(n(h, "held_ns")),
+                    ms(caused),
+                ],
+            ));
+        }
+    }
+    holders.sort_by(|a, b| b.0.total_cmp(&a.0));
+    vec![
+        Detail {
+            title: format!("{lock}: the top mutexes by wait (median run)"),
+            header: &[
+                "mutex (pid:address)",
+                "waits at",
+                "acquired",
+                "contended",
+                "wait ms",
+                "p99 wait µs",
+                "max wait µs",
+                "mean hold µs",
+            ],
+            rows: waits,
+        },
+        Detail {
+            title: format!("{lock}: the holders that caused the waits"),
+            header: &["mutex (pid:address)", "held at", "releases to waiters", "held ms", "wait caused ms"],
+            rows: holders.into_iter().take(DETAIL_TOP).map(|(_, row)| row).collect(),
+        },
+    ]
+}
 
 fn wall_or_rate(spec: &serde_json::Value) -> Metric {
     if spec.get("metric").is_some_and(|m| !m.is_null()) {

@@ -120,8 +120,19 @@ pub(crate) fn fonts() -> Result<(), String> {
         .clone()
 }
 
-/// How wide the legend column beside the data is, pixels.
+/// How wide the legend column beside the data is at least, pixels; a
+/// longer name widens it, up to [`LEGEND_MAX_SHARE`] of the figure.
 pub(crate) const LEGEND_WIDTH: u32 = 230;
+/// The largest share of the figure's width the legend may take.
+const LEGEND_MAX_SHARE: f64 = 0.4;
+
+/// The legend column's width for `series`: room for the longest name at
+/// the legend's 13 px type (about 7 px a character), within bounds.
+fn legend_width(series: &[(String, RGBColor)], figure_width: u32) -> u32 {
+    let longest = series.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0) as u32;
+    let wanted = 48 + 7 * longest;
+    wanted.clamp(LEGEND_WIDTH, (f64::from(figure_width) * LEGEND_MAX_SHARE) as u32)
+}
 
 /// Lays out a figure on `root`: a short `title` on top, the full command
 /// (`caption`) in small type at the bottom, and the legend column at the
@@ -148,7 +159,7 @@ pub(crate) fn frame<'a, DB: DrawingBackend + 'a>(
     };
     foot.draw(&Text::new(text, (12, 10), ("sans-serif", 11).into_font().color(&RGBColor(80, 80, 80))))
         .map_err(err)?;
-    let (data, legend) = body.split_horizontally(w.saturating_sub(LEGEND_WIDTH));
+    let (data, legend) = body.split_horizontally(w.saturating_sub(legend_width(series, w)));
     for (i, (name, c)) in series.iter().enumerate() {
         let y = 30 + 22 * i as i32;
         legend.draw(&PathElement::new(vec![(8, y), (32, y)], c.stroke_width(3))).map_err(err)?;
@@ -185,6 +196,14 @@ mod tests {
         assert_eq!(c.label(1.5), "");
         assert_eq!(c.label(-1.0), "");
         assert_eq!(c.range(), -0.5..3.5);
+    }
+
+    #[test]
+    fn the_legend_widens_for_long_names_within_bounds() {
+        let named = |n: usize| vec![("x".repeat(n), color(0))];
+        assert_eq!(legend_width(&named(5), 1100), LEGEND_WIDTH);
+        assert_eq!(legend_width(&named(40), 1100), 48 + 7 * 40);
+        assert_eq!(legend_width(&named(400), 1100), 440);
     }
 
     #[test]

@@ -48,7 +48,7 @@ mod tally;
 /// `locks::in_mutex::report` (a unit test checks).
 #[used]
 #[unsafe(no_mangle)]
-pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 3";
+pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 4";
 
 use libc::timespec;
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};

@@ -171,6 +171,16 @@ impl Record {
         self.max_wait_ns.load(Relaxed)
     }
 
+    /// The non-empty buckets of the contended waits: (upper edge ns,
+    /// count), the last edge capped by the largest wait.
+    pub fn wait_buckets(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let max = self.max_wait_ns.load(Relaxed);
+        self.hist.iter().enumerate().filter_map(move |(b, c)| {
+            let n = c.load(Relaxed);
+            (n != 0).then(|| (upper_edge(b).min(max), n))
+        })
+    }
+
     /// The overflow record, shared by mutexes that found no slot.
     fn is_overflow(&self) -> bool {
         std::ptr::eq(self, &TABLE[SLOTS])

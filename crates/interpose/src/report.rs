@@ -22,7 +22,7 @@ use crate::profile::{Record, SLOTS, TABLE};
 use crate::stack::Frames;
 use locks::in_mutex::report::{
     write_first, write_frame, write_header, write_holder, write_mutex, write_stack, write_unattributed,
-    Inits, MutexCounts, ReportSink,
+    write_waits, Inits, MutexCounts, ReportSink,
 };
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -163,6 +163,9 @@ fn mutex_line(out: &mut Sink, r: &Record) {
     let [n, held, caused] = r.other_holders.each_ref().map(|c| c.load(Relaxed));
     if n != 0 || caused != 0 {
         let _ = write_holder(out, counts.address, n, held, caused);
+    }
+    if counts.contended != 0 {
+        let _ = write_waits(out, counts.address, r.wait_buckets());
     }
     let unattributed = r.unattributed_ns.load(Relaxed);
     if unattributed != 0 {

@@ -134,6 +134,11 @@ pub fn profiles(
                 first_stack,
                 holders,
                 unattributed_wait_ns: m.unattributed_ns,
+                wait_histogram: m
+                    .waits
+                    .iter()
+                    .map(|&(value_ns, count)| crate::measure::latency::Bucket { value_ns, count })
+                    .collect(),
             });
         }
         fold_wrappers(&mut out[first..]);
@@ -223,6 +228,7 @@ mod tests {
             first_stack: None,
             holders: Vec::new(),
             unattributed_wait_ns: 0,
+            wait_histogram: Vec::new(),
             stacks: stacks
                 .iter()
                 .enumerate()

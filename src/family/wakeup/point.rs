@@ -79,6 +79,7 @@ pub const FAMILY: Family = Family {
         },
     ],
     figure: Some(Figure::Latency),
+    details: crate::model::family::no_details,
 };
 
 fn round_trip_p50(_spec: &serde_json::Value) -> Metric {

@@ -24,6 +24,9 @@
 //!                    (after its mutex: one per release site, its frames
 //!                    following; without frames, the other sites together)
 //! unattributed       <mutex address> <wait ns whose releaser is unknown>
+//! waits              <mutex address> <upper edge ns>:<count> ...
+//!                    (after its mutex: the contended waits' histogram,
+//!                    non-empty buckets only, 12.5% wide)
 //! frame              <address> <module> <module base> <symbol> <symbol address>
 //!                    (after its stack, innermost first; a stack without
 //!                    frames counts the stacks beyond those kept)
@@ -38,7 +41,7 @@ use std::fmt::{self, Write};
 /// The first word of a report.
 pub const MAGIC: &str = "contend-interpose";
 /// The format this crate writes and reads.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// Where a report is written: text, and the loader's names as bytes.
 pub trait ReportSink: Write {
@@ -139,6 +142,8 @@ pub struct MutexLine {
     pub holders: Vec<HolderLine>,
     /// Waits whose releaser is not known, ns.
     pub unattributed_ns: u64,
+    /// Its contended waits by size: (the bucket's upper edge, ns; count).
+    pub waits: Vec<(u64, u64)>,
 }
 
 /// The releases of a mutex from one site while others waited.
@@ -260,6 +265,20 @@ pub fn write_unattributed(out: &mut impl ReportSink, mutex: u64, ns: u64) -> fmt
     writeln!(out, "unattributed\t{mutex:#x}\t{ns}")
 }
 
+/// Writes a mutex's wait histogram: `(upper edge ns, count)` per
+/// non-empty bucket.
+pub fn write_waits(
+    out: &mut impl ReportSink,
+    mutex: u64,
+    buckets: impl Iterator<Item = (u64, u64)>,
+) -> fmt::Result {
+    write!(out, "waits\t{mutex:#x}")?;
+    for (edge, count) in buckets {
+        write!(out, "\t{edge}:{count}")?;
+    }
+    writeln!(out)
+}
+
 /// Writes one frame of the stack before it.
 pub fn write_frame(
     out: &mut impl ReportSink,
@@ -358,9 +377,10 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                     stacks: Vec::new(),
                     holders: Vec::new(),
                     unattributed_ns: 0,
+                    waits: Vec::new(),
                 })
             }
-            ("first" | "stack" | "holder" | "unattributed", _) => {
+            ("first" | "stack" | "holder" | "unattributed" | "waits", _) => {
                 let m =
                     r.mutexes.last_mut().filter(|m| f.len() > 1 && hex(f[1]).ok() == Some(m.counts.address));
                 let m = m.ok_or_else(|| format!("a stack of no mutex before it: {line:?}"))?;
@@ -384,6 +404,14 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                         });
                     }
                     ("unattributed", 3) => m.unattributed_ns = num(f[2])?,
+                    ("waits", _) => {
+                        for b in &f[2..] {
+                            let (edge, count) = b
+                                .split_once(':')
+                                .ok_or_else(|| format!("a bucket without a count: {b:?}"))?;
+                            m.waits.push((num(edge)?, num(count)?));
+                        }
+                    }
                     _ => return Err(format!("unexpected line {line:?}")),
                 }
             }
@@ -439,6 +467,7 @@ mod tests {
         write_frame(&mut text, 0x700c, Some((b"/bin/x", 0x4000)), None).unwrap();
         write_holder(&mut text, 0x10, 1, 10, 5).unwrap();
         write_unattributed(&mut text, 0x10, 77).unwrap();
+        write_waits(&mut text, 0x10, [(1125, 3), (9000, 2)].into_iter()).unwrap();
         let r = parse(&text).unwrap();
         assert_eq!((r.pid, r.lock.as_str(), r.profile, r.swapped, r.glibc), (42, "mcs", true, 90, 7));
         assert_eq!(r.inits, inits);
@@ -468,13 +497,15 @@ mod tests {
         );
         assert_eq!((h[1].releases, h[1].frames.len()), (1, 0), "the other release sites");
         assert_eq!(r.mutexes[1].unattributed_ns, 77);
+        assert_eq!(r.mutexes[1].waits, [(1125, 3), (9000, 2)]);
+        assert!(r.mutexes[0].waits.is_empty());
     }
 
     #[test]
     fn another_format_or_a_broken_line_is_refused() {
-        assert!(parse("pid\t1\n").unwrap_err().contains("format 3"));
+        assert!(parse("pid\t1\n").unwrap_err().contains("format 4"));
         assert!(parse("contend-interpose\t1\npid\t1\n").is_err());
-        assert!(parse("contend-interpose\t3\nmutex\t1\n").unwrap_err().contains("unexpected line"));
-        assert!(parse("contend-interpose\t3\nstack\t0x10\t1\t5\n").unwrap_err().contains("no mutex"));
+        assert!(parse("contend-interpose\t4\nmutex\t1\n").unwrap_err().contains("unexpected line"));
+        assert!(parse("contend-interpose\t4\nstack\t0x10\t1\t5\n").unwrap_err().contains("no mutex"));
     }
 }

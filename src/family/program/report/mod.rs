@@ -1,5 +1,6 @@
 //! `contend run`'s formats: table (with the profile), CSV, gnuplot, JSON.
 
+pub mod plot;
 pub mod table;
 
 use crate::family::program::spec::ProgramSpec;
@@ -114,7 +115,21 @@ impl Report for ProgramReport<'_> {
         out
     }
     fn plot(&self) -> Option<Result<String, String>> {
-        None
+        let fig =
+            self.document().map_err(|e| e.to_string()).and_then(|doc| plot::ProgramFigure::read(&doc, None));
+        let caption = crate::exports::plot::export_caption(&self.document().ok()?);
+        Some(fig.and_then(|fig| {
+            let mut svg = String::new();
+            plot::draw(
+                &fig,
+                plotters::prelude::IntoDrawingArea::into_drawing_area(
+                    plotters::prelude::SVGBackend::with_string(&mut svg, plot::SIZE),
+                ),
+                None,
+                &caption,
+            )?;
+            Ok(svg)
+        }))
     }
     fn document(&self) -> serde_json::Result<Value> {
         serde_json::to_value(ProgramExport {
