@@ -182,3 +182,60 @@ fn a_profiled_export_goes_through_compare_report_and_plot() {
         assert!(figure.contains(needle), "the figure lacks `{needle}`");
     }
 }
+
+#[test]
+fn rwlock_and_spinlock_counts_equal_the_calls_the_program_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("rw_spin", dir.path());
+    let json = dir.path().join("run.json");
+    let out = contend()
+        .args(["run", "--profile", "--runs", "1", "--count-futex", "off", "--no-progress", "--export-json"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("contend runs");
+    let (stdout, table) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{table}");
+    // What the program counted: its locks' addresses, then its calls.
+    let said = |key: &str| -> String {
+        let word = stdout.split_whitespace().find_map(|w| w.strip_prefix(&format!("{key}=")));
+        word.unwrap_or_else(|| panic!("no {key}= in {stdout}")).to_string()
+    };
+    let address = |key: &str| u64::from_str_radix(said(key).trim_start_matches("0x"), 16).unwrap();
+    let n = |key: &str| said(key).parse::<u64>().unwrap();
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let locks = doc["points"][0]["sample"]["rwlocks"].as_array().unwrap().clone();
+    let lock = |key: &str| {
+        let at = address(key);
+        locks.iter().find(|l| l["address"] == at).unwrap_or_else(|| panic!("no lock at {at:#x}: {locks:?}"))
+    };
+    let (rw, wpref, spin) = (lock("rw"), lock("wpref"), lock("spin"));
+    let sum = |side: &str, field: &str| -> u64 {
+        [rw, wpref].iter().map(|l| l[side][field].as_u64().unwrap()).sum()
+    };
+    assert_eq!(sum("read", "acquisitions"), n("reads"), "{table}");
+    assert_eq!(sum("write", "acquisitions"), n("writes"), "{table}");
+    assert_eq!(sum("read", "try_failed"), n("read_busy"), "{table}");
+    assert_eq!(sum("write", "try_failed"), n("write_busy"), "{table}");
+    assert_eq!(spin["kind"], "spinlock");
+    assert_eq!(spin["write"]["acquisitions"].as_u64().unwrap(), n("spins"), "{table}");
+    assert_eq!(spin["write"]["try_failed"].as_u64().unwrap(), n("spin_busy"), "{table}");
+    assert_eq!(spin["read"]["acquisitions"], 0);
+    // Every kind of wait happened: a reader behind a writer, a writer
+    // behind a reader, a spinner behind a holder (each round's holder
+    // keeps the lock until the other thread asks for it).
+    for (l, side) in [(rw, "read"), (rw, "write"), (spin, "write")] {
+        assert!(l[side]["contended"].as_u64().unwrap() > 0, "{side}: {l}");
+        assert!(l[side]["wait_ns"].as_u64().unwrap() > 0, "{side}: {l}");
+    }
+    assert!(rw["site"].as_str().unwrap().contains("(rw_spin.c:"), "{rw}");
+    assert!(table.contains("rwlocks and spinlocks under pthread"), "{table}");
+    // contend report shows them too.
+    let html = dir.path().join("run.html");
+    contend().arg("report").arg(&json).arg("-o").arg(&html).assert().success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("pthread: rwlocks and spinlocks (glibc&#39;s)"), "{page}");
+    assert!(page.contains("<td>spinlock</td>"));
+}

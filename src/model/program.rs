@@ -95,6 +95,60 @@ pub struct MutexProfile {
     pub wait_histogram: Vec<crate::measure::latency::Bucket>,
 }
 
+/// One side of a rwlock (its readers or its writers), as `--profile` saw
+/// it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct SideProfile {
+    /// Acquisitions (lock, successful try-lock and timed lock).
+    pub acquisitions: u64,
+    /// Of those, the ones whose first try-lock failed.
+    pub contended: u64,
+    /// The program's own try-locks that failed.
+    pub try_failed: u64,
+    /// Time the contended acquisitions waited, ns.
+    pub wait_ns: u64,
+    /// The longest, ns.
+    pub max_wait_ns: u64,
+}
+
+/// Whether a lock the profile counted apart from the mutexes is a rwlock
+/// or a spinlock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RwKind {
+    /// pthread_rwlock_t.
+    Rwlock,
+    /// pthread_spinlock_t (its holders count as writers).
+    Spinlock,
+}
+
+/// One pthread rwlock or spinlock of one process, as `--profile` saw it
+/// (always glibc's: nothing swaps them).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RwLockProfile {
+    /// The process.
+    pub pid: u32,
+    /// Its address (0: the locks beyond the interposer's table, together).
+    pub address: u64,
+    /// A rwlock or a spinlock.
+    pub kind: RwKind,
+    /// The call site of its first acquisition, named as a mutex's site is.
+    pub site: String,
+    /// The stack of its first acquisition, innermost first, named.
+    pub first_stack: Vec<String>,
+    /// Its readers (0 for a spinlock).
+    pub read: SideProfile,
+    /// Its writers, or a spinlock's holders.
+    pub write: SideProfile,
+}
+
+impl RwLockProfile {
+    /// Both sides' wait, ns.
+    pub fn wait_ns(&self) -> u64 {
+        self.read.wait_ns + self.write.wait_ns
+    }
+}
+
 /// The contended acquisitions of one mutex from one stack.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct StackProfile {
@@ -189,6 +243,9 @@ pub struct ProgramSample {
     pub inits: MutexInits,
     /// With `--profile`: every mutex, most waited-on first.
     pub mutexes: Vec<MutexProfile>,
+    /// With `--profile`: every pthread rwlock and spinlock, most waited-on
+    /// first.
+    pub rwlocks: Vec<RwLockProfile>,
     /// With `--profile`: how to get names for the modules the top
     /// mutexes could only be named in by offset.
     pub symbol_hints: Vec<String>,
@@ -244,6 +301,20 @@ pub const FAMILY: Family = Family {
     details: profile_details,
 };
 
+/// The columns every table of rwlocks and spinlocks starts with (the
+/// terminal's and `contend report`'s).
+pub const RW_HEADER: [&str; 9] = [
+    "lock",
+    "kind",
+    "first locked at",
+    "read acq",
+    "read contended",
+    "read wait ms",
+    "write acq",
+    "write contended",
+    "write wait ms",
+];
+
 /// Mutexes a detail table shows per point.
 const DETAIL_TOP: usize = 10;
 
@@ -253,10 +324,9 @@ const DETAIL_TOP: usize = 10;
 fn profile_details(entry: &serde_json::Value) -> Vec<Detail> {
     use serde_json::Value;
     let mutexes = entry["sample"]["mutexes"].as_array().map_or(&[][..], Vec::as_slice);
-    if mutexes.is_empty() {
-        return Vec::new();
-    }
+    let rwlocks = entry["sample"]["rwlocks"].as_array().map_or(&[][..], Vec::as_slice);
     let lock = entry["point"]["lock"].as_str().unwrap_or("?");
+    let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
     let n = |m: &Value, f: &str| m[f].as_f64().unwrap_or(0.0);
     let ms = |ns: f64| format!("{:.3}", ns / 1e6);
     let us = |ns: f64| format!("{:.1}", ns / 1e3);
@@ -298,7 +368,24 @@ fn profile_details(entry: &serde_json::Value) -> Vec<Detail> {
         }
     }
     holders.sort_by(|a, b| b.0.total_cmp(&a.0));
-    vec![
+    let side = |l: &Value, s: &str| {
+        let acq = n(&l[s], "acquisitions");
+        if acq == 0.0 {
+            return ["-".to_string(), "-".to_string(), "-".to_string()];
+        }
+        [format!("{acq}"), format!("{}", n(&l[s], "contended")), ms(n(&l[s], "wait_ns"))]
+    };
+    let rw_rows: Vec<Vec<String>> = rwlocks
+        .iter()
+        .take(DETAIL_TOP)
+        .map(|l| {
+            let mut row = vec![name(l), text(&l["kind"]), text(&l["site"])];
+            row.extend(side(l, "read"));
+            row.extend(side(l, "write"));
+            row
+        })
+        .collect();
+    let mut details = vec![
         Detail {
             title: format!("{lock}: the top mutexes by wait (median run)"),
             header: &[
@@ -318,7 +405,14 @@ fn profile_details(entry: &serde_json::Value) -> Vec<Detail> {
             header: &["mutex (pid:address)", "held at", "releases to waiters", "held ms", "wait caused ms"],
             rows: holders.into_iter().take(DETAIL_TOP).map(|(_, row)| row).collect(),
         },
-    ]
+        Detail {
+            title: format!("{lock}: rwlocks and spinlocks (glibc's), readers and writers apart"),
+            header: &RW_HEADER,
+            rows: rw_rows,
+        },
+    ];
+    details.retain(|d| !d.rows.is_empty());
+    details
 }
 
 fn wall_or_rate(spec: &serde_json::Value) -> Metric {

@@ -1,12 +1,12 @@
 //! glibc's own pthread functions, found with `dlsym(RTLD_NEXT, ...)`: the
 //! mutexes the interposer leaves to glibc (recursive, error-checking,
 //! robust, PI, priority-protected, process-shared; and every mutex under
-//! `--lock pthread`) and glibc's condition variables under `--lock
-//! pthread`. Looked up on first use, not in a constructor: another
+//! `--lock pthread`), glibc's condition variables under `--lock
+//! pthread`, and its rwlocks and spinlocks, which nothing swaps. Looked up on first use, not in a constructor: another
 //! library's constructor may lock a mutex before this library's runs.
 
 use libc::{c_char, c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t};
-use libc::{pthread_mutexattr_t, timespec};
+use libc::{pthread_mutexattr_t, pthread_rwlock_t, pthread_spinlock_t, timespec};
 use std::sync::OnceLock;
 
 type Mutex = unsafe extern "C" fn(*mut pthread_mutex_t) -> c_int;
@@ -19,6 +19,10 @@ type CondWait = unsafe extern "C" fn(*mut pthread_cond_t, *mut pthread_mutex_t) 
 type CondTimed = unsafe extern "C" fn(*mut pthread_cond_t, *mut pthread_mutex_t, *const timespec) -> c_int;
 type CondClock =
     unsafe extern "C" fn(*mut pthread_cond_t, *mut pthread_mutex_t, clockid_t, *const timespec) -> c_int;
+type RwLock = unsafe extern "C" fn(*mut pthread_rwlock_t) -> c_int;
+type RwTimed = unsafe extern "C" fn(*mut pthread_rwlock_t, *const timespec) -> c_int;
+type RwClock = unsafe extern "C" fn(*mut pthread_rwlock_t, clockid_t, *const timespec) -> c_int;
+type Spin = unsafe extern "C" fn(*mut pthread_spinlock_t) -> c_int;
 
 /// glibc's functions.
 pub struct Real {
@@ -36,6 +40,16 @@ pub struct Real {
     pub cond_wait: CondWait,
     pub cond_timedwait: CondTimed,
     pub cond_clockwait: CondClock,
+    pub rwlock_rdlock: RwLock,
+    pub rwlock_wrlock: RwLock,
+    pub rwlock_tryrdlock: RwLock,
+    pub rwlock_trywrlock: RwLock,
+    pub rwlock_timedrdlock: RwTimed,
+    pub rwlock_timedwrlock: RwTimed,
+    pub rwlock_clockrdlock: RwClock,
+    pub rwlock_clockwrlock: RwClock,
+    pub spin_lock: Spin,
+    pub spin_trylock: Spin,
 }
 
 /// The next definition of `name` (a NUL-terminated symbol) after this
@@ -79,5 +93,15 @@ pub fn real() -> &'static Real {
         cond_wait: real!("pthread_cond_wait" as CondWait),
         cond_timedwait: real!("pthread_cond_timedwait" as CondTimed),
         cond_clockwait: real!("pthread_cond_clockwait" as CondClock),
+        rwlock_rdlock: real!("pthread_rwlock_rdlock" as RwLock),
+        rwlock_wrlock: real!("pthread_rwlock_wrlock" as RwLock),
+        rwlock_tryrdlock: real!("pthread_rwlock_tryrdlock" as RwLock),
+        rwlock_trywrlock: real!("pthread_rwlock_trywrlock" as RwLock),
+        rwlock_timedrdlock: real!("pthread_rwlock_timedrdlock" as RwTimed),
+        rwlock_timedwrlock: real!("pthread_rwlock_timedwrlock" as RwTimed),
+        rwlock_clockrdlock: real!("pthread_rwlock_clockrdlock" as RwClock),
+        rwlock_clockwrlock: real!("pthread_rwlock_clockwrlock" as RwClock),
+        spin_lock: real!("pthread_spin_lock" as Spin),
+        spin_trylock: real!("pthread_spin_trylock" as Spin),
     })
 }

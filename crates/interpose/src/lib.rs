@@ -1,10 +1,11 @@
 //! `libcontend_interpose.so`: the LD_PRELOAD library of `contend run`.
 //!
 //! It defines `pthread_mutex_{init, destroy, lock, trylock, timedlock,
-//! clocklock, unlock}` and `pthread_cond_{init, destroy, signal,
-//! broadcast, wait, timedwait, clockwait}`, so an unmodified dynamically
-//! linked program calls them instead of glibc's. Then, per process
-//! (`mode.rs`):
+//! clocklock, unlock}`, `pthread_cond_{init, destroy, signal, broadcast,
+//! wait, timedwait, clockwait}`, the acquisitions of `pthread_rwlock_*`
+//! (`{,try,timed,clock}{rd,wr}lock`) and `pthread_spin_{lock,trylock}`, so
+//! an unmodified dynamically linked program calls them instead of
+//! glibc's. Then, per process (`mode.rs`):
 //!
 //! - **Swap** (`CONTEND_RUN_LOCK`): a plain private mutex (normal,
 //!   default or adaptive type; statically initialized or not) holds the
@@ -15,10 +16,12 @@
 //!   variables are this library's (`cond.rs`), because glibc's re-take the
 //!   mutex through glibc internals.
 //! - **Profile** (`CONTEND_RUN_PROFILE=1`): every acquisition is counted
-//!   per mutex, with its wait and hold (`profile.rs`).
+//!   per mutex, with its wait and hold (`profile.rs`), and per rwlock and
+//!   spinlock, readers and writers apart (`rwlock.rs`; they are never
+//!   swapped, and without a profile go straight to glibc).
 //!
 //! Not interposed, and so untouched: glibc's internal locks (stdio,
-//! malloc arenas, the loader), `pthread_spin_*`, `pthread_rwlock_*`,
+//! malloc arenas, the loader), the unlocks of rwlocks and spinlocks,
 //! C11 `mtx_*`/`cnd_*` (glibc calls its internal functions for them, so
 //! they stay glibc's throughout), and statically linked programs (the
 //! loader ignores LD_PRELOAD for them and for set-uid programs: `contend
@@ -37,6 +40,8 @@ mod mutex;
 mod profile;
 mod report;
 mod route;
+mod rwlock;
+mod slots;
 mod stack;
 mod swapped;
 mod tally;
@@ -50,10 +55,11 @@ mod tally;
 #[unsafe(no_mangle)]
 pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 4";
 
-use libc::timespec;
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};
+use libc::{pthread_rwlock_t, pthread_spinlock_t, timespec};
 use mode::Mode;
 use route::{lock_mutex, unlock_mutex};
+use rwlock::RwCall;
 
 /// Defines the exported `$name` as a trampoline that passes the return
 /// address (the call site) in the argument register after the last real
@@ -298,6 +304,55 @@ pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int
             cond::signal(c, true)
         }
     }
+}
+
+/// Defines the rwlock entry points: trampolines to one function each that
+/// passes the side (write or not) and the call to [`rwlock::rwlock`].
+macro_rules! rwlock_calls {
+    ($($name:ident / $at:ident, $write:literal: ($($arg:ident: $ty:ty),*) => $call:expr, x86_64: $x86:literal, aarch64: $arm:literal;)*) => {
+        $(
+            trampoline!(
+                #[doc = concat!("`", stringify!($name), "`.")]
+                $name(rw: *mut pthread_rwlock_t $(, $arg: $ty)*) => $at, x86_64: $x86, aarch64: $arm);
+
+            unsafe extern "C" fn $at(rw: *mut pthread_rwlock_t, $($arg: $ty,)* site: usize) -> c_int {
+                // SAFETY: the program's contract with this call.
+                unsafe { rwlock::rwlock(rw, $write, $call, site, mode::current().profiling()) }
+            }
+        )*
+    };
+}
+
+rwlock_calls! {
+    pthread_rwlock_rdlock / rdlock_at, false: () => RwCall::Lock, x86_64: "rsi", aarch64: "x1";
+    pthread_rwlock_wrlock / wrlock_at, true: () => RwCall::Lock, x86_64: "rsi", aarch64: "x1";
+    pthread_rwlock_tryrdlock / tryrdlock_at, false: () => RwCall::Try, x86_64: "rsi", aarch64: "x1";
+    pthread_rwlock_trywrlock / trywrlock_at, true: () => RwCall::Try, x86_64: "rsi", aarch64: "x1";
+    pthread_rwlock_timedrdlock / timedrdlock_at, false: (t: *const timespec) => RwCall::Timed(t),
+        x86_64: "rdx", aarch64: "x2";
+    pthread_rwlock_timedwrlock / timedwrlock_at, true: (t: *const timespec) => RwCall::Timed(t),
+        x86_64: "rdx", aarch64: "x2";
+    pthread_rwlock_clockrdlock / clockrdlock_at, false: (c: clockid_t, t: *const timespec) => RwCall::Clock(c, t),
+        x86_64: "rcx", aarch64: "x3";
+    pthread_rwlock_clockwrlock / clockwrlock_at, true: (c: clockid_t, t: *const timespec) => RwCall::Clock(c, t),
+        x86_64: "rcx", aarch64: "x3";
+}
+
+trampoline!(
+    /// pthread_spin_lock.
+    pthread_spin_lock(s: *mut pthread_spinlock_t) => spin_lock_at, x86_64: "rsi", aarch64: "x1");
+trampoline!(
+    /// pthread_spin_trylock.
+    pthread_spin_trylock(s: *mut pthread_spinlock_t) => spin_trylock_at, x86_64: "rsi", aarch64: "x1");
+
+unsafe extern "C" fn spin_lock_at(s: *mut pthread_spinlock_t, site: usize) -> c_int {
+    // SAFETY: the program's contract with pthread_spin_lock.
+    unsafe { rwlock::spin(s, false, site, mode::current().profiling()) }
+}
+
+unsafe extern "C" fn spin_trylock_at(s: *mut pthread_spinlock_t, site: usize) -> c_int {
+    // SAFETY: the program's contract with pthread_spin_trylock.
+    unsafe { rwlock::spin(s, true, site, mode::current().profiling()) }
 }
 
 #[cfg(test)]

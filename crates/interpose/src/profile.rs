@@ -6,13 +6,12 @@
 //! stack ([`crate::stack`]: up to [`STACKS`] stacks per mutex, with their
 //! count and wait; the rest counted together).
 //!
-//! A mutex is its address: a table of [`SLOTS`] records, found by hashing
-//! and linear probing, claimed with one CAS. Every count is written by the
+//! A mutex is its address: a table of [`SLOTS`] records (`slots.rs`). Every count is written by the
 //! thread that holds the mutex, so plain relaxed loads and stores suffice
 //! (the mutex orders them): the profile adds no atomic read-modify-write
 //! to an acquisition. The
 //! table is static (no allocation: the program's allocator may itself
-//! lock mutexes); a mutex that finds no slot within [`MAX_PROBES`] is
+//! lock mutexes); a mutex that finds no slot within [`crate::slots::MAX_PROBES`] is
 //! counted in one overflow record with the others, whose counts are
 //! atomic adds and whose holds are not measured.
 
@@ -25,10 +24,6 @@ use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering::
 
 /// Records in the table.
 pub const SLOTS: usize = 4096;
-/// Slots probed for a mutex before it goes to the overflow record: a
-/// program with more mutexes than the table must not pay a scan of the
-/// whole table on each lock.
-const MAX_PROBES: usize = 64;
 /// Histogram buckets: 8 per power of two (12.5% wide) over 64 powers.
 const SUB: usize = 8;
 const BUCKETS: usize = 64 * SUB;
@@ -256,6 +251,12 @@ impl Record {
     }
 }
 
+/// The table's records without its overflow record.
+#[inline(always)]
+fn slots() -> &'static [Record; SLOTS] {
+    TABLE.first_chunk().expect("the table holds SLOTS records and one more")
+}
+
 /// The records, then the overflow record.
 pub static TABLE: [Record; SLOTS + 1] = [const { Record::EMPTY }; SLOTS + 1];
 
@@ -279,28 +280,23 @@ fn upper_edge(b: usize) -> u64 {
     ((SUB as u64 + sub + 1) << (power - 3)) - 1
 }
 
+impl crate::slots::Slot for Record {
+    fn key(&self) -> &AtomicUsize {
+        &self.key
+    }
+}
+
 /// The record of the mutex at `m`, claimed for it with `site` if new.
 #[inline]
 fn record(m: *mut pthread_mutex_t, site: usize) -> &'static Record {
-    let key = m as usize;
-    let start = (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 52; // 12 bits
-    for probe in 0..MAX_PROBES {
-        let r = &TABLE[(start + probe) % SLOTS];
-        match r.key.load(Relaxed) {
-            k if k == key => return r,
-            0 => {
-                if r.key.compare_exchange(0, key, Relaxed, Relaxed).is_ok() {
-                    claimed(r, m, site);
-                    return r;
-                }
-                if r.key.load(Relaxed) == key {
-                    return r;
-                }
-            }
-            _ => {}
+    match crate::slots::find(slots(), m as usize) {
+        Some((r, true)) => {
+            claimed(r, m, site);
+            r
         }
+        Some((r, false)) => r,
+        None => &TABLE[SLOTS],
     }
-    &TABLE[SLOTS]
 }
 
 /// `r` is about to be released at `site` while others wait for it: count

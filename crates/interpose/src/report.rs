@@ -19,10 +19,11 @@
 
 use crate::mutex::INITS;
 use crate::profile::{Record, SLOTS, TABLE};
+use crate::rwlock::{Record as RwRecord, SLOTS as RW_SLOTS};
 use crate::stack::Frames;
 use locks::in_mutex::report::{
-    write_first, write_frame, write_header, write_holder, write_mutex, write_stack, write_unattributed,
-    write_waits, Inits, MutexCounts, ReportSink,
+    write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock, write_stack,
+    write_unattributed, write_waits, Inits, MutexCounts, ReportSink, RwCounts, SideCounts,
 };
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -43,6 +44,7 @@ extern "C" fn in_child() {
     crate::tally::clear_in_child();
     if crate::mode::current().profiling() {
         crate::profile::clear_in_child();
+        crate::rwlock::clear_in_child();
     }
 }
 
@@ -142,10 +144,7 @@ fn mutex_line(out: &mut Sink, r: &Record) {
     };
     let (module, symbol) = located(site);
     let _ = write_mutex(out, &counts, module, symbol);
-    if r.first_stack.first() != 0 {
-        let _ = write_first(out, counts.address);
-        frames(out, &r.first_stack);
-    }
+    first_stack(out, counts.address, &r.first_stack);
     for st in r.stacks.iter().filter(|st| st.count.load(Relaxed) != 0) {
         let _ = write_stack(out, counts.address, st.count.load(Relaxed), st.wait_ns.load(Relaxed));
         frames(out, &st.frames);
@@ -170,6 +169,36 @@ fn mutex_line(out: &mut Sink, r: &Record) {
     let unattributed = r.unattributed_ns.load(Relaxed);
     if unattributed != 0 {
         let _ = write_unattributed(out, counts.address, unattributed);
+    }
+}
+
+/// A rwlock's or spinlock's line, and its first stack.
+fn rwlock_line(out: &mut Sink, r: &RwRecord) {
+    let side = |s: &crate::rwlock::Side| SideCounts {
+        acquisitions: s.acquisitions.load(Relaxed),
+        contended: s.contended.load(Relaxed),
+        try_failed: s.try_failed.load(Relaxed),
+        wait_ns: s.wait_ns.load(Relaxed),
+        max_wait_ns: s.max_wait_ns.load(Relaxed),
+    };
+    let site = r.site.load(Relaxed);
+    let counts = RwCounts {
+        address: r.key.load(Relaxed) as u64,
+        spin: r.kind.load(Relaxed) == crate::rwlock::SPINLOCK,
+        read: side(&r.read),
+        write: side(&r.write),
+        site: site as u64,
+    };
+    let (module, symbol) = located(site);
+    let _ = write_rwlock(out, &counts, module, symbol);
+    first_stack(out, counts.address, &r.first_stack);
+}
+
+/// A lock's first stack, if it has one.
+fn first_stack(out: &mut Sink, address: u64, stack: &Frames) {
+    if stack.first() != 0 {
+        let _ = write_first(out, address);
+        frames(out, stack);
     }
 }
 
@@ -302,6 +331,17 @@ fn report() {
         if TABLE[SLOTS].acquisitions.load(Relaxed) != 0 {
             // Mutexes beyond the table, together (address 0).
             mutex_line(&mut out, &TABLE[SLOTS]);
+        }
+        let used = |r: &&RwRecord| {
+            [&r.read, &r.write]
+                .iter()
+                .any(|s| s.acquisitions.load(Relaxed) != 0 || s.try_failed.load(Relaxed) != 0)
+        };
+        let rw = &crate::rwlock::TABLE;
+        for r in
+            rw[..RW_SLOTS].iter().filter(|r| r.key.load(Relaxed) != 0).chain([&rw[RW_SLOTS]]).filter(used)
+        {
+            rwlock_line(&mut out, r);
         }
     }
     out.flush();

@@ -5,7 +5,9 @@
 
 use crate::family::program::scratch::ExecDir;
 use crate::family::program::symbols::Symbolizer;
-use crate::model::program::{HolderProfile, MutexCounts, MutexInits, MutexProfile, StackProfile};
+use crate::model::program::{
+    HolderProfile, MutexCounts, MutexInits, MutexProfile, RwKind, RwLockProfile, SideProfile, StackProfile,
+};
 use anyhow::{anyhow, Result};
 use locks::in_mutex::report::Frame;
 pub use locks::in_mutex::report::ProcessReport as Report;
@@ -150,6 +152,45 @@ pub fn profiles(
     modules.dedup();
     let hints = modules.into_iter().filter(|m| m.as_str() != "-").map(|m| symbols.hint(m)).collect();
     (out, hints)
+}
+
+/// Every rwlock and spinlock of every process, named, most waited-on
+/// first.
+pub fn rwlocks(reports: &[Report], symbols: &mut Symbolizer) -> Vec<RwLockProfile> {
+    let side = |s: &locks::in_mutex::report::SideCounts| SideProfile {
+        acquisitions: s.acquisitions,
+        contended: s.contended,
+        try_failed: s.try_failed,
+        wait_ns: s.wait_ns,
+        max_wait_ns: s.max_wait_ns,
+    };
+    let mut out: Vec<RwLockProfile> = reports
+        .iter()
+        .flat_map(|r| r.rwlocks.iter().map(move |l| (r.pid, l)))
+        .map(|(pid, l)| {
+            let (c, at) = (&l.counts, &l.site);
+            let dynamic = at.symbol.as_deref().map(|s| (s, at.symbol_address));
+            let first_stack = l
+                .first
+                .iter()
+                .map(|f| {
+                    let dynamic = f.site.symbol.as_deref().map(|s| (s, f.site.symbol_address));
+                    symbols.name(f.address, &f.site.module, f.site.module_base, dynamic).text
+                })
+                .collect();
+            RwLockProfile {
+                pid,
+                address: c.address,
+                kind: if c.spin { RwKind::Spinlock } else { RwKind::Rwlock },
+                site: symbols.name(c.site, &at.module, at.module_base, dynamic).text,
+                first_stack,
+                read: side(&c.read),
+                write: side(&c.write),
+            }
+        })
+        .collect();
+    out.sort_by_key(|l| std::cmp::Reverse((l.wait_ns(), l.read.acquisitions + l.write.acquisitions)));
+    out
 }
 
 /// Folds away the wrapper frames of one process's stacks (the contended

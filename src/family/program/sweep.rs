@@ -160,6 +160,7 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
         bail!("process {} ran lock {} instead of {lock}", r.pid, r.lock);
     }
     let (mutexes, symbol_hints) = interposer::profiles(&reports, cx.symbols, cx.spec.top);
+    let rwlocks = interposer::rwlocks(&reports, cx.symbols);
     Ok(ProgramSample {
         run: RunInfo::default(),
         lock: lock.to_string(),
@@ -177,6 +178,7 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
         to_glibc: reports.iter().map(|r| r.glibc).sum(),
         inits: interposer::inits(&reports),
         mutexes,
+        rwlocks,
         symbol_hints,
         cpu,
         leftovers: done.leftovers,

@@ -24,6 +24,11 @@
 //!                    (after its mutex: one per release site, its frames
 //!                    following; without frames, the other sites together)
 //! unattributed       <mutex address> <wait ns whose releaser is unknown>
+//! rwlock             <address> rwlock|spin <read: acquisitions> <contended>
+//!                    <try failed> <wait ns> <max wait ns> <write: the same
+//!                    five> <site> <module> <module base> <symbol>
+//!                    <symbol address>    (one line each, with --profile;
+//!                    its `first` stack may follow)
 //! waits              <mutex address> <upper edge ns>:<count> ...
 //!                    (after its mutex: the contended waits' histogram,
 //!                    non-empty buckets only, 12.5% wide)
@@ -159,6 +164,48 @@ pub struct HolderLine {
     pub frames: Vec<Frame>,
 }
 
+/// One side of a rwlock (readers or writers; a spinlock's holders are
+/// writers).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SideCounts {
+    /// Acquisitions.
+    pub acquisitions: u64,
+    /// Of those, the ones whose first try-lock failed.
+    pub contended: u64,
+    /// The program's own try-locks that failed.
+    pub try_failed: u64,
+    /// Total wait of the contended ones, ns.
+    pub wait_ns: u64,
+    /// The longest, ns.
+    pub max_wait_ns: u64,
+}
+
+/// One rwlock's or spinlock's numbers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RwCounts {
+    /// Its address (0: the locks beyond the profile's table, together).
+    pub address: u64,
+    /// A spinlock (else a rwlock).
+    pub spin: bool,
+    /// Readers.
+    pub read: SideCounts,
+    /// Writers.
+    pub write: SideCounts,
+    /// The return address of its first acquisition.
+    pub site: u64,
+}
+
+/// One rwlock line, read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RwLine {
+    /// Its numbers.
+    pub counts: RwCounts,
+    /// Its site's module and symbol.
+    pub site: Site,
+    /// The stack of its first acquisition, innermost first.
+    pub first: Vec<Frame>,
+}
+
 /// One process's report, read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcessReport {
@@ -176,6 +223,8 @@ pub struct ProcessReport {
     pub inits: Inits,
     /// With a profile: every mutex.
     pub mutexes: Vec<MutexLine>,
+    /// With a profile: every rwlock and spinlock.
+    pub rwlocks: Vec<RwLine>,
 }
 
 /// Writes the lines before the mutexes.
@@ -236,6 +285,25 @@ pub fn write_mutex(
         m.hold_ns,
         m.site,
     )?;
+    write_where(out, module, symbol)
+}
+
+/// Writes one rwlock or spinlock line.
+pub fn write_rwlock(
+    out: &mut impl ReportSink,
+    r: &RwCounts,
+    module: Option<(&[u8], u64)>,
+    symbol: Option<(&[u8], u64)>,
+) -> fmt::Result {
+    write!(out, "rwlock\t{:#x}\t{}", r.address, if r.spin { "spin" } else { "rwlock" })?;
+    for side in [&r.read, &r.write] {
+        write!(
+            out,
+            "\t{}\t{}\t{}\t{}\t{}",
+            side.acquisitions, side.contended, side.try_failed, side.wait_ns, side.max_wait_ns
+        )?;
+    }
+    write!(out, "\t{:#x}\t", r.site)?;
     write_where(out, module, symbol)
 }
 
@@ -329,6 +397,18 @@ enum FramesOf {
     First,
     Stack,
     Holder,
+    RwFirst,
+}
+
+/// One side's five numbers.
+fn side(f: &[&str]) -> Result<SideCounts, String> {
+    Ok(SideCounts {
+        acquisitions: num(f[0])?,
+        contended: num(f[1])?,
+        try_failed: num(f[2])?,
+        wait_ns: num(f[3])?,
+        max_wait_ns: num(f[4])?,
+    })
 }
 
 /// Reads one report.
@@ -342,6 +422,8 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
     }
     // Which stack of the last mutex frame lines now belong to.
     let mut frames_of = FramesOf::Nothing;
+    // Whether the last lock line was a rwlock's (its `first` follows).
+    let mut after_rwlock = false;
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
         match (f[0], f.len()) {
@@ -357,6 +439,7 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
             }
             ("mutex", 17) => {
                 frames_of = FramesOf::Nothing;
+                after_rwlock = false;
                 r.mutexes.push(MutexLine {
                     counts: MutexCounts {
                         address: hex(f[1])?,
@@ -379,6 +462,32 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                     unattributed_ns: 0,
                     waits: Vec::new(),
                 })
+            }
+            ("rwlock", 18) => {
+                frames_of = FramesOf::Nothing;
+                after_rwlock = true;
+                let spin = match f[2] {
+                    "spin" => true,
+                    "rwlock" => false,
+                    other => return Err(format!("a lock of no known kind {other:?}")),
+                };
+                r.rwlocks.push(RwLine {
+                    counts: RwCounts {
+                        address: hex(f[1])?,
+                        spin,
+                        read: side(&f[3..8])?,
+                        write: side(&f[8..13])?,
+                        site: hex(f[13])?,
+                    },
+                    site: site(&f[14..])?,
+                    first: Vec::new(),
+                });
+            }
+            // The first stack of the rwlock line just before.
+            ("first", 2) if after_rwlock => {
+                let l = r.rwlocks.last().filter(|l| hex(f[1]).ok() == Some(l.counts.address));
+                l.ok_or_else(|| format!("a stack of no rwlock before it: {line:?}"))?;
+                frames_of = FramesOf::RwFirst;
             }
             ("first" | "stack" | "holder" | "unattributed" | "waits", _) => {
                 let m =
@@ -422,6 +531,7 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                     FramesOf::First => m.map(|m| &mut m.first),
                     FramesOf::Stack => m.and_then(|m| m.stacks.last_mut()).map(|st| &mut st.frames),
                     FramesOf::Holder => m.and_then(|m| m.holders.last_mut()).map(|h| &mut h.frames),
+                    FramesOf::RwFirst => r.rwlocks.last_mut().map(|l| &mut l.first),
                     FramesOf::Nothing => None,
                 };
                 frames.ok_or_else(|| format!("a frame of no stack before it: {line:?}"))?.push(frame);
@@ -468,6 +578,18 @@ mod tests {
         write_holder(&mut text, 0x10, 1, 10, 5).unwrap();
         write_unattributed(&mut text, 0x10, 77).unwrap();
         write_waits(&mut text, 0x10, [(1125, 3), (9000, 2)].into_iter()).unwrap();
+        let rw = RwCounts {
+            address: 0x80,
+            spin: false,
+            read: SideCounts { acquisitions: 9, contended: 2, try_failed: 1, wait_ns: 300, max_wait_ns: 200 },
+            write: SideCounts { acquisitions: 4, contended: 1, try_failed: 0, wait_ns: 50, max_wait_ns: 50 },
+            site: 0x5100,
+        };
+        write_rwlock(&mut text, &rw, Some((b"/bin/x", 0x4000)), None).unwrap();
+        write_first(&mut text, 0x80).unwrap();
+        write_frame(&mut text, 0x5100, Some((b"/bin/x", 0x4000)), None).unwrap();
+        let spin = RwCounts { address: 0x90, spin: true, ..RwCounts::default() };
+        write_rwlock(&mut text, &spin, None, None).unwrap();
         let r = parse(&text).unwrap();
         assert_eq!((r.pid, r.lock.as_str(), r.profile, r.swapped, r.glibc), (42, "mcs", true, 90, 7));
         assert_eq!(r.inits, inits);
@@ -498,6 +620,12 @@ mod tests {
         assert_eq!((h[1].releases, h[1].frames.len()), (1, 0), "the other release sites");
         assert_eq!(r.mutexes[1].unattributed_ns, 77);
         assert_eq!(r.mutexes[1].waits, [(1125, 3), (9000, 2)]);
+        assert_eq!(r.rwlocks.len(), 2);
+        assert_eq!(r.rwlocks[0].counts, rw);
+        assert_eq!(r.rwlocks[0].first.iter().map(|f| f.address).collect::<Vec<_>>(), [0x5100]);
+        assert_eq!(r.rwlocks[1].counts, spin);
+        assert!(r.rwlocks[1].first.is_empty());
+        assert_eq!(r.mutexes[1].first.len(), 1, "the rwlock's stack is not the mutex's");
         assert!(r.mutexes[0].waits.is_empty());
     }
 

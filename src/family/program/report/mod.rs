@@ -1,6 +1,7 @@
 //! `contend run`'s formats: table (with the profile), CSV, gnuplot, JSON.
 
 pub mod plot;
+pub mod rwlocks;
 pub mod table;
 
 use crate::family::program::spec::ProgramSpec;

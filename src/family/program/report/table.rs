@@ -166,6 +166,14 @@ fn mutex_label(mutexes: &[MutexProfile]) -> impl Fn(&MutexProfile) -> String {
 /// One lock's profile: its median run's top mutexes by total wait.
 fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     let s = &r.sample;
+    if s.mutexes.is_empty() {
+        return format!(
+            "\nprofile under {} (median run, round {}): no pthread mutex was locked\n{}",
+            s.lock,
+            s.run.round,
+            super::rwlocks::table(r, top, preset)
+        );
+    }
     let total: u64 = s.mutexes.iter().map(|m| m.counts.acquisitions).sum();
     let contended: u64 = s.mutexes.iter().map(|m| m.counts.contended).sum();
     let mut t = Table::new();
@@ -241,10 +249,11 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     }
     let hints: String = s.symbol_hints.iter().map(|h| format!("{h}\n")).collect();
     format!(
-        "{}{t}\n{}{stacks}{}{}",
+        "{}{t}\n{}{stacks}{}{}{}",
         head,
         crate::output::table::fit(legend),
         holders(r, top, preset),
+        super::rwlocks::table(r, top, preset),
         crate::output::table::fit(&hints)
     )
 }
