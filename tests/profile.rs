@@ -18,12 +18,15 @@ fn contend() -> Command {
 }
 
 /// tests/programs/NAME.c compiled into `dir` with `cc -g -O1 -pthread` (no sibling calls:
-/// the wrapper must call, not jump).
+/// the wrapper must call, not jump; not position-independent, so that its
+/// static locks have the same address in every execution of a run, and
+/// the addresses the program prints match the profile's whichever
+/// execution printed them).
 fn compile(name: &str, dir: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(format!("{name}.c"));
     let exe = dir.join(name);
     let out = std::process::Command::new("cc")
-        .args(["-g", "-O1", "-fno-optimize-sibling-calls", "-pthread", "-o"])
+        .args(["-g", "-O1", "-fno-optimize-sibling-calls", "-no-pie", "-pthread", "-o"])
         .arg(&exe)
         .arg(&src)
         .output()
@@ -63,6 +66,38 @@ fn profile_into(exe: &Path, json: &Path, args: &[&str]) -> (Value, String) {
     assert!(out.status.success(), "{table}");
     let doc: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
     (doc, table)
+}
+
+/// `contend run --profile --runs 1 ARGS -- EXE`, exported: the export, the
+/// program's stdout and contend's table.
+fn run_printing(exe: &Path, args: &[&str], dir: &Path) -> (Value, String, String) {
+    let json = dir.join("run.json");
+    let out = contend()
+        .args(["run", "--profile", "--runs", "1", "--no-progress"])
+        .args(args)
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--")
+        .arg(exe)
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("contend runs");
+    let (stdout, table) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{table}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (doc, stdout.into_owned(), table.into_owned())
+}
+
+/// The value the program printed as `KEY=VALUE` (the first, when several
+/// executions printed it: the test programs are deterministic).
+fn said(stdout: &str, key: &str) -> String {
+    let word = stdout.split_whitespace().find_map(|w| w.strip_prefix(&format!("{key}=")));
+    word.unwrap_or_else(|| panic!("no {key}= in {stdout}")).to_string()
+}
+
+/// An address the program printed.
+fn address(stdout: &str, key: &str) -> u64 {
+    u64::from_str_radix(said(stdout, key).trim_start_matches("0x"), 16).unwrap()
 }
 
 /// The mutexes that were contended, by where they wait.
@@ -155,7 +190,7 @@ fn a_profiled_export_goes_through_compare_report_and_plot() {
     // compare: against itself, and tas against pthread by round.
     let out = contend().arg("compare").arg(&json).arg(&json).arg("--json").assert().success();
     let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(report["points"].as_array().unwrap().len(), 2, "{report}");
+    assert_eq!(report["points"].as_array().unwrap().len(), 3, "pthread, tas, pthread unprofiled: {report}");
     contend().arg("compare").arg(&json).args(["--baseline", "pthread"]).assert().success();
     // report: the profile's tables under the points', named by function
     // and line, and a page a browser shows.
@@ -187,28 +222,12 @@ fn a_profiled_export_goes_through_compare_report_and_plot() {
 fn rwlock_and_spinlock_counts_equal_the_calls_the_program_made() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("rw_spin", dir.path());
+    let (doc, stdout, table) = run_printing(&exe, &["--count-futex", "off"], dir.path());
     let json = dir.path().join("run.json");
-    let out = contend()
-        .args(["run", "--profile", "--runs", "1", "--count-futex", "off", "--no-progress", "--export-json"])
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .timeout(std::time::Duration::from_secs(600))
-        .output()
-        .expect("contend runs");
-    let (stdout, table) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{table}");
-    // What the program counted: its locks' addresses, then its calls.
-    let said = |key: &str| -> String {
-        let word = stdout.split_whitespace().find_map(|w| w.strip_prefix(&format!("{key}=")));
-        word.unwrap_or_else(|| panic!("no {key}= in {stdout}")).to_string()
-    };
-    let address = |key: &str| u64::from_str_radix(said(key).trim_start_matches("0x"), 16).unwrap();
-    let n = |key: &str| said(key).parse::<u64>().unwrap();
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let n = |key: &str| said(&stdout, key).parse::<u64>().unwrap();
     let locks = doc["points"][0]["sample"]["rwlocks"].as_array().unwrap().clone();
     let lock = |key: &str| {
-        let at = address(key);
+        let at = address(&stdout, key);
         locks.iter().find(|l| l["address"] == at).unwrap_or_else(|| panic!("no lock at {at:#x}: {locks:?}"))
     };
     let (rw, wpref, spin) = (lock("rw"), lock("wpref"), lock("spin"));
@@ -238,4 +257,33 @@ fn rwlock_and_spinlock_counts_equal_the_calls_the_program_made() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("pthread: rwlocks and spinlocks (glibc&#39;s)"), "{page}");
     assert!(page.contains("<td>spinlock</td>"));
+}
+
+#[test]
+fn the_reacquisition_inside_glibcs_condition_wait_shows_as_kernel_waits() {
+    if !common::root_or_skip("counting kernel waits (the futex tracepoint)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("cond_reacquire", dir.path());
+    let (doc, stdout, table) = run_printing(&exe, &[], dir.path());
+    let address = address(&stdout, "mutex");
+    let cond_waits: u64 = said(&stdout, "cond_waits").parse().unwrap();
+    // The kernel waits are counted in the futex-counting run (the default
+    // plan), whose profile the table shows.
+    let runs = doc["points"][0]["runs"].as_array().unwrap();
+    let sample = runs.iter().find(|r| r["status"] == "counting").expect("a futex-counting run");
+    assert!(table.contains("the futex-counting run"), "{table}");
+    let m = sample["mutexes"].as_array().unwrap().iter().find(|m| m["address"] == address).unwrap();
+    assert_eq!(m["cond_waits"].as_u64().unwrap(), cond_waits, "{m}");
+    // Each condition wait's re-acquisition slept on the mutex (the program
+    // holds it until every woken waiter is asleep on its word), inside
+    // glibc: the kernel count sees them, the failed try-locks do not.
+    let kernel = m["kernel_waits"].as_u64().expect("counted as root");
+    assert!(kernel >= cond_waits, "{kernel} kernel waits for {cond_waits} condition waits\n{table}");
+    assert!(kernel > m["contended"].as_u64().unwrap(), "{m}");
+    let totals = &sample["kernel_waits"];
+    assert!(totals["on_mutexes"].as_u64().unwrap() >= kernel && totals["all"].as_u64().unwrap() >= kernel);
+    assert_eq!(totals["lost"], 0);
+    assert!(table.contains("kernel waits") && table.contains("cond waits"), "{table}");
 }

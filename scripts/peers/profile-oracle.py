@@ -19,10 +19,14 @@ bpftrace (`-c`), counting, for the program's processes (by comm):
                  mutex's address (glibc's lock word is the mutex's first
                  int): the times glibc blocked in the kernel on it
 
-and prints them beside the profile's acquisitions and contended counts for
-the top mutexes (by the profile's wait). Exact agreement is expected for
-acquisitions and contended counts; FUTEX_WAIT counts are what "contended"
-(a failed try) overstates: not every failed try sleeps.
+and prints them beside the profile's acquisitions, contended counts ("had
+to wait") and kernel waits for the top mutexes (by the profile's wait).
+Exact agreement is expected for all three (the profile's kernel waits
+come from the same tracepoint, sampled by contend itself, and also count
+FUTEX_LOCK_PI, which a PI mutex uses and this script does not). FUTEX_WAIT
+counts are what "contended" (a failed try) overstates: not every failed
+try sleeps; and what it misses: the re-acquisition inside glibc's
+condition wait.
 
 Robust, PI and PP mutexes are never tried first by the profile, so for
 them lock calls count every acquisition, not the contended ones; the
@@ -53,31 +57,35 @@ def program(comm):
     f = f'/comm == "{comm}"/'
     u = f"uprobe:{LIBC}"
     r = f"uretprobe:{LIBC}"
+    # Keyed by process too: contend runs the program more than once (the
+    # profiled execution, and glibc's mutex unprofiled beside it for the
+    # profile's cost); only the profiled execution's pid is compared.
     return f"""
 {u}:pthread_mutex_trylock {f} {{ @try[tid] = arg0; }}
-{r}:pthread_mutex_trylock /@try[tid]/ {{ if (retval == 0) {{ @acq[@try[tid]] = count(); }} delete(@try[tid]); }}
-{u}:pthread_mutex_lock {f} {{ @lock[arg0] = count(); @acq[arg0] = count(); }}
-{u}:pthread_mutex_timedlock {f} {{ @lock[arg0] = count(); @timed[tid] = arg0; }}
-{r}:pthread_mutex_timedlock /@timed[tid]/ {{ if (retval == 0) {{ @acq[@timed[tid]] = count(); }} delete(@timed[tid]); }}
-{u}:pthread_mutex_clocklock {f} {{ @lock[arg0] = count(); @timed[tid] = arg0; }}
-{r}:pthread_mutex_clocklock /@timed[tid]/ {{ if (retval == 0) {{ @acq[@timed[tid]] = count(); }} delete(@timed[tid]); }}
-{u}:pthread_cond_wait {f} {{ @acq[arg1] = count(); }}
-{u}:pthread_cond_timedwait {f} {{ @acq[arg1] = count(); }}
-{u}:pthread_cond_clockwait {f} {{ @acq[arg1] = count(); }}
+{r}:pthread_mutex_trylock /@try[tid]/ {{ if (retval == 0) {{ @acq[pid, @try[tid]] = count(); }} delete(@try[tid]); }}
+{u}:pthread_mutex_lock {f} {{ @lock[pid, arg0] = count(); @acq[pid, arg0] = count(); }}
+{u}:pthread_mutex_timedlock {f} {{ @lock[pid, arg0] = count(); @timed[tid] = arg0; }}
+{r}:pthread_mutex_timedlock /@timed[tid]/ {{ if (retval == 0) {{ @acq[pid, @timed[tid]] = count(); }} delete(@timed[tid]); }}
+{u}:pthread_mutex_clocklock {f} {{ @lock[pid, arg0] = count(); @timed[tid] = arg0; }}
+{r}:pthread_mutex_clocklock /@timed[tid]/ {{ if (retval == 0) {{ @acq[pid, @timed[tid]] = count(); }} delete(@timed[tid]); }}
+{u}:pthread_cond_wait {f} {{ @acq[pid, arg1] = count(); }}
+{u}:pthread_cond_timedwait {f} {{ @acq[pid, arg1] = count(); }}
+{u}:pthread_cond_clockwait {f} {{ @acq[pid, arg1] = count(); }}
 tracepoint:syscalls:sys_enter_futex {f} {{
     $op = args->op & 0x7f;
-    if ($op == 0 || $op == 9) {{ @futex_wait[args->uaddr] = count(); }}
+    if ($op == 0 || $op == 9) {{ @futex_wait[pid, args->uaddr] = count(); }}
 }}
 END {{ clear(@try); clear(@timed); }}
 """
 
 
 def parse_maps(text):
+    """{map: {(pid, address): count}}"""
     maps = {}
     for line in text.splitlines():
-        m = re.match(r"@(\w+)\[([^\]]+)\]: (\d+)", line)
+        m = re.match(r"@(\w+)\[(\d+), ([^\]]+)\]: (\d+)", line)
         if m:
-            maps.setdefault(m.group(1), {})[int(m.group(2), 0)] = int(m.group(3))
+            maps.setdefault(m.group(1), {})[(int(m.group(2)), int(m.group(3), 0))] = int(m.group(4))
     return maps
 
 
@@ -97,7 +105,9 @@ def main():
     comm = a.comm or os.path.basename(prog[0])[:15]
     with tempfile.TemporaryDirectory() as tmp:
         export = os.path.join(tmp, "run.json")
-        cmd = [a.contend, "run", "--profile", "--runs", "1", "--count-futex", "off", "--no-progress",
+        # --count-futex inline: the kernel waits in the profiled run itself
+        # (by default only the extra counting run has them).
+        cmd = [a.contend, "run", "--profile", "--runs", "1", "--count-futex", "inline", "--no-progress",
                "--export-json", export, "--", *prog]
         # bpftrace's maps hold 4096 keys by default and drop the rest
         # silently: sysbench's mutex test alone has 4096 mutexes.
@@ -112,32 +122,35 @@ def main():
     sample = doc["points"][0]["sample"]
     mutexes = [m for m in sample["mutexes"] if m["address"] != 0]
     pids = {m["pid"] for m in mutexes}
-    rows, exact_acq, exact_cont = [], 0, 0
+    rows, exact_acq, exact_cont, exact_kernel = [], 0, 0, 0
     for m in mutexes:
-        addr = m["address"]
-        ok_a = acq.get(addr, 0) == m["acquisitions"]
-        ok_c = lock.get(addr, 0) == m["contended"]
+        key = (m["pid"], m["address"])
+        ok_a = acq.get(key, 0) == m["acquisitions"]
+        ok_c = lock.get(key, 0) == m["contended"]
         exact_acq += ok_a
         exact_cont += ok_c
-        rows.append((m, acq.get(addr, 0), lock.get(addr, 0), fw.get(addr, 0)))
+        exact_kernel += m.get("kernel_waits") == fw.get(key, 0)
+        rows.append((m, acq.get(key, 0), lock.get(key, 0), fw.get(key, 0)))
     total_p = sum(m["acquisitions"] for m in mutexes)
-    total_o = sum(acq.get(m["address"], 0) for m in mutexes)
+    total_o = sum(acq.get((m["pid"], m["address"]), 0) for m in mutexes)
     lines = [
         f"### `{' '.join(prog)}`",
         "",
         f"{machine.header().lstrip('# ')}. Generated by `scripts/peers/profile-oracle.py -- {' '.join(prog)}`"
         f" ({len(pids)} process(es)).",
         "",
-        f"Mutexes: {len(mutexes)}; acquisitions exact for {exact_acq}, contended exact for {exact_cont}. "
+        f"Mutexes: {len(mutexes)}; acquisitions exact for {exact_acq}, contended exact for {exact_cont}, "
+        f"kernel waits exact for {exact_kernel}. "
         f"Acquisitions over all mutexes: profile {total_p}, uprobes {total_o}.",
         "",
-        "| mutex | waits at | acquired (profile) | acquired (uprobes) | contended (profile) "
-        "| lock calls (uprobes) | FUTEX_WAIT (tracepoint) | kind |",
-        "|---|---|---|---|---|---|---|---|",
+        "| mutex | waits at | acquired (profile) | acquired (uprobes) | had to wait (profile) "
+        "| lock calls (uprobes) | kernel waits (profile) | FUTEX_WAIT (bpftrace) | cond waits | kind |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for m, oa, ol, ofw in sorted(rows, key=lambda r: -r[0]["wait_ns"])[: a.top]:
+        kw = m.get("kernel_waits")
         lines.append(f"| {m['address']:#x} | {m['waits_at']} | {m['acquisitions']} | {oa} | {m['contended']} "
-                     f"| {ol} | {ofw} | {m['kind']} |")
+                     f"| {ol} | {'-' if kw is None else kw} | {ofw} | {m.get('cond_waits', 0)} | {m['kind']} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.markdown:

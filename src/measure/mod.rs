@@ -9,6 +9,7 @@ pub mod drift;
 pub mod env;
 pub mod fairness;
 pub mod futex;
+pub mod kernel_waits;
 pub mod latency;
 pub mod probes;
 pub mod rusage;

@@ -33,10 +33,15 @@ pub struct MutexCounts {
     /// Acquisitions (lock, successful try-lock and timed lock, and the
     /// re-acquisition at the end of a condition wait).
     pub acquisitions: u64,
-    /// Of those, the ones whose first try-lock failed.
+    /// Of those, the ones that had to wait: their first try-lock failed
+    /// (the table's "had to wait").
     pub contended: u64,
     /// The program's own try-locks that failed.
     pub try_failed: u64,
+    /// Condition waits that released and re-took it (each re-acquisition
+    /// is also one of `acquisitions`; under glibc's condition variable its
+    /// wait is inside glibc, and shows only in `kernel_waits`).
+    pub cond_waits: u64,
     /// Time the contended acquisitions waited, ns.
     pub wait_ns: u64,
     /// The longest, ns.
@@ -90,9 +95,28 @@ pub struct MutexProfile {
     pub counts: MutexCounts,
     /// Mean hold, from acquisition to unlock, ns.
     pub mean_hold_ns: f64,
+    /// Times a thread blocked in the kernel on it: FUTEX_WAIT (or
+    /// FUTEX_LOCK_PI) calls on its address, by any thread of its process,
+    /// including the re-acquisitions inside glibc's condition wait. None
+    /// when they could not be counted (the run's warnings say why). A
+    /// swapped lock that waits elsewhere than the mutex's own word (mcs,
+    /// on each waiter's node) shows 0.
+    pub kernel_waits: Option<u64>,
     /// Its contended waits by size (buckets 12.5% wide; `value_ns` is a
     /// bucket's upper edge): what `contend plot` draws per top mutex.
     pub wait_histogram: Vec<crate::measure::latency::Bucket>,
+}
+
+/// The program's sleeping futex calls over one execution.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct KernelWaitTotals {
+    /// By every process of the program.
+    pub all: u64,
+    /// Of those, on the address of a mutex the profile saw.
+    pub on_mutexes: u64,
+    /// Calls the kernel could not record (its buffers were full): when not
+    /// zero, every count is a lower bound.
+    pub lost: u64,
 }
 
 /// One side of a rwlock (its readers or its writers), as `--profile` saw
@@ -243,6 +267,10 @@ pub struct ProgramSample {
     pub inits: MutexInits,
     /// With `--profile`: every mutex, most waited-on first.
     pub mutexes: Vec<MutexProfile>,
+    /// With `--profile`: the program's sleeping futex calls (FUTEX_WAIT,
+    /// FUTEX_LOCK_PI) in all and on its mutexes, when they could be
+    /// counted.
+    pub kernel_waits: Option<KernelWaitTotals>,
     /// With `--profile`: every pthread rwlock and spinlock, most waited-on
     /// first.
     pub rwlocks: Vec<RwLockProfile>,
@@ -278,6 +306,22 @@ impl RunRecord for ProgramSample {
 pub struct ProgramPoint {
     /// The lock.
     pub lock: String,
+    /// Whether its executions were profiled: with `--profile`, glibc's
+    /// mutex also runs unprofiled, so that the profile's cost to this
+    /// program is measured in the same rounds.
+    pub profiled: bool,
+}
+
+impl ProgramPoint {
+    /// How tables and figures name it: the lock, and "(unprofiled)" for
+    /// the point that measures the profile's cost.
+    pub fn label(&self, any_profiled: bool) -> String {
+        if any_profiled && !self.profiled {
+            format!("{} (unprofiled)", self.lock)
+        } else {
+            self.lock.clone()
+        }
+    }
 }
 
 /// `contend run` in exports (see [`crate::model::family`]): a point is a
@@ -286,7 +330,7 @@ pub struct ProgramPoint {
 pub const FAMILY: Family = Family {
     name: "run",
     key_in: KeyIn::Point,
-    identity: &[Key::Field("lock")],
+    identity: &[Key::Field("lock"), Key::Field("profiled")],
     settings: &[],
     metric: wall_or_rate,
     columns: &[
@@ -318,13 +362,25 @@ pub const RW_HEADER: [&str; 9] = [
 /// Mutexes a detail table shows per point.
 const DETAIL_TOP: usize = 10;
 
-/// The profile of a point's median run, as `contend report` shows it:
+/// The run of a point entry whose profile the tables show: its
+/// futex-counting run, which has the kernel waits, if it was profiled;
+/// else its median run (`sample`).
+pub fn profile_run(entry: &serde_json::Value) -> &serde_json::Value {
+    let runs = entry["runs"].as_array().map_or(&[][..], Vec::as_slice);
+    runs.iter()
+        .find(|r| r["status"] == "counting" && r["mutexes"].as_array().is_some_and(|m| !m.is_empty()))
+        .unwrap_or(&entry["sample"])
+}
+
+/// The profile of a point (its futex-counting run, else its median run), as `contend report` shows it:
 /// the top mutexes by wait, and the holders that caused the waits (none
 /// without `--profile`).
 fn profile_details(entry: &serde_json::Value) -> Vec<Detail> {
     use serde_json::Value;
-    let mutexes = entry["sample"]["mutexes"].as_array().map_or(&[][..], Vec::as_slice);
-    let rwlocks = entry["sample"]["rwlocks"].as_array().map_or(&[][..], Vec::as_slice);
+    let run = profile_run(entry);
+    let mutexes = run["mutexes"].as_array().map_or(&[][..], Vec::as_slice);
+    let rwlocks = run["rwlocks"].as_array().map_or(&[][..], Vec::as_slice);
+    let which = if std::ptr::eq(run, &entry["sample"]) { "median run" } else { "futex-counting run" };
     let lock = entry["point"]["lock"].as_str().unwrap_or("?");
     let text = |v: &Value| v.as_str().unwrap_or("?").to_string();
     let n = |m: &Value, f: &str| m[f].as_f64().unwrap_or(0.0);
@@ -340,6 +396,8 @@ fn profile_details(entry: &serde_json::Value) -> Vec<Detail> {
                 m["waits_at"].as_str().unwrap_or("?").to_string(),
                 format!("{}", n(m, "acquisitions")),
                 format!("{}", n(m, "contended")),
+                m["kernel_waits"].as_u64().map_or("-".into(), |k| k.to_string()),
+                format!("{}", n(m, "cond_waits")),
                 ms(n(m, "wait_ns")),
                 us(n(m, "p99_wait_ns")),
                 us(n(m, "max_wait_ns")),
@@ -387,12 +445,14 @@ fn profile_details(entry: &serde_json::Value) -> Vec<Detail> {
         .collect();
     let mut details = vec![
         Detail {
-            title: format!("{lock}: the top mutexes by wait (median run)"),
+            title: format!("{lock}: the top mutexes by wait ({which})"),
             header: &[
                 "mutex (pid:address)",
                 "waits at",
                 "acquired",
-                "contended",
+                "had to wait",
+                "kernel waits",
+                "cond waits",
                 "wait ms",
                 "p99 wait µs",
                 "max wait µs",
@@ -443,7 +503,7 @@ pub type ProgramResult = super::Measured<ProgramPoint, ProgramSample>;
 mod family_tests {
     #[test]
     fn every_field_of_a_program_point_is_identity_or_setting() {
-        let p = super::ProgramPoint { lock: "pthread".into() };
+        let p = super::ProgramPoint { lock: "pthread".into(), profiled: true };
         crate::model::family::check::classifies_every_field(
             &super::FAMILY,
             &serde_json::to_value(&p).unwrap(),

@@ -36,6 +36,7 @@ mod clock;
 mod cond;
 mod glibc;
 mod mode;
+mod modules;
 mod mutex;
 mod profile;
 mod report;
@@ -53,7 +54,7 @@ mod tally;
 /// `locks::in_mutex::report` (a unit test checks).
 #[used]
 #[unsafe(no_mangle)]
-pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 4";
+pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 5";
 
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};
 use libc::{pthread_rwlock_t, pthread_spinlock_t, timespec};
@@ -197,6 +198,9 @@ unsafe fn cond_wait_any(
     site: usize,
 ) -> c_int {
     let mode = mode::current();
+    if mode.profiling() {
+        profile::cond_wait_begins(m, site);
+    }
     if !glibc_conds(mode) {
         // SAFETY: the program's contract with the condition wait.
         return unsafe { cond::wait(c, m, deadline, site, mode) };

@@ -18,7 +18,7 @@
 //! internal `_exit` and writes nothing.
 
 use crate::mutex::INITS;
-use crate::profile::{Record, SLOTS, TABLE};
+use crate::profile::{Record, SLOTS};
 use crate::rwlock::{Record as RwRecord, SLOTS as RW_SLOTS};
 use crate::stack::Frames;
 use locks::in_mutex::report::{
@@ -79,6 +79,8 @@ struct Sink {
     fd: libc::c_int,
     buf: [u8; 4096],
     len: usize,
+    /// Where the report's addresses are.
+    modules: &'static crate::modules::Modules,
 }
 
 impl Sink {
@@ -119,31 +121,25 @@ impl ReportSink for Sink {
     }
 }
 
-/// A C string from the loader, as bytes (None for a null pointer).
-fn c_bytes<'a>(p: *const libc::c_char) -> Option<&'a [u8]> {
-    // SAFETY: dladdr's strings are NUL-terminated and live as long as the
-    // module stays loaded, which it does while the process exits.
-    (!p.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes())
-}
-
 fn mutex_line(out: &mut Sink, r: &Record) {
     let site = r.site.load(Relaxed);
     let counts = MutexCounts {
-        address: r.key.load(Relaxed) as u64,
+        address: r.key() as u64,
         kind: r.kind.load(Relaxed),
-        acquisitions: r.acquisitions.load(Relaxed),
+        acquisitions: r.hot.acquisitions.load(Relaxed),
         contended: r.contended.load(Relaxed),
         try_failed: r.try_failed.load(Relaxed),
+        cond_waits: r.cond_waits.load(Relaxed),
         wait_ns: r.wait_ns.load(Relaxed),
         max_wait_ns: r.max_wait_ns.load(Relaxed),
         p50_wait_ns: r.wait_quantile(0.5),
         p99_wait_ns: r.wait_quantile(0.99),
-        holds: r.holds.load(Relaxed),
-        hold_ns: r.hold_ns.load(Relaxed),
+        holds: r.hot.holds.load(Relaxed),
+        hold_ns: r.hot.hold_ns.load(Relaxed),
         site: site as u64,
     };
-    let (module, symbol) = located(site);
-    let _ = write_mutex(out, &counts, module, symbol);
+    let module = out.modules.find(site);
+    let _ = write_mutex(out, &counts, module, None);
     first_stack(out, counts.address, &r.first_stack);
     for st in r.stacks.iter().filter(|st| st.count.load(Relaxed) != 0) {
         let _ = write_stack(out, counts.address, st.count.load(Relaxed), st.wait_ns.load(Relaxed));
@@ -189,8 +185,8 @@ fn rwlock_line(out: &mut Sink, r: &RwRecord) {
         write: side(&r.write),
         site: site as u64,
     };
-    let (module, symbol) = located(site);
-    let _ = write_rwlock(out, &counts, module, symbol);
+    let module = out.modules.find(site);
+    let _ = write_rwlock(out, &counts, module, None);
     first_stack(out, counts.address, &r.first_stack);
 }
 
@@ -205,28 +201,9 @@ fn first_stack(out: &mut Sink, address: u64, stack: &Frames) {
 /// The frame lines of a stack.
 fn frames(out: &mut Sink, stack: &Frames) {
     for frame in stack.load() {
-        let (module, symbol) = located(frame);
-        let _ = write_frame(out, frame as u64, module, symbol);
+        let module = out.modules.find(frame);
+        let _ = write_frame(out, frame as u64, module, None);
     }
-}
-
-/// The module (path, load base) and nearest dynamic symbol (name,
-/// address) of the call before return address `at`, as dladdr finds them.
-type Located<'a> = (Option<(&'a [u8], u64)>, Option<(&'a [u8], u64)>);
-
-fn located<'a>(at: usize) -> Located<'a> {
-    // SAFETY: plain data for dladdr to fill.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // The return address is after the call: look up the call itself.
-    // SAFETY: dladdr only reads the loader's tables; `info` is valid.
-    let found = at != 0 && unsafe { libc::dladdr((at - 1) as *const libc::c_void, &mut info) } != 0;
-    if !found {
-        return (None, None);
-    }
-    (
-        c_bytes(info.dli_fname).map(|n| (n, info.dli_fbase as u64)),
-        c_bytes(info.dli_sname).map(|n| (n, info.dli_saddr as u64)),
-    )
 }
 
 /// The directory `contend run` made for this execution, opened: only if
@@ -307,7 +284,9 @@ fn report() {
     // SAFETY: closes the directory opened by `open_dir`.
     unsafe { libc::close(dir) };
     let Some(fd) = fd else { return };
-    let mut out = Sink { fd, buf: [0; 4096], len: 0 };
+    // SAFETY: once per process (the DONE flag above), on this thread.
+    let modules = unsafe { crate::modules::Modules::list() };
+    let mut out = Sink { fd, buf: [0; 4096], len: 0, modules };
     let mode = crate::mode::current();
     let inits = Inits {
         swapped: INITS.swapped.load(Relaxed),
@@ -324,13 +303,14 @@ fn report() {
     if mode.profiling() {
         // A forked child keeps its parent's keys with the counts zeroed:
         // only what this process did is reported.
-        let used = |r: &&Record| r.acquisitions.load(Relaxed) != 0 || r.try_failed.load(Relaxed) != 0;
-        for r in TABLE[..SLOTS].iter().filter(|r| r.key.load(Relaxed) != 0).filter(used) {
-            mutex_line(&mut out, r);
+        let used = |r: &Record| r.hot.acquisitions.load(Relaxed) != 0 || r.try_failed.load(Relaxed) != 0;
+        for r in (0..SLOTS).map(Record::at).filter(|r| r.key() != 0).filter(used) {
+            mutex_line(&mut out, &r);
         }
-        if TABLE[SLOTS].acquisitions.load(Relaxed) != 0 {
+        let overflow = Record::at(SLOTS);
+        if overflow.hot.acquisitions.load(Relaxed) != 0 {
             // Mutexes beyond the table, together (address 0).
-            mutex_line(&mut out, &TABLE[SLOTS]);
+            mutex_line(&mut out, &overflow);
         }
         let used = |r: &&RwRecord| {
             [&r.read, &r.write]

@@ -103,7 +103,7 @@ pub static TABLE: [Record; SLOTS + 1] = [const { Record::EMPTY }; SLOTS + 1];
 
 /// The record of the lock at `key`, claimed for it if new.
 fn record(key: usize, kind: u8, site: usize) -> &'static Record {
-    match crate::slots::find(slots(), key) {
+    match crate::slots::find(slots(), key).map(|(i, new)| (&TABLE[i], new)) {
         Some((r, true)) => {
             r.kind.store(kind, Relaxed);
             r.site.store(site, Relaxed);

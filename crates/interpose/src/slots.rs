@@ -17,24 +17,25 @@ pub trait Slot {
     fn key(&self) -> &AtomicUsize;
 }
 
-/// The record of `key` in `table` (`N` a power of two, so that the probe
-/// wraps with a mask, not a division), and whether this call claimed it;
-/// None when no slot was free within [`MAX_PROBES`].
+/// The index of `key`'s record in `table` (`N` a power of two, so that
+/// the probe wraps with a mask, not a division), and whether this call
+/// claimed it; None when no slot was free within [`MAX_PROBES`].
 #[inline]
-pub fn find<R: Slot, const N: usize>(table: &'static [R; N], key: usize) -> Option<(&'static R, bool)> {
+pub fn find<R: Slot, const N: usize>(table: &[R; N], key: usize) -> Option<(usize, bool)> {
     const { assert!(N.is_power_of_two()) };
     // Fibonacci hashing of the address (its low 3 bits are alignment).
     let start = (key >> 3).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
     for probe in 0..MAX_PROBES {
-        let r = &table[(start + probe) & (N - 1)];
+        let i = (start + probe) & (N - 1);
+        let r = &table[i];
         match r.key().load(Relaxed) {
-            k if k == key => return Some((r, false)),
+            k if k == key => return Some((i, false)),
             0 => {
                 if r.key().compare_exchange(0, key, Relaxed, Relaxed).is_ok() {
-                    return Some((r, true));
+                    return Some((i, true));
                 }
                 if r.key().load(Relaxed) == key {
-                    return Some((r, false));
+                    return Some((i, false));
                 }
             }
             _ => {}
@@ -60,7 +61,8 @@ mod tests {
         let (a, new) = find(&T, 0x1000).unwrap();
         assert!(new);
         let (again, new) = find(&T, 0x1000).unwrap();
-        assert!(std::ptr::eq(a, again) && !new);
+        assert!(a == again && !new);
+        assert_eq!(T[a].0.load(Relaxed), 0x1000);
         let claimed = (1..=200usize).filter(|k| find(&T, k * 8 + 0x2000).is_some()).count();
         assert!(claimed <= 127, "no more records than slots: {claimed}");
         assert!(find(&T, 0x99_0000).is_none() || claimed < 127);

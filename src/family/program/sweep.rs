@@ -13,8 +13,11 @@ use crate::family::program::scratch::RunDir;
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::cpu::CpuTicks;
-use crate::measure::futex::FutexCounters;
-use crate::model::program::{ProgramPoint, ProgramResult, ProgramSample, VsGlibc};
+use crate::measure::futex::{CountFutex, FutexCounters};
+use crate::measure::kernel_waits::{KernelWaits, Waits};
+use crate::model::program::{
+    KernelWaitTotals, MutexProfile, ProgramPoint, ProgramResult, ProgramSample, VsGlibc,
+};
 use crate::model::run::RunInfo;
 use crate::model::warning::common as notes;
 use crate::model::warning::{Warning, WarningKind};
@@ -29,6 +32,9 @@ pub struct ProgramOutcome {
     pub results: Vec<ProgramResult>,
     /// Each lock against pthread (None for pthread itself).
     pub vs_glibc: Vec<Option<VsGlibc>>,
+    /// With `--profile`: the profiled pthread's metric over the unprofiled
+    /// one's, round by round (what the profile costs this program).
+    pub profile_cost: Option<VsGlibc>,
     /// One line each.
     pub warnings: Vec<Warning>,
     /// The signal that ended it early.
@@ -83,10 +89,44 @@ struct Setting<'a> {
     dir: &'a mut RunDir,
     symbols: &'a mut Symbolizer,
     metric: Option<&'a regex::Regex>,
+    /// Whether a profiled execution that counts futex calls also counts its
+    /// kernel waits per mutex (`--profile` without `--count-futex off`),
+    /// and why it could not, once it failed.
+    kernel_waits: bool,
+    kernel_waits_failed: Option<String>,
 }
 
-fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> Result<ProgramSample> {
+impl Setting<'_> {
+    /// Starts counting the kernel waits of the next execution, if wanted
+    /// and possible (a failure is kept for the warning, and not retried).
+    fn count_kernel_waits(&mut self) -> Option<KernelWaits> {
+        if !self.kernel_waits || self.kernel_waits_failed.is_some() {
+            return None;
+        }
+        KernelWaits::open().map_err(|e| self.kernel_waits_failed = Some(e)).ok()
+    }
+}
+
+/// Each mutex's kernel waits, from the counts by address; the totals over
+/// the program's processes.
+fn join_kernel_waits(mutexes: &mut [MutexProfile], waits: &Waits, pids: &[u32]) -> KernelWaitTotals {
+    let mut on_mutexes = 0;
+    for m in mutexes.iter_mut() {
+        let n = waits.by_address.get(&(m.pid, m.address)).copied().unwrap_or(0);
+        m.kernel_waits = Some(n);
+        on_mutexes += n;
+    }
+    let all = waits.by_address.iter().filter(|((pid, _), _)| pids.contains(pid)).map(|(_, n)| n).sum();
+    KernelWaitTotals { all, on_mutexes, lost: waits.lost }
+}
+
+fn run_one(
+    cx: &mut Setting<'_>,
+    point: &ProgramPoint,
+    futex: Option<&FutexCounters>,
+) -> Result<ProgramSample> {
     let spec = cx.spec;
+    let (lock, profiled) = (point.lock.as_str(), point.profiled);
     let exec = cx.dir.execution()?;
     let preload = match std::env::var_os("LD_PRELOAD") {
         // The interposer first, so its pthread symbols win; the user's
@@ -102,7 +142,7 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
     let mut env: Vec<(OsString, OsString)> = vec![
         ("LD_PRELOAD".into(), preload),
         ("CONTEND_RUN_LOCK".into(), lock.into()),
-        ("CONTEND_RUN_PROFILE".into(), if spec.profile { "1" } else { "0" }.into()),
+        ("CONTEND_RUN_PROFILE".into(), if profiled { "1" } else { "0" }.into()),
     ];
     env.extend(exec.env());
     if let Some(ns) = locks::sys::wake_cost::measured() {
@@ -115,6 +155,13 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
         None => None,
     };
     let kept = capture.as_ref().map(|(o, e)| (o.try_clone(), e.try_clone()));
+    // Counted where the futex syscalls are (the counting run, or every run
+    // with --count-futex inline): the tracepoint slows every syscall, so
+    // the measured runs of the default plan stay without it. Opened here,
+    // on the thread that starts the keeper, so that the program inherits
+    // the sampling.
+    let mut kernel = if profiled && futex.is_some() { cx.count_kernel_waits() } else { None };
+    let mut kernel_waits = None;
     let before = futex.map(|f| f.read()).transpose()?;
     let ticks = CpuTicks::read().ok();
     let mut after = None;
@@ -123,6 +170,7 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
     // Read when the program exits, before its leftovers are ended.
     let done = launch::execute(launch, || {
         after.get_or_insert_with(|| (futex.map(|f| f.read()), CpuTicks::read().ok()));
+        kernel_waits = kernel.take().map(KernelWaits::finish);
     })?;
     let (futex_after, ticks_after) = after.expect("the keeper reported the exit");
     let after = futex_after.transpose()?;
@@ -159,7 +207,9 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
     if let Some(r) = reports.iter().find(|r| r.lock != lock) {
         bail!("process {} ran lock {} instead of {lock}", r.pid, r.lock);
     }
-    let (mutexes, symbol_hints) = interposer::profiles(&reports, cx.symbols, cx.spec.top);
+    let (mut mutexes, symbol_hints) = interposer::profiles(&reports, cx.symbols, cx.spec.top);
+    let pids: Vec<u32> = loaded.iter().copied().chain(reports.iter().map(|r| r.pid)).collect();
+    let kernel_waits = kernel_waits.map(|w| join_kernel_waits(&mut mutexes, &w, &pids));
     let rwlocks = interposer::rwlocks(&reports, cx.symbols);
     Ok(ProgramSample {
         run: RunInfo::default(),
@@ -178,6 +228,7 @@ fn run_one(cx: &mut Setting<'_>, lock: &str, futex: Option<&FutexCounters>) -> R
         to_glibc: reports.iter().map(|r| r.glibc).sum(),
         inits: interposer::inits(&reports),
         mutexes,
+        kernel_waits,
         rwlocks,
         symbol_hints,
         cpu,
@@ -219,8 +270,8 @@ fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
             format!(
                 "{program} took no pthread mutex through the interposer, so no lock was swapped and no \
                  ratio is given. Its locks are elsewhere (Rust's std and Go's runtime lock with futexes \
-                 directly; pthread rwlocks and spinlocks, C11 mtx_* and glibc's internal locks are not \
-                 interposed), or its work ran in a process started without the preload (LD_PRELOAD \
+                 directly; pthread rwlocks and spinlocks are never swapped; C11 mtx_* and glibc's internal \
+                 locks are not interposed), or its work ran in a process started without the preload (LD_PRELOAD \
                  cleared)"
             ),
         ));
@@ -265,29 +316,46 @@ fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
 /// Each lock's metric against pthread's of the same round; none for a
 /// lock that never ran.
 fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
-    let Some(base) = results.iter().find(|r| r.point.lock == "pthread") else {
+    // The baseline runs as the locks do (profiled or not); the unprofiled
+    // pthread of `--profile` measures the profile, not a lock.
+    let profiled = results.first().is_some_and(|r| r.point.profiled);
+    let Some(base) = results.iter().find(|r| r.point.lock == "pthread" && r.point.profiled == profiled)
+    else {
         return vec![None; results.len()];
     };
-    let rounds = |r: &ProgramResult| -> Vec<(u32, f64)> {
-        crate::engine::repeat::measured(&r.runs)
-            .map(|s| (s.run.round, crate::model::run::RunRecord::metric(s)))
-            .collect()
-    };
-    let b = rounds(base);
     results
         .iter()
         .map(|r| {
             if r.point.lock == "pthread" || !exercised(r) {
                 return None;
             }
-            let pairs: Vec<(f64, f64)> = rounds(r)
-                .into_iter()
-                .filter_map(|(round, v)| b.iter().find(|(x, _)| *x == round).map(|&(_, base)| (v, base)))
-                .collect();
-            let (ratio, ci95) = crate::measure::stats::paired_ratio(&pairs)?;
-            Some(VsGlibc { ratio, ci95, rounds: pairs.len() })
+            paired(r, base)
         })
         .collect()
+}
+
+/// `r` against `base`, round by round: the geometric mean of the ratios
+/// of their metrics, with its interval.
+fn paired(r: &ProgramResult, base: &ProgramResult) -> Option<VsGlibc> {
+    let rounds = |r: &ProgramResult| -> Vec<(u32, f64)> {
+        crate::engine::repeat::measured(&r.runs)
+            .map(|s| (s.run.round, crate::model::run::RunRecord::metric(s)))
+            .collect()
+    };
+    let b = rounds(base);
+    let pairs: Vec<(f64, f64)> = rounds(r)
+        .into_iter()
+        .filter_map(|(round, v)| b.iter().find(|(x, _)| *x == round).map(|&(_, base)| (v, base)))
+        .collect();
+    let (ratio, ci95) = crate::measure::stats::paired_ratio(&pairs)?;
+    Some(VsGlibc { ratio, ci95, rounds: pairs.len() })
+}
+
+/// The profiled pthread against the unprofiled one (None without both).
+fn profile_cost(results: &[ProgramResult]) -> Option<VsGlibc> {
+    let pthread =
+        |profiled: bool| results.iter().find(|r| r.point.lock == "pthread" && r.point.profiled == profiled);
+    paired(pthread(true)?, pthread(false)?)
 }
 
 /// Runs the program under every lock, in rounds.
@@ -299,8 +367,15 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
             "pthread (glibc's mutex) was added as the baseline the ratios are to",
         ));
     }
+    // With --profile, glibc's mutex also runs unprofiled in every round:
+    // the profile's cost to this program, measured beside it.
+    let mut points: Vec<ProgramPoint> =
+        spec.locks.iter().map(|l| ProgramPoint { lock: l.clone(), profiled: spec.profile }).collect();
+    if spec.profile {
+        points.push(ProgramPoint { lock: "pthread".into(), profiled: false });
+    }
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
-    let planned = crate::engine::progress::planned_runs(spec.locks.len(), &spec.repeat, futex.separate());
+    let planned = crate::engine::progress::planned_runs(points.len(), &spec.repeat, futex.separate());
     // The program's output is its own, on the terminal: a progress bar
     // redrawn over it would garble both. The bar is kept for captured
     // output (--metric); otherwise a header line precedes each execution.
@@ -319,14 +394,22 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
     ));
     // Compiled once for every execution (the spec checked that it compiles).
     let metric = spec.metric.as_deref().map(regex::Regex::new).transpose()?;
-    let mut cx = Setting { spec, dir: &mut dir, symbols: &mut symbols, metric: metric.as_ref() };
+    let mut cx = Setting {
+        spec,
+        dir: &mut dir,
+        symbols: &mut symbols,
+        metric: metric.as_ref(),
+        kernel_waits: spec.profile && spec.repeat.count_futex != CountFutex::Off,
+        kernel_waits_failed: None,
+    };
     let mut started = 0;
     let rounds = run_rounds(
-        spec.locks.len(),
+        points.len(),
         &spec.repeat,
         futex.separate(),
         |i, purpose| {
-            let lock = &spec.locks[i];
+            let point = &points[i];
+            let lock = point.label(spec.profile);
             bar.set_message(lock.clone());
             let counted = match purpose {
                 Purpose::Count => futex.open_for_count()?,
@@ -337,7 +420,7 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
                 let what = if purpose == Purpose::Count { ", counting futex calls" } else { "" };
                 eprintln!("contend run: {lock}, execution {started} of {planned}{what}");
             }
-            run_one(&mut cx, lock, counted.as_ref().or(inline.as_ref()))
+            run_one(&mut cx, point, counted.as_ref().or(inline.as_ref()))
                 .with_context(|| format!("lock {lock}"))
         },
         |_, _| crate::engine::progress::tick(&bar),
@@ -345,24 +428,41 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
     bar.finish_and_clear();
     let mut results = Vec::new();
     let what = if spec.metric.is_some() { "metric" } else { "wall s" };
-    for (lock, r) in spec.locks.iter().zip(rounds.points) {
+    let planned_points = points.len();
+    for (point, r) in points.into_iter().zip(rounds.points) {
         let Some(r) = r else { continue };
         let values: Vec<f64> =
             crate::engine::repeat::measured(&r.runs).map(crate::model::run::RunRecord::metric).collect();
-        warnings.extend(notes::outliers(lock, what, &r.stats, &values));
-        results.push(ProgramResult::median(ProgramPoint { lock: lock.clone() }, r));
+        warnings.extend(notes::outliers(&point.label(spec.profile), what, &r.stats, &values));
+        results.push(ProgramResult::median(point, r));
     }
     let vs = vs_glibc(&results);
+    let profile_cost = profile_cost(&results);
     warnings.extend(seen(&spec.program[0], &results));
+    if let Some(why) = cx.kernel_waits_failed.take() {
+        warnings.push(Warning::sweep(
+            WarningKind::FutexCounting,
+            format!("the profile has no kernel waits per mutex (\"kernel waits\" shows -): {why}"),
+        ));
+    }
+    let lost: u64 = results.iter().flat_map(|r| &r.runs).filter_map(|s| s.kernel_waits).map(|k| k.lost).sum();
+    if lost > 0 {
+        warnings.push(Warning::sweep(
+            WarningKind::FutexCounting,
+            format!(
+                "the kernel dropped {lost} futex wait samples (its buffers filled faster than contend read                  them): the kernel waits per mutex are lower bounds"
+            ),
+        ));
+    }
     warnings.extend(notes::screening(results.iter().map(ProgramResult::rejected), spec.repeat.max_steal_pct));
     warnings.extend(notes::drift(
         spec.repeat.order == crate::engine::repeat::Order::Interleaved,
         results.iter().map(|r| r.runs.as_slice()),
     ));
     if let Some(sig) = rounds.interrupted {
-        warnings.push(notes::interrupted(sig, results.len(), spec.locks.len(), ""));
+        warnings.push(notes::interrupted(sig, results.len(), planned_points, ""));
     }
-    Ok(ProgramOutcome { results, vs_glibc: vs, warnings, interrupted: rounds.interrupted })
+    Ok(ProgramOutcome { results, vs_glibc: vs, profile_cost, warnings, interrupted: rounds.interrupted })
 }
 
 #[cfg(test)]

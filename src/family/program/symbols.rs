@@ -3,9 +3,12 @@
 //! debug file (Debian's -dbgsym packages put it under
 //! /usr/lib/debug/.build-id/, found by the module's build-id, or beside
 //! it by `.gnu_debuglink`); `function` from a full symbol table
-//! (`.symtab`); the dynamic symbol the interposer's dladdr found (dladdr
-//! checks the symbol's size, where the nearest entry of a stripped
-//! binary's dynamic table is usually another function); else
+//! (`.symtab`); the dynamic symbol (`.dynsym`) that contains the address,
+//! checked against the symbol's size (the nearest entry of a stripped
+//! binary's dynamic table is usually another function), read here after
+//! the run rather than by dladdr in the program, whose linear scans of a
+//! large library's table made the report cost db_bench 15% of its CPU;
+//! else
 //! `module+0xoffset`, the offset `addr2line -e MODULE` takes once debug
 //! symbols are installed. Uses the addr2line crate (gimli-rs), which reads
 //! DWARF and symbol tables without running a tool per address, and the
@@ -27,6 +30,21 @@ struct Module {
     pie: bool,
     /// The loaded file has a full symbol table.
     symtab: bool,
+    /// Its dynamic symbols that are functions with a size: (start, end,
+    /// name), by start (addresses as the file has them).
+    dynamic: Vec<(u64, u64, String)>,
+}
+
+/// The sized function symbols of `file`'s dynamic table, by address.
+fn dynamic_functions(file: &object::File) -> Vec<(u64, u64, String)> {
+    use object::{Object, ObjectSymbol};
+    let mut out: Vec<(u64, u64, String)> = file
+        .dynamic_symbols()
+        .filter(|s| s.kind() == object::SymbolKind::Text && s.size() > 0 && s.is_definition())
+        .filter_map(|s| Some((s.address(), s.address() + s.size(), s.name().ok()?.to_string())))
+        .collect();
+    out.sort();
+    out
 }
 
 /// Loaded modules, each read once per report, and the hint for each
@@ -67,7 +85,7 @@ fn has_symtab(data: &[u8]) -> bool {
 
 impl Module {
     fn open(path: &str) -> Module {
-        let none = Module { loader: None, pie: false, symtab: false };
+        let none = Module { loader: None, pie: false, symtab: false, dynamic: Vec::new() };
         let Ok(data) = std::fs::read(path) else { return none };
         let Ok(file) = object::File::parse(&*data) else { return none };
         // ET_DYN (a shared object or a PIE): its addresses are offsets.
@@ -79,13 +97,16 @@ impl Module {
             }
             None => (PathBuf::from(path), object::Object::symbol_table(&file).is_some()),
         };
-        Module { loader: addr2line::Loader::new(&source).ok(), pie, symtab }
+        let dynamic = dynamic_functions(&file);
+        Module { loader: addr2line::Loader::new(&source).ok(), pie, symtab, dynamic }
     }
 }
 
 impl Symbolizer {
     /// The name of the call at `site` (a return address) in `module`
-    /// loaded at `base`; `dynamic` is dladdr's nearest dynamic symbol.
+    /// loaded at `base`; `dynamic` is a nearest dynamic symbol the program
+    /// found itself (older reports; now None, and the module's own
+    /// dynamic table is read here).
     pub fn name(&mut self, site: u64, module: &str, base: u64, dynamic: Option<(&str, u64)>) -> Named {
         let call = site.saturating_sub(1);
         let offset = call.saturating_sub(base);
@@ -122,6 +143,13 @@ impl Symbolizer {
                     };
                 }
             }
+        }
+        let probe = if m.pie { offset } else { call };
+        let i = m.dynamic.partition_point(|(start, _, _)| *start <= probe);
+        let own = i.checked_sub(1).map(|i| &m.dynamic[i]).filter(|(_, end, _)| probe < *end);
+        if let Some((start, _, name)) = own {
+            let text = format!("{}+{:#x} ({short})", demangle(name), probe - start);
+            return Named { text, offset, by_offset: false };
         }
         if let Some((name, addr)) = dynamic {
             let text = format!("{}+{:#x} ({short})", demangle(name), call.saturating_sub(addr));

@@ -13,7 +13,7 @@
 //! acquired           <by the swapped lock> <by glibc's mutex>
 //! inits              <swapped> <recursive> <errorcheck> <robust> <pi/pp> <pshared>
 //! mutex              <address> <kind> <acquisitions> <contended> <try failed>
-//!                    <wait ns> <max wait ns> <p50 wait ns> <p99 wait ns>
+//!                    <condition waits> <wait ns> <max wait ns> <p50 wait ns> <p99 wait ns>
 //!                    <holds> <hold ns> <site> <module> <module base>
 //!                    <symbol> <symbol address>     (one line each, with --profile)
 //! first              <mutex address>   (after its mutex: the stack of its
@@ -46,7 +46,7 @@ use std::fmt::{self, Write};
 /// The first word of a report.
 pub const MAGIC: &str = "contend-interpose";
 /// The format this crate writes and reads.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 
 /// Where a report is written: text, and the loader's names as bytes.
 pub trait ReportSink: Write {
@@ -83,6 +83,8 @@ pub struct MutexCounts {
     pub contended: u64,
     /// The program's own try-locks that failed.
     pub try_failed: u64,
+    /// Condition waits that released and re-took it.
+    pub cond_waits: u64,
     /// Total wait of the contended ones, ns.
     pub wait_ns: u64,
     /// The longest, ns.
@@ -271,12 +273,13 @@ pub fn write_mutex(
 ) -> fmt::Result {
     write!(
         out,
-        "mutex\t{:#x}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:#x}\t",
+        "mutex\t{:#x}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:#x}\t",
         m.address,
         m.kind,
         m.acquisitions,
         m.contended,
         m.try_failed,
+        m.cond_waits,
         m.wait_ns,
         m.max_wait_ns,
         m.p50_wait_ns,
@@ -437,7 +440,7 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                     glibc: [num(f[2])?, num(f[3])?, num(f[4])?, num(f[5])?, num(f[6])?],
                 }
             }
-            ("mutex", 17) => {
+            ("mutex", 18) => {
                 frames_of = FramesOf::Nothing;
                 after_rwlock = false;
                 r.mutexes.push(MutexLine {
@@ -447,15 +450,16 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                         acquisitions: num(f[3])?,
                         contended: num(f[4])?,
                         try_failed: num(f[5])?,
-                        wait_ns: num(f[6])?,
-                        max_wait_ns: num(f[7])?,
-                        p50_wait_ns: num(f[8])?,
-                        p99_wait_ns: num(f[9])?,
-                        holds: num(f[10])?,
-                        hold_ns: num(f[11])?,
-                        site: hex(f[12])?,
+                        cond_waits: num(f[6])?,
+                        wait_ns: num(f[7])?,
+                        max_wait_ns: num(f[8])?,
+                        p50_wait_ns: num(f[9])?,
+                        p99_wait_ns: num(f[10])?,
+                        holds: num(f[11])?,
+                        hold_ns: num(f[12])?,
+                        site: hex(f[13])?,
                     },
-                    site: site(&f[13..])?,
+                    site: site(&f[14..])?,
                     first: Vec::new(),
                     stacks: Vec::new(),
                     holders: Vec::new(),
@@ -555,6 +559,7 @@ mod tests {
             acquisitions: 100,
             contended: 5,
             try_failed: 1,
+            cond_waits: 6,
             wait_ns: 5000,
             max_wait_ns: 2000,
             p50_wait_ns: 900,
@@ -631,9 +636,9 @@ mod tests {
 
     #[test]
     fn another_format_or_a_broken_line_is_refused() {
-        assert!(parse("pid\t1\n").unwrap_err().contains("format 4"));
+        assert!(parse("pid\t1\n").unwrap_err().contains("format 5"));
         assert!(parse("contend-interpose\t1\npid\t1\n").is_err());
-        assert!(parse("contend-interpose\t4\nmutex\t1\n").unwrap_err().contains("unexpected line"));
-        assert!(parse("contend-interpose\t4\nstack\t0x10\t1\t5\n").unwrap_err().contains("no mutex"));
+        assert!(parse("contend-interpose\t5\nmutex\t1\n").unwrap_err().contains("unexpected line"));
+        assert!(parse("contend-interpose\t5\nstack\t0x10\t1\t5\n").unwrap_err().contains("no mutex"));
     }
 }

@@ -18,6 +18,7 @@ pub mod libc_info;
 pub mod lockfile;
 #[cfg(not(loom))]
 pub mod perf;
+pub mod perf_ring;
 #[cfg(not(loom))]
 pub mod posix_sem;
 #[cfg(not(loom))]

@@ -37,14 +37,18 @@ pub struct ProgramExport<'a> {
     pub points: &'a [ProgramResult],
     /// Each lock but pthread against pthread.
     pub vs_glibc: Vec<LockVsGlibc<'a>>,
+    /// With `--profile`: the profiled pthread's metric over the unprofiled
+    /// pthread's, paired by round (a wall-time ratio above 1, or a rate
+    /// ratio below 1, is the profile's cost).
+    pub profile_cost: Option<VsGlibc>,
 }
 
 /// `contend run`'s results.
 pub type ProgramReport<'a> = Results<'a, ProgramSpec, ProgramOutcome>;
 
 #[derive(Default, Serialize)]
-struct Row<'a> {
-    lock: &'a str,
+struct Row {
+    lock: String,
     metric_mean: f64,
     metric_ci95_pct: Option<f64>,
     runs: usize,
@@ -71,7 +75,7 @@ impl Report for ProgramReport<'_> {
         crate::output::csv::render(self.outcome.results.iter().zip(&self.outcome.vs_glibc).map(|(r, vs)| {
             let s = &r.sample;
             Row {
-                lock: &s.lock,
+                lock: r.point.label(self.spec.profile),
                 metric_mean: r.stats.mean,
                 metric_ci95_pct: r.stats.ci95_pct,
                 runs: r.stats.n,
@@ -103,15 +107,18 @@ impl Report for ProgramReport<'_> {
         let mut out = String::from("# lock metric_mean ci95 vs_pthread lo hi\n");
         for (r, vs) in self.outcome.results.iter().zip(&self.outcome.vs_glibc) {
             let f = |v: Option<f64>| v.map_or("NaN".into(), |v| format!("{v:.6}"));
-            out += &format!(
-                "{} {:.6} {} {} {} {}\n",
-                r.sample.lock,
-                r.stats.mean,
-                f(r.stats.ci95),
-                f(vs.map(|v| v.ratio).or((r.sample.lock == "pthread").then_some(1.0))),
-                f(vs.and_then(|v| v.ci95).map(|c| c.0)),
-                f(vs.and_then(|v| v.ci95).map(|c| c.1)),
-            );
+            out +=
+                &format!(
+                    "{} {:.6} {} {} {} {}\n",
+                    r.point.label(self.spec.profile).replace(' ', "_"),
+                    r.stats.mean,
+                    f(r.stats.ci95),
+                    f(vs.map(|v| v.ratio)
+                        .or((r.sample.lock == "pthread" && r.point.profiled == self.spec.profile)
+                            .then_some(1.0))),
+                    f(vs.and_then(|v| v.ci95).map(|c| c.0)),
+                    f(vs.and_then(|v| v.ci95).map(|c| c.1)),
+                );
         }
         out
     }
@@ -145,6 +152,7 @@ impl Report for ProgramReport<'_> {
                 .filter(|(r, _)| r.point.lock != "pthread")
                 .map(|(r, vs)| LockVsGlibc { lock: &r.point.lock, vs: *vs })
                 .collect(),
+            profile_cost: self.outcome.profile_cost,
         })
     }
 }

@@ -49,7 +49,7 @@ pub struct ProgramFigure {
     pub metric: String,
     /// Each lock's metric.
     pub locks: Vec<LockDot>,
-    /// The top mutexes of each lock's median run.
+    /// The top mutexes of each lock (its futex-counting run if profiled, else its median run).
     pub waits: Vec<WaitCurve>,
 }
 
@@ -63,11 +63,18 @@ impl ProgramFigure {
         let named = |n: &str| source.map_or(n.to_string(), |s| format!("{s}: {n}"));
         let mut out = ProgramFigure { metric: metric.name.to_string(), ..Default::default() };
         let several = points.len() > 1;
+        let any_profiled = points.iter().any(|p| p["point"]["profiled"] == true);
         for (i, p) in points.iter().enumerate() {
             let lock = p["point"]["lock"].as_str().ok_or(format!("point {i}: no point.lock"))?;
+            let lock = &if any_profiled && p["point"]["profiled"] == false {
+                format!("{lock} (unprofiled)")
+            } else {
+                lock.to_string()
+            };
             let Some(mean) = p["stats"]["mean"].as_f64() else { continue };
             out.locks.push(LockDot { name: named(lock), mean, ci95: p["stats"]["ci95"].as_f64() });
-            let mutexes = p["sample"]["mutexes"].as_array().map_or(&[][..], Vec::as_slice);
+            let run = crate::model::program::profile_run(p);
+            let mutexes = run["mutexes"].as_array().map_or(&[][..], Vec::as_slice);
             for m in mutexes.iter().filter(|m| m["contended"].as_u64().unwrap_or(0) > 0).take(TOP) {
                 let buckets: Vec<Bucket> = serde_json::from_value(m["wait_histogram"].clone())
                     .map_err(|e| format!("point {i}: wait_histogram: {e}"))?;

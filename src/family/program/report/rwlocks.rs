@@ -2,7 +2,7 @@
 //! lock, its readers and writers apart (acquisitions, contended ones,
 //! their wait), most waited-on first.
 
-use crate::model::program::{ProgramResult, RwKind, SideProfile, RW_HEADER};
+use crate::model::program::{ProgramSample, RwKind, SideProfile, RW_HEADER};
 use comfy_table::Table;
 
 /// One side's cells: acquired, contended (share), wait ms.
@@ -17,10 +17,10 @@ fn side(s: &SideProfile) -> [String; 3] {
     ]
 }
 
-/// The table of one lock's median run (empty when the program took no
-/// rwlock or spinlock).
-pub fn table(r: &ProgramResult, top: usize, preset: &str) -> String {
-    let locks = &r.sample.rwlocks;
+/// The table of one run's rwlocks and spinlocks (empty when the program
+/// took none).
+pub fn table(s: &ProgramSample, top: usize, preset: &str) -> String {
+    let locks = &s.rwlocks;
     if locks.is_empty() {
         return String::new();
     }
@@ -47,7 +47,7 @@ pub fn table(r: &ProgramResult, top: usize, preset: &str) -> String {
                   whose first try-lock failed; wait: from that failure to the acquisition.\n";
     format!(
         "rwlocks and spinlocks under {}, top {} of {} by total wait:\n{t}\n{}",
-        r.sample.lock,
+        s.lock,
         top.min(locks.len()),
         locks.len(),
         crate::output::table::fit(legend)

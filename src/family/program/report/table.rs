@@ -4,7 +4,7 @@
 
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
-use crate::model::program::{MutexProfile, ProgramResult};
+use crate::model::program::{MutexProfile, ProgramResult, ProgramSample};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
 use comfy_table::Table;
@@ -66,17 +66,20 @@ fn row(
     vs: Option<&crate::model::program::VsGlibc>,
     rate: bool,
     procs: bool,
+    profiled: bool,
 ) -> Vec<String> {
     let s = &r.sample;
     let k = r.kernel_run();
     vec![
-        s.lock.clone(),
+        r.point.label(profiled),
         if rate { si(r.stats.mean) } else { format!("{:.3}", r.stats.mean) },
         r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
         r.stats.n.to_string(),
         match vs {
             Some(v) => format!("{:.3}", v.ratio),
-            None if s.lock == "pthread" => "1".into(),
+            None if s.lock == "pthread" && r.point.profiled == profiled => "1".into(),
+            // The unprofiled pthread of --profile: the profile's cost, below.
+            None if s.lock == "pthread" => "-".into(),
             None if s.swapped == 0 && !s.program_reported => "no report".into(),
             None if s.swapped == 0 => "not used".into(),
             None => "-".into(),
@@ -103,7 +106,7 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     t.set_header(&headers);
     let procs = o.results.iter().any(|r| r.sample.processes > 1);
     for (r, vs) in o.results.iter().zip(&o.vs_glibc) {
-        t.add_row(shown.select(&groups, row(r, vs.as_ref(), rate, procs)));
+        t.add_row(shown.select(&groups, row(r, vs.as_ref(), rate, procs, spec.profile)));
     }
     crate::output::table::align_right(&mut t, 1..headers.len());
     let notes: String = o
@@ -118,17 +121,32 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
         if rate { "the rate --metric took from the program's output" } else { "the program's wall time" },
         if rate { "above 1: faster" } else { "below 1: faster" },
     );
-    let profiled = if spec.profile {
-        "Profiled: every acquisition also paid for the profile (a try-lock, a lookup and two clock reads: \
-         tens of ns, docs/results/interposer-cost.md), so these times are the profiled program's, not \
-         the program's.\n"
-    } else {
-        ""
+    let profiled = match (spec.profile, &o.profile_cost) {
+        (false, _) => String::new(),
+        (true, cost) => format!(
+            "Profiled: every acquisition also paid for the profile (a try-lock, a lookup and two clock reads: \
+             tens of ns, docs/results/interposer-cost.md), so these times are the profiled program's; \
+             pthread (unprofiled) ran in the same rounds without it: {}.\n",
+            match cost {
+                Some(c) => format!(
+                    "the profile cost this program {:.3}x its {} ({}{} rounds)",
+                    if rate { 1.0 / c.ratio } else { c.ratio },
+                    if rate { "rate" } else { "wall time" },
+                    c.ci95.map_or(String::new(), |(lo, hi)| if rate {
+                        format!("95% interval {:.3}..{:.3}, ", 1.0 / hi, 1.0 / lo)
+                    } else {
+                        format!("95% interval {lo:.3}..{hi:.3}, ")
+                    }),
+                    c.rounds
+                ),
+                None => "no rounds to pair, so no cost is given".into(),
+            }
+        ),
     };
     let text = format!("{notes}{core}{profiled}{}{}", shown.legend(GROUPS), shown.hidden_note(GROUPS));
     let mut out = format!("{t}\n\n{}", crate::output::table::fit(&text));
     if spec.profile {
-        for r in &o.results {
+        for r in o.results.iter().filter(|r| r.point.profiled) {
             out += &profile(r, spec.top, preset);
         }
     }
@@ -163,15 +181,21 @@ fn mutex_label(mutexes: &[MutexProfile]) -> impl Fn(&MutexProfile) -> String {
     move |m| if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) }
 }
 
-/// One lock's profile: its median run's top mutexes by total wait.
+/// One lock's profile: the top mutexes by total wait of its futex-counting
+/// run (which has the kernel waits), else of its median run.
 fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
-    let s = &r.sample;
+    let s = r.kernel_run();
+    let which = if std::ptr::eq(s, &r.sample) {
+        "median run"
+    } else {
+        "the futex-counting run, whose syscalls the tracepoint slowed"
+    };
     if s.mutexes.is_empty() {
         return format!(
-            "\nprofile under {} (median run, round {}): no pthread mutex was locked\n{}",
+            "\nprofile under {} ({which}, round {}): no pthread mutex was locked\n{}",
             s.lock,
             s.run.round,
-            super::rwlocks::table(r, top, preset)
+            super::rwlocks::table(s, top, preset)
         );
     }
     let total: u64 = s.mutexes.iter().map(|m| m.counts.acquisitions).sum();
@@ -179,19 +203,18 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     let mut t = Table::new();
     t.load_preset(preset);
     let label = mutex_label(&s.mutexes);
-    t.set_header(vec![
-        "mutex",
-        "waits at",
-        "acquired",
-        "contended",
-        "wait ms",
-        "p99 wait µs",
-        "max wait µs",
-        "mean hold µs",
-        "kind",
-    ]);
-    for m in s.mutexes.iter().take(top) {
-        t.add_row(vec![
+    let shown: Vec<&MutexProfile> = s.mutexes.iter().take(top).collect();
+    // Condition waits get a column only when a shown mutex has some.
+    let conds = shown.iter().any(|m| m.counts.cond_waits > 0);
+    let mut header = vec!["mutex", "waits at", "acquired", "had to wait", "kernel waits"];
+    if conds {
+        header.push("cond waits");
+    }
+    header.extend(["wait ms", "p99 wait µs", "max wait µs", "mean hold µs", "kind"]);
+    let numbers = 2..header.len() - 1;
+    t.set_header(header);
+    for m in shown {
+        let mut row = vec![
             label(m),
             m.waits_at.clone(),
             m.counts.acquisitions.to_string(),
@@ -200,17 +223,27 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
                 m.counts.contended,
                 100.0 * m.counts.contended as f64 / m.counts.acquisitions.max(1) as f64
             ),
+            m.kernel_waits.map_or("-".into(), |n| n.to_string()),
+        ];
+        if conds {
+            row.push(m.counts.cond_waits.to_string());
+        }
+        row.extend([
             format!("{:.3}", m.counts.wait_ns as f64 / 1e6),
             format!("{:.1}", m.counts.p99_wait_ns as f64 / 1e3),
             format!("{:.1}", m.counts.max_wait_ns as f64 / 1e3),
             format!("{:.2}", m.mean_hold_ns / 1e3),
             kind(m.kind, m.swapped, s.lock == "pthread"),
         ]);
+        t.add_row(row);
     }
-    crate::output::table::align_right(&mut t, 2..8);
+    crate::output::table::align_right(&mut t, numbers);
+    let kernel = s
+        .kernel_waits
+        .map_or(String::new(), |k| format!(", {} kernel waits on them ({} in all)", k.on_mutexes, k.all));
     let head = format!(
-        "\nprofile under {} (median run, round {}): {} mutexes in {} process(es), {} acquisitions, {} contended; \
-         top {} by total wait:\n",
+        "\nprofile under {} ({which}, round {}): {} mutexes in {} process(es), {} acquisitions, {} had to \
+         wait{kernel}; top {} by total wait:\n",
         s.lock,
         s.run.round,
         s.mutexes.len(),
@@ -222,8 +255,12 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     let legend = "mutex: its address (pid:address with several processes); waits at: the call site of its \
                   most-waited stack, past the wrapper functions it shares with other mutexes (of its \
                   first acquisition's stack if it never waited; module+0xoffset when the module has no \
-                  symbols); contended: acquisitions whose first try-lock failed; wait: from that failure \
-                  to the acquisition; p99 to 12.5%; hold: from acquisition to unlock.\n";
+                  symbols); had to wait: acquisitions whose first try-lock failed (the profile's \
+                  \"contended\"); kernel waits: times a thread blocked in the kernel on it (FUTEX_WAIT \
+                  calls on its address, from the futex tracepoint; including the re-acquisitions inside \
+                  glibc's condition wait, whose wait the profile cannot time); cond waits: condition \
+                  waits that released and re-took it; wait: from the failed try-lock to the acquisition; \
+                  p99 to 12.5%; hold: from acquisition to unlock.\n";
     let mut stacks = String::new();
     for (m, st) in s.mutexes.iter().take(top).flat_map(|m| m.stacks.iter().take(2).map(move |st| (m, st))) {
         if st.frames.is_empty() {
@@ -252,15 +289,14 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
         "{}{t}\n{}{stacks}{}{}{}",
         head,
         crate::output::table::fit(legend),
-        holders(r, top, preset),
-        super::rwlocks::table(r, top, preset),
+        holders(s, top, preset),
+        super::rwlocks::table(s, top, preset),
         crate::output::table::fit(&hints)
     )
 }
 
 /// The holders' side: release sites ranked by the wait they caused.
-fn holders(r: &ProgramResult, top: usize, preset: &str) -> String {
-    let s = &r.sample;
+fn holders(s: &ProgramSample, top: usize, preset: &str) -> String {
     let mut rows: Vec<_> = s
         .mutexes
         .iter()
