@@ -125,7 +125,7 @@ impl Report for ProgramReport<'_> {
     fn plot(&self) -> Option<Result<String, String>> {
         let fig =
             self.document().map_err(|e| e.to_string()).and_then(|doc| plot::ProgramFigure::read(&doc, None));
-        let caption = crate::exports::plot::export_caption(&self.document().ok()?);
+        let caption = crate::output::results::plot_title(self.environment);
         Some(fig.and_then(|fig| {
             let mut svg = String::new();
             plot::draw(

@@ -57,8 +57,10 @@ impl ProgramFigure {
     /// Reads a run export (`doc`), its series named after `source` too
     /// when a figure joins several exports.
     pub fn read(doc: &Value, source: Option<&str>) -> Result<ProgramFigure, String> {
-        let family = crate::exports::families::of(doc)?;
-        let metric = (family.metric)(&doc["spec"]);
+        if doc["family"] != crate::model::program::FAMILY.name {
+            return Err(format!("a `{}` export is not a run export", doc["family"].as_str().unwrap_or("?")));
+        }
+        let metric = (crate::model::program::FAMILY.metric)(&doc["spec"]);
         let points = doc.get("points").and_then(Value::as_array).ok_or("no `points` list")?;
         let named = |n: &str| source.map_or(n.to_string(), |s| format!("{s}: {n}"));
         let mut out = ProgramFigure { metric: metric.name.to_string(), ..Default::default() };
