@@ -94,7 +94,7 @@ fn what_it_cannot_draw_is_refused_with_status_2() {
     std::fs::write(&alloc, r#"{"schema_version":3,"family":"alloc","points":[]}"#).unwrap();
     refused(
         &[alloc.as_os_str(), "-o".as_ref(), "f.svg".as_ref()],
-        "contend plot draws lock and wakeup exports",
+        "contend plot draws lock, wakeup and run exports",
     );
     let empty = dir.path().join("empty.json");
     std::fs::write(&empty, r#"{"schema_version":3,"family":"wakeup","points":[]}"#).unwrap();

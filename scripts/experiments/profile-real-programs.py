@@ -10,7 +10,7 @@ in `reading()` (so the words change when the numbers do).
 
 Needs the programs (Debian: zstd, memcached, libmemcached-tools, x264,
 rocksdb-tools) and root for the kernel waits. Inputs are made here,
-seeded: a 36 MB text for zstd, 150 frames of 640x360 synthetic video
+seeded: a 36 MB text for zstd, 100 frames of 640x360 synthetic video
 (moving gradients, so the encoder has motion to search) for x264.
 
 e.g.   scripts/experiments/profile-real-programs.py --runs 3
@@ -41,7 +41,7 @@ def text(path):
         f.write(" ".join(rng.choice(vocabulary) for _ in range(6_000_000)))
 
 
-def video(path, w=640, h=360, frames=150):
+def video(path, w=640, h=360, frames=100):
     """Raw I420 frames: gradients that move a few pixels a frame."""
     with open(path, "wb") as f:
         for t in range(frames):
