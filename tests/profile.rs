@@ -19,9 +19,7 @@ fn contend() -> Command {
 
 /// tests/programs/NAME.c compiled into `dir` with `cc -g -O1 -pthread` (no sibling calls:
 /// the wrapper must call, not jump; not position-independent, so that its
-/// static locks have the same address in every execution of a run, and
-/// the addresses the program prints match the profile's whichever
-/// execution printed them).
+/// static locks have the same address in every execution of a run).
 fn compile(name: &str, dir: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(format!("{name}.c"));
     let exe = dir.join(name);
@@ -88,16 +86,19 @@ fn run_printing(exe: &Path, args: &[&str], dir: &Path) -> (Value, String, String
     (doc, stdout.into_owned(), table.into_owned())
 }
 
-/// The value the program printed as `KEY=VALUE` (the first, when several
-/// executions printed it: the test programs are deterministic).
-fn said(stdout: &str, key: &str) -> String {
-    let word = stdout.split_whitespace().find_map(|w| w.strip_prefix(&format!("{key}=")));
-    word.unwrap_or_else(|| panic!("no {key}= in {stdout}")).to_string()
+/// The value process `pid` printed as `KEY=VALUE` on its line (`pid=PID
+/// ...`): contend runs the program more than once (profiled, and
+/// unprofiled for the profile's cost), and their counts may differ.
+fn said(stdout: &str, pid: u64, key: &str) -> String {
+    let line = stdout.lines().find(|l| l.starts_with(&format!("pid={pid} ")));
+    let line = line.unwrap_or_else(|| panic!("no line of pid {pid} in {stdout}"));
+    let word = line.split_whitespace().find_map(|w| w.strip_prefix(&format!("{key}=")));
+    word.unwrap_or_else(|| panic!("no {key}= in {line}")).to_string()
 }
 
-/// An address the program printed.
-fn address(stdout: &str, key: &str) -> u64 {
-    u64::from_str_radix(said(stdout, key).trim_start_matches("0x"), 16).unwrap()
+/// An address process `pid` printed.
+fn address(stdout: &str, pid: u64, key: &str) -> u64 {
+    u64::from_str_radix(said(stdout, pid, key).trim_start_matches("0x"), 16).unwrap()
 }
 
 /// The mutexes that were contended, by where they wait.
@@ -224,10 +225,11 @@ fn rwlock_and_spinlock_counts_equal_the_calls_the_program_made() {
     let exe = compile("rw_spin", dir.path());
     let (doc, stdout, table) = run_printing(&exe, &["--count-futex", "off"], dir.path());
     let json = dir.path().join("run.json");
-    let n = |key: &str| said(&stdout, key).parse::<u64>().unwrap();
     let locks = doc["points"][0]["sample"]["rwlocks"].as_array().unwrap().clone();
+    let pid = locks[0]["pid"].as_u64().unwrap();
+    let n = |key: &str| said(&stdout, pid, key).parse::<u64>().unwrap();
     let lock = |key: &str| {
-        let at = address(&stdout, key);
+        let at = address(&stdout, pid, key);
         locks.iter().find(|l| l["address"] == at).unwrap_or_else(|| panic!("no lock at {at:#x}: {locks:?}"))
     };
     let (rw, wpref, spin) = (lock("rw"), lock("wpref"), lock("spin"));
@@ -267,12 +269,13 @@ fn the_reacquisition_inside_glibcs_condition_wait_shows_as_kernel_waits() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("cond_reacquire", dir.path());
     let (doc, stdout, table) = run_printing(&exe, &[], dir.path());
-    let address = address(&stdout, "mutex");
-    let cond_waits: u64 = said(&stdout, "cond_waits").parse().unwrap();
     // The kernel waits are counted in the futex-counting run (the default
     // plan), whose profile the table shows.
     let runs = doc["points"][0]["runs"].as_array().unwrap();
     let sample = runs.iter().find(|r| r["status"] == "counting").expect("a futex-counting run");
+    let pid = sample["mutexes"][0]["pid"].as_u64().unwrap();
+    let address = address(&stdout, pid, "mutex");
+    let cond_waits: u64 = said(&stdout, pid, "cond_waits").parse().unwrap();
     assert!(table.contains("the futex-counting run"), "{table}");
     let m = sample["mutexes"].as_array().unwrap().iter().find(|m| m["address"] == address).unwrap();
     assert_eq!(m["cond_waits"].as_u64().unwrap(), cond_waits, "{m}");

@@ -4,8 +4,8 @@
  * it until every woken waiter is asleep in the kernel on the mutex's word
  * (read from /proc/self/task/TID/syscall), so each re-acquisition blocks
  * inside glibc, where the interposer cannot time it, and only the
- * kernel's count shows it. Bounded by rounds, not time. Prints the
- * mutex's address and the condition waits the program made. Built by
+ * kernel's count shows it. Bounded by rounds, not time. Prints its pid,
+ * the mutex's address and the condition waits the program made. Built by
  * tests/profile.rs. */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -74,6 +74,6 @@ int main(void) {
     }
     for (int i = 0; i < WAITERS; i++)
         pthread_join(t[i], NULL);
-    printf("mutex=%p cond_waits=%ld\n", (void *)&m, (long)cond_waits);
+    printf("pid=%d mutex=%p cond_waits=%ld\n", (int)getpid(), (void *)&m, (long)cond_waits);
     return 0;
 }

@@ -5,7 +5,7 @@
  * keeps a lock until the other thread is about to ask for it, so every
  * kind of wait happens (a reader behind a writer, a writer behind a
  * reader, a spinner behind a holder). Bounded by rounds, not time.
- * Prints the locks' addresses and the counts. Built by tests/profile.rs. */
+ * Prints its pid, the locks' addresses and the counts, on one line. Built by tests/profile.rs. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -147,8 +147,8 @@ int main(void) {
         pthread_create(&t[i], NULL, worker, (void *)i);
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
-    printf("rw=%p wpref=%p spin=%p\n", (void *)&rw, (void *)&wpref, (void *)&spin);
-    printf("reads=%ld writes=%ld read_busy=%ld write_busy=%ld spins=%ld spin_busy=%ld\n", reads, writes,
+    printf("pid=%d rw=%p wpref=%p spin=%p reads=%ld writes=%ld read_busy=%ld write_busy=%ld spins=%ld "
+           "spin_busy=%ld\n", (int)getpid(), (void *)&rw, (void *)&wpref, (void *)&spin, reads, writes,
            read_busy, write_busy, spins, spin_busy);
     return 0;
 }

@@ -129,9 +129,9 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
              pthread (unprofiled) ran in the same rounds without it: {}.\n",
             match cost {
                 Some(c) => format!(
-                    "the profile cost this program {:.3}x its {} ({}{} rounds)",
+                    "the profile made this program {:.3}x slower ({}; {}{} rounds)",
                     if rate { 1.0 / c.ratio } else { c.ratio },
-                    if rate { "rate" } else { "wall time" },
+                    if rate { "unprofiled / profiled rate" } else { "profiled / unprofiled wall time" },
                     c.ci95.map_or(String::new(), |(lo, hi)| if rate {
                         format!("95% interval {:.3}..{:.3}, ", 1.0 / hi, 1.0 / lo)
                     } else {
