@@ -122,11 +122,12 @@ def reading(run, wall_s, cost):
                    f"{share:.0%} of them are on the mutex that waits at `{top['waits_at']}`"
                    f" ({top['contended']} of its {top['acquisitions']} acquisitions had to wait, "
                    f"p99 {top['p99_wait_ns'] / 1e3:.0f} µs).")
-        if total < 0.01 * threads_time:
+        small = total < 0.01 * threads_time
+        if small:
             out.append("That is under 1% of one thread's time over the run: a better lock or a shorter "
                        "critical section would buy little; the time is elsewhere.")
         hs = sorted(top["holders"], key=lambda h: -h["caused_wait_ns"])
-        if hs and hs[0]["frames"] and top["wait_ns"]:
+        if hs and hs[0]["frames"] and top["wait_ns"] and not small:
             h = hs[0]
             out.append(f"The holder that caused most of it releases at `{held_at(h)}`: "
                        f"{h['caused_wait_ns'] / top['wait_ns']:.0%} of that mutex's wait, over "
@@ -151,8 +152,9 @@ def reading(run, wall_s, cost):
         r = max(rw, key=lambda r: r["read"]["wait_ns"] + r["write"]["wait_ns"])
         out.append(f"Its most waited-on {r['kind']} (first locked at `{r['site']}`): readers waited "
                    f"{r['read']['wait_ns'] / 1e6:.1f} ms, writers {r['write']['wait_ns'] / 1e6:.1f} ms.")
-    if any("+0x" in m["waits_at"] for m in ms[:3]):
-        out.append("Some names are module offsets: the profile's hints say which debug package gives names.")
+    if run.get("symbol_hints"):
+        out.append("Some names are module offsets: the hint below the tables says which debug package, "
+                   "or which build flag, gives names.")
     if cost:
         lo, hi = cost["ci95"] or (float("nan"), float("nan"))
         out.append(f"The profile cost it {cost['ratio']:.2f}x its wall time (95% interval {lo:.2f}..{hi:.2f}).")
