@@ -129,10 +129,15 @@ def reading(run, wall_s, cost):
         hs = sorted(top["holders"], key=lambda h: -h["caused_wait_ns"])
         if hs and hs[0]["frames"] and top["wait_ns"] and not small:
             h = hs[0]
+            mean_hold = h["held_ns"] / max(h["releases"], 1)
+            what = ("that critical section is the one to shorten or split" if mean_hold >= 1000 else
+                    "those holds are short, so the waits are hand-offs and scheduling (a preempted or "
+                    "sleeping waiter to wake), not the critical section: fewer threads on the mutex, or a "
+                    "lock that spins before it sleeps, is what to try")
             out.append(f"The holder that caused most of it releases at `{held_at(h)}`: "
                        f"{h['caused_wait_ns'] / top['wait_ns']:.0%} of that mutex's wait, over "
-                       f"{h['releases']} releases to waiters holding it {h['held_ns'] / max(h['releases'], 1) / 1e3:.1f}"
-                       " µs each on average: that critical section is the one to shorten or split.")
+                       f"{h['releases']} releases to waiters holding it {mean_hold / 1e3:.2f} µs each on "
+                       f"average: {what}.")
     kernel = sum(m.get("kernel_waits") or 0 for m in ms)
     conds = sum(m.get("cond_waits", 0) for m in ms)
     had = sum(m["contended"] for m in ms)
