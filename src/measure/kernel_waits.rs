@@ -110,12 +110,17 @@ impl KernelWaits {
         Ok(Self { shared, stop, drainer: Some(drainer), offset })
     }
 
-    /// Stops counting and returns the counts.
-    pub fn finish(mut self) -> Waits {
+    /// Stops the drainer thread (once; finish and drop both call it).
+    fn stop_draining(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(d) = self.drainer.take() {
             let _ = d.join();
         }
+    }
+
+    /// Stops counting and returns the counts.
+    pub fn finish(mut self) -> Waits {
+        self.stop_draining();
         drain(&self.shared, self.offset);
         let mut guard = self.shared.lock().unwrap_or_else(|p| p.into_inner());
         let lost = guard.0.lost;
@@ -127,10 +132,7 @@ impl KernelWaits {
 
 impl Drop for KernelWaits {
     fn drop(&mut self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Some(d) = self.drainer.take() {
-            let _ = d.join();
-        }
+        self.stop_draining();
     }
 }
 

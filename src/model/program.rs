@@ -302,13 +302,16 @@ impl RunRecord for ProgramSample {
 }
 
 /// One lock's point.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ProgramPoint {
     /// The lock.
     pub lock: String,
     /// Whether its executions were profiled: with `--profile`, glibc's
     /// mutex also runs unprofiled, so that the profile's cost to this
-    /// program is measured in the same rounds.
+    /// program is measured in the same rounds. (Exports made before it
+    /// existed read as false.)
+    #[serde(default)]
+    #[schemars(required)]
     pub profiled: bool,
 }
 

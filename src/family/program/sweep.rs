@@ -13,7 +13,7 @@ use crate::family::program::scratch::RunDir;
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::cpu::CpuTicks;
-use crate::measure::futex::{CountFutex, FutexCounters};
+use crate::measure::futex::FutexCounters;
 use crate::measure::kernel_waits::{KernelWaits, Waits};
 use crate::model::program::{
     KernelWaitTotals, MutexProfile, ProgramPoint, ProgramResult, ProgramSample, VsGlibc,
@@ -89,18 +89,16 @@ struct Setting<'a> {
     dir: &'a mut RunDir,
     symbols: &'a mut Symbolizer,
     metric: Option<&'a regex::Regex>,
-    /// Whether a profiled execution that counts futex calls also counts its
-    /// kernel waits per mutex (`--profile` without `--count-futex off`),
-    /// and why it could not, once it failed.
-    kernel_waits: bool,
+    /// Why a profiled execution that counts futex calls could not also
+    /// count its kernel waits per mutex, once it failed.
     kernel_waits_failed: Option<String>,
 }
 
 impl Setting<'_> {
-    /// Starts counting the kernel waits of the next execution, if wanted
-    /// and possible (a failure is kept for the warning, and not retried).
+    /// Starts counting the kernel waits of the next execution, if possible
+    /// (a failure is kept for the warning, and not retried).
     fn count_kernel_waits(&mut self) -> Option<KernelWaits> {
-        if !self.kernel_waits || self.kernel_waits_failed.is_some() {
+        if self.kernel_waits_failed.is_some() {
             return None;
         }
         KernelWaits::open().map_err(|e| self.kernel_waits_failed = Some(e)).ok()
@@ -399,7 +397,6 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
         dir: &mut dir,
         symbols: &mut symbols,
         metric: metric.as_ref(),
-        kernel_waits: spec.profile && spec.repeat.count_futex != CountFutex::Off,
         kernel_waits_failed: None,
     };
     let mut started = 0;

@@ -9,6 +9,7 @@
 //! percentile is the upper edge of its bucket, as the table's p99 is.
 
 use crate::measure::latency::Bucket;
+use crate::model::program::ProgramPoint;
 use crate::output::plot::{color, decade, err, frame, padded, value_label};
 use plotters::prelude::*;
 use serde_json::Value;
@@ -65,14 +66,13 @@ impl ProgramFigure {
         let named = |n: &str| source.map_or(n.to_string(), |s| format!("{s}: {n}"));
         let mut out = ProgramFigure { metric: metric.name.to_string(), ..Default::default() };
         let several = points.len() > 1;
-        let any_profiled = points.iter().any(|p| p["point"]["profiled"] == true);
-        for (i, p) in points.iter().enumerate() {
-            let lock = p["point"]["lock"].as_str().ok_or(format!("point {i}: no point.lock"))?;
-            let lock = &if any_profiled && p["point"]["profiled"] == false {
-                format!("{lock} (unprofiled)")
-            } else {
-                lock.to_string()
-            };
+        let read_points = points.iter().enumerate().map(|(i, p)| {
+            serde_json::from_value::<ProgramPoint>(p["point"].clone()).map_err(|e| format!("point {i}: {e}"))
+        });
+        let read_points = read_points.collect::<Result<Vec<_>, _>>()?;
+        let any_profiled = read_points.iter().any(|p| p.profiled);
+        for (i, (p, point)) in points.iter().zip(&read_points).enumerate() {
+            let lock = &point.label(any_profiled);
             let Some(mean) = p["stats"]["mean"].as_f64() else { continue };
             out.locks.push(LockDot { name: named(lock), mean, ci95: p["stats"]["ci95"].as_f64() });
             let run = crate::model::program::profile_run(p);
