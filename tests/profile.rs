@@ -11,27 +11,13 @@ mod common;
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn contend() -> Command {
     Command::cargo_bin("contend").expect("binary built")
 }
 
-/// tests/programs/NAME.c compiled into `dir` with `cc -g -O1 -pthread` (no sibling calls:
-/// the wrapper must call, not jump; not position-independent, so that its
-/// static locks have the same address in every execution of a run).
-fn compile(name: &str, dir: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(format!("{name}.c"));
-    let exe = dir.join(name);
-    let out = std::process::Command::new("cc")
-        .args(["-g", "-O1", "-fno-optimize-sibling-calls", "-no-pie", "-pthread", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .expect("cc runs");
-    assert!(out.status.success(), "cc {}: {}", src.display(), String::from_utf8_lossy(&out.stderr));
-    exe
-}
+use common::compile;
 
 fn objcopy(args: &[&str], dir: &Path) {
     let out =

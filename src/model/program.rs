@@ -53,7 +53,7 @@ pub struct MutexCounts {
 }
 
 /// One mutex of one process, as `--profile` saw it.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct MutexProfile {
     /// The process.
     pub pid: u32,
@@ -313,9 +313,19 @@ pub struct ProgramPoint {
     #[serde(default)]
     #[schemars(required)]
     pub profiled: bool,
+    /// For a per-mutex choice (`LOCK@MUTEX`): the mutexes it swapped, by
+    /// address, as the interposer was given them (`tas@0x4040c0;...`),
+    /// after names were mapped to addresses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<String>,
 }
 
 impl ProgramPoint {
+    /// A whole-program lock's point, or a choice's before its mapping.
+    pub fn new(lock: &str, profiled: bool) -> Self {
+        ProgramPoint { lock: lock.into(), profiled, chosen: None }
+    }
+
     /// How tables and figures name it: the lock, and "(unprofiled)" for
     /// the point that measures the profile's cost.
     pub fn label(&self, any_profiled: bool) -> String {
@@ -506,7 +516,7 @@ pub type ProgramResult = super::Measured<ProgramPoint, ProgramSample>;
 mod family_tests {
     #[test]
     fn every_field_of_a_program_point_is_identity_or_setting() {
-        let p = super::ProgramPoint { lock: "pthread".into(), profiled: true };
+        let p = super::ProgramPoint::new("pthread", true);
         crate::model::family::check::classifies_every_field(
             &super::FAMILY,
             &serde_json::to_value(&p).unwrap(),

@@ -12,6 +12,24 @@
 pub mod browser;
 pub mod run;
 
+/// tests/programs/NAME.c compiled into `dir` with `cc -g -O1 -pthread`
+/// (no sibling calls: a wrapper must call, not jump; not
+/// position-independent, so that its static locks have the same address
+/// in every execution of a run).
+pub fn compile(name: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let src =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(format!("{name}.c"));
+    let exe = dir.join(name);
+    let out = std::process::Command::new("cc")
+        .args(["-g", "-O1", "-fno-optimize-sibling-calls", "-no-pie", "-pthread", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("cc runs");
+    assert!(out.status.success(), "cc {}: {}", src.display(), String::from_utf8_lossy(&out.stderr));
+    exe
+}
+
 #[track_caller]
 /// A command that runs `program` as `nobody` (setpriv), where the suite
 /// runs as root; `None` (the test is skipped) elsewhere.

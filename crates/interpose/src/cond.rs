@@ -16,7 +16,9 @@
 //! read `seq` after the increment and does not sleep: no wake is lost.
 //! Spurious wakes are allowed by POSIX and callers loop on their predicate.
 //!
-//! Under `--lock pthread` glibc's condition variables are used unchanged.
+//! Under `--lock pthread` glibc's condition variables are used unchanged;
+//! under a per-mutex choice, only those waited on with a chosen mutex are
+//! this library's (`chosen.rs`).
 
 use crate::mode::Mode;
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_mutex_t, timespec};
@@ -49,28 +51,38 @@ unsafe fn words<'a>(c: *mut pthread_cond_t) -> Cond<'a> {
 /// `c` points at writable memory for a `pthread_cond_t`; `attr` is null or
 /// an initialized attribute object.
 pub unsafe fn init(c: *mut pthread_cond_t, attr: *const libc::pthread_condattr_t) -> c_int {
-    let mut flags = 0;
+    let (mut clock, mut shared): (clockid_t, c_int) = (libc::CLOCK_REALTIME, libc::PTHREAD_PROCESS_PRIVATE);
     if !attr.is_null() {
-        let (mut clock, mut shared): (clockid_t, c_int) = (0, 0);
         // SAFETY: `attr` is initialized (the caller's contract); the out
         // parameters are valid.
         unsafe {
             libc::pthread_condattr_getclock(attr, &mut clock);
             libc::pthread_condattr_getpshared(attr, &mut shared);
         }
-        if clock == libc::CLOCK_MONOTONIC {
-            flags |= MONOTONIC;
-        }
-        if shared == libc::PTHREAD_PROCESS_SHARED {
-            flags |= SHARED;
-        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { init_as(c, clock, shared) };
+    0
+}
+
+/// Writes an idle condition variable on `clock`, shared or not.
+///
+/// # Safety
+/// `c` points at writable memory for a `pthread_cond_t` that no thread
+/// waits on.
+pub unsafe fn init_as(c: *mut pthread_cond_t, clock: clockid_t, shared: c_int) {
+    let mut flags = 0;
+    if clock == libc::CLOCK_MONOTONIC {
+        flags |= MONOTONIC;
+    }
+    if shared == libc::PTHREAD_PROCESS_SHARED {
+        flags |= SHARED;
     }
     // SAFETY: the caller's contract.
     unsafe {
         std::ptr::write_bytes(c as *mut u8, 0, std::mem::size_of::<pthread_cond_t>());
         words(c).flags.store(flags, SeqCst);
     }
-    0
 }
 
 /// pthread_cond_signal (`all`: broadcast).

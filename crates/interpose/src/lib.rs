@@ -15,6 +15,9 @@
 //!   honours their type, and their acquisitions are counted. Condition
 //!   variables are this library's (`cond.rs`), because glibc's re-take the
 //!   mutex through glibc internals.
+//! - **Per-mutex swap** (`CONTEND_RUN_MUTEXES`): as a swap, but only for
+//!   the mutexes chosen by address, each with its own lock; the rest and
+//!   their condition variables are glibc's (`chosen.rs`).
 //! - **Profile** (`CONTEND_RUN_PROFILE=1`): every acquisition is counted
 //!   per mutex, with its wait and hold (`profile.rs`), and per rwlock and
 //!   spinlock, readers and writers apart (`rwlock.rs`; they are never
@@ -32,6 +35,7 @@
 //! trampolines: they pass the caller's return address as an extra
 //! argument and jump to the Rust function, so the site costs nothing.
 
+mod chosen;
 mod clock;
 mod cond;
 mod glibc;
@@ -186,9 +190,11 @@ pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int
     unsafe { mutex::destroy(m, mode::current()) }
 }
 
-/// Whether condition variables are glibc's (nothing swapped).
-fn glibc_conds(mode: Mode) -> bool {
-    mode.glibc_only()
+/// Whether `c` is glibc's condition variable: always when nothing is
+/// swapped, never when every plain mutex is, and unless a wait with a
+/// chosen mutex made it this library's under a per-mutex choice.
+fn glibc_cond(mode: Mode, c: *mut pthread_cond_t) -> bool {
+    mode.glibc_only() || (mode.per_mutex() && !chosen::is_ours(c))
 }
 
 unsafe fn cond_wait_any(
@@ -201,9 +207,19 @@ unsafe fn cond_wait_any(
     if mode.profiling() {
         profile::cond_wait_begins(m, site);
     }
-    if !glibc_conds(mode) {
-        // SAFETY: the program's contract with the condition wait.
-        return unsafe { cond::wait(c, m, deadline, site, mode) };
+    // Under a per-mutex choice, the mutex decides: a wait with a chosen
+    // one makes the condition variable this library's.
+    // SAFETY: the program's contract: `m` is live and held, `c` is live.
+    let ours = !mode.glibc_only() && (!mode.per_mutex() || unsafe { mutex::is_swapped(m, mode) });
+    if ours {
+        // SAFETY: the program's contract with the condition wait (no
+        // thread waits on `c` with an unchosen mutex: chosen.rs).
+        unsafe {
+            if mode.per_mutex() {
+                chosen::adopt(c);
+            }
+            return cond::wait(c, m, deadline, site, mode);
+        }
     }
     let real = glibc::real();
     // SAFETY: the program's contract, passed on to glibc.
@@ -255,7 +271,8 @@ unsafe extern "C" fn cond_clockwait_at(
 pub unsafe extern "C" fn pthread_cond_init(c: *mut pthread_cond_t, a: *const pthread_condattr_t) -> c_int {
     // SAFETY: the program's contract.
     unsafe {
-        if glibc_conds(mode::current()) {
+        let mode = mode::current();
+        if mode.glibc_only() || mode.per_mutex() {
             (glibc::real().cond_init)(c, a)
         } else {
             cond::init(c, a)
@@ -269,7 +286,7 @@ pub unsafe extern "C" fn pthread_cond_init(c: *mut pthread_cond_t, a: *const pth
 /// The C contract of pthread_cond_destroy.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
-    if glibc_conds(mode::current()) {
+    if glibc_cond(mode::current(), c) {
         // SAFETY: the program's contract, passed on to glibc.
         unsafe { (glibc::real().cond_destroy)(c) }
     } else {
@@ -286,7 +303,7 @@ pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
 pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: the program's contract.
     unsafe {
-        if glibc_conds(mode::current()) {
+        if glibc_cond(mode::current(), c) {
             (glibc::real().cond_signal)(c)
         } else {
             cond::signal(c, false)
@@ -302,7 +319,7 @@ pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
 pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: the program's contract.
     unsafe {
-        if glibc_conds(mode::current()) {
+        if glibc_cond(mode::current(), c) {
             (glibc::real().cond_broadcast)(c)
         } else {
             cond::signal(c, true)

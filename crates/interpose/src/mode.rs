@@ -1,6 +1,7 @@
 //! What the interposer does in this process, decided once from the
 //! environment `contend run` sets: which lock replaces glibc's mutex
-//! (`CONTEND_RUN_LOCK`, default `pthread`: none), whether every mutex is
+//! (`CONTEND_RUN_LOCK`, default `pthread`: none) or which lock replaces it
+//! in which mutexes alone (`CONTEND_RUN_MUTEXES`, `chosen.rs`), whether every mutex is
 //! profiled (`CONTEND_RUN_PROFILE=1`), and the wake cost `contend`
 //! measured (`CONTEND_WAKE_NS`, so `adaptive` does not spend 10 ms and two
 //! threads measuring it again in every process).
@@ -14,25 +15,44 @@ use locks::in_mutex::Swap;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The decision packed in a byte: the [`Swap`] in the low bits,
-/// [`PROFILE`] on top; 0 until decided.
+/// [`PROFILE`] and [`CHOSEN`] on top; 0 until decided.
 static MODE: AtomicU8 = AtomicU8::new(0);
 const PROFILE: u8 = 0x80;
+/// Only the chosen mutexes are swapped, each with its own lock (the low
+/// bits then say `pthread`: no lock for the rest).
+const CHOSEN: u8 = 0x40;
+const FLAGS: u8 = PROFILE | CHOSEN;
 
 /// The interposer's mode.
 #[derive(Clone, Copy)]
 pub struct Mode(u8);
 
 impl Mode {
-    /// The lock that replaces glibc's mutex.
+    /// The lock that replaces glibc's mutex in every plain mutex
+    /// (`pthread` under a per-mutex choice).
     #[inline]
     pub fn swap(self) -> Swap {
         // Only values from `decide` are stored.
-        Swap::from_repr(self.0 & !PROFILE).unwrap_or(Swap::Pthread)
+        Swap::from_repr(self.0 & !FLAGS).unwrap_or(Swap::Pthread)
     }
     /// Whether nothing is swapped (`pthread`): every call goes to glibc.
     #[inline]
     pub fn glibc_only(self) -> bool {
         self.0 & !PROFILE == Swap::Pthread as u8
+    }
+    /// What the report names as the lock: the swapped lock's name, or the
+    /// per-mutex choice as it was given.
+    pub fn label(self) -> &'static str {
+        if self.per_mutex() {
+            env(b"CONTEND_RUN_MUTEXES\0").unwrap_or("-")
+        } else {
+            self.swap().name()
+        }
+    }
+    /// Whether only the chosen mutexes are swapped (`chosen.rs`).
+    #[inline]
+    pub fn per_mutex(self) -> bool {
+        self.0 & CHOSEN != 0
     }
     /// Whether every acquisition is profiled.
     #[inline]
@@ -73,11 +93,21 @@ fn decide() -> Mode {
             )),
         },
     };
+    let chosen = match env(b"CONTEND_RUN_MUTEXES\0") {
+        None | Some("") => 0,
+        Some(_) if swap != Swap::Pthread => {
+            locks::sys::process::die("contend-interpose: CONTEND_RUN_LOCK and CONTEND_RUN_MUTEXES both set")
+        }
+        Some(spec) => match crate::chosen::parse(spec) {
+            Ok(()) => CHOSEN,
+            Err(why) => locks::sys::process::die(&format!("contend-interpose: CONTEND_RUN_MUTEXES: {why}")),
+        },
+    };
     if let Some(ns) = env(b"CONTEND_WAKE_NS\0").and_then(|v| v.parse::<u64>().ok()) {
         locks::sys::wake_cost::assume(std::time::Duration::from_nanos(ns));
     }
     let profile = env(b"CONTEND_RUN_PROFILE\0") == Some("1");
-    let bits = swap as u8 | if profile { PROFILE } else { 0 };
+    let bits = swap as u8 | chosen | if profile { PROFILE } else { 0 };
     // Two threads deciding at once decide the same.
     MODE.store(bits, Ordering::Relaxed);
     Mode(bits)

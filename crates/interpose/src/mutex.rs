@@ -1,6 +1,7 @@
 //! Which lock a mutex is, and the four operations on it whatever it is.
 //!
-//! A mutex is swapped when the process runs a swapped lock and glibc's
+//! A mutex is swapped when the process runs a swapped lock (for every
+//! mutex, or for this one: `chosen.rs`) and glibc's
 //! type field (offset 16, written by `pthread_mutex_init` or a static
 //! initializer) says a plain private mutex: normal/default or adaptive,
 //! not robust, PI, priority-protected or process-shared. Everything else
@@ -111,9 +112,21 @@ unsafe fn swapped_in(m: *mut pthread_mutex_t, mode: Mode) -> Option<Swap> {
     // SAFETY: the caller's contract (kind reads offset 16).
     if mode.glibc_only() || !swappable(unsafe { kind(m) }) {
         None
+    } else if mode.per_mutex() {
+        crate::chosen::lock_of(m)
     } else {
         Some(mode.swap())
     }
+}
+
+/// Whether `m` holds a swapped lock.
+///
+/// # Safety
+/// `m` points at a live `pthread_mutex_t`.
+#[inline]
+pub unsafe fn is_swapped(m: *mut pthread_mutex_t, mode: Mode) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { swapped_in(m, mode) }.is_some()
 }
 
 /// An acquisition by `op` on the swapped lock, or by `glibc` when the
@@ -271,6 +284,10 @@ pub unsafe fn init(m: *mut pthread_mutex_t, attr: *const libc::pthread_mutexattr
     }
     // SAFETY: just initialized.
     let k = unsafe { kind(m) };
+    if mode.per_mutex() && crate::chosen::lock_of(m).is_none() {
+        // Not chosen: glibc's by choice, not by kind.
+        return 0;
+    }
     if swappable(k) {
         // A swapped lock is unlocked when its bytes are zero; the kind is
         // kept (0 or adaptive), so later calls know the mutex is swapped.

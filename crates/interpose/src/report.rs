@@ -292,14 +292,8 @@ fn report() {
         swapped: INITS.swapped.load(Relaxed),
         glibc: std::array::from_fn(|i| INITS.glibc[i].load(Relaxed)),
     };
-    let _ = write_header(
-        &mut out,
-        pid as u32,
-        mode.swap().name(),
-        mode.profiling(),
-        crate::tally::totals(),
-        &inits,
-    );
+    let _ =
+        write_header(&mut out, pid as u32, mode.label(), mode.profiling(), crate::tally::totals(), &inits);
     if mode.profiling() {
         // A forked child keeps its parent's keys with the counts zeroed:
         // only what this process did is reported.

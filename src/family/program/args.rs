@@ -10,6 +10,8 @@ pub(crate) const PROGRAM_EXAMPLES: &str = "\
 Examples:
   contend run --profile --runs 1 -- sysbench threads --threads=8 --thread-locks=2 --time=2 run
   contend run --lock pthread,adaptive,mcs --runs 5 -- pigz -p 4 -k -f big.tar
+  contend run --lock adaptive@0x4040c0,tas@queue_put --runs 5 -- ./prog
+  contend run --recommend --lock adaptive,tas,mcs --runs 5 -- pigz -p 4 -k -f big.tar
   contend run --lock pthread,adaptive --metric 'events/s \\(eps\\): *([0-9.]+)' -- sysbench mutex run";
 
 /// `contend run`.
@@ -18,7 +20,10 @@ pub struct ProgramArgs {
     /// Locks to run the program with, comma-separated: `pthread` (glibc's
     /// own mutex, the baseline every ratio is to; added first if missing)
     /// and any lock that fits in a pthread_mutex_t: adaptive, mcs, ticket,
-    /// tas, ttas, backoff, yield, pi, parking_lot.
+    /// tas, ttas, backoff, yield, pi, parking_lot. `LOCK@MUTEX` swaps only
+    /// that mutex (an address from --profile, or a name it prints: a
+    /// function, file:line or module+0xoffset), every other one stays
+    /// glibc's; join several with `+` (`tas@0x4040c0+mcs@queue_put`).
     #[arg(long, value_delimiter = ',', default_value = "pthread", value_name = "LOCK[,...]")]
     pub lock: Vec<String>,
 
@@ -28,6 +33,18 @@ pub struct ProgramArgs {
     /// times of a profiled run are the profile's, not the program's.
     #[arg(long)]
     pub profile: bool,
+
+    /// Recommend a lock per mutex: profile the program once, then try each
+    /// of `--lock`'s locks (all that fit when only pthread is given) on
+    /// each of the `--mutexes` most waited-on mutexes alone, interleaved
+    /// in rounds and paired with glibc's mutex; then run the winners
+    /// together. Prints the plan's executions before it starts.
+    #[arg(long)]
+    pub recommend: bool,
+
+    /// With --recommend: the mutexes tried, the most waited-on first.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub mutexes: usize,
 
     /// Mutexes shown per lock in the profile, by total wait.
     #[arg(long, default_value_t = 10, value_name = "N")]

@@ -121,7 +121,11 @@ pub fn profiles(
                 module: at.module.clone(),
                 offset: site.offset,
                 kind: c.kind,
-                swapped: r.lock != "pthread" && locks::in_mutex::swappable_kind(c.kind),
+                swapped: locks::in_mutex::swappable_kind(c.kind)
+                    && match crate::family::program::choice::chosen_in(&r.lock) {
+                        Some(chosen) => chosen.contains(&c.address),
+                        None => r.lock != "pthread",
+                    },
                 counts: MutexCounts {
                     acquisitions: c.acquisitions,
                     contended: c.contended,

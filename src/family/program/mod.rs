@@ -5,9 +5,11 @@
 //! program prints, `--metric`) against glibc's.
 
 pub mod args;
+pub mod choice;
 pub mod interposer;
 pub mod keeper;
 pub mod launch;
+pub mod recommend;
 pub mod report;
 pub mod scratch;
 pub mod spec;

@@ -27,6 +27,11 @@ pub struct ProgramSpec {
     pub profile: bool,
     /// Mutexes shown per lock in the profile.
     pub top: usize,
+    /// `--recommend`: try `locks` (but pthread) on the most waited-on
+    /// mutexes, one at a time.
+    pub recommend: bool,
+    /// With `recommend`: how many mutexes.
+    pub mutexes: usize,
     /// The regex the metric is taken with, if any.
     pub metric: Option<String>,
     /// The interposer library.
@@ -47,6 +52,14 @@ pub struct ProgramSpec {
 pub fn locks(names: &[String]) -> Result<(Vec<String>, bool), String> {
     let mut out: Vec<String> = Vec::new();
     for name in names {
+        if name.contains('@') {
+            crate::family::program::choice::parse(name).map_err(|e| format!("--lock {e}"))?;
+            if out.contains(name) {
+                return Err(format!("--lock {name}: given twice"));
+            }
+            out.push(name.clone());
+            continue;
+        }
         if name == "noop" {
             return Err("--lock noop: it excludes nothing; it exists to test the interposer's checks".into());
         }
@@ -193,6 +206,31 @@ impl ProgramSpec {
         if args.top == 0 {
             return Err(SpecError("--top must be at least 1".into()));
         }
+        let mut locks = locks;
+        if args.recommend {
+            if args.profile {
+                return Err(SpecError(
+                    "--recommend with --profile: the recommendation profiles the program once itself and \
+                     measures the locks unprofiled"
+                        .into(),
+                ));
+            }
+            if let Some(l) = locks.iter().find(|l| l.contains('@')) {
+                return Err(SpecError(format!(
+                    "--recommend --lock {l}: the recommendation chooses the mutexes"
+                )));
+            }
+            if !(1..=crate::family::program::choice::MAX_MUTEXES).contains(&args.mutexes) {
+                return Err(SpecError(format!(
+                    "--mutexes {}: from 1 to {}",
+                    args.mutexes,
+                    crate::family::program::choice::MAX_MUTEXES
+                )));
+            }
+            if locks.len() == 1 {
+                locks.extend(Swap::all().filter(|s| *s != Swap::Pthread).map(|s| s.name().to_string()));
+            }
+        }
         Ok(ProgramSpec {
             program,
             argv,
@@ -200,6 +238,8 @@ impl ProgramSpec {
             locks,
             profile: args.profile,
             top: args.top,
+            recommend: args.recommend,
+            mutexes: args.mutexes,
             metric: args.metric.clone(),
             interposer: interposer(args.interposer.as_deref()).map_err(SpecError)?,
             output: args.output.clone(),
@@ -229,5 +269,10 @@ mod tests {
         let e = locks(&names(&["clh"])).unwrap_err();
         assert!(e.contains("not a lock that can live in a pthread_mutex_t") && e.contains("adaptive"), "{e}");
         assert!(locks(&names(&["mcs", "mcs"])).unwrap_err().contains("twice"));
+        assert_eq!(
+            locks(&names(&["tas@0x10", "mcs@f+tas@0x20"])).unwrap().0,
+            names(&["pthread", "tas@0x10", "mcs@f+tas@0x20"])
+        );
+        assert!(locks(&names(&["clh@0x10"])).is_err());
     }
 }

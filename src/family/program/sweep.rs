@@ -39,6 +39,9 @@ pub struct ProgramOutcome {
     pub warnings: Vec<Warning>,
     /// The signal that ended it early.
     pub interrupted: Option<Signal>,
+    /// With `--recommend`: the lock for each of the most waited-on
+    /// mutexes, and what the winners give together.
+    pub recommendation: Option<crate::family::program::recommend::Recommendation>,
 }
 
 /// The metric in `text`: the last line `re` matches, its first group (or
@@ -84,14 +87,14 @@ fn pass_through(
 }
 
 /// Everything one execution needs besides its lock.
-struct Setting<'a> {
-    spec: &'a ProgramSpec,
+pub(crate) struct Setting<'a> {
+    pub(crate) spec: &'a ProgramSpec,
     dir: &'a mut RunDir,
     symbols: &'a mut Symbolizer,
     metric: Option<&'a regex::Regex>,
     /// Why a profiled execution that counts futex calls could not also
     /// count its kernel waits per mutex, once it failed.
-    kernel_waits_failed: Option<String>,
+    pub(crate) kernel_waits_failed: Option<String>,
 }
 
 impl Setting<'_> {
@@ -118,7 +121,7 @@ fn join_kernel_waits(mutexes: &mut [MutexProfile], waits: &Waits, pids: &[u32]) 
     KernelWaitTotals { all, on_mutexes, lost: waits.lost }
 }
 
-fn run_one(
+pub(crate) fn run_one(
     cx: &mut Setting<'_>,
     point: &ProgramPoint,
     futex: Option<&FutexCounters>,
@@ -137,9 +140,15 @@ fn run_one(
         }
         _ => spec.interposer.clone().into_os_string(),
     };
+    // A per-mutex choice swaps only its mutexes; the rest are glibc's.
+    let (whole, reported_as) = match &point.chosen {
+        Some(chosen) => ("", chosen.as_str()),
+        None => (lock, lock),
+    };
     let mut env: Vec<(OsString, OsString)> = vec![
         ("LD_PRELOAD".into(), preload),
-        ("CONTEND_RUN_LOCK".into(), lock.into()),
+        ("CONTEND_RUN_LOCK".into(), whole.into()),
+        ("CONTEND_RUN_MUTEXES".into(), point.chosen.clone().unwrap_or_default().into()),
         ("CONTEND_RUN_PROFILE".into(), if profiled { "1" } else { "0" }.into()),
     ];
     env.extend(exec.env());
@@ -202,8 +211,8 @@ fn run_one(
             spec.program[0]
         );
     }
-    if let Some(r) = reports.iter().find(|r| r.lock != lock) {
-        bail!("process {} ran lock {} instead of {lock}", r.pid, r.lock);
+    if let Some(r) = reports.iter().find(|r| r.lock != reported_as) {
+        bail!("process {} ran lock {} instead of {reported_as}", r.pid, r.lock);
     }
     let (mut mutexes, symbol_hints) = interposer::profiles(&reports, cx.symbols, cx.spec.top);
     let pids: Vec<u32> = loaded.iter().copied().chain(reports.iter().map(|r| r.pid)).collect();
@@ -275,14 +284,24 @@ fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
         ));
     } else {
         for r in results.iter().filter(|r| !exercised(r)) {
+            let why = match &r.point.chosen {
+                Some(chosen) => format!(
+                    "no chosen mutex ({}) was taken: in this execution none was at that address (a mutex \
+                     allocated in another order by racing threads moves; choose it by name), or it is of a \
+                     kind a swapped lock leaves to glibc",
+                    chosen.replace(';', ", ")
+                ),
+                None => "the program's mutexes are of kinds a swapped lock leaves to glibc (recursive, \
+                         error-checking, robust, PI, shared), or it started its work without the preload \
+                         (LD_PRELOAD cleared)"
+                    .into(),
+            };
             out.push(Warning::point(
                 WarningKind::Unexercised,
                 &r.point.lock,
                 format!(
                     "never used: no acquisition went through it ({} went to glibc's mutex; under pthread, \
-                     {glibc_total}). The program's mutexes are of kinds a swapped lock leaves to glibc \
-                     (recursive, error-checking, robust, PI, shared), or it started its work without the \
-                     preload (LD_PRELOAD cleared); no ratio is given",
+                     {glibc_total}). {why}; no ratio is given",
                     r.sample.to_glibc
                 ),
             ));
@@ -313,7 +332,7 @@ fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
 
 /// Each lock's metric against pthread's of the same round; none for a
 /// lock that never ran.
-fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
+pub(crate) fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
     // The baseline runs as the locks do (profiled or not); the unprofiled
     // pthread of `--profile` measures the profile, not a lock.
     let profiled = results.first().is_some_and(|r| r.point.profiled);
@@ -334,7 +353,7 @@ fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
 
 /// `r` against `base`, round by round: the geometric mean of the ratios
 /// of their metrics, with its interval.
-fn paired(r: &ProgramResult, base: &ProgramResult) -> Option<VsGlibc> {
+pub(crate) fn paired(r: &ProgramResult, base: &ProgramResult) -> Option<VsGlibc> {
     let rounds = |r: &ProgramResult| -> Vec<(u32, f64)> {
         crate::engine::repeat::measured(&r.runs)
             .map(|s| (s.run.round, crate::model::run::RunRecord::metric(s)))
@@ -356,23 +375,55 @@ fn profile_cost(results: &[ProgramResult]) -> Option<VsGlibc> {
     paired(pthread(true)?, pthread(false)?)
 }
 
-/// Runs the program under every lock, in rounds.
-pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
-    let mut warnings = Vec::new();
-    if spec.baseline_added {
-        warnings.push(Warning::sweep(
-            WarningKind::NoBaseline,
-            "pthread (glibc's mutex) was added as the baseline the ratios are to",
-        ));
+/// Gives each per-mutex point its mutexes by address: names are looked
+/// up in the profile of one execution under glibc's mutex, made first
+/// (and said), when some choice names a mutex rather than giving its
+/// address.
+fn map_choices(cx: &mut Setting<'_>, points: &mut [ProgramPoint]) -> Result<()> {
+    use crate::family::program::choice::{self, Target};
+    let mut parsed = Vec::new();
+    for p in points.iter() {
+        parsed.push(choice::parse(&p.lock).map_err(|e| anyhow!("--lock {e}"))?);
     }
-    // With --profile, glibc's mutex also runs unprofiled in every round:
-    // the profile's cost to this program, measured beside it.
-    let mut points: Vec<ProgramPoint> =
-        spec.locks.iter().map(|l| ProgramPoint { lock: l.clone(), profiled: spec.profile }).collect();
-    if spec.profile {
-        points.push(ProgramPoint { lock: "pthread".into(), profiled: false });
+    let by_name = parsed.iter().flatten().flatten().any(|c| matches!(c.target, Target::Site(_)));
+    let mapped = if by_name {
+        if cx.spec.progress {
+            eprintln!("contend run: one profiled execution under pthread, to find the mutexes --lock names");
+        }
+        let sample =
+            run_one(cx, &ProgramPoint::new("pthread", true), None).context("mapping names to mutexes")?;
+        Some(sample.mutexes)
+    } else {
+        None
+    };
+    for (p, choices) in points.iter_mut().zip(parsed) {
+        let Some(choices) = choices else { continue };
+        let env = choice::env(&choices, mapped.as_deref()).map_err(|e| anyhow!("--lock {e}"))?;
+        p.chosen = Some(env);
     }
-    let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
+    Ok(())
+}
+
+/// What measuring some points gave.
+pub(crate) struct Measured {
+    /// One per point that ran, in the points' order.
+    pub results: Vec<ProgramResult>,
+    /// The signal that ended it early.
+    pub interrupted: Option<Signal>,
+    /// The points planned.
+    pub planned: usize,
+}
+
+/// Runs the program at every point, interleaved in rounds; adds the
+/// outlier notes to `warnings`.
+pub(crate) fn measure(
+    cx: &mut Setting<'_>,
+    points: &[ProgramPoint],
+    futex: &FutexPlan,
+    inline: Option<&FutexCounters>,
+    warnings: &mut Vec<Warning>,
+) -> Result<Measured> {
+    let spec = cx.spec;
     let planned = crate::engine::progress::planned_runs(points.len(), &spec.repeat, futex.separate());
     // The program's output is its own, on the terminal: a progress bar
     // redrawn over it would garble both. The bar is kept for captured
@@ -384,21 +435,6 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
         None,
     );
     let headers = spec.progress && spec.metric.is_none() && planned > 1;
-    let mut symbols = Symbolizer::default();
-    let mut dir = RunDir::create()?;
-    crate::session::signals::set_stopping(format!(
-        "the program (SIGTERM to it and everything it started, SIGKILL after the {} grace)",
-        crate::model::value::format_nanos(spec.grace_ns)
-    ));
-    // Compiled once for every execution (the spec checked that it compiles).
-    let metric = spec.metric.as_deref().map(regex::Regex::new).transpose()?;
-    let mut cx = Setting {
-        spec,
-        dir: &mut dir,
-        symbols: &mut symbols,
-        metric: metric.as_ref(),
-        kernel_waits_failed: None,
-    };
     let mut started = 0;
     let rounds = run_rounds(
         points.len(),
@@ -417,26 +453,81 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
                 let what = if purpose == Purpose::Count { ", counting futex calls" } else { "" };
                 eprintln!("contend run: {lock}, execution {started} of {planned}{what}");
             }
-            run_one(&mut cx, point, counted.as_ref().or(inline.as_ref()))
-                .with_context(|| format!("lock {lock}"))
+            run_one(cx, point, counted.as_ref().or(inline)).with_context(|| format!("lock {lock}"))
         },
         |_, _| crate::engine::progress::tick(&bar),
     )?;
     bar.finish_and_clear();
     let mut results = Vec::new();
     let what = if spec.metric.is_some() { "metric" } else { "wall s" };
-    let planned_points = points.len();
-    for (point, r) in points.into_iter().zip(rounds.points) {
+    for (point, r) in points.iter().zip(rounds.points) {
         let Some(r) = r else { continue };
         let values: Vec<f64> =
             crate::engine::repeat::measured(&r.runs).map(crate::model::run::RunRecord::metric).collect();
         warnings.extend(notes::outliers(&point.label(spec.profile), what, &r.stats, &values));
-        results.push(ProgramResult::median(point, r));
+        results.push(ProgramResult::median(point.clone(), r));
     }
-    let vs = vs_glibc(&results);
-    let profile_cost = profile_cost(&results);
+    Ok(Measured { results, interrupted: rounds.interrupted, planned: points.len() })
+}
+
+/// Runs the program under every lock, in rounds (or, with `--recommend`,
+/// profiles it and tries the locks on its most waited-on mutexes:
+/// `recommend.rs`).
+pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
+    let mut warnings = Vec::new();
+    if spec.baseline_added && !spec.recommend {
+        warnings.push(Warning::sweep(
+            WarningKind::NoBaseline,
+            "pthread (glibc's mutex) was added as the baseline the ratios are to",
+        ));
+    }
+    // With --profile, glibc's mutex also runs unprofiled in every round:
+    // the profile's cost to this program, measured beside it.
+    let mut points: Vec<ProgramPoint> =
+        spec.locks.iter().map(|l| ProgramPoint::new(l, spec.profile)).collect();
+    if spec.profile {
+        points.push(ProgramPoint::new("pthread", false));
+    }
+    let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
+    let mut symbols = Symbolizer::default();
+    let mut dir = RunDir::create()?;
+    crate::session::signals::set_stopping(format!(
+        "the program (SIGTERM to it and everything it started, SIGKILL after the {} grace)",
+        crate::model::value::format_nanos(spec.grace_ns)
+    ));
+    // Compiled once for every execution (the spec checked that it compiles).
+    let metric = spec.metric.as_deref().map(regex::Regex::new).transpose()?;
+    let mut cx = Setting {
+        spec,
+        dir: &mut dir,
+        symbols: &mut symbols,
+        metric: metric.as_ref(),
+        kernel_waits_failed: None,
+    };
+    if spec.recommend {
+        return crate::family::program::recommend::run(&mut cx, &futex, inline.as_ref(), warnings);
+    }
+    map_choices(&mut cx, &mut points)?;
+    let m = measure(&mut cx, &points, &futex, inline.as_ref(), &mut warnings)?;
+    let vs = vs_glibc(&m.results);
+    let profile_cost = profile_cost(&m.results);
+    let kernel_waits_failed = cx.kernel_waits_failed.take();
+    Ok(finish(spec, m, vs, profile_cost, kernel_waits_failed, warnings, None))
+}
+
+/// The outcome of measured points, with the notes every run gets.
+pub(crate) fn finish(
+    spec: &ProgramSpec,
+    m: Measured,
+    vs_glibc: Vec<Option<VsGlibc>>,
+    profile_cost: Option<VsGlibc>,
+    kernel_waits_failed: Option<String>,
+    mut warnings: Vec<Warning>,
+    recommendation: Option<crate::family::program::recommend::Recommendation>,
+) -> ProgramOutcome {
+    let results = m.results;
     warnings.extend(seen(&spec.program[0], &results));
-    if let Some(why) = cx.kernel_waits_failed.take() {
+    if let Some(why) = kernel_waits_failed {
         warnings.push(Warning::sweep(
             WarningKind::FutexCounting,
             format!("the profile has no kernel waits per mutex (\"kernel waits\" shows -): {why}"),
@@ -447,7 +538,8 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
         warnings.push(Warning::sweep(
             WarningKind::FutexCounting,
             format!(
-                "the kernel dropped {lost} futex wait samples (its buffers filled faster than contend read                  them): the kernel waits per mutex are lower bounds"
+                "the kernel dropped {lost} futex wait samples (its buffers filled faster than contend read \
+                 them): the kernel waits per mutex are lower bounds"
             ),
         ));
     }
@@ -456,10 +548,10 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
         spec.repeat.order == crate::engine::repeat::Order::Interleaved,
         results.iter().map(|r| r.runs.as_slice()),
     ));
-    if let Some(sig) = rounds.interrupted {
-        warnings.push(notes::interrupted(sig, results.len(), planned_points, ""));
+    if let Some(sig) = m.interrupted {
+        warnings.push(notes::interrupted(sig, results.len(), m.planned, ""));
     }
-    Ok(ProgramOutcome { results, vs_glibc: vs, profile_cost, warnings, interrupted: rounds.interrupted })
+    ProgramOutcome { results, vs_glibc, profile_cost, warnings, interrupted: m.interrupted, recommendation }
 }
 
 #[cfg(test)]

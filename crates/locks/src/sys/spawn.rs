@@ -188,6 +188,25 @@ pub fn take_passed(fd: RawFd) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// Turns address randomization off for this process's future children
+/// (the personality flag `setarch -R` sets; it is inherited across fork
+/// and exec), so that a program run twice puts its data at the same
+/// addresses: `contend run` names a mutex by its address from one
+/// execution to the next.
+pub fn fixed_addresses() -> std::io::Result<()> {
+    // SAFETY: personality(0xffffffff) only reads the current persona.
+    let now = unsafe { libc::personality(0xffff_ffff) };
+    if now == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: sets this process's persona to the current one plus one
+    // flag; no memory is passed.
+    if unsafe { libc::personality(now as libc::c_ulong | libc::ADDR_NO_RANDOMIZE as libc::c_ulong) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

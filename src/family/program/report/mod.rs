@@ -1,5 +1,6 @@
 //! `contend run`'s formats: table (with the profile), CSV, gnuplot, JSON.
 
+pub mod advice;
 pub mod plot;
 pub mod rwlocks;
 pub mod table;
@@ -41,6 +42,8 @@ pub struct ProgramExport<'a> {
     /// pthread's, paired by round (a wall-time ratio above 1, or a rate
     /// ratio below 1, is the profile's cost).
     pub profile_cost: Option<VsGlibc>,
+    /// With `--recommend`: the lock per mutex and the winners together.
+    pub recommendation: Option<&'a crate::family::program::recommend::Recommendation>,
 }
 
 /// `contend run`'s results.
@@ -153,6 +156,7 @@ impl Report for ProgramReport<'_> {
                 .map(|(r, vs)| LockVsGlibc { lock: &r.point.lock, vs: *vs })
                 .collect(),
             profile_cost: self.outcome.profile_cost,
+            recommendation: self.outcome.recommendation.as_ref(),
         })
     }
 }

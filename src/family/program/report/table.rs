@@ -143,12 +143,25 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
             }
         ),
     };
-    let text = format!("{notes}{core}{profiled}{}{}", shown.legend(GROUPS), shown.hidden_note(GROUPS));
+    let chosen: String = o
+        .results
+        .iter()
+        .filter_map(|r| r.point.chosen.as_ref().map(|c| (&r.point.lock, c)))
+        .filter(|(lock, c)| lock.as_str() != c.replace(';', "+"))
+        .map(|(lock, c)| {
+            format!("{lock}: swapped the mutexes {}; every other one stayed glibc's.\n", c.replace(';', ", "))
+        })
+        .collect();
+    let text =
+        format!("{notes}{chosen}{core}{profiled}{}{}", shown.legend(GROUPS), shown.hidden_note(GROUPS));
     let mut out = format!("{t}\n\n{}", crate::output::table::fit(&text));
     if spec.profile {
         for r in o.results.iter().filter(|r| r.point.profiled) {
             out += &profile(r, spec.top, preset);
         }
+    }
+    if let Some(rec) = &o.recommendation {
+        out += &super::advice::table(rec, preset);
     }
     out
 }

@@ -1,0 +1,140 @@
+//! Per-mutex lock choice (`CONTEND_RUN_MUTEXES`, `contend run --lock
+//! LOCK@MUTEX`): only the mutexes named by address get a swapped lock,
+//! each its own; every other mutex, and its condition variables, stay
+//! glibc's.
+//!
+//! The choice is a pure function of the mutex's address, so every thread
+//! agrees on it from the first call on, including for a statically
+//! initialized mutex that no `pthread_mutex_init` announces (contend runs
+//! the program with address randomization off, so an address from a
+//! profile names the same mutex in the next execution).
+//!
+//! A condition variable waited on with a chosen mutex cannot be glibc's
+//! (glibc re-takes the mutex through its internals, which know nothing of
+//! the swapped lock), so it becomes this library's (`cond.rs`) at its
+//! first such wait, and is listed here so that its signals and broadcasts
+//! find it. It converts in place: glibc's fields of an idle condition
+//! variable hold nothing but its clock and sharing, which are carried
+//! over. One condition variable waited on with a chosen and an unchosen
+//! mutex is not supported (POSIX allows one mutex per concurrent wait).
+
+use libc::{pthread_cond_t, pthread_mutex_t};
+use locks::in_mutex::Swap;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+
+/// Mutexes that can be chosen in one execution.
+pub const MAX_MUTEXES: usize = 16;
+/// Condition variables that can be converted in one process.
+const MAX_CONDS: usize = 256;
+
+static ADDRESSES: [AtomicUsize; MAX_MUTEXES] = [const { AtomicUsize::new(0) }; MAX_MUTEXES];
+static LOCKS: [AtomicU8; MAX_MUTEXES] = [const { AtomicU8::new(0) }; MAX_MUTEXES];
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+
+static CONDS: [AtomicUsize; MAX_CONDS] = [const { AtomicUsize::new(0) }; MAX_CONDS];
+static CONDS_USED: AtomicUsize = AtomicUsize::new(0);
+static CONVERTING: AtomicBool = AtomicBool::new(false);
+
+/// Parses `LOCK@0xADDR[;LOCK@0xADDR...]` into the table (once, from
+/// `mode::decide`); the error says what is wrong.
+pub fn parse(spec: &str) -> Result<(), String> {
+    let mut n = 0;
+    for item in spec.split(';').filter(|s| !s.is_empty()) {
+        let (lock, at) = item.split_once('@').ok_or_else(|| format!("{item}: not LOCK@0xADDRESS"))?;
+        let swap = Swap::parse(lock)
+            .filter(|s| *s != Swap::Pthread && s.check().is_ok())
+            .ok_or_else(|| format!("{lock}: not a lock that fits in a pthread_mutex_t"))?;
+        let address = at
+            .strip_prefix("0x")
+            .and_then(|h| usize::from_str_radix(h, 16).ok())
+            .filter(|&a| a != 0)
+            .ok_or_else(|| format!("{at}: not a mutex address (0x...)"))?;
+        if n == MAX_MUTEXES {
+            return Err(format!("more than {MAX_MUTEXES} mutexes chosen"));
+        }
+        ADDRESSES[n].store(address, Ordering::Relaxed);
+        LOCKS[n].store(swap as u8, Ordering::Relaxed);
+        n += 1;
+    }
+    if n == 0 {
+        return Err("no mutex chosen".into());
+    }
+    COUNT.store(n, Ordering::Release);
+    Ok(())
+}
+
+/// The lock chosen for `m`, if any.
+#[inline(always)]
+pub fn lock_of(m: *mut pthread_mutex_t) -> Option<Swap> {
+    let n = COUNT.load(Ordering::Relaxed);
+    let m = m as usize;
+    (0..n.min(MAX_MUTEXES))
+        .find(|&i| ADDRESSES[i].load(Ordering::Relaxed) == m)
+        .and_then(|i| Swap::from_repr(LOCKS[i].load(Ordering::Relaxed)))
+}
+
+/// Whether `c` is this library's condition variable.
+#[inline]
+pub fn is_ours(c: *mut pthread_cond_t) -> bool {
+    let n = CONDS_USED.load(Ordering::Acquire).min(MAX_CONDS);
+    CONDS[..n].iter().any(|k| k.load(Ordering::Relaxed) == c as usize)
+}
+
+/// glibc's `__wrefs` word: its bit 0 says process-shared, bit 1 the
+/// monotonic clock (glibc's `__PTHREAD_COND_SHARED_MASK` and
+/// `__PTHREAD_COND_CLOCK_MONOTONIC_MASK`).
+const GLIBC_WREFS_OFFSET: usize = 36;
+
+/// Makes `c` this library's condition variable, once, before its first
+/// wait with a chosen mutex (the caller holds that mutex).
+///
+/// # Safety
+/// `c` points at a live `pthread_cond_t` on which no thread waits through
+/// glibc.
+pub unsafe fn adopt(c: *mut pthread_cond_t) {
+    if is_ours(c) {
+        return;
+    }
+    while CONVERTING.swap(true, Ordering::Acquire) {
+        std::hint::spin_loop();
+    }
+    if !is_ours(c) {
+        let used = CONDS_USED.load(Ordering::Relaxed);
+        if used == MAX_CONDS {
+            locks::sys::process::die(&format!(
+                "contend-interpose: more than {MAX_CONDS} condition variables waited on with chosen mutexes"
+            ));
+        }
+        // SAFETY: the caller's contract: `c` is live and idle, so glibc's
+        // words may be read and replaced.
+        unsafe {
+            let wrefs =
+                (*((c as *const u8).add(GLIBC_WREFS_OFFSET) as *const AtomicU8)).load(Ordering::Relaxed);
+            let (mut clock, mut shared) = (libc::CLOCK_REALTIME, libc::PTHREAD_PROCESS_PRIVATE);
+            if wrefs & 2 != 0 {
+                clock = libc::CLOCK_MONOTONIC;
+            }
+            if wrefs & 1 != 0 {
+                shared = libc::PTHREAD_PROCESS_SHARED;
+            }
+            crate::cond::init_as(c, clock, shared);
+        }
+        CONDS[used].store(c as usize, Ordering::Relaxed);
+        CONDS_USED.store(used + 1, Ordering::Release);
+    }
+    CONVERTING.store(false, Ordering::Release);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_spec_is_read_and_a_bad_one_refused() {
+        assert!(super::parse("tas@0x1000;mcs@0x2000").is_ok());
+        assert_eq!(super::lock_of(0x2000 as *mut _).map(|s| s.name()), Some("mcs"));
+        assert_eq!(super::lock_of(0x1000 as *mut _).map(|s| s.name()), Some("tas"));
+        assert!(super::lock_of(0x3000 as *mut _).is_none());
+        assert!(super::parse("pthread@0x1000").is_err());
+        assert!(super::parse("tas@4096").is_err());
+        assert!(super::parse("tas").is_err());
+    }
+}

@@ -1,0 +1,184 @@
+//! Per-mutex lock choice: `--lock adaptive@MUTEX`, the chosen mutexes
+//! swapped and every other one left to glibc (crates/interpose's
+//! `chosen.rs` does it in the program).
+//!
+//! A point is one lock for the whole program (`adaptive`) or a choice:
+//! `LOCK@MUTEX`, several joined by `+` (`adaptive@0x4040c0+mcs@queue_put`).
+//! MUTEX is an address from a profile (`0x4040c0`; the program runs
+//! without address randomization, so it names the same mutex in the next
+//! execution) or a name the profile prints: the function or `file:line`
+//! of its "waits at" or first acquisition, the whole "waits at" text, or
+//! `module+0xoffset`. A name is turned into addresses by one profiled
+//! execution under glibc's mutex before the measured ones (every mutex
+//! that matches is chosen: a call site that creates many mutexes names
+//! them all).
+
+use crate::model::program::MutexProfile;
+use locks::in_mutex::Swap;
+
+/// Which mutexes a choice names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// One address.
+    Address(u64),
+    /// A name from the profile.
+    Site(String),
+}
+
+/// One `LOCK@MUTEX`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// The lock the mutex gets.
+    pub lock: Swap,
+    /// The mutex.
+    pub target: Target,
+}
+
+/// Mutexes that one execution can choose (the interposer's table).
+pub const MAX_MUTEXES: usize = 16;
+
+/// Splits a point's name into its choices; None for a whole-program lock
+/// (no `@`). A `+` inside a name (`pigz+0x91a5`) stays in it: a new
+/// choice starts only at a part that has its own `@`.
+pub fn parse(point: &str) -> Result<Option<Vec<Choice>>, String> {
+    if !point.contains('@') {
+        return Ok(None);
+    }
+    let mut items: Vec<String> = Vec::new();
+    for part in point.split('+') {
+        match items.last_mut() {
+            Some(last) if !part.contains('@') => {
+                last.push('+');
+                last.push_str(part);
+            }
+            _ => items.push(part.to_string()),
+        }
+    }
+    let mut out = Vec::new();
+    for item in items {
+        let (lock, at) = item.split_once('@').ok_or_else(|| format!("{item}: not LOCK@MUTEX"))?;
+        let swap = Swap::parse(lock).filter(|s| s.offered() && *s != Swap::Pthread).ok_or_else(|| {
+            let can: Vec<&str> = Swap::all().filter(|s| *s != Swap::Pthread).map(|s| s.name()).collect();
+            format!("{lock}@{at}: {lock} is not a lock a mutex can be given; these can: {}", can.join(", "))
+        })?;
+        swap.check().map_err(|why| format!("{lock}: {why}"))?;
+        let at = at.trim();
+        if at.is_empty() {
+            return Err(format!(
+                "{item}: no mutex after @ (an address from the profile, or a name it prints)"
+            ));
+        }
+        let target = match at.strip_prefix("0x").map(|h| u64::from_str_radix(h, 16)) {
+            Some(Ok(a)) if a != 0 => Target::Address(a),
+            Some(_) if !at.contains('+') => return Err(format!("{at}: not an address")),
+            _ => Target::Site(at.to_string()),
+        };
+        out.push(Choice { lock: swap, target });
+    }
+    Ok(Some(out))
+}
+
+/// Whether the profile's mutex `m` is the one `name` names.
+pub fn names(m: &MutexProfile, name: &str) -> bool {
+    let forms = |text: &str| -> Vec<String> {
+        let mut v = vec![text.to_string()];
+        if let Some((function, rest)) = text.split_once(" (") {
+            v.push(function.to_string());
+            v.push(rest.trim_end_matches(')').to_string());
+        }
+        v
+    };
+    let offset = format!("{}+0x{:x}", m.module.rsplit('/').next().unwrap_or(&m.module), m.offset);
+    forms(&m.waits_at).iter().chain(forms(&m.site).iter()).any(|f| f == name) || offset == name
+}
+
+/// The interposer's `CONTEND_RUN_MUTEXES` for `choices`: names turned
+/// into addresses with the mapping execution's profile (`mapped`), in
+/// which each must match at least one mutex.
+pub fn env(choices: &[Choice], mapped: Option<&[MutexProfile]>) -> Result<String, String> {
+    let mut out: Vec<(Swap, u64)> = Vec::new();
+    for c in choices {
+        match &c.target {
+            Target::Address(a) => out.push((c.lock, *a)),
+            Target::Site(name) => {
+                let mutexes = mapped.expect("names are mapped before they are resolved");
+                let found: Vec<u64> =
+                    mutexes.iter().filter(|m| m.address != 0 && names(m, name)).map(|m| m.address).collect();
+                if found.is_empty() {
+                    let known: Vec<&str> = mutexes.iter().take(5).map(|m| m.waits_at.as_str()).collect();
+                    return Err(format!(
+                        "{}@{name}: no mutex of the program is named {name} in its profile; the most \
+                         waited-on are: {}",
+                        c.lock.name(),
+                        known.join("; ")
+                    ));
+                }
+                out.extend(found.into_iter().map(|a| (c.lock, a)));
+            }
+        }
+    }
+    out.sort_by_key(|&(_, a)| a);
+    out.dedup_by_key(|&mut (_, a)| a);
+    if out.len() > MAX_MUTEXES {
+        return Err(format!("{} mutexes chosen: at most {MAX_MUTEXES} can be", out.len()));
+    }
+    Ok(out.iter().map(|(s, a)| format!("{}@0x{a:x}", s.name())).collect::<Vec<_>>().join(";"))
+}
+
+/// The addresses an interposer's report label chooses (None: not a
+/// per-mutex choice).
+pub fn chosen_in(label: &str) -> Option<Vec<u64>> {
+    if !label.contains('@') {
+        return None;
+    }
+    Some(
+        label
+            .split(';')
+            .filter_map(|item| item.split_once('@'))
+            .filter_map(|(_, a)| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_point_splits_into_its_choices_and_keeps_plus_inside_names() {
+        assert_eq!(parse("adaptive").unwrap(), None);
+        let c = parse("adaptive@0x4040c0+mcs@pigz+0x91a5").unwrap().unwrap();
+        assert_eq!(
+            c[0],
+            Choice { lock: Swap::parse("adaptive").unwrap(), target: Target::Address(0x4040c0) }
+        );
+        assert_eq!(c[1].target, Target::Site("pigz+0x91a5".into()));
+        assert!(parse("pthread@0x10").is_err(), "glibc's mutex is what the others get");
+        assert!(parse("clh@0x10").unwrap_err().contains("these can"));
+        assert!(parse("tas@").is_err());
+        assert!(parse("tas@0xzz").is_err());
+    }
+
+    #[test]
+    fn addresses_and_names_become_the_interposers_list() {
+        let m = |address, waits_at: &str| MutexProfile {
+            address,
+            waits_at: waits_at.into(),
+            site: waits_at.into(),
+            module: "/usr/bin/prog".into(),
+            offset: 0x91a5,
+            ..MutexProfile::default()
+        };
+        let profile = vec![m(0x20, "queue_put (q.c:10)"), m(0x30, "other (q.c:40)")];
+        let c = parse("tas@q.c:10+mcs@0x40").unwrap().unwrap();
+        assert_eq!(env(&c, Some(&profile)).unwrap(), "tas@0x20;mcs@0x40");
+        let c = parse("tas@queue_put").unwrap().unwrap();
+        assert_eq!(env(&c, Some(&profile)).unwrap(), "tas@0x20");
+        let c = parse("tas@prog+0x91a5").unwrap().unwrap();
+        assert_eq!(env(&c, Some(&profile)).unwrap(), "tas@0x20;tas@0x30", "one site, two mutexes");
+        let c = parse("tas@nowhere").unwrap().unwrap();
+        assert!(env(&c, Some(&profile)).unwrap_err().contains("queue_put (q.c:10)"));
+        assert_eq!(chosen_in("tas@0x20;mcs@0x40"), Some(vec![0x20, 0x40]));
+        assert_eq!(chosen_in("adaptive"), None);
+    }
+}

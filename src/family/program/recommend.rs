@@ -1,0 +1,273 @@
+//! `contend run --recommend`: which lock each of a program's most
+//! waited-on mutexes should have, with an interval, and what the winners
+//! give together.
+//!
+//! 1. One profiled execution under glibc's mutex names the mutexes and
+//!    their waits (the program runs without address randomization, so an
+//!    address holds in the next executions; `choice.rs`).
+//! 2. The `--mutexes` most waited-on mutexes of a kind a lock can replace
+//!    (normal or adaptive, not robust, PI, PP or shared) each get every
+//!    candidate lock alone (`LOCK@0xADDR`, the rest glibc's), interleaved
+//!    in rounds with pthread and paired with it round by round, as any
+//!    `contend run --lock` is.
+//! 3. A mutex's best lock is the one with the best ratio among those whose
+//!    95% interval lies wholly on the better side of 1; with none, "keep
+//!    glibc".
+//! 4. With winners on two or more mutexes, they run together against
+//!    pthread in rounds of their own (a combination is not the product of
+//!    its parts: two mutexes' waits may hide each other).
+//!
+//! The time it takes is said before it starts: executions × the profiled
+//! execution's wall time; the precision it gave is said after: the median
+//! half-width of the intervals, and that halving it takes about four times
+//! the rounds (the interval narrows with the square root of the rounds).
+
+use crate::engine::futex_plan::FutexPlan;
+use crate::family::program::sweep::{self, finish, measure, run_one, ProgramOutcome, Setting};
+use crate::measure::futex::FutexCounters;
+use crate::model::program::{MutexProfile, ProgramPoint, VsGlibc};
+use crate::model::warning::{Warning, WarningKind};
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+/// What `--recommend` found.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Recommendation {
+    /// The mutexes tried, the most waited-on first.
+    pub mutexes: Vec<MutexAdvice>,
+    /// The winners together, when two or more mutexes had one.
+    pub combination: Option<Combination>,
+    /// The profiled execution's wall time, s (what the plan was timed by).
+    pub profile_wall_s: f64,
+    /// Executions planned after the profile (rounds × points, both phases).
+    pub executions: usize,
+    /// Whether a higher metric is better (`--metric`: a rate) or a lower
+    /// one (wall time).
+    pub higher_is_better: bool,
+    /// The median half-width of the intervals of phase 2, in percent of
+    /// the ratio.
+    pub median_half_width_pct: Option<f64>,
+}
+
+/// One mutex and the locks tried on it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct MutexAdvice {
+    /// Its process in the profile.
+    pub pid: u32,
+    /// Its address.
+    pub address: u64,
+    /// Where it waits (the profile's name).
+    pub waits_at: String,
+    /// Its wait in the profiled execution, ns.
+    pub wait_ns: u64,
+    /// Of the wait on every mutex of the program.
+    pub wait_share: f64,
+    /// Each lock tried on it alone, against pthread.
+    pub tried: Vec<Tried>,
+    /// The best lock beyond its interval; None: keep glibc's mutex.
+    pub best: Option<String>,
+}
+
+/// One lock on one mutex.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Tried {
+    /// The lock.
+    pub lock: String,
+    /// The point's name (`LOCK@0xADDR`).
+    pub point: String,
+    /// Against pthread, paired by round (None: it never ran).
+    pub vs: Option<VsGlibc>,
+}
+
+/// The winners together.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Combination {
+    /// The point (`LOCK@0xADDR+...`).
+    pub point: String,
+    /// Against pthread in its own rounds.
+    pub vs: Option<VsGlibc>,
+}
+
+/// Whether `vs` is better than glibc's mutex beyond its interval.
+pub fn better(vs: &VsGlibc, higher_is_better: bool) -> bool {
+    match vs.ci95 {
+        Some((lo, hi)) => {
+            if higher_is_better {
+                lo > 1.0
+            } else {
+                hi < 1.0
+            }
+        }
+        None => false,
+    }
+}
+
+/// The best lock of `tried` beyond its interval.
+pub fn best(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
+    let score =
+        |t: &Tried| t.vs.as_ref().map_or(f64::NAN, |v| if higher_is_better { -v.ratio } else { v.ratio });
+    tried
+        .iter()
+        .filter(|t| t.vs.as_ref().is_some_and(|v| better(v, higher_is_better)))
+        .min_by(|a, b| score(a).total_cmp(&score(b)))
+}
+
+/// The mutexes worth trying: waited on, of a kind a lock replaces, most
+/// waited-on first.
+fn candidates(profile: &[MutexProfile], n: usize) -> Vec<&MutexProfile> {
+    let mut v: Vec<&MutexProfile> = profile
+        .iter()
+        .filter(|m| m.address != 0 && m.counts.wait_ns > 0 && locks::in_mutex::swappable_kind(m.kind))
+        .collect();
+    v.sort_by_key(|m| std::cmp::Reverse(m.counts.wait_ns));
+    v.truncate(n);
+    v
+}
+
+/// Runs the recommendation (see the module's documentation).
+pub(crate) fn run(
+    cx: &mut Setting<'_>,
+    futex: &FutexPlan,
+    inline: Option<&FutexCounters>,
+    mut warnings: Vec<Warning>,
+) -> Result<ProgramOutcome> {
+    let spec = cx.spec;
+    let higher_is_better = spec.metric.is_some();
+    if spec.progress {
+        eprintln!("contend run --recommend: one profiled execution under pthread, to find the mutexes");
+    }
+    let profiled = run_one(cx, &ProgramPoint::new("pthread", true), None).context("profiling the program")?;
+    let all_wait: u64 = profiled.mutexes.iter().map(|m| m.counts.wait_ns).sum();
+    let chosen = candidates(&profiled.mutexes, spec.mutexes);
+    let locks: Vec<&String> = spec.locks.iter().filter(|l| *l != "pthread").collect();
+    let mut points = vec![ProgramPoint::new("pthread", false)];
+    for m in &chosen {
+        for lock in &locks {
+            let name = format!("{lock}@0x{:x}", m.address);
+            points.push(ProgramPoint { lock: name.clone(), profiled: false, chosen: Some(name) });
+        }
+    }
+    let rounds = spec.repeat.runs.max(1) as usize;
+    let combination_runs = if chosen.len() > 1 { 2 * rounds } else { 0 };
+    let executions = points.len() * rounds + combination_runs;
+    let wall = profiled.wall_s;
+    if chosen.is_empty() {
+        warnings.push(Warning::sweep(
+            WarningKind::Unexercised,
+            format!(
+                "{} waited on no mutex a lock can replace in the profiled execution ({} mutexes seen): \
+                 nothing to recommend",
+                spec.program[0],
+                profiled.mutexes.len()
+            ),
+        ));
+    } else if spec.progress {
+        eprintln!(
+            "contend run --recommend: {} mutex(es) × {} lock(s), then the winners together: up to {executions} \
+             executions of about {wall:.2} s (~{:.0} s); the intervals narrow with the square root of --runs ({rounds})",
+            chosen.len(),
+            locks.len(),
+            executions as f64 * wall
+        );
+    }
+    if chosen.is_empty() {
+        points.truncate(1);
+    }
+    let m = measure(cx, &points, futex, inline, &mut warnings)?;
+    let vs = sweep::vs_glibc(&m.results);
+    let vs_of =
+        |point: &str| m.results.iter().zip(&vs).find(|(r, _)| r.point.lock == point).and_then(|(_, v)| *v);
+    let mut advice: Vec<MutexAdvice> = chosen
+        .iter()
+        .map(|mp| {
+            let tried: Vec<Tried> = locks
+                .iter()
+                .map(|lock| {
+                    let point = format!("{lock}@0x{:x}", mp.address);
+                    Tried { lock: lock.to_string(), vs: vs_of(&point), point }
+                })
+                .collect();
+            let best = best(&tried, higher_is_better).map(|t| t.lock.clone());
+            MutexAdvice {
+                pid: mp.pid,
+                address: mp.address,
+                waits_at: mp.waits_at.clone(),
+                wait_ns: mp.counts.wait_ns,
+                wait_share: if all_wait > 0 { mp.counts.wait_ns as f64 / all_wait as f64 } else { 0.0 },
+                tried,
+                best,
+            }
+        })
+        .collect();
+    let winners: Vec<String> =
+        advice.iter().filter_map(|a| a.best.as_ref().map(|l| format!("{l}@0x{:x}", a.address))).collect();
+    let mut results = m.results;
+    let mut vs_all = vs;
+    let mut interrupted = m.interrupted;
+    let combination = if winners.len() > 1 && interrupted.is_none() {
+        let name = winners.join("+");
+        let env = winners.join(";");
+        let pair = [
+            ProgramPoint::new("pthread", false),
+            ProgramPoint { lock: name.clone(), profiled: false, chosen: Some(env) },
+        ];
+        let both = measure(cx, &pair, futex, inline, &mut warnings)?;
+        interrupted = both.interrupted;
+        let vs = match (both.results.iter().find(|r| r.point.lock == name), both.results.first()) {
+            (Some(r), Some(base)) if base.point.lock == "pthread" => sweep::paired(r, base),
+            _ => None,
+        };
+        if let Some(r) = both.results.into_iter().find(|r| r.point.lock == name) {
+            results.push(r);
+            vs_all.push(vs);
+        }
+        Some(Combination { point: name, vs })
+    } else {
+        None
+    };
+    let mut widths: Vec<f64> = advice
+        .iter_mut()
+        .flat_map(|a| a.tried.iter())
+        .filter_map(|t| t.vs.as_ref().and_then(|v| v.ci95.map(|(lo, hi)| 50.0 * (hi - lo) / v.ratio)))
+        .collect();
+    widths.sort_by(f64::total_cmp);
+    let median_half_width_pct = (!widths.is_empty()).then(|| widths[widths.len() / 2]);
+    let planned = points.len() + usize::from(combination.is_some());
+    let measured = sweep::Measured { results, interrupted, planned };
+    let kernel_waits_failed = cx.kernel_waits_failed.take();
+    let recommendation = Recommendation {
+        mutexes: advice,
+        combination,
+        profile_wall_s: wall,
+        executions,
+        higher_is_better,
+        median_half_width_pct,
+    };
+    Ok(finish(spec, measured, vs_all, None, kernel_waits_failed, warnings, Some(recommendation)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tried(lock: &str, ratio: f64, lo: f64, hi: f64) -> Tried {
+        Tried {
+            lock: lock.into(),
+            point: format!("{lock}@0x10"),
+            vs: Some(VsGlibc { ratio, ci95: Some((lo, hi)), rounds: 5 }),
+        }
+    }
+
+    #[test]
+    fn the_best_lock_is_better_beyond_its_interval_or_none() {
+        let t = [
+            tried("tas", 0.80, 0.70, 0.95),
+            tried("mcs", 0.75, 0.50, 1.05),
+            tried("ticket", 0.9, 0.85, 0.95),
+        ];
+        assert_eq!(best(&t, false).unwrap().lock, "tas", "mcs is faster but its interval holds 1");
+        assert!(best(&t[1..2], false).is_none());
+        let rates = [tried("tas", 1.2, 1.1, 1.3), tried("mcs", 1.3, 1.25, 1.35)];
+        assert_eq!(best(&rates, true).unwrap().lock, "mcs", "a rate: higher is better");
+    }
+}

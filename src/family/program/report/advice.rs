@@ -1,0 +1,88 @@
+//! `--recommend`'s table: per mutex, the best lock beyond its interval or
+//! "keep glibc", the closest lock when none wins, the winners together,
+//! and what the plan cost and the precision it gave.
+
+use crate::family::program::recommend::{Recommendation, Tried};
+use crate::model::program::VsGlibc;
+use comfy_table::Table;
+
+fn interval(v: &VsGlibc) -> String {
+    v.ci95.map_or("- (1 round)".into(), |(lo, hi)| format!("{lo:.3}..{hi:.3}"))
+}
+
+/// The tried lock nearest to winning (the best ratio), for a mutex that
+/// keeps glibc's.
+fn closest(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
+    let key = |t: &Tried| t.vs.as_ref().map(|v| if higher_is_better { -v.ratio } else { v.ratio });
+    tried.iter().filter(|t| key(t).is_some()).min_by(|a, b| key(a).unwrap().total_cmp(&key(b).unwrap()))
+}
+
+/// The recommendation as text.
+pub fn table(rec: &Recommendation, preset: &str) -> String {
+    let mut out =
+        String::from("\nrecommendation: each lock on each mutex alone, paired with pthread by round:\n");
+    if rec.mutexes.is_empty() {
+        return out + "  no mutex a lock can replace was waited on: nothing to recommend.\n";
+    }
+    let mut t = Table::new();
+    t.load_preset(preset);
+    t.set_header(vec!["mutex", "waits at", "of wait", "lock", "vs pthread", "95% interval", "verdict"]);
+    for m in &rec.mutexes {
+        let chosen = match &m.best {
+            Some(b) => m.tried.iter().find(|t| &t.lock == b),
+            None => closest(&m.tried, rec.higher_is_better),
+        };
+        let (lock, ratio, ci) = match chosen.and_then(|t| t.vs.as_ref().map(|v| (t, v))) {
+            Some((t, v)) => (t.lock.clone(), format!("{:.3}", v.ratio), interval(v)),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let verdict = match &m.best {
+            Some(b) => format!("use {b}"),
+            None if chosen.is_some() => "keep glibc (closest shown)".into(),
+            None => "keep glibc".into(),
+        };
+        t.add_row(vec![
+            format!("0x{:x}", m.address),
+            m.waits_at.clone(),
+            format!("{:.0}%", 100.0 * m.wait_share),
+            lock,
+            ratio,
+            ci,
+            verdict,
+        ]);
+    }
+    crate::output::table::align_right(&mut t, 2..3);
+    crate::output::table::align_right(&mut t, 4..5);
+    out += &format!("{t}\n");
+    let better = if rec.higher_is_better { "above 1: a higher rate" } else { "below 1: faster" };
+    let mut notes = format!(
+        "of wait: the mutex's share of all mutex wait in the profiled execution; vs pthread: the program's \
+         metric with that lock on that mutex alone (every other mutex glibc's) over pthread's in the same \
+         round ({better}); use: the best ratio among the locks whose 95% interval lies wholly beyond 1; \
+         keep glibc: none does.\n"
+    );
+    if let Some(c) = &rec.combination {
+        notes += &match &c.vs {
+            Some(v) => format!(
+                "together ({}): {:.3} against pthread, 95% interval {}, in {} rounds of their own.\n",
+                c.point,
+                v.ratio,
+                interval(v),
+                v.rounds
+            ),
+            None => format!("together ({}): no rounds to pair.\n", c.point),
+        };
+    }
+    notes += &format!(
+        "cost: one profiled execution ({:.2} s) and {} planned executions; precision: ",
+        rec.profile_wall_s, rec.executions
+    );
+    notes += &match rec.median_half_width_pct {
+        Some(w) => format!(
+            "the intervals' median half-width is ±{w:.1}%: a difference smaller than that cannot be told from \
+             noise here; about four times the --runs halve it.\n"
+        ),
+        None => "no intervals (one round): give --runs 3 or more.\n".into(),
+    };
+    out + &crate::output::table::fit(&notes)
+}
