@@ -318,12 +318,17 @@ pub struct ProgramPoint {
     /// after names were mapped to addresses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chosen: Option<String>,
+    /// For a what-if point: the mutex whose critical sections were
+    /// lengthened and by how much, as the interposer was given it
+    /// (`0xADDRESS@NS`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay: Option<String>,
 }
 
 impl ProgramPoint {
     /// A whole-program lock's point, or a choice's before its mapping.
     pub fn new(lock: &str, profiled: bool) -> Self {
-        ProgramPoint { lock: lock.into(), profiled, chosen: None }
+        ProgramPoint { lock: lock.into(), profiled, chosen: None, delay: None }
     }
 
     /// How tables and figures name it: the lock, and "(unprofiled)" for

@@ -38,6 +38,7 @@
 mod chosen;
 mod clock;
 mod cond;
+mod delay;
 mod glibc;
 mod mode;
 mod modules;
@@ -230,11 +231,13 @@ unsafe fn cond_wait_any(
             Some((Some(k), t)) => (real.cond_clockwait)(c, m, k, t),
         }
     };
-    if mode.profiling() {
-        profile::around_glibc_wait(m, site, wait)
-    } else {
-        wait()
+    let rc = if mode.profiling() { profile::around_glibc_wait(m, site, wait) } else { wait() };
+    // glibc re-took the mutex inside the wait (timed out or not): a
+    // critical section begins.
+    if mode.delaying() && (mutex::holds(rc) || rc == libc::ETIMEDOUT) {
+        delay::entered(m);
     }
+    rc
 }
 
 unsafe extern "C" fn cond_wait_at(c: *mut pthread_cond_t, m: *mut pthread_mutex_t, site: usize) -> c_int {

@@ -2,7 +2,8 @@
 //! environment `contend run` sets: which lock replaces glibc's mutex
 //! (`CONTEND_RUN_LOCK`, default `pthread`: none) or which lock replaces it
 //! in which mutexes alone (`CONTEND_RUN_MUTEXES`, `chosen.rs`), whether every mutex is
-//! profiled (`CONTEND_RUN_PROFILE=1`), and the wake cost `contend`
+//! profiled (`CONTEND_RUN_PROFILE=1`), whether one mutex's critical
+//! sections are lengthened (`CONTEND_RUN_DELAY`, `delay.rs`), and the wake cost `contend`
 //! measured (`CONTEND_WAKE_NS`, so `adaptive` does not spend 10 ms and two
 //! threads measuring it again in every process).
 //!
@@ -21,7 +22,10 @@ const PROFILE: u8 = 0x80;
 /// Only the chosen mutexes are swapped, each with its own lock (the low
 /// bits then say `pthread`: no lock for the rest).
 const CHOSEN: u8 = 0x40;
-const FLAGS: u8 = PROFILE | CHOSEN;
+/// One mutex's critical sections are lengthened (`delay.rs`).
+const DELAY: u8 = 0x20;
+const FLAGS: u8 = PROFILE | CHOSEN | DELAY;
+const _: () = assert!(locks::in_mutex::Swap::MAX_REPR < DELAY, "a lock's number must not reach the flags");
 
 /// The interposer's mode.
 #[derive(Clone, Copy)]
@@ -38,7 +42,12 @@ impl Mode {
     /// Whether nothing is swapped (`pthread`): every call goes to glibc.
     #[inline]
     pub fn glibc_only(self) -> bool {
-        self.0 & !PROFILE == Swap::Pthread as u8
+        self.0 & !(PROFILE | DELAY) == Swap::Pthread as u8
+    }
+    /// Whether a mutex's critical sections are lengthened.
+    #[inline]
+    pub fn delaying(self) -> bool {
+        self.0 & DELAY != 0
     }
     /// What the report names as the lock: the swapped lock's name, or the
     /// per-mutex choice as it was given.
@@ -103,11 +112,18 @@ fn decide() -> Mode {
             Err(why) => locks::sys::process::die(&format!("contend-interpose: CONTEND_RUN_MUTEXES: {why}")),
         },
     };
+    let delay = match env(b"CONTEND_RUN_DELAY\0") {
+        None | Some("") => 0,
+        Some(spec) => match crate::delay::parse(spec) {
+            Ok(()) => DELAY,
+            Err(why) => locks::sys::process::die(&format!("contend-interpose: CONTEND_RUN_DELAY: {why}")),
+        },
+    };
     if let Some(ns) = env(b"CONTEND_WAKE_NS\0").and_then(|v| v.parse::<u64>().ok()) {
         locks::sys::wake_cost::assume(std::time::Duration::from_nanos(ns));
     }
     let profile = env(b"CONTEND_RUN_PROFILE\0") == Some("1");
-    let bits = swap as u8 | chosen | if profile { PROFILE } else { 0 };
+    let bits = swap as u8 | chosen | delay | if profile { PROFILE } else { 0 };
     // Two threads deciding at once decide the same.
     MODE.store(bits, Ordering::Relaxed);
     Mode(bits)

@@ -144,7 +144,7 @@ unsafe fn acquisition(
     glibc: impl FnOnce() -> c_int,
 ) -> c_int {
     // SAFETY: the caller's contract.
-    match unsafe { swapped_in(m, mode) } {
+    let rc = match unsafe { swapped_in(m, mode) } {
         None => {
             let rc = glibc();
             if holds(rc) {
@@ -160,7 +160,11 @@ unsafe fn acquisition(
             }
             rc
         }
+    };
+    if mode.delaying() && holds(rc) {
+        crate::delay::entered(m);
     }
+    rc
 }
 
 /// pthread_mutex_lock, unprofiled.

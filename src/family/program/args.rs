@@ -12,6 +12,7 @@ Examples:
   contend run --lock pthread,adaptive,mcs --runs 5 -- pigz -p 4 -k -f big.tar
   contend run --lock adaptive@0x4040c0,tas@queue_put --runs 5 -- ./prog
   contend run --recommend --lock adaptive,tas,mcs --runs 5 -- pigz -p 4 -k -f big.tar
+  contend run --what-if 0x4040c0 --runs 8 -- ./prog
   contend run --lock pthread,adaptive --metric 'events/s \\(eps\\): *([0-9.]+)' -- sysbench mutex run";
 
 /// `contend run`.
@@ -45,6 +46,20 @@ pub struct ProgramArgs {
     /// With --recommend: the mutexes tried, the most waited-on first.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub mutexes: usize,
+
+    /// What shortening one mutex's critical sections would buy: profile
+    /// once, then lengthen every critical section of MUTEX (an address
+    /// or a name the profile prints) by each of --delays, interleaved
+    /// with no delay, fit the program's time against the delay, and
+    /// predict it with the critical sections half as long and gone.
+    #[arg(long, value_name = "MUTEX")]
+    pub what_if: Option<String>,
+
+    /// With --what-if: the delays added to each critical section
+    /// [default: a quarter, a half and all of twice the mean hold, at
+    /// least 200ns, capped by the program's wall time].
+    #[arg(long, value_delimiter = ',', value_parser = crate::model::value::parse_duration, value_name = "DURATION[,...]")]
+    pub delays: Option<Vec<std::time::Duration>>,
 
     /// Mutexes shown per lock in the profile, by total wait.
     #[arg(long, default_value_t = 10, value_name = "N")]

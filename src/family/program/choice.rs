@@ -92,30 +92,36 @@ pub fn names(m: &MutexProfile, name: &str) -> bool {
     forms(&m.waits_at).iter().chain(forms(&m.site).iter()).any(|f| f == name) || offset == name
 }
 
+/// The mutexes of the profile that `target` names (an address names
+/// itself, mapped or not); the error lists the most waited-on names.
+pub fn addresses(target: &Target, mapped: Option<&[MutexProfile]>) -> Result<Vec<u64>, String> {
+    match target {
+        Target::Address(a) => Ok(vec![*a]),
+        Target::Site(name) => {
+            let mutexes = mapped.expect("names are mapped before they are resolved");
+            let found: Vec<u64> =
+                mutexes.iter().filter(|m| m.address != 0 && names(m, name)).map(|m| m.address).collect();
+            if found.is_empty() {
+                let known: Vec<&str> = mutexes.iter().take(5).map(|m| m.waits_at.as_str()).collect();
+                return Err(format!(
+                    "{name}: no mutex of the program is named {name} in its profile; the most waited-on \
+                     are: {}",
+                    known.join("; ")
+                ));
+            }
+            Ok(found)
+        }
+    }
+}
+
 /// The interposer's `CONTEND_RUN_MUTEXES` for `choices`: names turned
 /// into addresses with the mapping execution's profile (`mapped`), in
 /// which each must match at least one mutex.
 pub fn env(choices: &[Choice], mapped: Option<&[MutexProfile]>) -> Result<String, String> {
     let mut out: Vec<(Swap, u64)> = Vec::new();
     for c in choices {
-        match &c.target {
-            Target::Address(a) => out.push((c.lock, *a)),
-            Target::Site(name) => {
-                let mutexes = mapped.expect("names are mapped before they are resolved");
-                let found: Vec<u64> =
-                    mutexes.iter().filter(|m| m.address != 0 && names(m, name)).map(|m| m.address).collect();
-                if found.is_empty() {
-                    let known: Vec<&str> = mutexes.iter().take(5).map(|m| m.waits_at.as_str()).collect();
-                    return Err(format!(
-                        "{}@{name}: no mutex of the program is named {name} in its profile; the most \
-                         waited-on are: {}",
-                        c.lock.name(),
-                        known.join("; ")
-                    ));
-                }
-                out.extend(found.into_iter().map(|a| (c.lock, a)));
-            }
-        }
+        let found = addresses(&c.target, mapped).map_err(|e| format!("{}@{e}", c.lock.name()))?;
+        out.extend(found.into_iter().map(|a| (c.lock, a)));
     }
     out.sort_by_key(|&(_, a)| a);
     out.dedup_by_key(|&mut (_, a)| a);

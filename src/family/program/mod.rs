@@ -16,6 +16,7 @@ pub mod spec;
 pub mod sweep;
 pub mod symbols;
 pub mod tree;
+pub mod whatif;
 
 use crate::experiment::Experiment;
 use crate::measure::env::Environment;

@@ -144,7 +144,9 @@ pub(crate) fn run(
     for m in &chosen {
         for lock in &locks {
             let name = format!("{lock}@0x{:x}", m.address);
-            points.push(ProgramPoint { lock: name.clone(), profiled: false, chosen: Some(name) });
+            let mut p = ProgramPoint::new(&name, false);
+            p.chosen = Some(name);
+            points.push(p);
         }
     }
     let rounds = spec.repeat.runs.max(1) as usize;
@@ -209,7 +211,7 @@ pub(crate) fn run(
         let env = winners.join(";");
         let pair = [
             ProgramPoint::new("pthread", false),
-            ProgramPoint { lock: name.clone(), profiled: false, chosen: Some(env) },
+            ProgramPoint { chosen: Some(env), ..ProgramPoint::new(&name, false) },
         ];
         let both = measure(cx, &pair, futex, inline, &mut warnings)?;
         interrupted = both.interrupted;

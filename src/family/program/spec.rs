@@ -32,6 +32,10 @@ pub struct ProgramSpec {
     pub recommend: bool,
     /// With `recommend`: how many mutexes.
     pub mutexes: usize,
+    /// `--what-if MUTEX`: the mutex (an address or a name).
+    pub what_if: Option<String>,
+    /// With `what_if`: the delays, ns (None: from the mutex's hold).
+    pub delays_ns: Option<Vec<u64>>,
     /// The regex the metric is taken with, if any.
     pub metric: Option<String>,
     /// The interposer library.
@@ -231,6 +235,31 @@ impl ProgramSpec {
                 locks.extend(Swap::all().filter(|s| *s != Swap::Pthread).map(|s| s.name().to_string()));
             }
         }
+        let delays_ns = match (&args.what_if, &args.delays) {
+            (None, Some(_)) => return Err(SpecError("--delays goes with --what-if".into())),
+            (_, None) => None,
+            (Some(_), Some(d)) => {
+                let mut ns: Vec<u64> = d.iter().map(|d| d.as_nanos().min(u64::MAX as u128) as u64).collect();
+                ns.sort_unstable();
+                ns.dedup();
+                if ns.first() == Some(&0) {
+                    return Err(SpecError(
+                        "--delays: no delay is the baseline, always run; give delays above 0".into(),
+                    ));
+                }
+                Some(ns)
+            }
+        };
+        if args.what_if.is_some() {
+            let clash =
+                [(args.recommend, "--recommend"), (args.profile, "--profile"), (locks.len() > 1, "--lock")];
+            if let Some((_, flag)) = clash.iter().find(|(on, _)| *on) {
+                return Err(SpecError(format!(
+                    "--what-if with {flag}: the what-if profiles the program once itself and runs it under \
+                     glibc's mutex, unprofiled"
+                )));
+            }
+        }
         Ok(ProgramSpec {
             program,
             argv,
@@ -240,6 +269,8 @@ impl ProgramSpec {
             top: args.top,
             recommend: args.recommend,
             mutexes: args.mutexes,
+            what_if: args.what_if.clone(),
+            delays_ns,
             metric: args.metric.clone(),
             interposer: interposer(args.interposer.as_deref()).map_err(SpecError)?,
             output: args.output.clone(),

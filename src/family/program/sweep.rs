@@ -42,6 +42,8 @@ pub struct ProgramOutcome {
     /// With `--recommend`: the lock for each of the most waited-on
     /// mutexes, and what the winners give together.
     pub recommendation: Option<crate::family::program::recommend::Recommendation>,
+    /// With `--what-if`: the slope and the predictions.
+    pub what_if: Option<crate::family::program::whatif::WhatIf>,
 }
 
 /// The metric in `text`: the last line `re` matches, its first group (or
@@ -141,14 +143,17 @@ pub(crate) fn run_one(
         _ => spec.interposer.clone().into_os_string(),
     };
     // A per-mutex choice swaps only its mutexes; the rest are glibc's.
-    let (whole, reported_as) = match &point.chosen {
-        Some(chosen) => ("", chosen.as_str()),
-        None => (lock, lock),
+    // A what-if point runs glibc's mutex.
+    let (whole, reported_as) = match (&point.chosen, &point.delay) {
+        (Some(chosen), _) => ("", chosen.as_str()),
+        (None, Some(_)) => ("pthread", "pthread"),
+        (None, None) => (lock, lock),
     };
     let mut env: Vec<(OsString, OsString)> = vec![
         ("LD_PRELOAD".into(), preload),
         ("CONTEND_RUN_LOCK".into(), whole.into()),
         ("CONTEND_RUN_MUTEXES".into(), point.chosen.clone().unwrap_or_default().into()),
+        ("CONTEND_RUN_DELAY".into(), point.delay.clone().unwrap_or_default().into()),
         ("CONTEND_RUN_PROFILE".into(), if profiled { "1" } else { "0" }.into()),
     ];
     env.extend(exec.env());
@@ -244,9 +249,12 @@ pub(crate) fn run_one(
 }
 
 /// Whether the lock of `r` ran at all: some measured run made an
-/// acquisition by it (pthread always "runs": it is glibc's).
+/// acquisition by it (pthread always "runs": it is glibc's, and so do
+/// the what-if's delayed points).
 fn exercised(r: &ProgramResult) -> bool {
-    r.point.lock == "pthread" || crate::engine::repeat::measured(&r.runs).any(|s| s.swapped > 0)
+    r.point.lock == "pthread"
+        || r.point.delay.is_some()
+        || crate::engine::repeat::measured(&r.runs).any(|s| s.swapped > 0)
 }
 
 /// What the interposer saw that the ratios cannot rest on, for the user:
@@ -475,7 +483,7 @@ pub(crate) fn measure(
 /// `recommend.rs`).
 pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
     let mut warnings = Vec::new();
-    if spec.baseline_added && !spec.recommend {
+    if spec.baseline_added && !spec.recommend && spec.what_if.is_none() {
         warnings.push(Warning::sweep(
             WarningKind::NoBaseline,
             "pthread (glibc's mutex) was added as the baseline the ratios are to",
@@ -506,6 +514,9 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
     };
     if spec.recommend {
         return crate::family::program::recommend::run(&mut cx, &futex, inline.as_ref(), warnings);
+    }
+    if spec.what_if.is_some() {
+        return crate::family::program::whatif::run(&mut cx, &futex, inline.as_ref(), warnings);
     }
     map_choices(&mut cx, &mut points)?;
     let m = measure(&mut cx, &points, &futex, inline.as_ref(), &mut warnings)?;
@@ -551,7 +562,15 @@ pub(crate) fn finish(
     if let Some(sig) = m.interrupted {
         warnings.push(notes::interrupted(sig, results.len(), m.planned, ""));
     }
-    ProgramOutcome { results, vs_glibc, profile_cost, warnings, interrupted: m.interrupted, recommendation }
+    ProgramOutcome {
+        results,
+        vs_glibc,
+        profile_cost,
+        warnings,
+        interrupted: m.interrupted,
+        recommendation,
+        what_if: None,
+    }
 }
 
 #[cfg(test)]

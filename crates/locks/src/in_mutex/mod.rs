@@ -56,6 +56,10 @@ macro_rules! swappable {
         }
 
         impl Swap {
+            /// The largest `repr(u8)` value (the interposer packs flags
+            /// above it).
+            pub const MAX_REPR: u8 = Swap::EVERY.len() as u8;
+
             /// Every variant, glibc's first, offered or not.
             const EVERY: &'static [Swap] = &[Swap::Pthread, $(Swap::$variant),*];
 

@@ -4,6 +4,7 @@ pub mod advice;
 pub mod plot;
 pub mod rwlocks;
 pub mod table;
+pub mod whatif;
 
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
@@ -44,6 +45,8 @@ pub struct ProgramExport<'a> {
     pub profile_cost: Option<VsGlibc>,
     /// With `--recommend`: the lock per mutex and the winners together.
     pub recommendation: Option<&'a crate::family::program::recommend::Recommendation>,
+    /// With `--what-if`: the slope and the predictions.
+    pub what_if: Option<&'a crate::family::program::whatif::WhatIf>,
 }
 
 /// `contend run`'s results.
@@ -157,6 +160,7 @@ impl Report for ProgramReport<'_> {
                 .collect(),
             profile_cost: self.outcome.profile_cost,
             recommendation: self.outcome.recommendation.as_ref(),
+            what_if: self.outcome.what_if.as_ref(),
         })
     }
 }

@@ -163,6 +163,9 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     if let Some(rec) = &o.recommendation {
         out += &super::advice::table(rec, preset);
     }
+    if let Some(w) = &o.what_if {
+        out += &super::whatif::text(w);
+    }
     out
 }
 

@@ -1,0 +1,285 @@
+//! `contend run --what-if MUTEX`: what shortening one mutex's critical
+//! sections would buy the program, predicted from what lengthening them
+//! costs.
+//!
+//! 1. One profiled execution under glibc's mutex finds the mutex (an
+//!    address, or a name as `--lock LOCK@MUTEX` takes: `choice.rs`), its
+//!    acquisitions and its mean hold.
+//! 2. The program runs with every critical section of that mutex
+//!    lengthened by each delay d (busy waiting right after the
+//!    acquisition: crates/interpose `delay.rs`), interleaved in rounds with
+//!    d = 0, everything else glibc's and unprofiled.
+//! 3. In each round, the ratios r(d) of the metric to the round's d = 0
+//!    give a slope through (0, 1) by least squares; the slope's mean over
+//!    the rounds has a Student's t interval.
+//! 4. The slope predicts r(−s) = 1 − slope·s for critical sections
+//!    shorter by s: half as long (s = mean hold / 2) and gone (s = mean
+//!    hold). Both are extrapolations: nothing shorter than the program's
+//!    own critical section can be run. The slope over the first delay and
+//!    over the last are given apart: when they differ beyond their
+//!    intervals, the mutex is on the critical path only above some length
+//!    (or only below), the line does not hold, and the table says so.
+//!
+//! The slope also reads as a share: wall time added per nanosecond of
+//! delay, over the mutex's acquisitions. 1 means every acquisition's hold
+//! lies on the program's critical path (the mutex serializes it); 0 that
+//! none does.
+
+use crate::engine::futex_plan::FutexPlan;
+use crate::family::program::choice::{self, Target};
+use crate::family::program::sweep::{finish, measure, run_one, ProgramOutcome, Setting};
+use crate::measure::futex::FutexCounters;
+use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult};
+use crate::model::warning::Warning;
+use anyhow::{anyhow, Context, Result};
+use serde::Serialize;
+
+/// An estimate with its 95% interval.
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
+pub struct Estimate {
+    /// The value.
+    pub value: f64,
+    /// Its 95% interval (None with fewer than two rounds).
+    pub ci95: Option<(f64, f64)>,
+}
+
+/// One delay's ratio to no delay.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DelayPoint {
+    /// Added to every critical section, ns.
+    pub delay_ns: u64,
+    /// The metric over the same round's metric with no delay.
+    pub ratio: Estimate,
+}
+
+/// What `--what-if` found.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct WhatIf {
+    /// The mutex's address.
+    pub address: u64,
+    /// Where it waits (the profile's name).
+    pub waits_at: String,
+    /// Its acquisitions in the profiled execution.
+    pub acquisitions: u64,
+    /// Its mean hold there, ns (the profile's own cost included).
+    pub mean_hold_ns: f64,
+    /// The unprofiled program's metric with no delay (median run).
+    pub baseline: f64,
+    /// Whether a higher metric is better (`--metric`).
+    pub higher_is_better: bool,
+    /// Each delay's ratio.
+    pub delays: Vec<DelayPoint>,
+    /// Change of the ratio per ns added to each critical section.
+    pub slope_per_ns: Estimate,
+    /// The slope over the first delay alone.
+    pub first_slope_per_ns: Estimate,
+    /// The slope over the last step alone (between the two largest).
+    pub last_slope_per_ns: Estimate,
+    /// Whether the first and last slopes' intervals overlap (the line
+    /// holds as far as the delays can tell).
+    pub linear: bool,
+    /// Wall time added per ns of delay over the acquisitions (wall time
+    /// only): the share of acquisitions on the critical path.
+    pub critical_path_share: Option<Estimate>,
+    /// Predicted ratio with critical sections half as long.
+    pub half: Estimate,
+    /// Predicted ratio with no critical section (the contention gone).
+    pub none: Estimate,
+}
+
+/// The mean of `v` with its Student's t 95% interval.
+fn estimate(v: &[f64]) -> Estimate {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n.max(1.0);
+    if v.len() < 2 {
+        return Estimate { value: mean, ci95: None };
+    }
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let half = crate::measure::stats::t95(n - 1.0) * (var / n).sqrt();
+    Estimate { value: mean, ci95: Some((mean - half, mean + half)) }
+}
+
+/// `1 - slope·s` over the rounds' slopes.
+fn predict(slopes: &[f64], s: f64) -> Estimate {
+    let v: Vec<f64> = slopes.iter().map(|b| 1.0 - b * s).collect();
+    estimate(&v)
+}
+
+/// The least-squares slope through (0, 1) of `ratios` against `delays`.
+pub fn slope(delays: &[f64], ratios: &[f64]) -> f64 {
+    let num: f64 = delays.iter().zip(ratios).map(|(d, r)| d * (r - 1.0)).sum();
+    let den: f64 = delays.iter().map(|d| d * d).sum();
+    num / den
+}
+
+fn overlap(a: &Estimate, b: &Estimate) -> bool {
+    match (a.ci95, b.ci95) {
+        (Some((a0, a1)), Some((b0, b1))) => a0 <= b1 && b0 <= a1,
+        _ => true,
+    }
+}
+
+/// The delays to try: `given`, or a quarter, a half and the whole of
+/// twice the mean hold (at least 200 ns), capped so that the largest adds
+/// no more than half the profiled wall time if every acquisition were
+/// serialized.
+pub fn default_delays(mean_hold_ns: f64, acquisitions: u64, wall_s: f64) -> Vec<u64> {
+    let mut top = (2.0 * mean_hold_ns).max(200.0);
+    if acquisitions > 0 {
+        top = top.min(0.5 * wall_s * 1e9 / acquisitions as f64);
+    }
+    let top = top.max(4.0) as u64;
+    vec![top / 4, top / 2, top]
+}
+
+/// The rounds' metrics of one point, by round.
+fn by_round(r: &ProgramResult) -> Vec<(u32, f64)> {
+    crate::engine::repeat::measured(&r.runs)
+        .map(|s| (s.run.round, crate::model::run::RunRecord::metric(s)))
+        .collect()
+}
+
+/// The mutex the what-if is about, in the profile: when a name matches
+/// several, the most waited-on (the profile is sorted so).
+fn find<'a>(target: &Target, profile: &'a [MutexProfile]) -> Result<&'a MutexProfile> {
+    let addresses = choice::addresses(target, Some(profile)).map_err(|e| anyhow!("--what-if {e}"))?;
+    profile.iter().find(|m| addresses.contains(&m.address)).ok_or_else(|| {
+        anyhow!("--what-if: the mutex at 0x{:x} was not taken in the profiled execution", addresses[0])
+    })
+}
+
+/// Runs the what-if (see the module's documentation).
+pub(crate) fn run(
+    cx: &mut Setting<'_>,
+    futex: &FutexPlan,
+    inline: Option<&FutexCounters>,
+    mut warnings: Vec<Warning>,
+) -> Result<ProgramOutcome> {
+    let spec = cx.spec;
+    let what = spec.what_if.as_deref().expect("a what-if spec");
+    let target = match what.strip_prefix("0x").map(|h| u64::from_str_radix(h, 16)) {
+        Some(Ok(a)) => Target::Address(a),
+        _ => Target::Site(what.to_string()),
+    };
+    if spec.progress {
+        eprintln!("contend run --what-if: one profiled execution under pthread, to find {what}");
+    }
+    let profiled = run_one(cx, &ProgramPoint::new("pthread", true), None).context("profiling the program")?;
+    let m = find(&target, &profiled.mutexes)?.clone();
+    let delays = match &spec.delays_ns {
+        Some(d) => d.clone(),
+        None => default_delays(m.mean_hold_ns, m.counts.acquisitions, profiled.wall_s),
+    };
+    let mut points = vec![ProgramPoint::new("pthread", false)];
+    for &d in &delays {
+        let label = format!("+{}@0x{:x}", crate::model::value::format_nanos(d), m.address);
+        let mut p = ProgramPoint::new(&label, false);
+        p.delay = Some(format!("0x{:x}@{d}", m.address));
+        points.push(p);
+    }
+    if spec.progress {
+        eprintln!(
+            "contend run --what-if: {} in {} ({} acquisitions, mean hold {}): delays {} in {} rounds",
+            format_args!("0x{:x}", m.address),
+            m.waits_at,
+            m.counts.acquisitions,
+            crate::model::value::format_nanos(m.mean_hold_ns as u64),
+            delays.iter().map(|&d| crate::model::value::format_nanos(d)).collect::<Vec<_>>().join(", "),
+            spec.repeat.runs
+        );
+    }
+    let measured = measure(cx, &points, futex, inline, &mut warnings)?;
+    let base = measured.results.iter().find(|r| r.point.lock == "pthread");
+    let analysis = base.and_then(|base| analyse(&m, &delays, base, &measured.results, spec.metric.is_some()));
+    let vs = crate::family::program::sweep::vs_glibc(&measured.results);
+    let kernel_waits_failed = cx.kernel_waits_failed.take();
+    let mut outcome = finish(spec, measured, vs, None, kernel_waits_failed, warnings, None);
+    outcome.what_if = analysis;
+    Ok(outcome)
+}
+
+/// The slope, its pieces and the predictions from the measured points.
+fn analyse(
+    m: &MutexProfile,
+    delays: &[u64],
+    base: &ProgramResult,
+    results: &[ProgramResult],
+    higher_is_better: bool,
+) -> Option<WhatIf> {
+    let base_rounds = by_round(base);
+    // Per round: the ratio at each delay.
+    let mut rounds: Vec<Vec<f64>> = Vec::new();
+    for &(round, b) in &base_rounds {
+        let mut ratios = Vec::new();
+        for &d in delays {
+            let r = results
+                .iter()
+                .find(|r| r.point.delay.as_deref() == Some(&format!("0x{:x}@{d}", m.address)))?;
+            let v = by_round(r).into_iter().find(|(x, _)| *x == round).map(|(_, v)| v)?;
+            ratios.push(v / b);
+        }
+        rounds.push(ratios);
+    }
+    if rounds.is_empty() {
+        return None;
+    }
+    let d: Vec<f64> = delays.iter().map(|&d| d as f64).collect();
+    let slopes: Vec<f64> = rounds.iter().map(|r| slope(&d, r)).collect();
+    let first: Vec<f64> = rounds.iter().map(|r| (r[0] - 1.0) / d[0]).collect();
+    let n = d.len();
+    let last: Vec<f64> = if n > 1 {
+        rounds.iter().map(|r| (r[n - 1] - r[n - 2]) / (d[n - 1] - d[n - 2])).collect()
+    } else {
+        first.clone()
+    };
+    let points = (0..n)
+        .map(|k| DelayPoint {
+            delay_ns: delays[k],
+            ratio: estimate(&rounds.iter().map(|r| r[k]).collect::<Vec<_>>()),
+        })
+        .collect();
+    let (first, last) = (estimate(&first), estimate(&last));
+    let baseline = base.stats.median;
+    let share = (!higher_is_better && m.counts.acquisitions > 0).then(|| {
+        let per: Vec<f64> =
+            slopes.iter().map(|b| b * baseline * 1e9 / m.counts.acquisitions as f64).collect();
+        estimate(&per)
+    });
+    Some(WhatIf {
+        address: m.address,
+        waits_at: m.waits_at.clone(),
+        acquisitions: m.counts.acquisitions,
+        mean_hold_ns: m.mean_hold_ns,
+        baseline,
+        higher_is_better,
+        delays: points,
+        slope_per_ns: estimate(&slopes),
+        linear: overlap(&first, &last),
+        first_slope_per_ns: first,
+        last_slope_per_ns: last,
+        critical_path_share: share,
+        half: predict(&slopes, m.mean_hold_ns / 2.0),
+        none: predict(&slopes, m.mean_hold_ns),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slope_goes_through_one_at_no_delay() {
+        let d = [100.0, 200.0, 400.0];
+        assert!((slope(&d, &[1.1, 1.2, 1.4]) - 0.001).abs() < 1e-12);
+        assert!(slope(&d, &[1.0, 1.0, 1.0]).abs() < 1e-12);
+        assert!((predict(&[0.001, 0.001], 500.0).value - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn default_delays_follow_the_hold_and_stay_within_the_budget() {
+        assert_eq!(default_delays(1000.0, 100, 1.0), vec![500, 1000, 2000]);
+        assert_eq!(default_delays(10.0, 100, 1.0), vec![50, 100, 200], "at least 200 ns");
+        // A million acquisitions in 0.1 s: at most 50 ns each.
+        assert_eq!(default_delays(1000.0, 1_000_000, 0.1), vec![12, 25, 50]);
+    }
+}

@@ -1,0 +1,67 @@
+//! `contend run --what-if`: the prediction made from lengthened critical
+//! sections, checked against the program run with shorter ones.
+//!
+//! Needs a C compiler (scripts/test.sh runs where Rust builds).
+
+mod common;
+
+use assert_cmd::Command;
+use common::compile;
+use serde_json::Value;
+use std::path::Path;
+
+/// The mean of `v` with its Student's t 95% interval (as contend's own:
+/// the test checks contend against a computation of its own).
+fn interval(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let t = contend::measure::stats::t95(n - 1.0);
+    (mean - t * (var / n).sqrt(), mean + t * (var / n).sqrt())
+}
+
+/// Wall time of `exe hold_ns`, run directly.
+fn wall(exe: &Path, hold_ns: u64) -> f64 {
+    let t = std::time::Instant::now();
+    let out = std::process::Command::new(exe).arg(hold_ns.to_string()).output().unwrap();
+    assert!(out.status.success());
+    t.elapsed().as_secs_f64()
+}
+
+#[test]
+fn the_prediction_for_shorter_critical_sections_agrees_with_running_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("hold_param", dir.path());
+    let direct =
+        String::from_utf8(std::process::Command::new(&exe).arg("1000").output().unwrap().stdout).unwrap();
+    let mutex = direct.split_whitespace().find_map(|w| w.strip_prefix("mutex=")).unwrap().to_string();
+    let json = dir.path().join("whatif.json");
+    let out = Command::cargo_bin("contend")
+        .unwrap()
+        .args(["run", "--what-if", &mutex, "--runs", "8", "--count-futex", "off", "--no-progress"])
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .arg("20000")
+        .timeout(std::time::Duration::from_secs(900))
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{table}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let w = &doc["what_if"];
+    assert_eq!(w["acquisitions"].as_u64(), Some(8000), "four threads × 2000 rounds");
+    let hold = w["mean_hold_ns"].as_f64().unwrap();
+    assert!((20_000.0..30_000.0).contains(&hold), "the profile saw the 20 µs hold: {hold}");
+    let ci = |e: &Value| (e["ci95"][0].as_f64().unwrap(), e["ci95"][1].as_f64().unwrap());
+    // Critical sections half as long (shorter by half the hold the
+    // profile saw): the program run so, in rounds against 20 µs, the
+    // rounds' ratios with their interval.
+    let (lo, hi) = ci(&w["half"]);
+    let shorter = (20_000.0 - hold / 2.0) as u64;
+    let actual: Vec<f64> = (0..8).map(|_| wall(&exe, shorter) / wall(&exe, 20_000)).collect();
+    let (alo, ahi) = interval(&actual);
+    assert!(lo <= ahi && alo <= hi, "predicted {lo:.3}..{hi:.3}, ran {alo:.3}..{ahi:.3}\n{table}");
+    assert!(table.contains("predicted:") && table.contains("Critical-path share"), "{table}");
+}
