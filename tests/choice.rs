@@ -112,14 +112,15 @@ fn a_name_that_matches_no_mutex_is_refused_with_the_names_there_are() {
     assert!(stderr.contains("tas@nowhere") && stderr.contains("waiter_a"), "{stderr}");
 }
 
-/// two_kinds: `quick` (two threads, nanosecond holds) wants a lock that
-/// spins; `slow` (four threads, long computing holds on two CPUs) wants
-/// glibc's sleeping waiters.
+/// two_kinds: `quick` (two threads, nanosecond holds back to back) wants
+/// a lock that spins before it sleeps; `slow` (four threads, long
+/// computing holds on two CPUs) wants glibc's sleeping waiters. Ten
+/// rounds: the verdicts rest on intervals, which a busy machine widens.
 #[test]
 fn the_recommendation_names_a_spinning_lock_for_one_mutex_and_glibc_for_the_other() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("two_kinds", dir.path());
-    let args = ["--recommend", "--lock", "adaptive,tas", "--mutexes", "2", "--runs", "8"];
+    let args = ["--recommend", "--lock", "adaptive,tas", "--mutexes", "2", "--runs", "10"];
     let (doc, table) = run(&exe, &args, dir.path());
     let rec = &doc["recommendation"];
     let advice = |name: &str| {

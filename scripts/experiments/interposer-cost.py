@@ -14,8 +14,13 @@ C program does. Each round runs every variant once, in a random order:
   swapped       the interposer with --lock adaptive: contend's adaptive
                 lock packed into the pthread_mutex_t, with its per-thread
                 node cache
-  own adaptive  contend's own adaptive lock (`--lock adaptive`), called
-                directly: what the swapped lock costs beyond it
+  own adaptive  contend's own adaptive lock (`--lock adaptive`), inlined
+                into contend lock's loop
+  own adaptive, called
+                the same lock behind an indirect call (`--lock
+                adaptive-called`): what a program's call to a swapped lock
+                costs in itself. The swapped lock is paired with it (like
+                with like), and it with the inlined one (the call alone)
 
 With --other-interposer SO (another build's libcontend_interpose.so, to
 judge a change to the interposer), three more variants run in the same
@@ -26,7 +31,8 @@ With --threads N --hold WORK the same variants run contended (N threads
 on one mutex): what the profile's contended path (its stack walk) costs.
 
 ns per cycle is 1e9 / (cs/s). Each variant is paired by round with
-`direct` (or `own adaptive` for `swapped`) by `contend compare --baseline`
+`direct` (`swapped` with `own adaptive, called`, and that with `own
+adaptive`) by `contend compare --baseline`
 (scripts/lib/paired.py): the ratio of the rates with its 95% interval,
 shown as the ns each variant adds at the baseline's median (the interval
 mapped through the same ratio). Prints a Markdown table; --markdown FILE
@@ -59,6 +65,7 @@ def variants(contend, so, other=None):
         "profiled": (["--lock", "pthread"], {**pre, "CONTEND_RUN_LOCK": "pthread", "CONTEND_RUN_PROFILE": "1"}),
         "swapped": (["--lock", "pthread"], {**pre, "CONTEND_RUN_LOCK": "adaptive"}),
         "own adaptive": (["--lock", "adaptive"], {}),
+        "own adaptive, called": (["--lock", "adaptive-called"], {}),
     }
     if other:
         v["interposed (other)"] = (["--lock", "pthread"], {"LD_PRELOAD": other, "CONTEND_RUN_LOCK": "pthread"})
@@ -103,12 +110,17 @@ def main():
             ns[k].append(ns_per_cycle(a.contend, args, env, a.duration, a.threads, a.hold))
         print(f"round {r + 1}/{a.rounds}", file=sys.stderr)
     where = machine.header().lstrip("# ")
-    base = {"interposed": "direct", "profiled": "direct", "swapped": "own adaptive",
-            "interposed (other)": "interposed", "profiled (other)": "profiled", "swapped (other)": "swapped"}
+    # (variant, baseline) pairs, in the table's order: the swapped lock
+    # against contend's own, inlined (the whole gap) and called (like with
+    # like), and the call alone.
+    pairs = [("interposed", "direct"), ("profiled", "direct"), ("swapped", "own adaptive"),
+             ("swapped", "own adaptive, called"), ("own adaptive, called", "own adaptive"),
+             ("interposed (other)", "interposed"), ("profiled (other)", "profiled"), ("swapped (other)", "swapped")]
+    pairs = [(v, b) for v, b in pairs if v in vs]
     # Rates (cycles per second) by round, judged against each baseline by
     # contend compare; a variant slower than its baseline has a ratio below 1.
     rounds = [{k: 1e9 / ns[k][r] for k in vs} for r in range(a.rounds)]
-    judged = {b: paired(a.contend, rounds, b) for b in sorted(set(base.values()))}
+    judged = {b: paired(a.contend, rounds, b) for b in sorted({b for _, b in pairs})}
     if a.threads == "1" and a.hold == "0":
         what, flags = "Uncontended lock + unlock, one thread", ""
     else:
@@ -125,18 +137,18 @@ def main():
         "|---|---|---|---|",
     ]
     for k in vs:
+        if not any(v == k for v, _ in pairs):
+            lines.append(f"| {k} | {statistics.median(ns[k]):.2f} | | |")
+    for k, b_name in pairs:
         med = statistics.median(ns[k])
-        if k in base:
-            j = judged[base[k]][k]
-            b = statistics.median(ns[base[k]])
-            added = lambda ratio: b * (1.0 / ratio - 1.0)  # noqa: E731
-            ci_s = f"{added(j['ratio']):+.2f}"
-            if j["ci95"]:
-                lo, hi = j["ci95"]
-                ci_s += f" ({added(hi):+.2f}..{added(lo):+.2f})"
-            lines.append(f"| {k} | {med:.2f} | {base[k]} | {ci_s} |")
-        else:
-            lines.append(f"| {k} | {med:.2f} | | |")
+        j = judged[b_name][k]
+        b = statistics.median(ns[b_name])
+        added = lambda ratio: b * (1.0 / ratio - 1.0)  # noqa: E731
+        ci_s = f"{added(j['ratio']):+.2f}"
+        if j["ci95"]:
+            lo, hi = j["ci95"]
+            ci_s += f" ({added(hi):+.2f}..{added(lo):+.2f})"
+        lines.append(f"| {k} | {med:.2f} | {b_name} | {ci_s} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if a.markdown:

@@ -1,17 +1,22 @@
 /* Two mutexes that want opposite locks, for `contend run --recommend`:
- * `quick` is taken by two threads for a few nanoseconds at a time, so a
- * lock that spins for it beats glibc's mutex, which sleeps in the kernel
- * and wakes the other thread with a syscall; `slow` is held for about
- * 200 µs of computation by four threads, so a lock that spins on it takes
- * the two CPUs from the holder, and glibc's sleeping waiters win. The
- * phases run one after the other; the work is bounded (iterations), not
- * the time. Built by tests/choice.rs. */
+ * `quick` is held 1 µs at a time by two threads that work 1 µs between
+ * acquisitions, so a waiter's turn comes within about a microsecond: a
+ * lock that spins briefly before it sleeps (contend's adaptive) hands it
+ * over at once, while glibc's mutex puts the waiter to sleep, and a sleeper
+ * takes longer to wake (several µs here) than the holder takes to come
+ * back, so one thread at a time runs. `slow` is held for about 200 µs of
+ * computation by four threads, so a lock that spins on it takes the two
+ * CPUs from the holder, and glibc's sleeping waiters win. The phases run
+ * one after the other; the work is bounded (iterations), not the time.
+ * Built by tests/choice.rs. */
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define QUICK_THREADS 2
-#define QUICK_ROUNDS 3000000
+#define QUICK_ROUNDS 100000
+#define QUICK_NS 1000
 #define SLOW_THREADS 4
 #define SLOW_ROUNDS 400
 #define SLOW_WORK 200000
@@ -20,14 +25,26 @@ static pthread_mutex_t quick = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t slow = PTHREAD_MUTEX_INITIALIZER;
 static volatile unsigned long counter;
 
+static long now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static void busy(long ns) {
+    long start = now_ns();
+    while (now_ns() - start < ns)
+        ;
+}
+
 static void *quick_worker(void *arg) {
     (void)arg;
     for (int i = 0; i < QUICK_ROUNDS; i++) {
         pthread_mutex_lock(&quick);
         counter++;
+        busy(QUICK_NS);
         pthread_mutex_unlock(&quick);
-        for (volatile int k = 0; k < 20; k++)
-            ;
+        busy(QUICK_NS);
     }
     return 0;
 }

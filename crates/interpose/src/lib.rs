@@ -118,8 +118,26 @@ trampoline!(
         => cond_clockwait_at, x86_64: "r8", aarch64: "x4");
 
 unsafe extern "C" fn mutex_lock_at(m: *mut pthread_mutex_t, site: usize) -> c_int {
+    let mode = mode::current();
     // SAFETY: the program's contract with pthread_mutex_lock.
-    unsafe { lock_mutex(m, site, mode::current()) }
+    unsafe {
+        if mode.plain() {
+            mutex::acquire_plain(m, mode)
+        } else {
+            lock_any(m, site, mode)
+        }
+    }
+}
+
+/// The lock of a process that profiles, chooses per mutex or delays: out
+/// of line, so that the plain path keeps few registers.
+///
+/// # Safety
+/// The program's contract with pthread_mutex_lock.
+#[inline(never)]
+unsafe fn lock_any(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { lock_mutex(m, site, mode) }
 }
 
 unsafe extern "C" fn mutex_trylock_at(m: *mut pthread_mutex_t, site: usize) -> c_int {
@@ -167,8 +185,25 @@ trampoline!(
     pthread_mutex_unlock(m: *mut pthread_mutex_t) => mutex_unlock_at, x86_64: "rsi", aarch64: "x1");
 
 unsafe extern "C" fn mutex_unlock_at(m: *mut pthread_mutex_t, site: usize) -> c_int {
+    let mode = mode::current();
     // SAFETY: the program's contract.
-    unsafe { unlock_mutex(m, site, mode::current()) }
+    unsafe {
+        if mode.plain() {
+            mutex::release_plain(m, mode)
+        } else {
+            unlock_any(m, site, mode)
+        }
+    }
+}
+
+/// The unlock of a process that profiles, chooses per mutex or delays.
+///
+/// # Safety
+/// The program's contract with pthread_mutex_unlock.
+#[inline(never)]
+unsafe fn unlock_any(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { unlock_mutex(m, site, mode) }
 }
 
 /// pthread_mutex_init.

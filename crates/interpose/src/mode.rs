@@ -58,6 +58,12 @@ impl Mode {
             self.swap().name()
         }
     }
+    /// Whether nothing but the lock is asked for (no profile, per-mutex
+    /// choice or delay): the entry points' short path.
+    #[inline]
+    pub fn plain(self) -> bool {
+        self.0 & FLAGS == 0
+    }
     /// Whether only the chosen mutexes are swapped (`chosen.rs`).
     #[inline]
     pub fn per_mutex(self) -> bool {
@@ -123,6 +129,7 @@ fn decide() -> Mode {
         locks::sys::wake_cost::assume(std::time::Duration::from_nanos(ns));
     }
     let profile = env(b"CONTEND_RUN_PROFILE\0") == Some("1");
+    crate::mutex::set_plain(swap);
     let bits = swap as u8 | chosen | delay | if profile { PROFILE } else { 0 };
     // Two threads deciding at once decide the same.
     MODE.store(bits, Ordering::Relaxed);

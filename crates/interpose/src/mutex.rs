@@ -13,7 +13,7 @@ use crate::swapped;
 use crate::tally;
 use libc::{c_int, pthread_mutex_t, timespec};
 use locks::in_mutex::{InMutex, OnSwapped, Swap};
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 
 use locks::in_mutex::{swappable_kind as swappable, KIND_OFFSET};
 
@@ -51,7 +51,11 @@ macro_rules! op {
         impl OnSwapped for $name {
             type Out = c_int;
 
-            #[inline(always)]
+            // Not inlined: each lock's body is its own small function, so
+            // the entry point that dispatches to one of them keeps few
+            // registers (inlined, the ten bodies made every call save all
+            // six callee-saved registers: about 1 ns per lock and unlock).
+            #[inline(never)]
             fn run<$L: InMutex>(self) -> c_int {
                 let $name($m, $($field),*) = self;
                 // SAFETY: an operation is made only by the functions
@@ -165,6 +169,109 @@ unsafe fn acquisition(
         crate::delay::entered(m);
     }
     rc
+}
+
+/// The process's swapped lock's plain lock and unlock, as addresses of
+/// [`plain_lock`] and [`plain_unlock`] for its type (0 until the mode is
+/// decided): one indirect call from the entry point straight into a small
+/// function with the lock inlined, where a dispatch on the lock's number
+/// would first jump through a table and then call.
+static PLAIN_LOCK: AtomicUsize = AtomicUsize::new(0);
+static PLAIN_UNLOCK: AtomicUsize = AtomicUsize::new(0);
+
+type Plain = unsafe extern "C" fn(*mut pthread_mutex_t) -> c_int;
+
+/// Locks a mutex that holds `L`, and counts it.
+///
+/// # Safety
+/// `m` is a live mutex of a swappable kind holding an `L`.
+unsafe extern "C" fn plain_lock<L: InMutex>(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { swapped::lock::<L>(m) };
+    tally::swapped();
+    0
+}
+
+/// Unlocks a mutex that holds `L`.
+///
+/// # Safety
+/// As [`plain_lock`], and the caller holds it.
+unsafe extern "C" fn plain_unlock<L: InMutex>(m: *mut pthread_mutex_t) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { swapped::unlock::<L>(m) };
+    0
+}
+
+struct PlainOps;
+
+impl OnSwapped for PlainOps {
+    type Out = (usize, usize);
+
+    fn run<L: InMutex>(self) -> (usize, usize) {
+        (plain_lock::<L> as Plain as usize, plain_unlock::<L> as Plain as usize)
+    }
+}
+
+/// Sets the plain lock and unlock for the process's lock (from
+/// `mode::decide`, before the mode is stored).
+pub fn set_plain(swap: Swap) {
+    if let Some((lock, unlock)) = swap.dispatch(PlainOps) {
+        PLAIN_LOCK.store(lock, Ordering::Relaxed);
+        PLAIN_UNLOCK.store(unlock, Ordering::Relaxed);
+    }
+}
+
+/// The plain function at `f`, if set.
+#[inline(always)]
+fn plain(f: &AtomicUsize) -> Option<Plain> {
+    match f.load(Ordering::Relaxed) {
+        0 => None,
+        // SAFETY: only `set_plain` stores, the address of a `Plain`.
+        a => Some(unsafe { std::mem::transmute::<usize, Plain>(a) }),
+    }
+}
+
+/// pthread_mutex_lock when the mode is [`Mode::plain`]: glibc's mutex or
+/// the swapped lock, and the count, nothing else.
+///
+/// # Safety
+/// `m` points at a live, initialized `pthread_mutex_t`.
+#[inline(always)]
+pub unsafe fn acquire_plain(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
+    // SAFETY: the caller's contract (kind reads offset 16).
+    if mode.glibc_only() || !swappable(unsafe { kind(m) }) {
+        // SAFETY: the caller's contract, passed on to glibc.
+        let rc = unsafe { (real().mutex_lock)(m) };
+        if holds(rc) {
+            tally::glibc();
+        }
+        return rc;
+    }
+    // SAFETY: a plain swapped process: `m` holds the process's lock.
+    unsafe {
+        match plain(&PLAIN_LOCK) {
+            Some(f) => f(m),
+            None => acquire(m, mode),
+        }
+    }
+}
+
+/// pthread_mutex_unlock when the mode is [`Mode::plain`].
+///
+/// # Safety
+/// As [`acquire_plain`], and the caller holds `m`.
+#[inline(always)]
+pub unsafe fn release_plain(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe {
+        if mode.glibc_only() || !swappable(kind(m)) {
+            return (real().mutex_unlock)(m);
+        }
+        match plain(&PLAIN_UNLOCK) {
+            Some(f) => f(m),
+            None => release(m, mode),
+        }
+    }
 }
 
 /// pthread_mutex_lock, unprofiled.

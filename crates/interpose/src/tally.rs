@@ -46,24 +46,7 @@ impl Slot {
 static TABLE: [Slot; SLOTS] = [const { Slot::EMPTY }; SLOTS];
 static OVERFLOW: Slot = Slot::EMPTY;
 
-/// The calling thread's thread pointer: unique among live threads.
-#[inline(always)]
-fn thread_pointer() -> usize {
-    let tp: usize;
-    // SAFETY: reads the thread pointer register (x86_64: the TCB's self
-    // pointer at fs:0, which glibc sets for every thread); no memory is
-    // written and no flags change.
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        core::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp, options(nostack, readonly, preserves_flags));
-    }
-    // SAFETY: reads the EL0 thread pointer register; no memory access.
-    #[cfg(target_arch = "aarch64")]
-    unsafe {
-        core::arch::asm!("mrs {}, tpidr_el0", out(reg) tp, options(nostack, nomem, preserves_flags));
-    }
-    tp
-}
+use locks::sys::thread::pointer as thread_pointer;
 
 #[inline(always)]
 fn home(tp: usize) -> usize {

@@ -176,6 +176,11 @@ pub static LOCKS: &[LockEntry] = &[
         "TEST ONLY: hands the lock to a sleeper and never wakes it (proves the stall watchdog)",
     )
     .test_only(),
+    tried::<Called<Adaptive>>(
+        "adaptive-called",
+        "baseline",
+        "adaptive behind an indirect call, not inlined: a swapped lock's call (interposer-cost.py)",
+    ),
     entry::<NoLock>("noop", "baseline", "no lock at all: measures the harness itself (one worker only)")
         .procs::<NoLock>(),
 ];

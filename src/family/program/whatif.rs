@@ -16,9 +16,11 @@
 //!    shorter by s: half as long (s = mean hold / 2) and gone (s = mean
 //!    hold). Both are extrapolations: nothing shorter than the program's
 //!    own critical section can be run. The slope over the first delay and
-//!    over the last are given apart: when they differ beyond their
-//!    intervals, the mutex is on the critical path only above some length
-//!    (or only below), the line does not hold, and the table says so.
+//!    over the last step are given apart: when they differ beyond their
+//!    intervals, the line does not hold (the mutex's cost per µs changes
+//!    with its length), the predictions use the first delay's slope, the
+//!    one measured nearest the program's own length, with its wider
+//!    interval, and the table says so.
 //!
 //! The slope also reads as a share: wall time added per nanosecond of
 //! delay, over the mutex's acquisitions. 1 means every acquisition's hold
@@ -76,7 +78,8 @@ pub struct WhatIf {
     /// The slope over the last step alone (between the two largest).
     pub last_slope_per_ns: Estimate,
     /// Whether the first and last slopes' intervals overlap (the line
-    /// holds as far as the delays can tell).
+    /// holds as far as the delays can tell). When they do not, the
+    /// predictions use the first delay's slope alone.
     pub linear: bool,
     /// Wall time added per ns of delay over the acquisitions (wall time
     /// only): the share of acquisitions on the critical path.
@@ -238,7 +241,11 @@ fn analyse(
             ratio: estimate(&rounds.iter().map(|r| r[k]).collect::<Vec<_>>()),
         })
         .collect();
-    let (first, last) = (estimate(&first), estimate(&last));
+    let (first_est, last_est) = (estimate(&first), estimate(&last));
+    let linear = overlap(&first_est, &last_est);
+    // Not a line: the slope nearest the program's own length (the first
+    // delay's) is the one to extrapolate below it.
+    let used = if linear { &slopes } else { &first };
     let baseline = base.stats.median;
     let share = (!higher_is_better && m.counts.acquisitions > 0).then(|| {
         let per: Vec<f64> =
@@ -254,12 +261,12 @@ fn analyse(
         higher_is_better,
         delays: points,
         slope_per_ns: estimate(&slopes),
-        linear: overlap(&first, &last),
-        first_slope_per_ns: first,
-        last_slope_per_ns: last,
+        linear,
+        first_slope_per_ns: first_est,
+        last_slope_per_ns: last_est,
         critical_path_share: share,
-        half: predict(&slopes, m.mean_hold_ns / 2.0),
-        none: predict(&slopes, m.mean_hold_ns),
+        half: predict(used, m.mean_hold_ns / 2.0),
+        none: predict(used, m.mean_hold_ns),
     })
 }
 

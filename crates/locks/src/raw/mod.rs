@@ -7,6 +7,7 @@
 
 mod adaptive;
 mod backoff;
+mod called;
 mod clh;
 #[cfg(not(loom))]
 mod file_lock;
@@ -46,6 +47,7 @@ mod yield_spin;
 pub use adaptive::{budgets as adaptive_budgets, Budgets as AdaptiveBudgets, PackedAdaptive};
 pub use adaptive::{Adaptive, AdaptiveNode};
 pub use backoff::Backoff;
+pub use called::Called;
 pub use clh::{Clh, ClhHandle};
 #[cfg(not(loom))]
 pub use flock::Flock;

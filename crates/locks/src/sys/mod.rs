@@ -36,6 +36,8 @@ pub mod spawn;
 #[cfg(not(loom))]
 pub mod sysv_sem;
 #[cfg(not(loom))]
+pub mod thread;
+#[cfg(not(loom))]
 pub mod tid;
 #[cfg(not(loom))]
 pub mod wake_cost;

@@ -13,7 +13,8 @@ fn interval(e: &Estimate, scale: f64, digits: usize) -> String {
 /// The what-if as text.
 pub fn text(w: &WhatIf) -> String {
     let metric = if w.higher_is_better { "rate" } else { "wall time" };
-    let mut out = "\n".to_string() + &crate::output::table::fit(&format!(
+    let mut out = "\n".to_string()
+        + &crate::output::table::fit(&format!(
         "what-if for the mutex 0x{:x}, waits at {}: {} acquisitions, mean hold {} in the profiled execution; \
          its critical sections lengthened by busy waiting, everything else glibc's:",
         w.address,
@@ -66,8 +67,9 @@ pub fn text(w: &WhatIf) -> String {
     } else {
         format!(
             "not linear: the slope over the first delay, {}, and over the last step, {}, differ beyond their \
-             intervals: the mutex's effect changes with the length of its sections, so the predictions are \
-             not to be trusted; try smaller --delays.\n",
+             intervals: the mutex's cost per µs changes with the length of its sections, so the predictions \
+             above use the first delay's slope, measured nearest the program's own length; smaller --delays \
+             and more --runs narrow it.\n",
             per_us(&w.first_slope_per_ns),
             per_us(&w.last_slope_per_ns)
         )
