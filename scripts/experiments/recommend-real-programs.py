@@ -80,7 +80,8 @@ def recommendation_rows(rec):
         cells = []
         for t in m["tried"]:
             v = t.get("vs")
-            cells.append(f"{v['ratio']:.3f} ({ci(v)})" if v else "not used")
+            cells.append(f"{v['ratio']:.3f} ({ci(v)})" if v else
+                         "stopped: over 10x slower" if t.get("stopped") else "not used")
         verdict = f"use {m['best']}" if m["best"] else "keep glibc"
         rows.append(f"| {m['address']:#x} | `{m['waits_at']}` | {m['wait_share']:.0%} | " + " | ".join(cells)
                     + f" | {verdict} |")
@@ -129,7 +130,8 @@ def main():
            "# `contend run --recommend` and `--what-if` on real programs", "", machine.header(), "",
            f"Each program: `--recommend --lock {LOCKS} --mutexes 2 --runs {a.runs}` (each lock on each of the "
            "two most waited-on mutexes alone, the others glibc's; ratios to glibc's mutex paired by round, "
-           "below 1 faster for wall time, above 1 better for a rate; 95% intervals), then `--what-if` on the "
+           "below 1 faster for wall time, above 1 better for a rate; 95% intervals; a lock whose first "
+           "execution took over 10 times the profiled one is stopped, not measured), then `--what-if` on the "
            "most waited-on mutex.", ""]
     with tempfile.TemporaryDirectory() as tmp:
         for title, extra, program in programs(tmp):

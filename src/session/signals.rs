@@ -142,15 +142,61 @@ pub fn wait_until(deadline: Instant) -> Event {
 /// ending signal arrives, which is returned. Without `install`, just
 /// returns (the caller's read blocks instead).
 pub fn wait_readable(fd: std::os::fd::BorrowedFd<'_>) -> Option<Signal> {
-    let signals = SIGNALS.get()?;
+    match wait_readable_until(fd, None) {
+        Readable::Signal(sig) => Some(sig),
+        _ => None,
+    }
+}
+
+/// What [`wait_readable_until`] saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readable {
+    /// The descriptor is readable (or closed).
+    Ready,
+    /// An ending signal arrived.
+    Signal(Signal),
+    /// The deadline passed first.
+    TimedOut,
+}
+
+/// As [`wait_readable`], until `deadline` at the latest.
+pub fn wait_readable_until(fd: std::os::fd::BorrowedFd<'_>, deadline: Option<Instant>) -> Readable {
+    let timeout = || match deadline {
+        None => PollTimeout::NONE,
+        Some(d) => {
+            // Rounded up: poll must not return before the deadline.
+            let ms =
+                d.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000).min(i32::MAX as u128);
+            PollTimeout::try_from(ms as i32).unwrap_or(PollTimeout::MAX)
+        }
+    };
+    let past = || deadline.is_some_and(|d| Instant::now() >= d);
+    let Some(signals) = SIGNALS.get() else {
+        if deadline.is_none() {
+            return Readable::Ready;
+        }
+        loop {
+            let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+            let _ = poll(&mut fds, timeout());
+            if fds[0].any().unwrap_or(true) {
+                return Readable::Ready;
+            }
+            if past() {
+                return Readable::TimedOut;
+            }
+        }
+    };
     loop {
         if let Some(Event::Interrupted(sig)) = drain(signals) {
-            return Some(sig);
+            return Readable::Signal(sig);
         }
         let mut fds = [PollFd::new(fd, PollFlags::POLLIN), PollFd::new(signals.as_fd(), PollFlags::POLLIN)];
-        let _ = poll(&mut fds, PollTimeout::NONE);
+        let _ = poll(&mut fds, timeout());
         if fds[0].any().unwrap_or(true) {
-            return None;
+            return Readable::Ready;
+        }
+        if past() {
+            return Readable::TimedOut;
         }
     }
 }
@@ -199,5 +245,25 @@ pub fn interrupted() -> Option<Signal> {
     match SIGNALS.get().and_then(drain) {
         Some(Event::Interrupted(sig)) => Some(sig),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_wait_until_a_deadline_ends_at_it_or_when_data_comes() {
+        let (mut a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let t = Instant::now();
+        let r = wait_readable_until(b.as_fd(), Some(Instant::now() + Duration::from_millis(50)));
+        assert_eq!(r, Readable::TimedOut);
+        assert!(t.elapsed() >= Duration::from_millis(50), "not before the deadline");
+        a.write_all(b"x").unwrap();
+        assert_eq!(
+            wait_readable_until(b.as_fd(), Some(Instant::now() + Duration::from_secs(60))),
+            Readable::Ready
+        );
     }
 }

@@ -33,7 +33,22 @@ pub struct Launch<'a> {
     pub capture: Option<(std::fs::File, std::fs::File)>,
     /// Between SIGTERM and SIGKILL.
     pub grace: Duration,
+    /// Ended (SIGTERM, the grace, SIGKILL) if it runs longer: the call
+    /// then returns [`TooSlow`].
+    pub limit: Option<Duration>,
 }
+
+/// An execution that ran past its [`Launch::limit`] and was ended.
+#[derive(Debug, Clone, Copy)]
+pub struct TooSlow(pub Duration);
+
+impl std::fmt::Display for TooSlow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ended after {:.1} s, its limit", self.0.as_secs_f64())
+    }
+}
+
+impl std::error::Error for TooSlow {}
 
 /// One finished execution.
 #[derive(Debug, Clone, Copy)]
@@ -83,14 +98,25 @@ pub fn execute(l: Launch<'_>, mut at_exit: impl FnMut()) -> Result<Finished> {
     let mut interrupted: Option<Signal> = None;
     let mut exited = false;
     let mut buf = [0u8; 4096];
+    let deadline = l.limit.map(|d| std::time::Instant::now() + d);
+    let mut too_slow = false;
     loop {
-        if let Some(sig) = signals::wait_readable(ours.as_fd()) {
-            if interrupted.is_none() {
-                interrupted = Some(sig);
-                // The keeper may have finished already: nothing to stop.
-                let _ = ours.write_all(b"T");
+        let until = if too_slow || exited { None } else { deadline };
+        match signals::wait_readable_until(ours.as_fd(), until) {
+            signals::Readable::Signal(sig) => {
+                if interrupted.is_none() {
+                    interrupted = Some(sig);
+                    // The keeper may have finished already: nothing to stop.
+                    let _ = ours.write_all(b"T");
+                }
+                continue;
             }
-            continue;
+            signals::Readable::TimedOut => {
+                too_slow = true;
+                let _ = ours.write_all(b"T");
+                continue;
+            }
+            signals::Readable::Ready => {}
         }
         match ours.read(&mut buf) {
             Ok(0) => break,
@@ -111,6 +137,9 @@ pub fn execute(l: Launch<'_>, mut at_exit: impl FnMut()) -> Result<Finished> {
     let finished = parse(&text);
     if let Some(sig) = interrupted {
         return Err(anyhow!(Interrupted(sig)));
+    }
+    if too_slow {
+        return Err(anyhow!(TooSlow(l.limit.unwrap_or_default())));
     }
     match finished {
         Ok(f) => Ok(f),

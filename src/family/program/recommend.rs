@@ -7,9 +7,11 @@
 //!    address holds in the next executions; `choice.rs`).
 //! 2. The `--mutexes` most waited-on mutexes of a kind a lock can replace
 //!    (normal or adaptive, not robust, PI, PP or shared) each get every
-//!    candidate lock alone (`LOCK@0xADDR`, the rest glibc's), interleaved
-//!    in rounds with pthread and paired with it round by round, as any
-//!    `contend run --lock` is.
+//!    candidate lock alone (`LOCK@0xADDR`, the rest glibc's). Each such
+//!    point runs once first, ended if it takes more than [`SLOWEST`] times
+//!    the profiled execution: such a lock is reported as stopped, not
+//!    measured. The others run interleaved in rounds with pthread and are
+//!    paired with it round by round, as any `contend run --lock` is.
 //! 3. A mutex's best lock is the one with the best ratio among those whose
 //!    95% interval lies wholly on the better side of 1; with none, "keep
 //!    glibc".
@@ -23,6 +25,7 @@
 //! the rounds (the interval narrows with the square root of the rounds).
 
 use crate::engine::futex_plan::FutexPlan;
+use crate::family::program::launch::TooSlow;
 use crate::family::program::sweep::{self, finish, measure, run_one, ProgramOutcome, Setting};
 use crate::measure::futex::FutexCounters;
 use crate::model::program::{MutexProfile, ProgramPoint, VsGlibc};
@@ -77,7 +80,20 @@ pub struct Tried {
     pub point: String,
     /// Against pthread, paired by round (None: it never ran).
     pub vs: Option<VsGlibc>,
+    /// Its first execution ran past the limit and was ended: it makes the
+    /// program more than [`SLOWEST`] times slower, and was not measured.
+    pub stopped: bool,
 }
+
+/// A lock whose first execution takes more than this many times the
+/// profiled execution's wall time (and more than [`MIN_LIMIT`]) is ended
+/// and not measured: a queue lock under oversubscription can make a
+/// program hundreds of times slower (mcs on sysbench mutex, 4 threads on
+/// 2 CPUs, ran for over 8 minutes against 0.2 s), and such a lock is no
+/// candidate.
+pub const SLOWEST: f64 = 10.0;
+/// The least time a first execution is given.
+pub const MIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The winners together.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -124,6 +140,35 @@ fn candidates(profile: &[MutexProfile], n: usize) -> Vec<&MutexProfile> {
     v
 }
 
+/// Runs each candidate once, ended past its limit: the names of those
+/// that were (their first execution is not kept: it also warms the
+/// program's files and the caches, as a warm-up run would).
+fn first_executions(cx: &mut Setting<'_>, candidates: &[ProgramPoint], wall_s: f64) -> Result<Vec<String>> {
+    let limit = std::time::Duration::from_secs_f64(wall_s * SLOWEST).max(MIN_LIMIT);
+    let progress = cx.spec.progress;
+    cx.limit = Some(limit);
+    let mut stopped = Vec::new();
+    for p in candidates {
+        if progress {
+            eprintln!(
+                "contend run --recommend: first execution of {} (ended after {:.1} s: {SLOWEST}x the profiled one)",
+                p.lock,
+                limit.as_secs_f64()
+            );
+        }
+        match run_one(cx, p, None) {
+            Ok(_) => {}
+            Err(e) if e.downcast_ref::<TooSlow>().is_some() => stopped.push(p.lock.clone()),
+            Err(e) => {
+                cx.limit = None;
+                return Err(e.context(format!("lock {}", p.lock)));
+            }
+        }
+    }
+    cx.limit = None;
+    Ok(stopped)
+}
+
 /// Runs the recommendation (see the module's documentation).
 pub(crate) fn run(
     cx: &mut Setting<'_>,
@@ -151,7 +196,8 @@ pub(crate) fn run(
     }
     let rounds = spec.repeat.runs.max(1) as usize;
     let combination_runs = if chosen.len() > 1 { 2 * rounds } else { 0 };
-    let executions = points.len() * rounds + combination_runs;
+    // Each candidate's first execution, then the rounds.
+    let executions = (points.len() - 1) + points.len() * rounds + combination_runs;
     let wall = profiled.wall_s;
     if chosen.is_empty() {
         warnings.push(Warning::sweep(
@@ -175,6 +221,8 @@ pub(crate) fn run(
     if chosen.is_empty() {
         points.truncate(1);
     }
+    let stopped = first_executions(cx, &points[1..], wall)?;
+    points.retain(|p| !stopped.contains(&p.lock));
     let m = measure(cx, &points, futex, inline, &mut warnings)?;
     let vs = sweep::vs_glibc(&m.results);
     let vs_of =
@@ -186,7 +234,12 @@ pub(crate) fn run(
                 .iter()
                 .map(|lock| {
                     let point = format!("{lock}@0x{:x}", mp.address);
-                    Tried { lock: lock.to_string(), vs: vs_of(&point), point }
+                    Tried {
+                        lock: lock.to_string(),
+                        vs: vs_of(&point),
+                        stopped: stopped.contains(&point),
+                        point,
+                    }
                 })
                 .collect();
             let best = best(&tried, higher_is_better).map(|t| t.lock.clone());
@@ -254,6 +307,7 @@ mod tests {
 
     fn tried(lock: &str, ratio: f64, lo: f64, hi: f64) -> Tried {
         Tried {
+            stopped: false,
             lock: lock.into(),
             point: format!("{lock}@0x10"),
             vs: Some(VsGlibc { ratio, ci95: Some((lo, hi)), rounds: 5 }),

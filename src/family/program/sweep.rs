@@ -97,6 +97,8 @@ pub(crate) struct Setting<'a> {
     /// Why a profiled execution that counts futex calls could not also
     /// count its kernel waits per mutex, once it failed.
     pub(crate) kernel_waits_failed: Option<String>,
+    /// An execution running longer is ended (`launch::TooSlow`).
+    pub(crate) limit: Option<std::time::Duration>,
 }
 
 impl Setting<'_> {
@@ -177,8 +179,13 @@ pub(crate) fn run_one(
     let before = futex.map(|f| f.read()).transpose()?;
     let ticks = CpuTicks::read().ok();
     let mut after = None;
-    let launch =
-        Launch { program: &spec.argv, env, capture, grace: std::time::Duration::from_nanos(spec.grace_ns) };
+    let launch = Launch {
+        program: &spec.argv,
+        env,
+        capture,
+        grace: std::time::Duration::from_nanos(spec.grace_ns),
+        limit: cx.limit,
+    };
     // Read when the program exits, before its leftovers are ended.
     let done = launch::execute(launch, || {
         after.get_or_insert_with(|| (futex.map(|f| f.read()), CpuTicks::read().ok()));
@@ -511,6 +518,7 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
         symbols: &mut symbols,
         metric: metric.as_ref(),
         kernel_waits_failed: None,
+        limit: None,
     };
     if spec.recommend {
         return crate::family::program::recommend::run(&mut cx, &futex, inline.as_ref(), warnings);

@@ -41,6 +41,9 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
             None if chosen.is_some() => "keep glibc (closest shown)".into(),
             None => "keep glibc".into(),
         };
+        let stopped: Vec<&str> = m.tried.iter().filter(|t| t.stopped).map(|t| t.lock.as_str()).collect();
+        let verdict =
+            if stopped.is_empty() { verdict } else { format!("{verdict}; stopped: {}", stopped.join(", ")) };
         t.add_row(vec![
             format!("0x{:x}", m.address),
             m.waits_at.clone(),
@@ -59,7 +62,10 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
         "of wait: the mutex's share of all mutex wait in the profiled execution; vs pthread: the program's \
          metric with that lock on that mutex alone (every other mutex glibc's) over pthread's in the same \
          round ({better}); use: the best ratio among the locks whose 95% interval lies wholly beyond 1; \
-         keep glibc: none does.\n"
+         keep glibc: none does; stopped: locks whose first execution took more than {}x the profiled one \
+         (at least {} s), ended and not measured.\n",
+        crate::family::program::recommend::SLOWEST,
+        crate::family::program::recommend::MIN_LIMIT.as_secs()
     );
     if let Some(c) = &rec.combination {
         notes += &match &c.vs {

@@ -152,8 +152,12 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
             format!("{lock}: swapped the mutexes {}; every other one stayed glibc's.\n", c.replace(';', ", "))
         })
         .collect();
-    let text =
-        format!("{notes}{chosen}{core}{profiled}{}{}", shown.legend(GROUPS), shown.hidden_note(GROUPS));
+    let text = format!(
+        "{notes}{chosen}{core}{profiled}{}{}{}",
+        interposer_rate(o),
+        shown.legend(GROUPS),
+        shown.hidden_note(GROUPS)
+    );
     let mut out = format!("{t}\n\n{}", crate::output::table::fit(&text));
     if spec.profile {
         for r in o.results.iter().filter(|r| r.point.profiled) {
@@ -167,6 +171,32 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
         out += &super::whatif::text(w);
     }
     out
+}
+
+/// What every ratio carries: the acquisitions each point made through the
+/// interposer per ms of wall time (the median run), each of which paid
+/// the interposer's own cost on top of the lock's; said when some lock
+/// was swapped, so that a reader can weigh a small ratio against it.
+fn interposer_rate(o: &ProgramOutcome) -> String {
+    if o.results.iter().all(|r| r.sample.swapped == 0) {
+        return String::new();
+    }
+    let rates: Vec<String> = o
+        .results
+        .iter()
+        .filter(|r| r.sample.wall_s > 0.0)
+        .map(|r| {
+            let per_ms = (r.sample.swapped + r.sample.to_glibc) as f64 / (r.sample.wall_s * 1e3);
+            format!("{} {}", r.point.lock, si(per_ms))
+        })
+        .collect();
+    format!(
+        "The swap's own cost, in every ratio: acquisitions through the interposer per ms of wall time: {}. \
+         Each paid the interposer's checks and, swapped, its node cache, beyond the lock itself: a few ns, \
+         measured by scripts/experiments/interposer-cost.py (docs/results/interposer-cost.md, on the host it \
+         names).\n",
+        rates.join(", ")
+    )
 }
 
 /// glibc's kind in words; under a swapped lock, the mutexes left to
