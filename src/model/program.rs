@@ -281,6 +281,26 @@ pub struct ProgramSample {
     pub cpu: Option<CpuSplit>,
     /// What the program left running at its exit, ended by contend.
     pub leftovers: Leftovers,
+    /// Under a what-if delay (`--what-if`): the critical sections
+    /// lengthened, over the program's processes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed: Option<Delayed>,
+}
+
+/// What a what-if delay added, as the interposer's clock saw it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Delayed {
+    /// Critical sections lengthened.
+    pub count: u64,
+    /// The time added to them in all, ns.
+    pub ns: u64,
+}
+
+impl Delayed {
+    /// The mean added per critical section, ns.
+    pub fn mean_ns(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.ns as f64 / self.count as f64)
+    }
 }
 
 impl RunRecord for ProgramSample {

@@ -19,6 +19,25 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 static ADDRESS: AtomicUsize = AtomicUsize::new(0);
 static NS: AtomicU64 = AtomicU64::new(0);
+/// Critical sections lengthened, and by how long in all, as the clock
+/// saw it: a short delay is longer than asked (each clock read costs tens
+/// of ns) and a preempted one much longer, so contend fits what was added,
+/// not what was asked. Written by the mutex's holder alone (the mutex
+/// orders the plain loads and stores).
+static DELAYED: AtomicU64 = AtomicU64::new(0);
+static DELAYED_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Critical sections lengthened and their added time, ns (None without a
+/// delay).
+pub fn totals() -> Option<(u64, u64)> {
+    (ADDRESS.load(Relaxed) != 0).then(|| (DELAYED.load(Relaxed), DELAYED_NS.load(Relaxed)))
+}
+
+/// A forked child counts its own.
+pub fn clear_in_child() {
+    DELAYED.store(0, Relaxed);
+    DELAYED_NS.store(0, Relaxed);
+}
 
 /// Parses `0xADDR@NS` (once, from `mode::decide`).
 pub fn parse(spec: &str) -> Result<(), String> {
@@ -42,9 +61,14 @@ pub fn entered(m: *mut pthread_mutex_t) {
     }
     let ns = NS.load(Relaxed);
     let start = monotonic_ns();
-    while monotonic_ns().wrapping_sub(start) < ns {
+    let mut now = start;
+    while now.wrapping_sub(start) < ns {
         std::hint::spin_loop();
+        now = monotonic_ns();
     }
+    // The holder alone writes them (see DELAYED).
+    DELAYED.store(DELAYED.load(Relaxed) + 1, Relaxed);
+    DELAYED_NS.store(DELAYED_NS.load(Relaxed) + now.wrapping_sub(start), Relaxed);
 }
 
 #[cfg(test)]
@@ -56,6 +80,9 @@ mod tests {
         super::entered(0x1000 as *mut _);
         assert!(t.elapsed() >= std::time::Duration::from_nanos(2000), "the delay is at least what was asked");
         super::entered(0x2000 as *mut _);
+        let (count, ns) = super::totals().unwrap();
+        assert_eq!(count, 1, "only the chosen mutex's sections are lengthened");
+        assert!(ns >= 2000);
         assert!(super::parse("0x1000").is_err() && super::parse("4096@1").is_err());
         assert!(super::parse("0x1000@1us").is_err());
     }

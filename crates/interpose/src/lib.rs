@@ -59,7 +59,7 @@ mod tally;
 /// `locks::in_mutex::report` (a unit test checks).
 #[used]
 #[unsafe(no_mangle)]
-pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 5";
+pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 6";
 
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};
 use libc::{pthread_rwlock_t, pthread_spinlock_t, timespec};

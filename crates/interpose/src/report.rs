@@ -22,8 +22,8 @@ use crate::profile::{Record, SLOTS};
 use crate::rwlock::{Record as RwRecord, SLOTS as RW_SLOTS};
 use crate::stack::Frames;
 use locks::in_mutex::report::{
-    write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock, write_stack,
-    write_unattributed, write_waits, Inits, MutexCounts, ReportSink, RwCounts, SideCounts,
+    write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock,
+    write_stack, write_unattributed, write_waits, Inits, MutexCounts, ReportSink, RwCounts, SideCounts,
 };
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -42,6 +42,7 @@ extern "C" fn loaded() {
 /// A forked child counts from zero: its parent reports what came before.
 extern "C" fn in_child() {
     crate::tally::clear_in_child();
+    crate::delay::clear_in_child();
     if crate::mode::current().profiling() {
         crate::profile::clear_in_child();
         crate::rwlock::clear_in_child();
@@ -294,6 +295,9 @@ fn report() {
     };
     let _ =
         write_header(&mut out, pid as u32, mode.label(), mode.profiling(), crate::tally::totals(), &inits);
+    if let Some((count, ns)) = crate::delay::totals() {
+        let _ = write_delayed(&mut out, count, ns);
+    }
     if mode.profiling() {
         // A forked child keeps its parent's keys with the counts zeroed:
         // only what this process did is reported.

@@ -252,6 +252,11 @@ pub(crate) fn run_one(
         symbol_hints,
         cpu,
         leftovers: done.leftovers,
+        delayed: reports
+            .iter()
+            .filter_map(|r| r.delayed)
+            .reduce(|a, b| (a.0 + b.0, a.1 + b.1))
+            .map(|(count, ns)| crate::model::program::Delayed { count, ns }),
     })
 }
 

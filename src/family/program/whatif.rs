@@ -11,7 +11,10 @@
 //!    d = 0, everything else glibc's and unprofiled.
 //! 3. In each round, the ratios r(d) of the metric to the round's d = 0
 //!    give a slope through (0, 1) by least squares; the slope's mean over
-//!    the rounds has a Student's t interval.
+//!    the rounds has a Student's t interval. d is the delay the interposer
+//!    measured, not the one asked: a busy wait is longer than asked by a
+//!    clock read or two (tens of ns here), which matters for the short
+//!    critical sections of a fast mutex.
 //! 4. The slope predicts r(−s) = 1 − slope·s for critical sections
 //!    shorter by s: half as long (s = mean hold / 2) and gone (s = mean
 //!    hold). Both are extrapolations: nothing shorter than the program's
@@ -48,8 +51,12 @@ pub struct Estimate {
 /// One delay's ratio to no delay.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct DelayPoint {
-    /// Added to every critical section, ns.
+    /// Asked to be added to every critical section, ns.
     pub delay_ns: u64,
+    /// Added, as the interposer's clock measured it (mean over the
+    /// rounds): more than asked by a clock read or two, or a preemption;
+    /// the slope is fitted on this.
+    pub added_ns: f64,
     /// The metric over the same round's metric with no delay.
     pub ratio: Estimate,
 }
@@ -135,10 +142,11 @@ pub fn default_delays(mean_hold_ns: f64, acquisitions: u64, wall_s: f64) -> Vec<
     vec![top / 4, top / 2, top]
 }
 
-/// The rounds' metrics of one point, by round.
-fn by_round(r: &ProgramResult) -> Vec<(u32, f64)> {
+/// The rounds' metrics of one point, by round, with the delay each run
+/// really added per critical section (the interposer's measurement).
+fn by_round(r: &ProgramResult) -> Vec<(u32, f64, Option<f64>)> {
     crate::engine::repeat::measured(&r.runs)
-        .map(|s| (s.run.round, crate::model::run::RunRecord::metric(s)))
+        .map(|s| (s.run.round, crate::model::run::RunRecord::metric(s), s.delayed.and_then(|d| d.mean_ns())))
         .collect()
 }
 
@@ -210,35 +218,37 @@ fn analyse(
     higher_is_better: bool,
 ) -> Option<WhatIf> {
     let base_rounds = by_round(base);
-    // Per round: the ratio at each delay.
-    let mut rounds: Vec<Vec<f64>> = Vec::new();
-    for &(round, b) in &base_rounds {
-        let mut ratios = Vec::new();
+    // Per round: each delay's ratio, and the delay it really added (the
+    // asked one when the interposer measured none).
+    let mut rounds: Vec<(Vec<f64>, Vec<f64>)> = Vec::new();
+    for &(round, b, _) in &base_rounds {
+        let (mut ratios, mut added) = (Vec::new(), Vec::new());
         for &d in delays {
             let r = results
                 .iter()
                 .find(|r| r.point.delay.as_deref() == Some(&format!("0x{:x}@{d}", m.address)))?;
-            let v = by_round(r).into_iter().find(|(x, _)| *x == round).map(|(_, v)| v)?;
+            let (_, v, real) = by_round(r).into_iter().find(|(x, _, _)| *x == round)?;
             ratios.push(v / b);
+            added.push(real.unwrap_or(d as f64));
         }
-        rounds.push(ratios);
+        rounds.push((ratios, added));
     }
     if rounds.is_empty() {
         return None;
     }
-    let d: Vec<f64> = delays.iter().map(|&d| d as f64).collect();
-    let slopes: Vec<f64> = rounds.iter().map(|r| slope(&d, r)).collect();
-    let first: Vec<f64> = rounds.iter().map(|r| (r[0] - 1.0) / d[0]).collect();
-    let n = d.len();
+    let slopes: Vec<f64> = rounds.iter().map(|(r, d)| slope(d, r)).collect();
+    let first: Vec<f64> = rounds.iter().map(|(r, d)| (r[0] - 1.0) / d[0]).collect();
+    let n = delays.len();
     let last: Vec<f64> = if n > 1 {
-        rounds.iter().map(|r| (r[n - 1] - r[n - 2]) / (d[n - 1] - d[n - 2])).collect()
+        rounds.iter().map(|(r, d)| (r[n - 1] - r[n - 2]) / (d[n - 1] - d[n - 2])).collect()
     } else {
         first.clone()
     };
     let points = (0..n)
         .map(|k| DelayPoint {
             delay_ns: delays[k],
-            ratio: estimate(&rounds.iter().map(|r| r[k]).collect::<Vec<_>>()),
+            added_ns: rounds.iter().map(|(_, d)| d[k]).sum::<f64>() / rounds.len() as f64,
+            ratio: estimate(&rounds.iter().map(|(r, _)| r[k]).collect::<Vec<_>>()),
         })
         .collect();
     let (first_est, last_est) = (estimate(&first), estimate(&last));

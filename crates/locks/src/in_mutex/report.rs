@@ -46,7 +46,7 @@ use std::fmt::{self, Write};
 /// The first word of a report.
 pub const MAGIC: &str = "contend-interpose";
 /// The format this crate writes and reads.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 
 /// Where a report is written: text, and the loader's names as bytes.
 pub trait ReportSink: Write {
@@ -227,6 +227,9 @@ pub struct ProcessReport {
     pub mutexes: Vec<MutexLine>,
     /// With a profile: every rwlock and spinlock.
     pub rwlocks: Vec<RwLine>,
+    /// Under a what-if delay: the critical sections lengthened and the
+    /// time they were lengthened by, ns, as measured.
+    pub delayed: Option<(u64, u64)>,
 }
 
 /// Writes the lines before the mutexes.
@@ -329,6 +332,12 @@ pub fn write_holder(
     caused_ns: u64,
 ) -> fmt::Result {
     writeln!(out, "holder\t{mutex:#x}\t{releases}\t{held_ns}\t{caused_ns}")
+}
+
+/// Writes what a what-if delay added: critical sections lengthened and
+/// their total added time, ns, as measured.
+pub fn write_delayed(out: &mut impl ReportSink, count: u64, ns: u64) -> fmt::Result {
+    writeln!(out, "delayed\t{count}\t{ns}")
 }
 
 /// Writes a mutex's waits whose releaser is not known.
@@ -434,6 +443,7 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
             ("lock", 2) => r.lock = f[1].to_string(),
             ("profile", 2) => r.profile = f[1] == "1",
             ("acquired", 3) => (r.swapped, r.glibc) = (num(f[1])?, num(f[2])?),
+            ("delayed", 3) => r.delayed = Some((num(f[1])?, num(f[2])?)),
             ("inits", 7) => {
                 r.inits = Inits {
                     swapped: num(f[1])?,
@@ -636,9 +646,11 @@ mod tests {
 
     #[test]
     fn another_format_or_a_broken_line_is_refused() {
-        assert!(parse("pid\t1\n").unwrap_err().contains("format 5"));
+        let head = format!("{MAGIC}\t{VERSION}\n");
+        assert!(parse("pid\t1\n").unwrap_err().contains(&format!("format {VERSION}")));
         assert!(parse("contend-interpose\t1\npid\t1\n").is_err());
-        assert!(parse("contend-interpose\t5\nmutex\t1\n").unwrap_err().contains("unexpected line"));
-        assert!(parse("contend-interpose\t5\nstack\t0x10\t1\t5\n").unwrap_err().contains("no mutex"));
+        assert!(parse(&format!("{head}mutex\t1\n")).unwrap_err().contains("unexpected line"));
+        assert!(parse(&format!("{head}stack\t0x10\t1\t5\n")).unwrap_err().contains("no mutex"));
+        assert_eq!(parse(&format!("{head}delayed\t3\t4500\n")).unwrap().delayed, Some((3, 4500)));
     }
 }

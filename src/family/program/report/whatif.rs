@@ -24,8 +24,9 @@ pub fn text(w: &WhatIf) -> String {
     ));
     for d in &w.delays {
         out += &format!(
-            "  +{:>8} per critical section: {metric} x{:.3} ({})\n",
+            "  +{:>8} per critical section ({} measured): {metric} x{:.3} ({})\n",
             format_nanos(d.delay_ns),
+            format_nanos(d.added_ns as u64),
             d.ratio.value,
             interval(&d.ratio, 1.0, 3)
         );
