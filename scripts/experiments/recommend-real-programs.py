@@ -115,7 +115,7 @@ def reading(rec, w, rate):
                      + (": most of its holds lie on the program's critical path" if share["value"] > 0.5 else
                         ": most of its holds overlap other work, so shortening them buys less than their length"))
         if not w["linear"]:
-            text += "; the slope changed with the delay, so the prediction uses the first delay's slope alone"
+            text += "; the slopes over the first delay and the last step differ, so contend warns that the line may not hold this far"
         out.append(text + ".")
     return out
 

@@ -73,7 +73,8 @@ def contend(args, tmp):
 
 
 def rounds(doc):
-    """Per round: {delay_ns or 0: metric}."""
+    """Per round: ({asked delay ns or 0: metric}, {asked: measured delay
+    per critical section, ns})."""
     out = {}
     for p in doc["points"]:
         delay = p["point"].get("delay")
@@ -82,8 +83,11 @@ def rounds(doc):
             if r["status"] != "measured":
                 continue
             v = r["metric"] if r.get("metric") is not None else r["wall_s"]
-            out.setdefault(r["round"], {})[d] = v
-    return [v for v in out.values() if 0 in v]
+            values, added = out.setdefault(r["round"], ({}, {}))
+            values[d] = v
+            dl = r.get("delayed")
+            added[d] = dl["ns"] / dl["count"] if dl and dl["count"] else d
+    return [v for v in out.values() if 0 in v[0]]
 
 
 def slope(pairs):
@@ -106,10 +110,9 @@ def synthetic(tmp, runs):
     base = 20000
     cmd, doc = contend(["--what-if", mutex, "--runs", str(runs), "--", exe, str(base)], tmp)
     w = doc["what_if"]
-    # The slope contend's predictions use (all delays, or the first alone
-    # when the line did not hold), round by round.
-    first = min(d for d in rounds(doc)[0] if d)
-    slopes = [slope([(d, v[d] / v[0]) for d in v if d and (w["linear"] or d == first)]) for v in rounds(doc)]
+    # The slope contend's predictions use, round by round, on the delays
+    # the interposer measured.
+    slopes = [slope([(added[d], v[d] / v[0]) for d in v if d]) for v, added in rounds(doc)]
     rows = []
     for length in (15000, 10000, 5000):
         s = base - length
@@ -135,10 +138,11 @@ def real(tmp, runs):
     top = max((m for m in prof["points"][0]["sample"]["mutexes"] if m["address"]), key=lambda m: m["wait_ns"])
     cmd, doc = contend(["--what-if", hex(top["address"]), "--runs", str(runs), "--", *program], tmp)
     per_round = rounds(doc)
-    delays = sorted(d for d in per_round[0] if d)
+    delays = sorted(d for d in per_round[0][0] if d)
     held_out, fit = delays[0], delays[1:]
-    predicted = interval([1 + slope([(d, v[d] / v[0]) for d in fit]) * held_out for v in per_round])
-    actual = interval([v[held_out] / v[0] for v in per_round])
+    predicted = interval([1 + slope([(added[d], v[d] / v[0]) for d in fit]) * added[held_out]
+                          for v, added in per_round])
+    actual = interval([v[held_out] / v[0] for v, _ in per_round])
     return cmd, doc["what_if"], top, held_out, fit, predicted, actual
 
 
@@ -157,8 +161,9 @@ def main():
             "on two CPUs, 2,000 rounds each. The what-if ran at 20 µs:", "", f"    {cmd}", "",
             f"Slope {w['slope_per_ns']['value'] * 1e5:+.2f}% of wall time per µs of delay; critical-path "
             f"share {w['critical_path_share']['value']:.2f}; first-delay and last-step slopes "
-            + ("agree within their intervals, so the predictions use the slope over all delays." if w['linear'] else
-               "differ beyond their intervals, so contend's predictions use the first delay's slope.") + "", "",
+            + ("agree within their intervals." if w['linear'] else
+               "differ beyond their intervals (contend warns; the predictions use the slope over every delay).")
+            + "", "",
             "Predicted from that slope, and measured by running the program at the shorter length, "
             f"interleaved with 20 µs in {a.runs} rounds (ratios to 20 µs, 95% intervals):", "",
             "| hold | predicted | actual | intervals overlap |", "|---:|---:|---:|:---|"]

@@ -68,9 +68,9 @@ pub fn text(w: &WhatIf) -> String {
     } else {
         format!(
             "not linear: the slope over the first delay, {}, and over the last step, {}, differ beyond their \
-             intervals: the mutex's cost per µs changes with the length of its sections, so the predictions \
-             above use the first delay's slope, measured nearest the program's own length; smaller --delays \
-             and more --runs narrow it.\n",
+             intervals: the mutex's cost per µs changes with the length of its sections (a small delay can \
+             turn a mutex that was rarely contended into a contended one), so the predictions above, from \
+             the slope over every delay, may not hold; more --runs tell noise from a bend.\n",
             per_us(&w.first_slope_per_ns),
             per_us(&w.last_slope_per_ns)
         )
