@@ -82,7 +82,9 @@ def recommendation_rows(rec):
             v = t.get("vs")
             cells.append(f"{v['ratio']:.3f} ({ci(v)})" if v else
                          "stopped: over 10x slower" if t.get("stopped") else "not used")
-        verdict = f"use {m['best']}" if m["best"] else "keep glibc"
+        moved = all(t.get("vs") is None and not t.get("stopped") for t in m["tried"])
+        verdict = f"use {m['best']}" if m["best"] else ("unknown: not at its profiled address unprofiled" if moved
+                                                        else "keep glibc")
         rows.append(f"| {m['address']:#x} | `{m['waits_at']}` | {m['wait_share']:.0%} | " + " | ".join(cells)
                     + f" | {verdict} |")
     return rows
@@ -94,9 +96,14 @@ def reading(rec, w, rate):
     winners = [m for m in rec["mutexes"] if m["best"]]
     if not rec["mutexes"]:
         return ["No mutex a lock can replace was waited on: nothing to recommend."]
+    moved = [m for m in rec["mutexes"] if all(t.get("vs") is None and not t.get("stopped") for t in m["tried"])]
+    if moved:
+        out.append(f"{len(moved)} of its mutexes (`{moved[0]['waits_at']}`) were not at their profiled address in "
+                   "the unprofiled executions, so no lock reached them and nothing is known of them: choosing a "
+                   "mutex by address fails where its allocation moves between executions.")
     if not winners:
         out.append(f"No lock made the program {better} beyond its interval on any of its most waited-on "
-                   "mutexes: keep glibc's mutex.")
+                   "mutexes" + (" that could be reached" if moved else "") + ": keep glibc's mutex.")
     for m in winners:
         t = next(t for t in m["tried"] if t["lock"] == m["best"])
         out.append(f"`{m['waits_at']}` ({m['wait_share']:.0%} of the wait): {m['best']} alone gives "

@@ -112,6 +112,21 @@ impl Setting<'_> {
     }
 }
 
+/// The environment contend adds, padded to the same size in every
+/// execution: the kernel copies the environment onto the top of the main
+/// thread's stack, so a program whose mutex lives on that stack (db_bench
+/// keeps one in main's frame) would find it at another address whenever
+/// the lock's name or the execution's directory changed length, and a
+/// per-mutex choice by address would miss it.
+const ENV_BYTES: usize = 2048;
+
+fn pad(env: &[(OsString, OsString)]) -> (OsString, OsString) {
+    const NAME: &str = "CONTEND_RUN_PAD";
+    // Each entry is `NAME=VALUE\0`.
+    let used: usize = env.iter().map(|(k, v)| k.len() + v.len() + 2).sum::<usize>() + NAME.len() + 2;
+    (NAME.into(), "x".repeat(ENV_BYTES.saturating_sub(used)).into())
+}
+
 /// Each mutex's kernel waits, from the counts by address; the totals over
 /// the program's processes.
 fn join_kernel_waits(mutexes: &mut [MutexProfile], waits: &Waits, pids: &[u32]) -> KernelWaitTotals {
@@ -162,6 +177,7 @@ pub(crate) fn run_one(
     if let Some(ns) = locks::sys::wake_cost::measured() {
         env.push(("CONTEND_WAKE_NS".into(), ns.as_nanos().to_string().into()));
     }
+    env.push(pad(&env));
     // Captured only when the metric must be read from them; passed on
     // unchanged afterwards.
     let capture = match cx.metric {

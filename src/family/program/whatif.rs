@@ -200,7 +200,20 @@ pub(crate) fn run(
         );
     }
     let measured = measure(cx, &points, futex, inline, &mut warnings)?;
-    let base = measured.results.iter().find(|r| r.point.lock == "pthread");
+    // The delay reached the mutex in some run, or nothing can be said.
+    let delayed = measured.results.iter().flat_map(|r| &r.runs).filter_map(|s| s.delayed).any(|d| d.count > 0);
+    if !delayed {
+        warnings.push(Warning::sweep(
+            crate::model::warning::WarningKind::Unexercised,
+            format!(
+                "--what-if: the mutex at 0x{:x} was never taken in the delayed executions (its address moved \
+                 since the profile: allocated by racing threads, say), so nothing was lengthened and no \
+                 prediction is given",
+                m.address
+            ),
+        ));
+    }
+    let base = measured.results.iter().find(|r| r.point.lock == "pthread").filter(|_| delayed);
     let analysis = base.and_then(|base| analyse(&m, &delays, base, &measured.results, spec.metric.is_some()));
     let vs = crate::family::program::sweep::vs_glibc(&measured.results);
     let kernel_waits_failed = cx.kernel_waits_failed.take();

@@ -36,9 +36,13 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
             Some((t, v)) => (t.lock.clone(), format!("{:.3}", v.ratio), interval(v)),
             None => ("-".into(), "-".into(), "-".into()),
         };
+        let moved = m.tried.iter().all(|t| t.vs.is_none() && !t.stopped);
         let verdict = match &m.best {
             Some(b) => format!("use {b}"),
             None if chosen.is_some() => "keep glibc (closest shown)".into(),
+            // Its address held another mutex, or none, in the unprofiled
+            // executions: nothing was swapped, nothing is known.
+            None if moved => "not taken at that address unprofiled: unknown".into(),
             None => "keep glibc".into(),
         };
         let stopped: Vec<&str> = m.tried.iter().filter(|t| t.stopped).map(|t| t.lock.as_str()).collect();
@@ -62,7 +66,9 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
         "of wait: the mutex's share of all mutex wait in the profiled execution; vs pthread: the program's \
          metric with that lock on that mutex alone (every other mutex glibc's) over pthread's in the same \
          round ({better}); use: the best ratio among the locks whose 95% interval lies wholly beyond 1; \
-         keep glibc: none does; stopped: locks whose first execution took more than {}x the profiled one \
+         keep glibc: none does; unknown: the mutex was not at its profiled address in the unprofiled \
+         executions (the profile's stack walks allocate, which can move later heap allocations), so no \
+         lock reached it; stopped: locks whose first execution took more than {}x the profiled one \
          (at least {} s), ended and not measured.\n",
         crate::family::program::recommend::SLOWEST,
         crate::family::program::recommend::MIN_LIMIT.as_secs()
