@@ -57,14 +57,19 @@ def programs(tmp):
     ]
 
 
-def contend(args, program, tmp):
+def contend(args, program, tmp, may_fail=False):
+    """The command as shown, and the export (with may_fail, None and the
+    error's last line when contend refused)."""
     export = os.path.join(tmp, "out.json")
     cmd = ["run", *args, "--count-futex", "off", "--no-progress", "--export-json", export, "--", *program]
     out = subprocess.run([CONTEND, *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if out.returncode != 0:
-        sys.exit(f"contend {shlex.join(cmd)} failed:\n{out.stderr[-3000:]}")
     shown = [a for a in cmd if a not in ("--no-progress", "--export-json", export)]
-    return "contend " + shlex.join(shown).replace(tmp, "$TMP"), json.load(open(export))
+    shown = "contend " + shlex.join(shown).replace(tmp, "$TMP")
+    if out.returncode != 0:
+        if may_fail:
+            return shown, None, out.stderr.strip().splitlines()[-1]
+        sys.exit(f"contend {shlex.join(cmd)} failed:\n{out.stderr[-3000:]}")
+    return shown, json.load(open(export))
 
 
 def ci(vs):
@@ -143,7 +148,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for title, extra, program in programs(tmp):
             rate = bool(extra)
-            rcmd, rdoc = contend(["--recommend", "--lock", LOCKS, "--mutexes", "2", "--runs", str(a.runs), *extra],
+            rcmd, rdoc, *_ = contend(["--recommend", "--lock", LOCKS, "--mutexes", "2", "--runs", str(a.runs), *extra],
                                  program, tmp)
             rec = rdoc["recommendation"]
             out += [f"## {title}", "", f"    {rcmd}", ""]
@@ -151,10 +156,15 @@ def main():
             if rec["mutexes"]:
                 out += recommendation_rows(rec) + [""]
                 top = rec["mutexes"][0]
-                wcmd, wdoc = contend(["--what-if", hex(top["address"]), "--runs", str(a.runs), *extra], program,
-                                     tmp)
-                w = wdoc["what_if"]
+                # By name: an address from another invocation's profile may
+                # have moved.
+                wcmd, wdoc, *why = contend(["--what-if", top["waits_at"], "--runs", str(a.runs), *extra], program,
+                                           tmp, may_fail=True)
                 out += [f"    {wcmd}", ""]
+                if wdoc is None:
+                    out += [f"The what-if refused: `{why[0]}`", ""]
+                else:
+                    w = wdoc.get("what_if")
                 half_w = (f"median interval half-width ±{rec['median_half_width_pct']:.1f}%"
                           if rec.get("median_half_width_pct") is not None else "no intervals")
                 out += [f"Cost: one profiled execution of {rec['profile_wall_s']:.2f} s and {rec['executions']} "
