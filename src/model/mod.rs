@@ -3,6 +3,7 @@
 //! its point and its sample (one run) types; reports and `compare` read
 //! every family through this one shape.
 
+pub mod advice;
 pub mod alloc;
 pub mod family;
 pub mod lock;

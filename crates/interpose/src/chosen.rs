@@ -33,7 +33,6 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 
 static CONDS: [AtomicUsize; MAX_CONDS] = [const { AtomicUsize::new(0) }; MAX_CONDS];
 static CONDS_USED: AtomicUsize = AtomicUsize::new(0);
-static CONVERTING: AtomicBool = AtomicBool::new(false);
 
 /// Parses `LOCK@0xADDR[;LOCK@0xADDR...]` into the table (once, from
 /// `mode::decide`); the error says what is wrong.
@@ -80,50 +79,21 @@ pub fn is_ours(c: *mut pthread_cond_t) -> bool {
     CONDS[..n].iter().any(|k| k.load(Ordering::Relaxed) == c as usize)
 }
 
-/// glibc's `__wrefs` word: its bit 0 says process-shared, bit 1 the
-/// monotonic clock (glibc's `__PTHREAD_COND_SHARED_MASK` and
-/// `__PTHREAD_COND_CLOCK_MONOTONIC_MASK`).
-const GLIBC_WREFS_OFFSET: usize = 36;
-
-/// Makes `c` this library's condition variable, once, before its first
-/// wait with a chosen mutex (the caller holds that mutex).
-///
-/// # Safety
-/// `c` points at a live `pthread_cond_t` on which no thread waits through
-/// glibc.
-pub unsafe fn adopt(c: *mut pthread_cond_t) {
-    if is_ours(c) {
-        return;
+/// Lists `c` as this library's condition variable (the caller, cond.rs,
+/// has converted it, holding [`CONVERTING`]).
+pub fn list(c: *mut pthread_cond_t) {
+    let used = CONDS_USED.load(Ordering::Relaxed);
+    if used == MAX_CONDS {
+        locks::sys::process::die(&format!(
+            "contend-interpose: more than {MAX_CONDS} condition variables waited on with chosen mutexes"
+        ));
     }
-    while CONVERTING.swap(true, Ordering::Acquire) {
-        std::hint::spin_loop();
-    }
-    if !is_ours(c) {
-        let used = CONDS_USED.load(Ordering::Relaxed);
-        if used == MAX_CONDS {
-            locks::sys::process::die(&format!(
-                "contend-interpose: more than {MAX_CONDS} condition variables waited on with chosen mutexes"
-            ));
-        }
-        // SAFETY: the caller's contract: `c` is live and idle, so glibc's
-        // words may be read and replaced.
-        unsafe {
-            let wrefs =
-                (*((c as *const u8).add(GLIBC_WREFS_OFFSET) as *const AtomicU8)).load(Ordering::Relaxed);
-            let (mut clock, mut shared) = (libc::CLOCK_REALTIME, libc::PTHREAD_PROCESS_PRIVATE);
-            if wrefs & 2 != 0 {
-                clock = libc::CLOCK_MONOTONIC;
-            }
-            if wrefs & 1 != 0 {
-                shared = libc::PTHREAD_PROCESS_SHARED;
-            }
-            crate::cond::init_as(c, clock, shared);
-        }
-        CONDS[used].store(c as usize, Ordering::Relaxed);
-        CONDS_USED.store(used + 1, Ordering::Release);
-    }
-    CONVERTING.store(false, Ordering::Release);
+    CONDS[used].store(c as usize, Ordering::Relaxed);
+    CONDS_USED.store(used + 1, Ordering::Release);
 }
+
+/// Held while a condition variable converts (one at a time).
+pub static CONVERTING: AtomicBool = AtomicBool::new(false);
 
 #[cfg(test)]
 mod tests {

@@ -85,6 +85,43 @@ pub unsafe fn init_as(c: *mut pthread_cond_t, clock: clockid_t, shared: c_int) {
     }
 }
 
+/// glibc's `__wrefs` word: its bit 0 says process-shared, bit 1 the
+/// monotonic clock (glibc's `__PTHREAD_COND_SHARED_MASK` and
+/// `__PTHREAD_COND_CLOCK_MONOTONIC_MASK`).
+const GLIBC_WREFS_OFFSET: usize = 36;
+
+/// Makes `c` this library's condition variable, once, before its first
+/// wait with a chosen mutex (the caller holds that mutex): converted in
+/// place and listed (`chosen.rs`) for its signals to find.
+///
+/// # Safety
+/// `c` points at a live `pthread_cond_t` on which no thread waits through
+/// glibc.
+pub unsafe fn adopt(c: *mut pthread_cond_t) {
+    use crate::chosen::{is_ours, list, CONVERTING};
+    use std::sync::atomic::{AtomicU8, Ordering};
+    if is_ours(c) {
+        return;
+    }
+    while CONVERTING.swap(true, Ordering::Acquire) {
+        std::hint::spin_loop();
+    }
+    if !is_ours(c) {
+        // SAFETY: the caller's contract: `c` is live and idle, so glibc's
+        // words may be read and replaced.
+        unsafe {
+            let wrefs =
+                (*((c as *const u8).add(GLIBC_WREFS_OFFSET) as *const AtomicU8)).load(Ordering::Relaxed);
+            let clock = if wrefs & 2 != 0 { libc::CLOCK_MONOTONIC } else { libc::CLOCK_REALTIME };
+            let shared =
+                if wrefs & 1 != 0 { libc::PTHREAD_PROCESS_SHARED } else { libc::PTHREAD_PROCESS_PRIVATE };
+            init_as(c, clock, shared);
+        }
+        list(c);
+    }
+    CONVERTING.store(false, Ordering::Release);
+}
+
 /// pthread_cond_signal (`all`: broadcast).
 ///
 /// # Safety

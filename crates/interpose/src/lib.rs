@@ -43,6 +43,7 @@ mod glibc;
 mod mode;
 mod modules;
 mod mutex;
+mod plain;
 mod profile;
 mod report;
 mod route;
@@ -252,7 +253,7 @@ unsafe fn cond_wait_any(
         // thread waits on `c` with an unchosen mutex: chosen.rs).
         unsafe {
             if mode.per_mutex() {
-                chosen::adopt(c);
+                cond::adopt(c);
             }
             return cond::wait(c, m, deadline, site, mode);
         }

@@ -129,7 +129,7 @@ fn decide() -> Mode {
         locks::sys::wake_cost::assume(std::time::Duration::from_nanos(ns));
     }
     let profile = env(b"CONTEND_RUN_PROFILE\0") == Some("1");
-    crate::mutex::set_plain(swap);
+    crate::plain::set(swap);
     let bits = swap as u8 | chosen | delay | if profile { PROFILE } else { 0 };
     // Two threads deciding at once decide the same.
     MODE.store(bits, Ordering::Relaxed);

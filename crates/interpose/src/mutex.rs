@@ -13,7 +13,7 @@ use crate::swapped;
 use crate::tally;
 use libc::{c_int, pthread_mutex_t, timespec};
 use locks::in_mutex::{InMutex, OnSwapped, Swap};
-use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 use locks::in_mutex::{swappable_kind as swappable, KIND_OFFSET};
 
@@ -171,66 +171,6 @@ unsafe fn acquisition(
     rc
 }
 
-/// The process's swapped lock's plain lock and unlock, as addresses of
-/// [`plain_lock`] and [`plain_unlock`] for its type (0 until the mode is
-/// decided): one indirect call from the entry point straight into a small
-/// function with the lock inlined, where a dispatch on the lock's number
-/// would first jump through a table and then call.
-static PLAIN_LOCK: AtomicUsize = AtomicUsize::new(0);
-static PLAIN_UNLOCK: AtomicUsize = AtomicUsize::new(0);
-
-type Plain = unsafe extern "C" fn(*mut pthread_mutex_t) -> c_int;
-
-/// Locks a mutex that holds `L`, and counts it.
-///
-/// # Safety
-/// `m` is a live mutex of a swappable kind holding an `L`.
-unsafe extern "C" fn plain_lock<L: InMutex>(m: *mut pthread_mutex_t) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { swapped::lock::<L>(m) };
-    tally::swapped();
-    0
-}
-
-/// Unlocks a mutex that holds `L`.
-///
-/// # Safety
-/// As [`plain_lock`], and the caller holds it.
-unsafe extern "C" fn plain_unlock<L: InMutex>(m: *mut pthread_mutex_t) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { swapped::unlock::<L>(m) };
-    0
-}
-
-struct PlainOps;
-
-impl OnSwapped for PlainOps {
-    type Out = (usize, usize);
-
-    fn run<L: InMutex>(self) -> (usize, usize) {
-        (plain_lock::<L> as Plain as usize, plain_unlock::<L> as Plain as usize)
-    }
-}
-
-/// Sets the plain lock and unlock for the process's lock (from
-/// `mode::decide`, before the mode is stored).
-pub fn set_plain(swap: Swap) {
-    if let Some((lock, unlock)) = swap.dispatch(PlainOps) {
-        PLAIN_LOCK.store(lock, Ordering::Relaxed);
-        PLAIN_UNLOCK.store(unlock, Ordering::Relaxed);
-    }
-}
-
-/// The plain function at `f`, if set.
-#[inline(always)]
-fn plain(f: &AtomicUsize) -> Option<Plain> {
-    match f.load(Ordering::Relaxed) {
-        0 => None,
-        // SAFETY: only `set_plain` stores, the address of a `Plain`.
-        a => Some(unsafe { std::mem::transmute::<usize, Plain>(a) }),
-    }
-}
-
 /// pthread_mutex_lock when the mode is [`Mode::plain`]: glibc's mutex or
 /// the swapped lock, and the count, nothing else.
 ///
@@ -249,7 +189,7 @@ pub unsafe fn acquire_plain(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
     }
     // SAFETY: a plain swapped process: `m` holds the process's lock.
     unsafe {
-        match plain(&PLAIN_LOCK) {
+        match crate::plain::lock() {
             Some(f) => f(m),
             None => acquire(m, mode),
         }
@@ -267,7 +207,7 @@ pub unsafe fn release_plain(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
         if mode.glibc_only() || !swappable(kind(m)) {
             return (real().mutex_unlock)(m);
         }
-        match plain(&PLAIN_UNLOCK) {
+        match crate::plain::unlock() {
             Some(f) => f(m),
             None => release(m, mode),
         }

@@ -48,7 +48,15 @@ impl Experiment for Program {
         &spec.output
     }
     fn measure(spec: &ProgramSpec) -> anyhow::Result<ProgramOutcome> {
-        sweep::run_program(spec)
+        sweep::with_setting(spec, |cx, futex, inline, warnings| {
+            if spec.recommend {
+                recommend::run(cx, futex, inline, warnings)
+            } else if spec.what_if.is_some() {
+                whatif::run(cx, futex, inline, warnings)
+            } else {
+                sweep::run_locks(cx, futex, inline, warnings)
+            }
+        })
     }
     fn ending(o: &ProgramOutcome) -> (&[Warning], Option<Signal>) {
         (&o.warnings, o.interrupted)

@@ -28,62 +28,10 @@ use crate::engine::futex_plan::FutexPlan;
 use crate::family::program::launch::TooSlow;
 use crate::family::program::sweep::{self, finish, measure, run_one, ProgramOutcome, Setting};
 use crate::measure::futex::FutexCounters;
+use crate::model::advice::{Combination, MutexAdvice, Recommendation, Tried};
 use crate::model::program::{MutexProfile, ProgramPoint, VsGlibc};
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::{Context, Result};
-use serde::Serialize;
-
-/// What `--recommend` found.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Recommendation {
-    /// The mutexes tried, the most waited-on first.
-    pub mutexes: Vec<MutexAdvice>,
-    /// The winners together, when two or more mutexes had one.
-    pub combination: Option<Combination>,
-    /// The profiled execution's wall time, s (what the plan was timed by).
-    pub profile_wall_s: f64,
-    /// Executions planned after the profile (rounds × points, both phases).
-    pub executions: usize,
-    /// Whether a higher metric is better (`--metric`: a rate) or a lower
-    /// one (wall time).
-    pub higher_is_better: bool,
-    /// The median half-width of the intervals of phase 2, in percent of
-    /// the ratio.
-    pub median_half_width_pct: Option<f64>,
-}
-
-/// One mutex and the locks tried on it.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct MutexAdvice {
-    /// Its process in the profile.
-    pub pid: u32,
-    /// Its address.
-    pub address: u64,
-    /// Where it waits (the profile's name).
-    pub waits_at: String,
-    /// Its wait in the profiled execution, ns.
-    pub wait_ns: u64,
-    /// Of the wait on every mutex of the program.
-    pub wait_share: f64,
-    /// Each lock tried on it alone, against pthread.
-    pub tried: Vec<Tried>,
-    /// The best lock beyond its interval; None: keep glibc's mutex.
-    pub best: Option<String>,
-}
-
-/// One lock on one mutex.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Tried {
-    /// The lock.
-    pub lock: String,
-    /// The point's name (`LOCK@0xADDR`).
-    pub point: String,
-    /// Against pthread, paired by round (None: it never ran).
-    pub vs: Option<VsGlibc>,
-    /// Its first execution ran past the limit and was ended: it makes the
-    /// program more than [`SLOWEST`] times slower, and was not measured.
-    pub stopped: bool,
-}
 
 /// A lock whose first execution takes more than this many times the
 /// profiled execution's wall time (and more than [`MIN_LIMIT`]) is ended
@@ -94,15 +42,6 @@ pub struct Tried {
 pub const SLOWEST: f64 = 10.0;
 /// The least time a first execution is given.
 pub const MIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// The winners together.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Combination {
-    /// The point (`LOCK@0xADDR+...`).
-    pub point: String,
-    /// Against pthread in its own rounds.
-    pub vs: Option<VsGlibc>,
-}
 
 /// Whether `vs` is better than glibc's mutex beyond its interval.
 pub fn better(vs: &VsGlibc, higher_is_better: bool) -> bool {
@@ -298,7 +237,9 @@ pub(crate) fn run(
         higher_is_better,
         median_half_width_pct,
     };
-    Ok(finish(spec, measured, vs_all, None, kernel_waits_failed, warnings, Some(recommendation)))
+    let mut outcome = finish(spec, measured, vs_all, None, kernel_waits_failed, warnings);
+    outcome.recommendation = Some(recommendation);
+    Ok(outcome)
 }
 
 #[cfg(test)]

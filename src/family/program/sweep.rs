@@ -41,9 +41,9 @@ pub struct ProgramOutcome {
     pub interrupted: Option<Signal>,
     /// With `--recommend`: the lock for each of the most waited-on
     /// mutexes, and what the winners give together.
-    pub recommendation: Option<crate::family::program::recommend::Recommendation>,
+    pub recommendation: Option<crate::model::advice::Recommendation>,
     /// With `--what-if`: the slope and the predictions.
-    pub what_if: Option<crate::family::program::whatif::WhatIf>,
+    pub what_if: Option<crate::model::advice::WhatIf>,
 }
 
 /// The metric in `text`: the last line `re` matches, its first group (or
@@ -506,24 +506,15 @@ pub(crate) fn measure(
     Ok(Measured { results, interrupted: rounds.interrupted, planned: points.len() })
 }
 
-/// Runs the program under every lock, in rounds (or, with `--recommend`,
-/// profiles it and tries the locks on its most waited-on mutexes:
-/// `recommend.rs`).
-pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
+/// What every way of running the program starts with: the futex plan,
+/// the run's private directory, the symbolizer and the compiled metric,
+/// handed to `run` as a [`Setting`] (the locks, the recommendation or the
+/// what-if: `mod.rs` chooses).
+pub(crate) fn with_setting(
+    spec: &ProgramSpec,
+    run: impl FnOnce(&mut Setting<'_>, &FutexPlan, Option<&FutexCounters>, Vec<Warning>) -> Result<ProgramOutcome>,
+) -> Result<ProgramOutcome> {
     let mut warnings = Vec::new();
-    if spec.baseline_added && !spec.recommend && spec.what_if.is_none() {
-        warnings.push(Warning::sweep(
-            WarningKind::NoBaseline,
-            "pthread (glibc's mutex) was added as the baseline the ratios are to",
-        ));
-    }
-    // With --profile, glibc's mutex also runs unprofiled in every round:
-    // the profile's cost to this program, measured beside it.
-    let mut points: Vec<ProgramPoint> =
-        spec.locks.iter().map(|l| ProgramPoint::new(l, spec.profile)).collect();
-    if spec.profile {
-        points.push(ProgramPoint::new("pthread", false));
-    }
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
     let mut symbols = Symbolizer::default();
     let mut dir = RunDir::create()?;
@@ -541,18 +532,36 @@ pub fn run_program(spec: &ProgramSpec) -> Result<ProgramOutcome> {
         kernel_waits_failed: None,
         limit: None,
     };
-    if spec.recommend {
-        return crate::family::program::recommend::run(&mut cx, &futex, inline.as_ref(), warnings);
+    run(&mut cx, &futex, inline.as_ref(), warnings)
+}
+
+/// Runs the program under every `--lock` point, in rounds.
+pub(crate) fn run_locks(
+    cx: &mut Setting<'_>,
+    futex: &FutexPlan,
+    inline: Option<&FutexCounters>,
+    mut warnings: Vec<Warning>,
+) -> Result<ProgramOutcome> {
+    let spec = cx.spec;
+    if spec.baseline_added {
+        warnings.push(Warning::sweep(
+            WarningKind::NoBaseline,
+            "pthread (glibc's mutex) was added as the baseline the ratios are to",
+        ));
     }
-    if spec.what_if.is_some() {
-        return crate::family::program::whatif::run(&mut cx, &futex, inline.as_ref(), warnings);
+    // With --profile, glibc's mutex also runs unprofiled in every round:
+    // the profile's cost to this program, measured beside it.
+    let mut points: Vec<ProgramPoint> =
+        spec.locks.iter().map(|l| ProgramPoint::new(l, spec.profile)).collect();
+    if spec.profile {
+        points.push(ProgramPoint::new("pthread", false));
     }
-    map_choices(&mut cx, &mut points)?;
-    let m = measure(&mut cx, &points, &futex, inline.as_ref(), &mut warnings)?;
+    map_choices(cx, &mut points)?;
+    let m = measure(cx, &points, futex, inline, &mut warnings)?;
     let vs = vs_glibc(&m.results);
     let profile_cost = profile_cost(&m.results);
     let kernel_waits_failed = cx.kernel_waits_failed.take();
-    Ok(finish(spec, m, vs, profile_cost, kernel_waits_failed, warnings, None))
+    Ok(finish(spec, m, vs, profile_cost, kernel_waits_failed, warnings))
 }
 
 /// The outcome of measured points, with the notes every run gets.
@@ -563,7 +572,6 @@ pub(crate) fn finish(
     profile_cost: Option<VsGlibc>,
     kernel_waits_failed: Option<String>,
     mut warnings: Vec<Warning>,
-    recommendation: Option<crate::family::program::recommend::Recommendation>,
 ) -> ProgramOutcome {
     let results = m.results;
     warnings.extend(seen(&spec.program[0], &results));
@@ -597,7 +605,7 @@ pub(crate) fn finish(
         profile_cost,
         warnings,
         interrupted: m.interrupted,
-        recommendation,
+        recommendation: None,
         what_if: None,
     }
 }

@@ -34,68 +34,10 @@ use crate::engine::futex_plan::FutexPlan;
 use crate::family::program::choice::{self, Target};
 use crate::family::program::sweep::{finish, measure, run_one, ProgramOutcome, Setting};
 use crate::measure::futex::FutexCounters;
+use crate::model::advice::{DelayPoint, Estimate, WhatIf};
 use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult};
 use crate::model::warning::Warning;
 use anyhow::{anyhow, Context, Result};
-use serde::Serialize;
-
-/// An estimate with its 95% interval.
-#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
-pub struct Estimate {
-    /// The value.
-    pub value: f64,
-    /// Its 95% interval (None with fewer than two rounds).
-    pub ci95: Option<(f64, f64)>,
-}
-
-/// One delay's ratio to no delay.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct DelayPoint {
-    /// Asked to be added to every critical section, ns.
-    pub delay_ns: u64,
-    /// Added, as the interposer's clock measured it (mean over the
-    /// rounds): more than asked by a clock read or two, or a preemption;
-    /// the slope is fitted on this.
-    pub added_ns: f64,
-    /// The metric over the same round's metric with no delay.
-    pub ratio: Estimate,
-}
-
-/// What `--what-if` found.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct WhatIf {
-    /// The mutex's address.
-    pub address: u64,
-    /// Where it waits (the profile's name).
-    pub waits_at: String,
-    /// Its acquisitions in the profiled execution.
-    pub acquisitions: u64,
-    /// Its mean hold there, ns (the profile's own cost included).
-    pub mean_hold_ns: f64,
-    /// The unprofiled program's metric with no delay (median run).
-    pub baseline: f64,
-    /// Whether a higher metric is better (`--metric`).
-    pub higher_is_better: bool,
-    /// Each delay's ratio.
-    pub delays: Vec<DelayPoint>,
-    /// Change of the ratio per ns added to each critical section.
-    pub slope_per_ns: Estimate,
-    /// The slope over the first delay alone.
-    pub first_slope_per_ns: Estimate,
-    /// The slope over the last step alone (between the two largest).
-    pub last_slope_per_ns: Estimate,
-    /// Whether the first and last slopes' intervals overlap (the line
-    /// holds as far as the delays can tell). When they do not, the table
-    /// warns that the predictions may not hold.
-    pub linear: bool,
-    /// Wall time added per ns of delay over the acquisitions (wall time
-    /// only): the share of acquisitions on the critical path.
-    pub critical_path_share: Option<Estimate>,
-    /// Predicted ratio with critical sections half as long.
-    pub half: Estimate,
-    /// Predicted ratio with no critical section (the contention gone).
-    pub none: Estimate,
-}
 
 /// The mean of `v` with its Student's t 95% interval.
 fn estimate(v: &[f64]) -> Estimate {
@@ -201,7 +143,8 @@ pub(crate) fn run(
     }
     let measured = measure(cx, &points, futex, inline, &mut warnings)?;
     // The delay reached the mutex in some run, or nothing can be said.
-    let delayed = measured.results.iter().flat_map(|r| &r.runs).filter_map(|s| s.delayed).any(|d| d.count > 0);
+    let delayed =
+        measured.results.iter().flat_map(|r| &r.runs).filter_map(|s| s.delayed).any(|d| d.count > 0);
     if !delayed {
         warnings.push(Warning::sweep(
             crate::model::warning::WarningKind::Unexercised,
@@ -217,7 +160,7 @@ pub(crate) fn run(
     let analysis = base.and_then(|base| analyse(&m, &delays, base, &measured.results, spec.metric.is_some()));
     let vs = crate::family::program::sweep::vs_glibc(&measured.results);
     let kernel_waits_failed = cx.kernel_waits_failed.take();
-    let mut outcome = finish(spec, measured, vs, None, kernel_waits_failed, warnings, None);
+    let mut outcome = finish(spec, measured, vs, None, kernel_waits_failed, warnings);
     outcome.what_if = analysis;
     Ok(outcome)
 }

@@ -2,7 +2,7 @@
 //! "keep glibc", the closest lock when none wins, the winners together,
 //! and what the plan cost and the precision it gave.
 
-use crate::family::program::recommend::{Recommendation, Tried};
+use crate::model::advice::{Recommendation, Tried};
 use crate::model::program::VsGlibc;
 use comfy_table::Table;
 

@@ -44,9 +44,9 @@ pub struct ProgramExport<'a> {
     /// ratio below 1, is the profile's cost).
     pub profile_cost: Option<VsGlibc>,
     /// With `--recommend`: the lock per mutex and the winners together.
-    pub recommendation: Option<&'a crate::family::program::recommend::Recommendation>,
+    pub recommendation: Option<&'a crate::model::advice::Recommendation>,
     /// With `--what-if`: the slope and the predictions.
-    pub what_if: Option<&'a crate::family::program::whatif::WhatIf>,
+    pub what_if: Option<&'a crate::model::advice::WhatIf>,
 }
 
 /// `contend run`'s results.

@@ -1,7 +1,7 @@
 //! `--what-if`'s text: each delay's ratio, the slope, the predictions and
 //! where they can break.
 
-use crate::family::program::whatif::{Estimate, WhatIf};
+use crate::model::advice::{Estimate, WhatIf};
 use crate::model::value::format_nanos;
 
 fn interval(e: &Estimate, scale: f64, digits: usize) -> String {

@@ -1,0 +1,125 @@
+//! What `contend run --recommend` and `--what-if` found
+//! (src/family/program/recommend.rs and whatif.rs measure it; the run
+//! family's report and exports show it).
+
+use crate::model::program::VsGlibc;
+use serde::Serialize;
+
+/// What `--recommend` found.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Recommendation {
+    /// The mutexes tried, the most waited-on first.
+    pub mutexes: Vec<MutexAdvice>,
+    /// The winners together, when two or more mutexes had one.
+    pub combination: Option<Combination>,
+    /// The profiled execution's wall time, s (what the plan was timed by).
+    pub profile_wall_s: f64,
+    /// Executions planned after the profile (rounds × points, both phases).
+    pub executions: usize,
+    /// Whether a higher metric is better (`--metric`: a rate) or a lower
+    /// one (wall time).
+    pub higher_is_better: bool,
+    /// The median half-width of the intervals of phase 2, in percent of
+    /// the ratio.
+    pub median_half_width_pct: Option<f64>,
+}
+
+/// One mutex and the locks tried on it.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct MutexAdvice {
+    /// Its process in the profile.
+    pub pid: u32,
+    /// Its address.
+    pub address: u64,
+    /// Where it waits (the profile's name).
+    pub waits_at: String,
+    /// Its wait in the profiled execution, ns.
+    pub wait_ns: u64,
+    /// Of the wait on every mutex of the program.
+    pub wait_share: f64,
+    /// Each lock tried on it alone, against pthread.
+    pub tried: Vec<Tried>,
+    /// The best lock beyond its interval; None: keep glibc's mutex.
+    pub best: Option<String>,
+}
+
+/// One lock on one mutex.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Tried {
+    /// The lock.
+    pub lock: String,
+    /// The point's name (`LOCK@0xADDR`).
+    pub point: String,
+    /// Against pthread, paired by round (None: it never ran).
+    pub vs: Option<VsGlibc>,
+    /// Its first execution ran past the limit and was ended: it makes the
+    /// program more than ten (`recommend::SLOWEST`) times slower, and was not measured.
+    pub stopped: bool,
+}
+
+/// The winners together.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct Combination {
+    /// The point (`LOCK@0xADDR+...`).
+    pub point: String,
+    /// Against pthread in its own rounds.
+    pub vs: Option<VsGlibc>,
+}
+
+/// An estimate with its 95% interval.
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
+pub struct Estimate {
+    /// The value.
+    pub value: f64,
+    /// Its 95% interval (None with fewer than two rounds).
+    pub ci95: Option<(f64, f64)>,
+}
+
+/// One delay's ratio to no delay.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct DelayPoint {
+    /// Asked to be added to every critical section, ns.
+    pub delay_ns: u64,
+    /// Added, as the interposer's clock measured it (mean over the
+    /// rounds): more than asked by a clock read or two, or a preemption;
+    /// the slope is fitted on this.
+    pub added_ns: f64,
+    /// The metric over the same round's metric with no delay.
+    pub ratio: Estimate,
+}
+
+/// What `--what-if` found.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct WhatIf {
+    /// The mutex's address.
+    pub address: u64,
+    /// Where it waits (the profile's name).
+    pub waits_at: String,
+    /// Its acquisitions in the profiled execution.
+    pub acquisitions: u64,
+    /// Its mean hold there, ns (the profile's own cost included).
+    pub mean_hold_ns: f64,
+    /// The unprofiled program's metric with no delay (median run).
+    pub baseline: f64,
+    /// Whether a higher metric is better (`--metric`).
+    pub higher_is_better: bool,
+    /// Each delay's ratio.
+    pub delays: Vec<DelayPoint>,
+    /// Change of the ratio per ns added to each critical section.
+    pub slope_per_ns: Estimate,
+    /// The slope over the first delay alone.
+    pub first_slope_per_ns: Estimate,
+    /// The slope over the last step alone (between the two largest).
+    pub last_slope_per_ns: Estimate,
+    /// Whether the first and last slopes' intervals overlap (the line
+    /// holds as far as the delays can tell). When they do not, the table
+    /// warns that the predictions may not hold.
+    pub linear: bool,
+    /// Wall time added per ns of delay over the acquisitions (wall time
+    /// only): the share of acquisitions on the critical path.
+    pub critical_path_share: Option<Estimate>,
+    /// Predicted ratio with critical sections half as long.
+    pub half: Estimate,
+    /// Predicted ratio with no critical section (the contention gone).
+    pub none: Estimate,
+}
