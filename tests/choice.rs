@@ -112,10 +112,10 @@ fn a_name_that_matches_no_mutex_is_refused_with_the_names_there_are() {
     assert!(stderr.contains("tas@nowhere") && stderr.contains("waiter_a"), "{stderr}");
 }
 
-/// two_kinds: `quick` (two threads, nanosecond holds back to back) wants
-/// a lock that spins before it sleeps; `slow` (four threads, long
-/// computing holds on two CPUs) wants glibc's sleeping waiters. Ten
-/// rounds: the verdicts rest on intervals, which a busy machine widens.
+/// two_kinds: `quick` (two threads, 1 µs holds 1 µs apart) wants a lock
+/// that spins before it sleeps; `slow` (four threads, long computing
+/// holds on two CPUs) wants glibc's sleeping waiters. Ten rounds: the
+/// verdicts rest on intervals, which a busy machine widens.
 #[test]
 fn the_recommendation_names_a_spinning_lock_for_one_mutex_and_glibc_for_the_other() {
     let dir = tempfile::tempdir().unwrap();
@@ -131,8 +131,31 @@ fn the_recommendation_names_a_spinning_lock_for_one_mutex_and_glibc_for_the_othe
             .find(|m| m["waits_at"].as_str().unwrap().starts_with(name))
             .unwrap_or_else(|| panic!("{name} in\n{table}"))
     };
-    assert!(advice("quick_worker")["best"].is_string(), "{table}");
+    // glibc's sleeping waiters win `slow` whatever else runs.
     assert!(advice("slow_worker")["best"].is_null(), "{table}");
+    // A lock that spins wins `quick` only when the program has the CPUs:
+    // with other work on them (this suite under load), a spinning waiter
+    // burns the time slice its preempted holder needs, and "keep glibc"
+    // is the right answer. contend says which it was: runs re-made for
+    // steal or other load are named in the export's warnings.
+    let busy = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["kind"] == "screening" || w["kind"] == "other_load" || w["kind"] == "steal");
+    let quick = advice("quick_worker");
+    if busy {
+        eprintln!("the CPUs were busy: quick's verdict is checked against its intervals only");
+        let beyond = quick["tried"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["vs"]["ci95"][1].as_f64().is_some_and(|hi| hi < 1.0));
+        assert_eq!(quick["best"].is_string(), beyond, "{table}");
+    } else {
+        assert!(quick["best"].is_string(), "{table}");
+        assert!(table.contains("use ") && table.contains("keep glibc"), "{table}");
+    }
     assert_eq!(advice("quick_worker")["tried"].as_array().unwrap().len(), 2);
     assert!(table.contains("use ") && table.contains("keep glibc"), "{table}");
 }

@@ -15,6 +15,13 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--seed", "-1"], "for '--seed <N>'");
     refused(&["run", "--top", "-1", "--", "true"], "for '--top <N>'");
     refused(&["run", "--grace", "-1s", "--", "true"], "for '--grace <DURATION>'");
+    refused(&["run", "--lock", "clh@0x10", "--", "true"], "clh is not a lock a mutex can be given");
+    refused(&["run", "--lock", "tas@", "--", "true"], "no mutex after @");
+    refused(&["run", "--delays", "1us", "--", "true"], "--delays goes with --what-if");
+    refused(&["run", "--what-if", "0x10", "--delays", "0,1us", "--", "true"], "no delay is the baseline");
+    refused(&["run", "--what-if", "0x10", "--profile", "--", "true"], "--what-if with --profile");
+    refused(&["run", "--recommend", "--profile", "--", "true"], "--recommend with --profile");
+    refused(&["run", "--recommend", "--mutexes", "17", "--", "true"], "--mutexes 17: from 1 to 16");
     refused(&["compare", "a.json", "b.json", "--threshold", "-3%"], "for '--threshold <PERCENT>'");
     refused(&["lock", "--max-steal", "-3"], "for '--max-steal <PERCENT|off>'");
     refused(&["wakeup", "--pairs", "-1"], "for '--pairs <PAIRS>'");
