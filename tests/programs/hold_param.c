@@ -8,8 +8,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "busy.h"
 
 #define THREADS 4
 #define ROUNDS 2000
@@ -17,18 +18,6 @@
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static long hold_ns;
-
-static long now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000000000L + t.tv_nsec;
-}
-
-static void busy(long ns) {
-    long start = now_ns();
-    while (now_ns() - start < ns)
-        ;
-}
 
 static void *worker(void *arg) {
     (void)arg;

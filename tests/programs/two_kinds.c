@@ -11,8 +11,9 @@
  * Built by tests/choice.rs. */
 #include <pthread.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "busy.h"
 
 #define QUICK_THREADS 2
 #define QUICK_ROUNDS 100000
@@ -24,18 +25,6 @@
 static pthread_mutex_t quick = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t slow = PTHREAD_MUTEX_INITIALIZER;
 static volatile unsigned long counter;
-
-static long now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000000000L + t.tv_nsec;
-}
-
-static void busy(long ns) {
-    long start = now_ns();
-    while (now_ns() - start < ns)
-        ;
-}
 
 static void *quick_worker(void *arg) {
     (void)arg;

@@ -34,6 +34,14 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 static CONDS: [AtomicUsize; MAX_CONDS] = [const { AtomicUsize::new(0) }; MAX_CONDS];
 static CONDS_USED: AtomicUsize = AtomicUsize::new(0);
 
+/// A mutex's address as contend passes it (`0x...`, not 0).
+pub fn address(at: &str) -> Result<usize, String> {
+    at.strip_prefix("0x")
+        .and_then(|h| usize::from_str_radix(h, 16).ok())
+        .filter(|&a| a != 0)
+        .ok_or_else(|| format!("{at}: not a mutex address (0x...)"))
+}
+
 /// Parses `LOCK@0xADDR[;LOCK@0xADDR...]` into the table (once, from
 /// `mode::decide`); the error says what is wrong.
 pub fn parse(spec: &str) -> Result<(), String> {
@@ -43,11 +51,7 @@ pub fn parse(spec: &str) -> Result<(), String> {
         let swap = Swap::parse(lock)
             .filter(|s| *s != Swap::Pthread && s.check().is_ok())
             .ok_or_else(|| format!("{lock}: not a lock that fits in a pthread_mutex_t"))?;
-        let address = at
-            .strip_prefix("0x")
-            .and_then(|h| usize::from_str_radix(h, 16).ok())
-            .filter(|&a| a != 0)
-            .ok_or_else(|| format!("{at}: not a mutex address (0x...)"))?;
+        let address = address(at)?;
         if n == MAX_MUTEXES {
             return Err(format!("more than {MAX_MUTEXES} mutexes chosen"));
         }

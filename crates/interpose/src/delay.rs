@@ -42,11 +42,7 @@ pub fn clear_in_child() {
 /// Parses `0xADDR@NS` (once, from `mode::decide`).
 pub fn parse(spec: &str) -> Result<(), String> {
     let (at, ns) = spec.split_once('@').ok_or_else(|| format!("{spec}: not 0xADDRESS@NS"))?;
-    let address = at
-        .strip_prefix("0x")
-        .and_then(|h| usize::from_str_radix(h, 16).ok())
-        .filter(|&a| a != 0)
-        .ok_or_else(|| format!("{at}: not a mutex address (0x...)"))?;
+    let address = crate::chosen::address(at)?;
     let ns: u64 = ns.parse().map_err(|_| format!("{ns}: not a number of nanoseconds"))?;
     ADDRESS.store(address, Relaxed);
     NS.store(ns, Relaxed);

@@ -68,14 +68,19 @@ pub fn parse(point: &str) -> Result<Option<Vec<Choice>>, String> {
                 "{item}: no mutex after @ (an address from the profile, or a name it prints)"
             ));
         }
-        let target = match at.strip_prefix("0x").map(|h| u64::from_str_radix(h, 16)) {
-            Some(Ok(a)) if a != 0 => Target::Address(a),
-            Some(_) if !at.contains('+') => return Err(format!("{at}: not an address")),
-            _ => Target::Site(at.to_string()),
-        };
-        out.push(Choice { lock: swap, target });
+        out.push(Choice { lock: swap, target: target(at)? });
     }
     Ok(Some(out))
+}
+
+/// What MUTEX names: an address (`0x...`, not 0) or a name from the
+/// profile (`module+0x...` included).
+pub fn target(at: &str) -> Result<Target, String> {
+    match at.strip_prefix("0x").map(|h| u64::from_str_radix(h, 16)) {
+        Some(Ok(a)) if a != 0 => Ok(Target::Address(a)),
+        Some(_) if !at.contains('+') => Err(format!("{at}: not an address")),
+        _ => Ok(Target::Site(at.to_string())),
+    }
 }
 
 /// Whether the profile's mutex `m` is the one `name` names.

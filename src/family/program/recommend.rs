@@ -26,12 +26,12 @@
 
 use crate::engine::futex_plan::FutexPlan;
 use crate::family::program::launch::TooSlow;
-use crate::family::program::sweep::{self, finish, measure, run_one, ProgramOutcome, Setting};
+use crate::family::program::sweep::{self, finish, measure, profile_once, run_one, ProgramOutcome, Setting};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{Combination, MutexAdvice, Recommendation, Tried};
 use crate::model::program::{MutexProfile, ProgramPoint, VsGlibc};
 use crate::model::warning::{Warning, WarningKind};
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 /// A lock whose first execution takes more than this many times the
 /// profiled execution's wall time (and more than [`MIN_LIMIT`]) is ended
@@ -57,10 +57,14 @@ pub fn better(vs: &VsGlibc, higher_is_better: bool) -> bool {
     }
 }
 
+/// How a tried lock ranks, lower better (None: it has no ratio).
+pub fn score(t: &Tried, higher_is_better: bool) -> Option<f64> {
+    t.vs.as_ref().map(|v| if higher_is_better { -v.ratio } else { v.ratio })
+}
+
 /// The best lock of `tried` beyond its interval.
 pub fn best(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
-    let score =
-        |t: &Tried| t.vs.as_ref().map_or(f64::NAN, |v| if higher_is_better { -v.ratio } else { v.ratio });
+    let score = |t: &Tried| score(t, higher_is_better).unwrap_or(f64::NAN);
     tried
         .iter()
         .filter(|t| t.vs.as_ref().is_some_and(|v| better(v, higher_is_better)))
@@ -117,10 +121,8 @@ pub(crate) fn run(
 ) -> Result<ProgramOutcome> {
     let spec = cx.spec;
     let higher_is_better = spec.metric.is_some();
-    if spec.progress {
-        eprintln!("contend run --recommend: one profiled execution under pthread, to find the mutexes");
-    }
-    let profiled = run_one(cx, &ProgramPoint::new("pthread", true), None).context("profiling the program")?;
+    let profiled =
+        profile_once(cx, "--recommend: one profiled execution under pthread, to find the mutexes")?;
     let all_wait: u64 = profiled.mutexes.iter().map(|m| m.counts.wait_ns).sum();
     let chosen = candidates(&profiled.mutexes, spec.mutexes);
     let locks: Vec<&String> = spec.locks.iter().filter(|l| *l != "pthread").collect();

@@ -411,6 +411,16 @@ fn profile_cost(results: &[ProgramResult]) -> Option<VsGlibc> {
     paired(pthread(true)?, pthread(false)?)
 }
 
+/// One profiled execution under glibc's mutex, said first (`why`), to
+/// find the program's mutexes: what a choice by name, the recommendation
+/// and the what-if start from.
+pub(crate) fn profile_once(cx: &mut Setting<'_>, why: &str) -> Result<ProgramSample> {
+    if cx.spec.progress {
+        eprintln!("contend run {why}");
+    }
+    run_one(cx, &ProgramPoint::new("pthread", true), None).context("profiling the program")
+}
+
 /// Gives each per-mutex point its mutexes by address: names are looked
 /// up in the profile of one execution under glibc's mutex, made first
 /// (and said), when some choice names a mutex rather than giving its
@@ -423,11 +433,8 @@ fn map_choices(cx: &mut Setting<'_>, points: &mut [ProgramPoint]) -> Result<()> 
     }
     let by_name = parsed.iter().flatten().flatten().any(|c| matches!(c.target, Target::Site(_)));
     let mapped = if by_name {
-        if cx.spec.progress {
-            eprintln!("contend run: one profiled execution under pthread, to find the mutexes --lock names");
-        }
         let sample =
-            run_one(cx, &ProgramPoint::new("pthread", true), None).context("mapping names to mutexes")?;
+            profile_once(cx, ": one profiled execution under pthread, to find the mutexes --lock names")?;
         Some(sample.mutexes)
     } else {
         None

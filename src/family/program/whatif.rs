@@ -32,12 +32,12 @@
 
 use crate::engine::futex_plan::FutexPlan;
 use crate::family::program::choice::{self, Target};
-use crate::family::program::sweep::{finish, measure, run_one, ProgramOutcome, Setting};
+use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome, Setting};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{DelayPoint, Estimate, WhatIf};
 use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult};
 use crate::model::warning::Warning;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 
 /// The mean of `v` with its Student's t 95% interval.
 fn estimate(v: &[f64]) -> Estimate {
@@ -110,14 +110,9 @@ pub(crate) fn run(
 ) -> Result<ProgramOutcome> {
     let spec = cx.spec;
     let what = spec.what_if.as_deref().expect("a what-if spec");
-    let target = match what.strip_prefix("0x").map(|h| u64::from_str_radix(h, 16)) {
-        Some(Ok(a)) => Target::Address(a),
-        _ => Target::Site(what.to_string()),
-    };
-    if spec.progress {
-        eprintln!("contend run --what-if: one profiled execution under pthread, to find {what}");
-    }
-    let profiled = run_one(cx, &ProgramPoint::new("pthread", true), None).context("profiling the program")?;
+    let target = choice::target(what).map_err(|e| anyhow!("--what-if {e}"))?;
+    let profiled =
+        profile_once(cx, &format!("--what-if: one profiled execution under pthread, to find {what}"))?;
     let m = find(&target, &profiled.mutexes)?.clone();
     let delays = match &spec.delays_ns {
         Some(d) => d.clone(),

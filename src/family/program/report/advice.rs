@@ -2,6 +2,7 @@
 //! "keep glibc", the closest lock when none wins, the winners together,
 //! and what the plan cost and the precision it gave.
 
+use crate::family::program::recommend::score;
 use crate::model::advice::{Recommendation, Tried};
 use crate::model::program::VsGlibc;
 use comfy_table::Table;
@@ -13,7 +14,7 @@ fn interval(v: &VsGlibc) -> String {
 /// The tried lock nearest to winning (the best ratio), for a mutex that
 /// keeps glibc's.
 fn closest(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
-    let key = |t: &Tried| t.vs.as_ref().map(|v| if higher_is_better { -v.ratio } else { v.ratio });
+    let key = |t: &Tried| score(t, higher_is_better);
     tried.iter().filter(|t| key(t).is_some()).min_by(|a, b| key(a).unwrap().total_cmp(&key(b).unwrap()))
 }
 
