@@ -19,7 +19,6 @@ e.g.   scripts/experiments/profile-real-programs.py --runs 3
 import argparse
 import json
 import os
-import random
 import shlex
 import shutil
 import subprocess
@@ -29,16 +28,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
+import inputs  # noqa: E402  (scripts/lib/inputs.py)
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
 PORT = 21987
-
-
-def text(path):
-    rng = random.Random(7)
-    vocabulary = ["lock", "futex", "wake", "spin", "queue", "owner", "waiter", "handoff", "convoy", "barrier"]
-    with open(path, "w") as f:
-        f.write(" ".join(rng.choice(vocabulary) for _ in range(6_000_000)))
 
 
 def video(path, w=640, h=360, frames=100):
@@ -52,7 +45,7 @@ def video(path, w=640, h=360, frames=100):
 
 def programs(tmp):
     words, yuv = os.path.join(tmp, "words.txt"), os.path.join(tmp, "in.yuv")
-    text(words)
+    inputs.words(words)
     video(yuv)
     server = (f"memcached -u root -t 4 -l 127.0.0.1 -p {PORT} & pid=$!; "
               f"until memcstat --servers=127.0.0.1:{PORT} >/dev/null 2>&1; do sleep 0.05; done; "

@@ -20,7 +20,6 @@ e.g.   scripts/experiments/recommend-real-programs.py --runs 5
 import argparse
 import json
 import os
-import random
 import shlex
 import subprocess
 import sys
@@ -29,21 +28,15 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
+import inputs  # noqa: E402  (scripts/lib/inputs.py)
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
 LOCKS = "adaptive,mcs,ticket,tas,parking_lot"
 
 
-def words(path):
-    rng = random.Random(7)
-    vocabulary = ["lock", "futex", "wake", "spin", "queue", "owner", "waiter", "handoff", "convoy", "barrier"]
-    with open(path, "w") as f:
-        f.write(" ".join(rng.choice(vocabulary) for _ in range(6_000_000)))
-
-
 def programs(tmp):
     text = os.path.join(tmp, "words.txt")
-    words(text)
+    inputs.words(text)
     return [
         ("pigz -p 4", [], ["pigz", "-p", "4", "-k", "-f", text]),
         ("sysbench mutex, 4 threads on one mutex", [],

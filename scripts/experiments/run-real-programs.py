@@ -15,24 +15,17 @@ e.g.   scripts/experiments/run-real-programs.py --runs 5
 import argparse
 import json
 import os
-import random
 import shlex
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import machine  # noqa: E402  (scripts/lib/machine.py)
+import machine  # noqa: E402
+import inputs  # noqa: E402  (scripts/lib/inputs.py)  (scripts/lib/machine.py)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
-
-
-def words(path):
-    rng = random.Random(7)
-    vocabulary = ["lock", "futex", "wake", "spin", "queue", "owner", "waiter", "handoff", "convoy", "barrier"]
-    with open(path, "w") as f:
-        f.write(" ".join(rng.choice(vocabulary) for _ in range(6_000_000)))
 
 
 def contend_run(args, program, export):
@@ -66,7 +59,7 @@ def main():
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="contend-real-")
     data = os.path.join(tmp, "words.txt")
-    words(data)
+    inputs.words(data)
     runs = ["--runs", str(a.runs)]
     three = ["--lock", "pthread,adaptive,mcs"]
     experiments = [

@@ -21,7 +21,6 @@ e.g.   scripts/experiments/what-if.py --runs 8
 import argparse
 import json
 import os
-import random
 import shlex
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
+import inputs  # noqa: E402  (scripts/lib/inputs.py)
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
@@ -122,16 +122,9 @@ def synthetic(tmp, runs):
     return cmd.replace(exe, "hold_param"), w, rows
 
 
-def words(path):
-    rng = random.Random(7)
-    vocabulary = ["lock", "futex", "wake", "spin", "queue", "owner", "waiter", "handoff", "convoy", "barrier"]
-    with open(path, "w") as f:
-        f.write(" ".join(rng.choice(vocabulary) for _ in range(6_000_000)))
-
-
 def real(tmp, runs):
     text = os.path.join(tmp, "words.txt")
-    words(text)
+    inputs.words(text)
     program = ["pigz", "-p", "4", "-k", "-f", text]
     # The most waited-on mutex, from one profiled execution.
     _, prof = contend(["--profile", "--runs", "1", "--", *program], tmp)
