@@ -54,8 +54,8 @@ pub fn run<E: Experiment>(args: &E::Args) -> Result<ExitCode> {
     let environment = Environment::capture();
     let outcome = E::measure(&spec)?;
     let (warnings, interrupted) = E::ending(&outcome);
-    for w in warnings {
-        eprintln!("warning: {w}");
+    for line in crate::model::warning::terminal_lines(warnings) {
+        eprintln!("warning: {line}");
     }
     emit(exports, &E::report(&spec, &environment, &outcome), E::TABLE_ON_STDERR)?;
     Ok(match interrupted {

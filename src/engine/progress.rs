@@ -2,7 +2,7 @@
 //! ETA from the plan and then from the runs' measured durations, and no
 //! redraw thread, which would wake inside the measured windows.
 
-use crate::engine::repeat::Repeat;
+use crate::engine::repeat::{Repeat, RunRecord, RunStatus};
 use indicatif::{HumanDuration, ProgressBar, ProgressState, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -16,13 +16,32 @@ pub fn planned_runs(points: usize, plan: &Repeat, counting: bool) -> usize {
     points.saturating_mul(plan.least().saturating_add(usize::from(counting)))
 }
 
-/// Counts one finished run on `bar`; precision can add runs past the
-/// plan, and the bar grows with them.
-pub fn tick(bar: &ProgressBar) {
-    if bar.length().is_some_and(|len| bar.position() >= len) {
+/// Counts one finished run on `bar`. A run screening rejected is one
+/// more to make, so the bar's length grows with it and its message counts
+/// them (an ETA that ignored them would sit at zero while they are
+/// re-made); precision can add runs past the plan, and the bar grows with
+/// them too.
+pub fn tick<S: RunRecord>(bar: &ProgressBar, run: &S) {
+    if run.info().status == RunStatus::Rejected {
+        bar.inc_length(1);
+        // The bar keeps the count in its prefix, the one place it shows.
+        let remade =
+            bar.prefix().trim_start_matches(" (").split(' ').next().and_then(|n| n.parse::<u64>().ok());
+        bar.set_prefix(format!(" ({} re-made for load)", remade.unwrap_or(0) + 1));
+    } else if bar.length().is_some_and(|len| bar.position() >= len) {
         bar.inc_length(1);
     }
     bar.inc(1);
+}
+
+/// The time a --precision sweep of `points` points may take in all
+/// (--max-time is pooled over its points), the bound its ETA shows once
+/// the planned runs are done and precision keeps adding; None without
+/// --precision.
+pub fn precision_cap(plan: &Repeat, points: usize) -> Option<Duration> {
+    plan.precision_pct.map(|_| {
+        Duration::from_nanos(plan.max_time_ns).saturating_mul(u32::try_from(points).unwrap_or(u32::MAX))
+    })
 }
 
 /// How long `runs` runs of `per_run` take (saturating: a plan may be
@@ -43,13 +62,14 @@ pub fn progress_bar(wanted: bool, runs: usize, per_run: Duration, cap: Option<Du
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(runs as u64);
-    let style =
-        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} runs, ETA {plan_eta}  {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .with_key("plan_eta", move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                let left = eta_text(state.pos(), state.len().unwrap_or(0), state.elapsed(), per_run, cap);
-                let _ = w.write_str(&left);
-            });
+    let style = ProgressStyle::with_template(
+        "[{elapsed_precise}] {bar:30} {pos}/{len} runs{prefix}, ETA {plan_eta}  {msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .with_key("plan_eta", move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+        let left = eta_text(state.pos(), state.len().unwrap_or(0), state.elapsed(), per_run, cap);
+        let _ = w.write_str(&left);
+    });
     bar.set_style(style);
     // No steady tick: a redraw thread waking five times a second would
     // run inside the measured windows. The bar redraws when a run ends.
@@ -76,11 +96,17 @@ pub fn eta_text(
                 .saturating_mul(u32::try_from(left).unwrap_or(u32::MAX)),
         ),
     };
-    let estimate = match cap {
-        Some(cap) => estimate.min(cap.saturating_sub(elapsed)),
-        None => estimate,
-    };
-    format!("{}{}", if guess { "~" } else { "" }, HumanDuration(estimate))
+    match cap {
+        // Past the plan, precision is adding runs: only the budget's end
+        // can be promised.
+        Some(cap) if left == 0 => format!("at most {}", HumanDuration(cap.saturating_sub(elapsed))),
+        Some(cap) => format!(
+            "{}{}",
+            if guess { "~" } else { "" },
+            HumanDuration(estimate.min(cap.saturating_sub(elapsed)))
+        ),
+        None => format!("{}{}", if guess { "~" } else { "" }, HumanDuration(estimate)),
+    }
 }
 
 #[cfg(test)]
@@ -96,7 +122,9 @@ mod tests {
         assert_eq!(eta_text(4, 10, s(20), s(2), None), "30 seconds");
         // A --max-time budget of 25 s has 5 s left.
         assert_eq!(eta_text(4, 10, s(20), s(2), Some(s(25))), "5 seconds");
-        // Past the plan (precision added runs): nothing left to promise.
+        // Past the plan without a budget: nothing left to promise.
         assert_eq!(eta_text(12, 10, s(60), s(2), None), "0 seconds");
+        // Past the plan of a --precision sweep: the budget's end.
+        assert_eq!(eta_text(12, 10, s(60), s(2), Some(s(90))), "at most 30 seconds");
     }
 }

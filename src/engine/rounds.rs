@@ -38,7 +38,8 @@ struct PointState<S> {
 }
 
 /// Runs `points` points as `plan` says. `run(i, purpose)` makes one run of
-/// point i; `after(i, &sample)` sees every run as it ends (progress).
+/// point i; `after(i, &sample)` sees every run as it ends, its status set
+/// (progress counts a rejected run as one more to make).
 /// `counting` adds the counting run per point after the measured ones.
 pub fn run_rounds<S: RunRecord>(
     points: usize,
@@ -136,6 +137,7 @@ where
             let round = self.state[i].runs.iter().map(|r| r.info().round + 1).max().unwrap_or(0);
             let (sample, sig) = self.attempt(i, round, Purpose::Count)?;
             if let Some(s) = sample {
+                (self.after)(i, &s);
                 self.state[i].runs.push(s);
             }
             if let Some(sig) = sig.or_else(crate::session::signals::latched) {
@@ -162,6 +164,7 @@ where
             if sig.is_some() {
                 s.info_mut().status = RunStatus::CutShort;
             }
+            (self.after)(i, &s);
             self.state[i].runs.push(s);
             // A signal read during the drain after a complete window: the
             // run stands, and the sweep stops.
@@ -192,7 +195,6 @@ where
                     Purpose::Count => RunStatus::Counting,
                 },
             };
-            (self.after)(i, &s);
             s
         });
         Ok((sample, sig))

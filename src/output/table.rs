@@ -3,7 +3,7 @@
 //! tables, in Markdown, are the `--export-markdown` files.
 
 use crate::measure::stats::Stats;
-use crate::model::run::Stopped;
+use crate::model::run::{RunRecord, RunStatus, Stopped};
 
 /// The width tables, headings, legends and notes are made to fit.
 pub const WIDTH: usize = 100;
@@ -11,7 +11,11 @@ pub const WIDTH: usize = 100;
 /// Wraps every line of `text` longer than [`WIDTH`] at word boundaries,
 /// continuing it indented by two spaces (textwrap).
 pub fn fit(text: &str) -> String {
-    let options = textwrap::Options::new(WIDTH).subsequent_indent("  ");
+    // Never at a hyphen: `warm-up` or `--max-time` split over two lines
+    // reads as two words (and a flag no one can paste).
+    let options = textwrap::Options::new(WIDTH)
+        .subsequent_indent("  ")
+        .word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         // An empty line wraps to one empty piece, so blank lines stay.
@@ -47,16 +51,85 @@ pub(crate) fn cut_short_note<S: crate::model::run::RunRecord>(label: &str, runs:
     )
 }
 
-/// Says when --precision gave up before reaching its target, as a note
-/// line ("note: ...\n"), or nothing.
-pub(crate) fn precision_note(label: &str, stopped: Stopped, stats: &Stats) -> String {
-    if stopped != Stopped::MaxTime {
+/// The mark on a ±% cell whose point ran out of --max-time short of
+/// --precision.
+pub(crate) const MISSED_MARK: &str = "!";
+
+/// A ±% cell: the interval's half-width, marked when the point missed
+/// its --precision; `-` for a point with one run, which has no interval.
+pub(crate) fn interval_cell(stats: &Stats, stopped: Stopped) -> String {
+    let mark = if stopped == Stopped::MaxTime { MISSED_MARK } else { "" };
+    match stats.ci95_pct {
+        Some(p) => format!("{p:.1}{mark}"),
+        None => format!("-{mark}"),
+    }
+}
+
+/// Whether a table shows the ±% and runs columns: when any point has an
+/// interval, or when the user asked for one (--precision), so a point
+/// that fitted a single run shows `-` and the note says why.
+pub(crate) fn shows_intervals<'a>(points: impl IntoIterator<Item = (&'a Stats, Stopped)>) -> bool {
+    points.into_iter().any(|(s, stopped)| s.n > 1 || matches!(stopped, Stopped::MaxTime | Stopped::Precision))
+}
+
+/// One note line for the points that ran out of --max-time short of
+/// --precision (marked in their ±% cell), or nothing: how many, how far
+/// off, how many runs were re-made because the machine was busy (and how
+/// busy), and what to do. `points` gives each point's stopping reason,
+/// statistics and runs.
+pub(crate) fn precision_note<'a, S: RunRecord + 'a>(
+    points: impl IntoIterator<Item = (Stopped, &'a Stats, &'a [S])>,
+) -> String {
+    let mut total = 0;
+    let mut missed: Vec<&Stats> = Vec::new();
+    let (mut rejected, mut disturbed) = (0, Vec::new());
+    for (stopped, stats, runs) in points {
+        total += 1;
+        if stopped == Stopped::MaxTime {
+            missed.push(stats);
+        }
+        let screened: Vec<&S> = runs.iter().filter(|r| r.info().status == RunStatus::Rejected).collect();
+        rejected += screened.len();
+        disturbed.extend(screened.iter().filter_map(|r| r.disturbance_pct()));
+    }
+    if missed.is_empty() {
         return String::new();
     }
+    let widths: Vec<f64> = missed.iter().filter_map(|s| s.ci95_pct).collect();
+    let single = missed.len() - widths.len();
+    let mut reached = String::new();
+    if let (Some(lo), Some(hi)) =
+        (widths.iter().copied().reduce(f64::min), widths.iter().copied().reduce(f64::max))
+    {
+        reached += &if lo == hi {
+            format!("; they reached ±{lo:.1}%")
+        } else {
+            format!("; they reached ±{lo:.1}..±{hi:.1}%")
+        };
+    }
+    if single > 0 {
+        reached += &format!("; {single} fitted only one run, which gives no interval");
+    }
+    let cause = if rejected == 0 {
+        "no run was re-made for load, so the runs themselves vary this much here: give more --max-time, \
+         or ask for less --precision"
+            .to_string()
+    } else {
+        let busy = match disturbed.len() {
+            0 => String::new(),
+            n => format!(
+                ", which took {:.0}% of the machine on average during them",
+                disturbed.iter().sum::<f64>() / n as f64
+            ),
+        };
+        format!(
+            "{rejected} run(s) were re-made for steal or other load{busy}, and the re-made runs spent \
+             the time: rerun when the host is quiet, or give more --max-time"
+        )
+    };
     format!(
-        "note: {label}: --max-time spent after {} runs with the interval at ±{:.1}%, short of --precision\n",
-        stats.n,
-        stats.ci95_pct.unwrap_or(f64::NAN)
+        "note: {} of {total} point(s) ran out of --max-time short of --precision (marked {MISSED_MARK}){reached}; {cause}\n",
+        missed.len()
     )
 }
 
@@ -73,5 +146,69 @@ mod tests {
         assert!(out.starts_with("short line\n\nword"));
         assert!(out.lines().nth(3).unwrap().starts_with("  word"), "{out}");
         assert_eq!(out.split_whitespace().count(), 42);
+        let flags = format!("{} give more --max-time", "x".repeat(WIDTH - 20));
+        assert!(fit(&flags).lines().any(|l| l.trim() == "--max-time"), "{}", fit(&flags));
+    }
+}
+
+#[cfg(test)]
+mod notes {
+    use super::*;
+    use crate::model::run::RunInfo;
+
+    struct Run(RunInfo, Option<f64>);
+
+    impl RunRecord for Run {
+        fn info(&self) -> &RunInfo {
+            &self.0
+        }
+        fn info_mut(&mut self) -> &mut RunInfo {
+            &mut self.0
+        }
+        fn metric(&self) -> f64 {
+            1.0
+        }
+        fn cut_short(&self) -> Option<nix::sys::signal::Signal> {
+            None
+        }
+        fn disturbance_pct(&self) -> Option<f64> {
+            self.1
+        }
+    }
+
+    fn run(status: RunStatus, busy: f64) -> Run {
+        Run(RunInfo { status, ..Default::default() }, Some(busy))
+    }
+
+    #[test]
+    fn missed_points_are_marked_and_counted_in_one_line_with_their_cause() {
+        let (wide, one, met) =
+            (Stats::of(&[100.0, 110.0, 95.0]), Stats::of(&[100.0]), Stats::of(&[100.0, 100.1, 99.9]));
+        assert!(interval_cell(&wide, Stopped::MaxTime).ends_with(MISSED_MARK));
+        assert_eq!(interval_cell(&one, Stopped::MaxTime), "-!");
+        assert!(!interval_cell(&met, Stopped::Precision).ends_with(MISSED_MARK));
+        let quiet: [Run; 0] = [];
+        let busy =
+            [run(RunStatus::Rejected, 30.0), run(RunStatus::Rejected, 50.0), run(RunStatus::Measured, 1.0)];
+        let note = precision_note([
+            (Stopped::MaxTime, &wide, &busy[..]),
+            (Stopped::MaxTime, &one, &quiet[..]),
+            (Stopped::Precision, &met, &quiet[..]),
+        ]);
+        assert_eq!(note.lines().count(), 1, "{note}");
+        assert!(note.starts_with("note: 2 of 3 point(s) ran out of --max-time"), "{note}");
+        assert!(note.contains("1 fitted only one run, which gives no interval"), "{note}");
+        assert!(
+            note.contains("2 run(s) were re-made")
+                && note.contains("which took 40% of the machine on average"),
+            "{note}"
+        );
+        assert!(!note.contains("NaN"), "{note}");
+        // Without re-made runs, the runs' own spread is the cause.
+        let note = precision_note([(Stopped::MaxTime, &wide, &quiet[..])]);
+        assert!(note.contains("the runs themselves vary"), "{note}");
+        assert!(precision_note([(Stopped::Precision, &met, &quiet[..])]).is_empty());
+        // A table whose one point fitted one run still shows the columns.
+        assert!(shows_intervals([(&one, Stopped::MaxTime)]) && !shows_intervals([(&one, Stopped::Runs)]));
     }
 }

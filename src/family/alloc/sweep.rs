@@ -153,7 +153,12 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
         spec.patterns.iter().flat_map(|&p| spec.allocators.iter().map(move |a| (p, a))).collect();
     let per_run = std::time::Duration::from_secs(1);
     let planned = crate::engine::progress::planned_runs(points.len(), &spec.repeat, futex.separate());
-    let bar = crate::engine::progress::progress_bar(spec.progress, planned, per_run, None);
+    let bar = crate::engine::progress::progress_bar(
+        spec.progress,
+        planned,
+        per_run,
+        crate::engine::progress::precision_cap(&spec.repeat, points.len()),
+    );
     let rounds = run_rounds(
         points.len(),
         &spec.repeat,
@@ -170,7 +175,7 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
             run_one(spec, pattern, allocator, counted.as_ref().or(inline.as_ref()))
                 .with_context(|| format!("pattern {pattern:?} under {}", allocator.label()))
         },
-        |_, _| crate::engine::progress::tick(&bar),
+        |_, s| crate::engine::progress::tick(&bar, s),
     )?;
     bar.finish_and_clear();
     let mut results: Vec<AllocResult> = Vec::new();
@@ -180,7 +185,7 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
         let Some(r) = r else { continue };
         let ops: Vec<f64> = crate::engine::repeat::measured(&r.runs).map(|s| s.ops_per_s).collect();
         let name = format!("{pattern:?} {}", allocator.label()).to_lowercase();
-        warnings.extend(notes::outliers(&name, "ops/s", &r.stats, &ops));
+        warnings.extend(notes::outliers(&name, "ops/s", &r.stats, &ops, spec.repeat.precision_pct));
         let point = AllocPoint { pattern, allocator: allocator.label() };
         results.push(AllocResult::median(point, r));
     }
@@ -199,7 +204,7 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
             "no plain glibc in --allocator: no ratio to glibc",
         ));
     }
-    warnings.extend(notes::screening(results.iter().map(AllocResult::rejected), spec.repeat.max_steal_pct));
+    warnings.extend(notes::screening(results.iter().map(|r| r.runs.as_slice()), spec.repeat.max_steal_pct));
     warnings.extend(notes::drift(
         spec.repeat.order == crate::engine::repeat::Order::Interleaved,
         results.iter().map(|r| r.runs.as_slice()),

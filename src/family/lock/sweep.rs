@@ -6,7 +6,7 @@
 //! kept.
 
 use crate::engine::futex_plan::FutexPlan;
-use crate::engine::progress::{planned_runs, progress_bar, tick};
+use crate::engine::progress::{planned_runs, precision_cap, progress_bar, tick};
 use crate::engine::repeat::Repeat;
 use crate::engine::rounds::{run_rounds, Purpose};
 use crate::family::lock::registry;
@@ -120,7 +120,7 @@ impl LockSession {
                 bar.set_message(points[i].label());
                 self.run_once(&points[i], purpose)
             },
-            |_, _| tick(bar),
+            |_, s| tick(bar, s),
         )?;
         let results: Vec<PointResult> = points
             .iter()
@@ -128,7 +128,7 @@ impl LockSession {
             .filter_map(|(p, r)| r.map(|r| PointResult::new(p.clone(), r)))
             .collect();
         for r in &results {
-            warnings.extend(crate::family::lock::warnings::for_point(r, self.cpus));
+            warnings.extend(crate::family::lock::warnings::for_point(r, self.cpus, plan.precision_pct));
         }
         Ok((results, rounds.interrupted))
     }
@@ -154,10 +154,10 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     warnings.extend(crate::model::warning::common::for_machine());
     let per_run = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
     let planned = planned_runs(total, &spec.repeat, session.counts_separately());
-    let bar = progress_bar(spec.progress, planned, per_run, None);
+    let bar = progress_bar(spec.progress, planned, per_run, precision_cap(&spec.repeat, total));
     let (results, interrupted) = session.run_points(&points, &spec.repeat, &bar, &mut warnings)?;
     bar.finish_and_clear();
-    warnings.extend(notes::screening(results.iter().map(|r| r.rejected()), spec.repeat.max_steal_pct));
+    warnings.extend(notes::screening(results.iter().map(|r| r.runs.as_slice()), spec.repeat.max_steal_pct));
     if let Some(sig) = interrupted {
         warnings.push(notes::interrupted(
             sig,

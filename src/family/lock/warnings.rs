@@ -13,14 +13,14 @@ use crate::model::warning::{Warning, WarningKind};
 const MIN_CS_PER_WORKER: f64 = 100.0;
 
 /// The warnings for one measured point.
-pub fn for_point(r: &PointResult, cpus: usize) -> Vec<Warning> {
+pub fn for_point(r: &PointResult, cpus: usize, precision_pct: Option<f64>) -> Vec<Warning> {
     let (p, s) = (&r.point, &r.sample);
     let name = p.label();
     let mut out = Vec::new();
     out.extend(noise(&name, &s.cpu, s.window_s, s.process.cpu_s, cpus));
     // The statistics' outlier indices count measured runs only.
     let cs: Vec<f64> = measured(&r.runs).map(|run| run.cs_per_s).collect();
-    out.extend(outliers(&name, "cs/s", &r.stats, &cs));
+    out.extend(outliers(&name, "cs/s", &r.stats, &cs, precision_pct));
     if p.workers > 0 && (s.acquisitions as f64 / f64::from(p.workers)) < MIN_CS_PER_WORKER {
         out.push(Warning::point(
             WarningKind::TooFewSamples,
@@ -76,20 +76,24 @@ mod tests {
         }
     }
 
+    fn for_point_(r: &PointResult, cpus: usize) -> Vec<Warning> {
+        for_point(r, cpus, None)
+    }
+
     #[test]
     fn a_clean_point_has_no_warning() {
         // 2 CPUs fully busy, all of it our workers' 2 CPU-seconds.
-        assert!(for_point(&result(0.0, 60.0, 40.0, 2.0, 100_000), 2).is_empty());
+        assert!(for_point_(&result(0.0, 60.0, 40.0, 2.0, 100_000), 2).is_empty());
     }
 
     #[test]
     fn each_problem_is_named() {
-        let w = for_point(&result(7.5, 60.0, 40.0, 2.0, 100_000), 2);
+        let w = for_point_(&result(7.5, 60.0, 40.0, 2.0, 100_000), 2);
         assert!(w.len() == 1 && w[0].to_string().contains("stole 7.5%"), "{w:?}");
         // 100% busy but our workers used only 1 of 2 CPU-seconds.
-        let w = for_point(&result(0.0, 60.0, 40.0, 1.0, 100_000), 2);
+        let w = for_point_(&result(0.0, 60.0, 40.0, 1.0, 100_000), 2);
         assert!(w.len() == 1 && w[0].to_string().contains("50% of the CPUs' time"), "{w:?}");
-        let w = for_point(&result(0.0, 60.0, 40.0, 2.0, 10), 2);
+        let w = for_point_(&result(0.0, 60.0, 40.0, 2.0, 10), 2);
         assert!(w.len() == 1 && w[0].to_string().contains("only 5 critical sections per worker"), "{w:?}");
     }
 }

@@ -475,7 +475,7 @@ pub(crate) fn measure(
         spec.progress && spec.metric.is_some(),
         planned,
         std::time::Duration::from_secs(1),
-        None,
+        crate::engine::progress::precision_cap(&spec.repeat, points.len()),
     );
     let headers = spec.progress && spec.metric.is_none() && planned > 1;
     let mut started = 0;
@@ -498,7 +498,7 @@ pub(crate) fn measure(
             }
             run_one(cx, point, counted.as_ref().or(inline)).with_context(|| format!("lock {lock}"))
         },
-        |_, _| crate::engine::progress::tick(&bar),
+        |_, s| crate::engine::progress::tick(&bar, s),
     )?;
     bar.finish_and_clear();
     let mut results = Vec::new();
@@ -507,7 +507,13 @@ pub(crate) fn measure(
         let Some(r) = r else { continue };
         let values: Vec<f64> =
             crate::engine::repeat::measured(&r.runs).map(crate::model::run::RunRecord::metric).collect();
-        warnings.extend(notes::outliers(&point.label(spec.profile), what, &r.stats, &values));
+        warnings.extend(notes::outliers(
+            &point.label(spec.profile),
+            what,
+            &r.stats,
+            &values,
+            spec.repeat.precision_pct,
+        ));
         results.push(ProgramResult::median(point.clone(), r));
     }
     Ok(Measured { results, interrupted: rounds.interrupted, planned: points.len() })
@@ -598,7 +604,7 @@ pub(crate) fn finish(
             ),
         ));
     }
-    warnings.extend(notes::screening(results.iter().map(ProgramResult::rejected), spec.repeat.max_steal_pct));
+    warnings.extend(notes::screening(results.iter().map(|r| r.runs.as_slice()), spec.repeat.max_steal_pct));
     warnings.extend(notes::drift(
         spec.repeat.order == crate::engine::repeat::Order::Interleaved,
         results.iter().map(|r| r.runs.as_slice()),

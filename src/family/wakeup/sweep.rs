@@ -98,7 +98,12 @@ fn run_points(
 ) -> Result<Points> {
     let points = spec.points();
     let planned = crate::engine::progress::planned_runs(points.len(), &spec.repeat, futex.separate());
-    let bar = crate::engine::progress::progress_bar(spec.progress, planned, estimate(spec), None);
+    let bar = crate::engine::progress::progress_bar(
+        spec.progress,
+        planned,
+        estimate(spec),
+        crate::engine::progress::precision_cap(&spec.repeat, points.len()),
+    );
     let rounds = run_rounds(
         points.len(),
         &spec.repeat,
@@ -125,15 +130,15 @@ fn run_points(
             }
             sample
         },
-        |_, _| crate::engine::progress::tick(&bar),
+        |_, s| crate::engine::progress::tick(&bar, s),
     )?;
     bar.finish_and_clear();
     let mut results = Vec::with_capacity(points.len());
     for (point, r) in points.into_iter().zip(rounds.points) {
         let Some(r) = r else { continue };
-        results.push(wakeup_result(point, r, warnings));
+        results.push(wakeup_result(point, r, spec.repeat.precision_pct, warnings));
     }
-    warnings.extend(notes::screening(results.iter().map(WakeupResult::rejected), spec.repeat.max_steal_pct));
+    warnings.extend(notes::screening(results.iter().map(|r| r.runs.as_slice()), spec.repeat.max_steal_pct));
     warnings.extend(notes::drift(
         spec.repeat.order == crate::engine::repeat::Order::Interleaved,
         results.iter().map(|r| r.runs.as_slice()),
@@ -141,12 +146,23 @@ fn run_points(
     Ok((results, rounds.interrupted))
 }
 
-fn wakeup_result(point: WakeupPoint, r: Repeated<WakeupSample>, warnings: &mut Vec<Warning>) -> WakeupResult {
+fn wakeup_result(
+    point: WakeupPoint,
+    r: Repeated<WakeupSample>,
+    precision_pct: Option<f64>,
+    warnings: &mut Vec<Warning>,
+) -> WakeupResult {
     let kept: Vec<WakeupSample> = stats_runs(&r.runs).cloned().collect();
     let sample = WakeupSample::merge(&kept);
     warnings.extend(point_warnings(&point, &sample));
     let p50s: Vec<f64> = kept.iter().map(RunRecord::metric).collect();
-    warnings.extend(crate::model::warning::common::outliers(&point.label(), "p50 ns", &r.stats, &p50s));
+    warnings.extend(crate::model::warning::common::outliers(
+        &point.label(),
+        "p50 ns",
+        &r.stats,
+        &p50s,
+        precision_pct,
+    ));
     WakeupResult::with_sample(point, sample, r)
 }
 

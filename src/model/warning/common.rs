@@ -8,7 +8,7 @@ use super::{Warning, WarningKind};
 use crate::measure::cpu::CpuSplit;
 use crate::measure::env::governor;
 use crate::measure::stats::Stats;
-use crate::model::run::{measured, RunRecord};
+use crate::model::run::{measured, RunRecord, RunStatus};
 
 /// Steal above this share of the window means the hypervisor took CPU time.
 const STEAL_PCT: f64 = 5.0;
@@ -46,26 +46,58 @@ pub fn noise(name: &str, cpu: &CpuSplit, window_s: f64, own_cpu_s: f64, cpus: us
     out
 }
 
+/// Without --precision, an outlier must move its point's mean by at
+/// least this much, %, to be worth a warning: below it no verdict and no
+/// table digit changes.
+const MIN_INFLUENCE_PCT: f64 = 0.5;
+
 /// Runs whose metric stands out from the others by median absolute
-/// deviation (modified z-score above 3.5): something else was going on.
-pub fn outliers(name: &str, metric: &str, stats: &Stats, values: &[f64]) -> Vec<Warning> {
+/// deviation (modified z-score above 3.5) *and* matter: the run alone
+/// moved its point's mean by more than half the precision asked for
+/// (`precision_pct`), or, without a target, by more than the 95% interval
+/// of the other runs and at least [`MIN_INFLUENCE_PCT`]. A run 0.07% off
+/// a tight median stands out by MAD and changes nothing; it is left to
+/// the export's `stats.outliers`.
+pub fn outliers(
+    name: &str,
+    metric: &str,
+    stats: &Stats,
+    values: &[f64],
+    precision_pct: Option<f64>,
+) -> Vec<Warning> {
+    let n = values.len();
     stats
         .outliers
         .iter()
-        .map(|&i| {
-            Warning::point(
-                WarningKind::Outlier,
-                name,
-                format!(
-                    "run {} of {} is an outlier ({metric} {} against a median of {}, by median \
-                     absolute deviation): something else ran then; rerun it, or add --runs so it \
-                     weighs less",
-                    i + 1,
-                    stats.n,
-                    plain(values[i]),
-                    plain(stats.median)
-                ),
-            )
+        .filter_map(|&i| {
+            let others: Vec<f64> = (0..n).filter(|&j| j != i).map(|j| values[j]).collect();
+            let rest = Stats::of(&others);
+            if rest.mean == 0.0 {
+                return None;
+            }
+            let moved = 100.0 * (stats.mean - rest.mean).abs() / rest.mean.abs();
+            let (bound, against) = match precision_pct {
+                Some(p) => (p / 2.0, format!("more than half the ±{p}% asked for")),
+                None => {
+                    let spread = rest.ci95_pct.unwrap_or(0.0).max(MIN_INFLUENCE_PCT);
+                    (spread, format!("more than the other runs' ±{spread:.1}% interval"))
+                }
+            };
+            (moved > bound).then(|| {
+                Warning::point(
+                    WarningKind::Outlier,
+                    name,
+                    format!(
+                        "run {} of {} stands out ({metric} {} against a median of {}) and moved the \
+                         mean by {moved:.1}%, {against}: something else ran then; rerun the point, or \
+                         add --runs so one run weighs less",
+                        i + 1,
+                        stats.n,
+                        plain(values[i]),
+                        plain(stats.median)
+                    ),
+                )
+            })
         })
         .collect()
 }
@@ -92,16 +124,33 @@ pub fn for_machine() -> Vec<Warning> {
     }
 }
 
-/// One line counting the runs screened out, if any were.
-pub fn screening(rejected: impl Iterator<Item = usize>, max_pct: Option<f64>) -> Option<Warning> {
-    let n: usize = rejected.sum();
+/// One line counting the runs screened out, if any were: how many, how
+/// much of the machine steal and other load took during them, and what
+/// to do.
+pub fn screening<'a, S: RunRecord + 'a>(
+    points: impl Iterator<Item = &'a [S]>,
+    max_pct: Option<f64>,
+) -> Option<Warning> {
     let max = max_pct?;
-    (n > 0).then(|| {
+    let rejected: Vec<&S> =
+        points.flat_map(|runs| runs.iter().filter(|r| r.info().status == RunStatus::Rejected)).collect();
+    let busy: Vec<f64> = rejected.iter().filter_map(|r| r.disturbance_pct()).collect();
+    (!rejected.is_empty()).then(|| {
+        let how = match busy.len() {
+            0 => String::new(),
+            n => format!(
+                " (they lost {:.0}% of the machine on average, up to {:.0}%)",
+                busy.iter().sum::<f64>() / n as f64,
+                busy.iter().copied().fold(0.0, f64::max)
+            ),
+        };
         Warning::sweep(
             WarningKind::Screening,
             format!(
-                "{n} run(s) rejected and re-made: steal or other load above --max-steal {max:.0}% \
-                 (kept in the export with status \"rejected\", out of the statistics)"
+                "{} run(s) re-made: steal or other load above --max-steal {max:.0}%{how}; the rejected runs \
+                 are in the export (status \"rejected\"), out of the statistics. The host was busy: stop \
+                 other work or rerun when it is quiet",
+                rejected.len()
             ),
         )
     })
@@ -131,4 +180,47 @@ pub fn interrupted(sig: nix::sys::signal::Signal, measured: usize, total: usize,
         WarningKind::Interrupted,
         format!("interrupted by {sig}: {measured} of {total} points measured{last}"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outlier_is_named_only_when_it_moved_the_mean_enough() {
+        // 0.07% off a tight median: MAD calls it an outlier, nothing moved.
+        let tight = [1000.0, 1000.1, 999.9, 1000.0, 1000.7];
+        let s = Stats::of(&tight);
+        assert_eq!(s.outliers, vec![4]);
+        assert!(outliers("p", "cs/s", &s, &tight, None).is_empty());
+        assert!(outliers("p", "cs/s", &s, &tight, Some(2.0)).is_empty());
+        // 5% off in five runs moves the mean by 1%: past the others'
+        // interval without a target, but not past half of ±2% asked for
+        // (the point met its precision), and past half of ±1%.
+        let off = [1000.0, 1001.0, 999.0, 1000.0, 1050.0];
+        let s = Stats::of(&off);
+        assert_eq!(s.outliers, vec![4]);
+        let w = outliers("p", "cs/s", &s, &off, None);
+        assert!(
+            w.len() == 1 && w[0].message.contains("run 5 of 5") && w[0].message.contains("by 1.0%"),
+            "{w:?}"
+        );
+        assert!(outliers("p", "cs/s", &s, &off, Some(2.0)).is_empty());
+        assert_eq!(outliers("p", "cs/s", &s, &off, Some(1.0)).len(), 1);
+    }
+
+    #[test]
+    fn many_outliers_print_as_one_line_and_others_as_themselves() {
+        let o = |p: &str| Warning::point(WarningKind::Outlier, p, "run 1 of 5 stands out");
+        let warnings =
+            [o("a"), o("a"), o("b"), o("c"), o("d"), Warning::sweep(WarningKind::Machine, "governor")];
+        let lines = crate::model::warning::terminal_lines(&warnings);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(lines[0], "governor");
+        assert!(
+            lines[1].starts_with("5 runs stood out") && lines[1].contains("a; b; c; and 1 more"),
+            "{lines:?}"
+        );
+        assert_eq!(crate::model::warning::terminal_lines(&warnings[..1]), ["a: run 1 of 5 stands out"]);
+    }
 }

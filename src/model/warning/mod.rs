@@ -74,6 +74,34 @@ impl Warning {
     }
 }
 
+/// The warnings as the terminal prints them, one line each, except the
+/// outlier runs, which are counted in one line naming their points (the
+/// export lists each): a sweep of many points can have several, and a
+/// screenful of them before the table buries the table.
+pub fn terminal_lines(warnings: &[Warning]) -> Vec<String> {
+    let (outliers, others): (Vec<&Warning>, Vec<&Warning>) =
+        warnings.iter().partition(|w| w.kind == WarningKind::Outlier);
+    let mut lines: Vec<String> = others.iter().map(|w| w.to_string()).collect();
+    match outliers.as_slice() {
+        [] => {}
+        [one] => lines.push(one.to_string()),
+        many => {
+            let mut points: Vec<&str> = many.iter().filter_map(|w| w.point.as_deref()).collect();
+            points.dedup();
+            let named = match points.len() {
+                0..=3 => points.join("; "),
+                n => format!("{}; and {} more", points[..3].join("; "), n - 3),
+            };
+            lines.push(format!(
+                "{} runs stood out enough to move their point's mean ({named}): rerun those points, or add \
+                 --runs so one run weighs less; each run is listed in the export (warnings of kind \"outlier\")",
+                many.len()
+            ));
+        }
+    }
+    lines
+}
+
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.point {

@@ -73,7 +73,7 @@ fn row(r: &AllocResult) -> Vec<String> {
         format!("{:.3}", s.user_s),
         format!("{:.3}", s.sys_s),
         si(r.stats.mean),
-        r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
+        crate::output::table::interval_cell(&r.stats, r.stopped),
         r.stats.n.to_string(),
         s.vs_glibc.map_or("-".into(), |r| format!("{r:.2}")),
         format!("{:.1}", s.max_rss_kib as f64 / 1024.0),
@@ -101,13 +101,8 @@ pub(crate) fn table_with(results: &[AllocResult], shown: &Shown, preset: &str) -
         t.add_row(shown.select(&groups, row(r)));
     }
     crate::output::table::align_right(&mut t, 2..headers.len());
-    let notes: String = results
-        .iter()
-        .map(|r| {
-            let label = format!("{:?} {}", r.sample.pattern, r.sample.allocator).to_lowercase();
-            crate::output::table::precision_note(&label, r.stopped, &r.stats)
-        })
-        .collect();
+    let notes =
+        crate::output::table::precision_note(results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])));
     let text = format!("{notes}{CORE_LEGEND}{}{}", shown.legend(GROUPS), shown.hidden_note(GROUPS));
     format!("{t}\n\n{}", crate::output::table::fit(&text))
 }

@@ -89,7 +89,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     // With a hold, the lock can do at most one critical section per hold:
     // lockscale's theoretical maximum, and the share of it achieved.
     let holds = results.iter().any(|r| r.point.hold.ns > 0);
-    let repeated = results.iter().any(|r| r.stats.n > 1);
+    let repeated = crate::output::table::shows_intervals(results.iter().map(|r| (&r.stats, r.stopped)));
     // Each metric column with its group; columns that do not apply to
     // these results (no repeats, no hold) are left out whatever the group.
     let columns: Vec<(&str, &str)> = [
@@ -126,13 +126,12 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
         t.add_row(row);
     }
     crate::output::table::align_right(&mut t, varying.len()..varying.len() + headers.len());
-    let precision: String = results
-        .iter()
-        .map(|r| {
-            crate::output::table::precision_note(&r.point.label(), r.stopped, &r.stats)
-                + &crate::output::table::cut_short_note(&r.point.label(), &r.runs)
-        })
-        .collect();
+    let precision =
+        crate::output::table::precision_note(results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])))
+            + &results
+                .iter()
+                .map(|r| crate::output::table::cut_short_note(&r.point.label(), &r.runs))
+                .collect::<String>();
     let others: String = results
         .iter()
         .filter_map(fault_note)
@@ -156,7 +155,7 @@ fn cells(r: &PointResult, repeated: bool, holds: bool) -> Vec<String> {
     let cut = crate::model::run::from_cut_short(&r.runs);
     let mut row = vec![si(cs_per_s) + if cut { crate::output::table::CUT_MARK } else { "" }];
     if repeated {
-        row.push(r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")));
+        row.push(crate::output::table::interval_cell(&r.stats, r.stopped));
         row.push(r.stats.n.to_string());
     }
     let hold_s = r.point.hold.ns as f64 / 1e9;

@@ -73,7 +73,7 @@ fn row(
     vec![
         r.point.label(profiled),
         if rate { si(r.stats.mean) } else { format!("{:.3}", r.stats.mean) },
-        r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
+        crate::output::table::interval_cell(&r.stats, r.stopped),
         r.stats.n.to_string(),
         match vs {
             Some(v) => format!("{:.3}", v.ratio),
@@ -109,11 +109,8 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
         t.add_row(shown.select(&groups, row(r, vs.as_ref(), rate, procs, spec.profile)));
     }
     crate::output::table::align_right(&mut t, 1..headers.len());
-    let notes: String = o
-        .results
-        .iter()
-        .map(|r| crate::output::table::precision_note(&r.sample.lock, r.stopped, &r.stats))
-        .collect();
+    let notes =
+        crate::output::table::precision_note(o.results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])));
     let core = format!(
         "{metric}: {}, mean over the runs; ±%: its 95% confidence interval; vs pthread: the geometric mean of \
          each round's lock/pthread ratio ({}), with its 95% interval (Student's t over the rounds' log \

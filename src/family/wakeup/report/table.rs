@@ -186,7 +186,7 @@ pub(crate) fn render_with(
             // Rates and counts belong to the point, on its last row.
             if i == last {
                 cells.extend([
-                    r.stats.ci95_pct.map_or("-".into(), |p| format!("{p:.1}")),
+                    crate::output::table::interval_cell(&r.stats, r.stopped),
                     r.stats.n.to_string(),
                     format!("{:.0}", s.round_trips_per_s)
                         + if crate::model::run::from_cut_short(&r.runs) {
@@ -225,8 +225,9 @@ pub(crate) fn render_with(
             }
         );
     }
+    notes +=
+        &crate::output::table::precision_note(results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])));
     for r in results {
-        notes += &crate::output::table::precision_note(&r.point.label(), r.stopped, &r.stats);
         notes += &crate::output::table::cut_short_note(&r.point.label(), &r.runs);
     }
     let legend = String::from(CORE_LEGEND) + &shown.legend(GROUPS) + &shown.hidden_note(GROUPS);
