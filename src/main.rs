@@ -90,9 +90,10 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
     let read = |path: &std::path::Path| -> Result<serde_json::Value> {
         Ok(contend::exports::reader::read_export(path)?)
     };
+    let (old, new) = args.sides().map_err(SpecError)?;
     if let Some(text) = &args.baseline {
         let baseline = contend::exports::compare::paired::Baseline::parse(text).map_err(SpecError)?;
-        let report = contend::exports::compare::paired::compare_paired(&read(&args.old)?, &baseline)
+        let report = contend::exports::compare::paired::compare_paired(&read(&old[0])?, &baseline)
             .map_err(SpecError)?;
         if args.json {
             print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
@@ -101,13 +102,13 @@ fn compare(args: &CompareArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let new = args.new.as_deref().expect("clap requires NEW without --baseline");
-    let (old, new) = (read(&args.old)?, read(new)?);
-    let report = contend::exports::compare::compare(&old, &new, args.threshold).map_err(SpecError)?;
+    let all = |paths: &[std::path::PathBuf]| paths.iter().map(|p| read(p)).collect::<Result<Vec<_>>>();
+    let report =
+        contend::exports::compare::compare(&all(old)?, &all(new)?, args.threshold).map_err(SpecError)?;
     if args.json {
         print(&(serde_json::to_string_pretty(&report)? + "\n"))?;
     } else {
-        print(&contend::exports::compare::table::render(&report, args.threshold))?;
+        print(&contend::exports::compare::table::render(&report))?;
     }
     Ok(if report.regressed() { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }

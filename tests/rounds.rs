@@ -126,10 +126,10 @@ fn plan_flags_refuse_bad_input_with_status_2() {
     refused(&["lock", "--order", "random"], "invalid value");
     refused(&["lock", "--count-futex", "sometimes"], "invalid value");
     refused(&["lock", "--replicate", "0"], "0 is not allowed");
-    refused(&["compare", "only-one.json"], "required");
+    refused(&["compare", "only-one.json"], "compare takes OLD NEW");
     let dir = tempfile::tempdir().unwrap();
     let (path, _) = export(dir.path(), &["--lock", "futex", "--threads", "1", "--runs", "2"]);
     let p = path.to_str().unwrap();
     refused(&["compare", p, "--baseline", "nosuchlock"], "no point");
-    refused(&["compare", p, p, "--baseline", "futex"], "cannot be used with");
+    refused(&["compare", p, p, "--baseline", "futex"], "give exactly one");
 }

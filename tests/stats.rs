@@ -48,7 +48,10 @@ fn max_time_ends_a_search_that_cannot_succeed_and_says_so() {
         .assert()
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    assert!(text.contains("--max-time spent after"), "{text}");
+    assert!(text.contains("1 of 1 point(s) ran out of --max-time short of --precision (marked !)"), "{text}");
+    // The row carries the mark in its ±% cell.
+    let row = text.lines().find(|l| l.contains("K ") || l.contains("M ")).unwrap();
+    assert!(row.contains('!'), "{text}");
 }
 
 /// Scales every run's cs/s in a lock export, as if the code got slower.
@@ -71,17 +74,39 @@ fn compare_judges_and_fails_on_a_regression() {
     // not judge windows that short) must not widen Welch's interval past
     // a halving, as it did with four in a CI run.
     let old = lock_json(&old_path, &["--lock", "futex,pthread", "--threads", "2", "--runs", "8"]);
-    // Half the throughput on every run: significant and beyond 5%.
-    let slow = dir.path().join("slow.json");
-    std::fs::write(&slow, scaled(&old, 0.5).to_string()).unwrap();
+    // Half the throughput on every run: significant and beyond 5%. With
+    // one export per side that is a difference of the runs, which may be
+    // the two invocations' own: a possible regression, still exit 1.
+    let write = |name: &str, factor: f64| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, scaled(&old, factor).to_string()).unwrap();
+        path
+    };
+    let (slow, slow2) = (write("slow.json", 0.5), write("slow2.json", 0.505));
     contend()
         .args(["compare"])
         .arg(&old_path)
         .arg(&slow)
         .assert()
         .code(1)
+        .stdout(predicate::str::contains("differs in-run only  REGRESSION?"))
+        .stdout(predicate::str::contains("2 possible regression(s)"))
+        .stdout(predicate::str::contains("One export per side"));
+    // Two invocations per side (the second old one 1% faster): the
+    // invocation is the unit, and the slowdown is a regression.
+    let old2 = write("old2.json", 1.01);
+    contend()
+        .args(["compare"])
+        .arg(&old_path)
+        .arg(&old2)
+        .arg("--")
+        .arg(&slow)
+        .arg(&slow2)
+        .assert()
+        .code(1)
         .stdout(predicate::str::contains("slower  REGRESSION"))
-        .stdout(predicate::str::contains("2 regression(s)"));
+        .stdout(predicate::str::contains("2 regression(s)"))
+        .stdout(predicate::str::contains("unit: the invocation (2 OLD, 2 NEW exports)"));
     // The same file against itself: nothing changed.
     contend()
         .args(["compare"])
@@ -92,15 +117,26 @@ fn compare_judges_and_fails_on_a_regression() {
         .stdout(predicate::str::contains("no significant change"))
         .stdout(predicate::str::contains("no regression"));
     // Twice as fast is faster, never a regression.
-    let fast = dir.path().join("fast.json");
-    std::fs::write(&fast, scaled(&old, 2.0).to_string()).unwrap();
+    let (fast, fast2) = (write("fast.json", 2.0), write("fast2.json", 2.02));
     contend()
         .args(["compare"])
         .arg(&old_path)
+        .arg(&old2)
+        .arg("--")
         .arg(&fast)
+        .arg(&fast2)
         .assert()
         .success()
         .stdout(predicate::str::contains("faster"));
+    // Three files without `--` say which side is which nowhere.
+    contend()
+        .args(["compare"])
+        .arg(&old_path)
+        .arg(&old2)
+        .arg(&fast)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("several per side split by `--`"));
 }
 
 #[test]

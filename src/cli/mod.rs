@@ -55,10 +55,12 @@ pub enum Command {
     /// Write one self-contained HTML page from one or more exports: the
     /// commands, the machines, the warnings, the figures and the tables.
     Report(crate::exports::html::ReportArgs),
-    /// Compare two JSON exports point by point (ratio of the means, its
-    /// 95% interval and a Welch t-test verdict; exits 1 on a significant
-    /// regression beyond --threshold, for CI), or the points of one
-    /// export against a baseline point, paired by round (--baseline).
+    /// Compare JSON exports point by point: two (a Welch t-test over their
+    /// runs, which cannot tell a change from the invocations' own
+    /// difference), or several per side, one per invocation (a t-test over
+    /// the invocations; exits 1 on a significant regression beyond
+    /// --threshold, for CI); or the points of one export against a
+    /// baseline point, paired by round (--baseline).
     Compare(CompareArgs),
     /// Find the spin budget that maximizes throughput for a lock, thread
     /// count and hold time: a log-spaced search, then refinement around
@@ -105,18 +107,21 @@ pub enum Command {
 #[derive(Debug, Args)]
 #[command(after_help = COMPARE_EXAMPLES)]
 pub struct CompareArgs {
-    /// The baseline export (--export-json of any family); with
+    /// OLD NEW: two exports (--export-json, any family), or the OLD side's
+    /// exports, one per invocation, with the NEW side's after `--`; with
     /// --baseline, the one export whose points are compared.
-    pub old: PathBuf,
-    /// The export to judge against it (same family).
-    #[arg(required_unless_present = "baseline", conflicts_with = "baseline")]
-    pub new: Option<PathBuf>,
+    #[arg(required = true, value_name = "EXPORT")]
+    pub exports: Vec<PathBuf>,
+    /// The NEW side's exports, one per invocation (after `--`).
+    #[arg(last = true, value_name = "NEW")]
+    pub new: Vec<PathBuf>,
     /// Compare the points of one export with its baseline point, run
     /// against run of the same round: a lock (primitive, allocator) name,
     /// or FIELD=VALUE such as hold=1us or replica=1.
     #[arg(long, value_name = "POINT")]
     pub baseline: Option<String>,
-    /// A significant slowdown larger than this is a regression (exit 1).
+    /// A significant slowdown larger than this is a regression (exit 1);
+    /// also the difference the invocations-to-resolve estimate is for.
     #[arg(long, value_parser = parse_percent, default_value = "5%", value_name = "PERCENT")]
     pub threshold: f64,
     /// Print the comparison as JSON instead of a table (for scripts).
@@ -124,9 +129,29 @@ pub struct CompareArgs {
     pub json: bool,
 }
 
+impl CompareArgs {
+    /// The two sides' files, or why the command line does not give them.
+    pub fn sides(&self) -> Result<(&[PathBuf], &[PathBuf]), String> {
+        match (self.exports.as_slice(), self.new.as_slice()) {
+            (_, []) if self.baseline.is_some() && self.exports.len() == 1 => Ok((&self.exports, &[])),
+            (_, _) if self.baseline.is_some() => {
+                Err("--baseline compares the points of one export: give exactly one".into())
+            }
+            ([old, new], []) => Ok((std::slice::from_ref(old), std::slice::from_ref(new))),
+            (_, []) => Err(format!(
+                "{} export(s) given: compare takes OLD NEW, or several per side split by `--` \
+                 (OLD1 OLD2 -- NEW1 NEW2)",
+                self.exports.len()
+            )),
+            (old, new) => Ok((old, new)),
+        }
+    }
+}
+
 const COMPARE_EXAMPLES: &str = "\
 Examples:
   contend compare before.json after.json
+  contend compare before-1.json before-2.json before-3.json -- after-1.json after-2.json after-3.json
   contend lock --lock adaptive,pthread,parking_lot --threads 2,4 --export-json m.json
   contend compare m.json --baseline pthread
   contend lock --lock seed --threads 2 --hold 1us,1.03us --runs 20 --export-json ab.json

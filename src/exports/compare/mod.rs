@@ -1,14 +1,21 @@
-//! `contend compare OLD.json NEW.json`: matches the points of two exports
-//! of the same family and judges each change with Welch's t-test over the
-//! runs: the ratio of the means, its 95% interval (delta method, Welch's
-//! degrees of freedom), and faster / slower / no significant change. A
-//! significant slowdown beyond the threshold is a regression, for CI:
-//! exit 0 without one, 1 with one, 2 when the input is bad or nothing
-//! could be compared (a comparison that compared nothing must not pass).
-//! With one export and `--baseline`, [`paired`] compares its points with
-//! each other, run against run of the same round.
+//! `contend compare OLD.json NEW.json`, or several exports per side
+//! (`OLD1 OLD2 OLD3 -- NEW1 NEW2 NEW3`): matches the points of exports of
+//! the same family and judges each change. With several exports on a side
+//! the invocation is the unit ([`invocations`]): each export's mean of a
+//! point is one observation, and faster / slower / no significant change
+//! holds its 5% level across invocations. With one export per side only
+//! the runs of two invocations are there, and their spread understates
+//! the spread between invocations: Welch's t-test over the runs can say
+//! "no significant change", but a difference it finds may be the
+//! invocations' own, and the verdict says so. A significant slowdown
+//! beyond the threshold is a regression, for CI: exit 0 without one, 1
+//! with one, 2 when the input is bad or nothing could be compared (a
+//! comparison that compared nothing must not pass). With one export and
+//! `--baseline`, [`paired`] compares its points with each other, run
+//! against run of the same round.
 
 pub mod export;
+pub mod invocations;
 pub mod paired;
 pub mod table;
 
@@ -109,7 +116,11 @@ pub enum Verdict {
     Slower,
     /// No significant difference at the 5% level.
     NoChange,
-    /// Too few runs on a side to test (fewer than two).
+    /// One export per side, and its runs differ beyond their in-run
+    /// spread: a change, or the two invocations' own difference; this
+    /// compare cannot tell which.
+    InRunOnly,
+    /// Too few runs (or invocations) on a side to test.
     Untestable,
 }
 
@@ -120,9 +131,21 @@ impl Verdict {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
             Verdict::NoChange => "no significant change",
-            Verdict::Untestable => "untestable (fewer than 2 runs)",
+            Verdict::InRunOnly => "differs in-run only",
+            Verdict::Untestable => "untestable (too few runs)",
         }
     }
+}
+
+/// What one observation of a verdict is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Unit {
+    /// One export per side: the runs (Welch's t-test), which share their
+    /// invocation's conditions.
+    Run,
+    /// Several exports on a side: each export's mean of the point.
+    Invocation,
 }
 
 /// One matched point.
@@ -130,20 +153,30 @@ impl Verdict {
 pub struct Comparison {
     /// The point, in words.
     pub label: String,
-    /// Old and new means.
+    /// Old mean (over the runs, or over the invocations' means).
     pub old_mean: f64,
     /// New mean.
     pub new_mean: f64,
-    /// new / old.
+    /// new / old: the ratio of the means (per run), or of the geometric
+    /// means of the invocations' means.
     pub ratio: f64,
-    /// Half-width of the ratio's 95% interval, if testable.
-    pub ratio_ci95: Option<f64>,
-    /// Welch's p-value, if testable.
+    /// The ratio's 95% interval, if testable.
+    pub ci95: Option<(f64, f64)>,
+    /// The test's two-sided p-value, if testable.
     pub p: Option<f64>,
     /// The verdict.
     pub verdict: Verdict,
-    /// A significant slowdown beyond the threshold.
+    /// A significant slowdown beyond the threshold (with one export per
+    /// side: an in-run one, which may be the invocations' own).
     pub regression: bool,
+    /// Exports on each side that have the point (old, new).
+    pub invocations: (usize, usize),
+    /// The spread between invocations, % (pooled standard deviation of the
+    /// log means), with several exports on a side.
+    pub spread_pct: Option<f64>,
+    /// Invocations per side that would resolve a difference the size of
+    /// the threshold at that spread (80% power); None past 1000.
+    pub invocations_to_resolve: Option<usize>,
 }
 
 /// Everything `contend compare` found.
@@ -155,9 +188,18 @@ pub struct Report {
     pub metric: &'static str,
     /// Whether larger is better.
     pub higher_is_better: bool,
-    /// Matched points, in the new file's order.
+    /// What one observation is: a run, or an invocation.
+    pub unit: Unit,
+    /// What every compared point shares (`threads hold=1µs idle=0`); the
+    /// points' labels name the rest.
+    pub common: String,
+    /// Exports given (old, new).
+    pub exports: (usize, usize),
+    /// The difference the threshold names, as a fraction (0.05).
+    pub threshold: f64,
+    /// Matched points, in the first new file's order.
     pub points: Vec<Comparison>,
-    /// Points in only one of the files.
+    /// Points in only one of the sides.
     pub unmatched: Vec<String>,
 }
 
@@ -168,59 +210,187 @@ impl Report {
     }
 }
 
-/// Compares two parsed exports; `threshold` is the fraction (0.05) a
-/// significant slowdown must exceed to count as a regression.
-pub fn compare(old: &Value, new: &Value, threshold: f64) -> Result<Report, String> {
-    let (old, new) = (Export::read(old, "OLD")?, Export::read(new, "NEW")?);
-    if !std::ptr::eq(old.family(), new.family()) {
-        return Err(format!("OLD is a `{}` export and NEW a `{}` one", old.family().name, new.family().name));
+/// One side's exports, read; `side` names them in errors (OLD, NEW).
+fn side(docs: &[Value], side: &str) -> Result<Vec<Export>, String> {
+    if docs.is_empty() {
+        return Err(format!("no {side} export given"));
     }
-    let m = new.metric();
-    if m != old.metric() {
-        return Err(format!("OLD measured {} and NEW {}: nothing to compare", old.metric().name, m.name));
+    docs.iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let name = if docs.len() == 1 { side.to_string() } else { format!("{side} {}", i + 1) };
+            Export::read(d, &name)
+        })
+        .collect()
+}
+
+/// Compares the `new` exports with the `old` ones (one or more each);
+/// `threshold` is the fraction (0.05) a significant slowdown must exceed
+/// to count as a regression, and the difference the invocations-to-resolve
+/// estimate is for.
+pub fn compare(old: &[Value], new: &[Value], threshold: f64) -> Result<Report, String> {
+    let (olds, news) = (side(old, "OLD")?, side(new, "NEW")?);
+    let first = &news[0];
+    let m = first.metric();
+    for e in olds.iter().chain(&news) {
+        if !std::ptr::eq(e.family(), first.family()) {
+            return Err(format!(
+                "the exports mix families (`{}` and `{}`): nothing to compare",
+                e.family().name,
+                first.family().name
+            ));
+        }
+        if e.metric() != m {
+            return Err(format!(
+                "the exports measured {} and {}: nothing to compare",
+                e.metric().name,
+                m.name
+            ));
+        }
     }
-    let olds = entries(&old).map_err(|e| format!("OLD: {e}"))?;
-    let news = entries(&new).map_err(|e| format!("NEW: {e}"))?;
+    let entries_of = |exports: &[Export], side: &str| -> Result<Vec<Vec<Entry>>, String> {
+        exports.iter().map(|e| entries(e).map_err(|err| format!("{side}: {err}"))).collect()
+    };
+    let (olds, news) = (entries_of(&olds, "OLD")?, entries_of(&news, "NEW")?);
+    let unit = if olds.len() == 1 && news.len() == 1 { Unit::Run } else { Unit::Invocation };
+    // Every point of any export, once, in the order first seen (new side first).
+    let mut keys: Vec<&Value> = Vec::new();
+    for e in news.iter().chain(&olds).flatten() {
+        if !keys.contains(&&e.key) {
+            keys.push(&e.key);
+        }
+    }
+    // Labels name what varies; what all points share goes to the heading.
+    let order: Vec<&'static str> =
+        news.iter().chain(&olds).flatten().next().map_or(Vec::new(), |e| e.order.clone());
+    let (varying, fixed): (Vec<&str>, Vec<&str>) =
+        order.iter().partition(|f| keys.iter().any(|k| k[**f] != keys[0][**f]));
+    let common = keys.first().map_or(String::new(), |k| label(k, &fixed));
+    let with_runs = |side: &[Vec<Entry>], key: &Value| -> Vec<Vec<f64>> {
+        side.iter()
+            .filter_map(|entries| entries.iter().find(|e| &e.key == key))
+            .map(|e| e.values.clone())
+            .filter(|v| !v.is_empty())
+            .collect()
+    };
     let mut points = Vec::new();
     let mut unmatched = Vec::new();
-    for n in &news {
-        let Some(o) = olds.iter().find(|o| o.key == n.key) else {
-            unmatched.push(format!("{} (only in NEW)", n.label));
-            continue;
+    for key in keys {
+        let label = &match varying.is_empty() {
+            true => label(key, &order),
+            false => label(key, &varying),
         };
-        if o.values.is_empty() || n.values.is_empty() {
-            unmatched.push(format!("{} (no runs)", n.label));
-            continue;
+        let (o, n) = (with_runs(&olds, key), with_runs(&news, key));
+        match (o.is_empty(), n.is_empty()) {
+            (false, false) => {}
+            (true, false) => {
+                unmatched.push(format!("{label} (no runs in OLD)"));
+                continue;
+            }
+            (false, true) => {
+                unmatched.push(format!("{label} (no runs in NEW)"));
+                continue;
+            }
+            (true, true) => {
+                unmatched.push(format!("{label} (no runs)"));
+                continue;
+            }
         }
-        points.push(judge(&n.label, &o.values, &n.values, &m, threshold));
-    }
-    for o in &olds {
-        if !news.iter().any(|n| n.key == o.key) {
-            unmatched.push(format!("{} (only in OLD)", o.label));
-        }
+        points.push(match unit {
+            Unit::Run => judge(label, &o[0], &n[0], &m, threshold),
+            Unit::Invocation => judge_invocations(label, &o, &n, &m, threshold),
+        });
     }
     if points.is_empty() {
         return Err(format!(
             "nothing was compared: no point of NEW has runs in OLD too ({})",
-            if unmatched.is_empty() { "both files are empty".to_string() } else { unmatched.join("; ") }
+            if unmatched.is_empty() { "the files are empty".to_string() } else { unmatched.join("; ") }
         ));
     }
     Ok(Report {
-        family: old.family().name.to_string(),
+        family: first.family().name.to_string(),
         metric: m.name,
         higher_is_better: m.higher_is_better,
+        unit,
+        common,
+        exports: (old.len(), new.len()),
+        threshold,
         points,
         unmatched,
     })
 }
 
+/// The verdict of an interval (or a p-value without one) on a ratio.
+fn verdict_of(significant: bool, ratio: f64, m: &Metric) -> Verdict {
+    match significant {
+        false => Verdict::NoChange,
+        true if (ratio > 1.0) == m.higher_is_better => Verdict::Faster,
+        true => Verdict::Slower,
+    }
+}
+
+/// Whether `ratio` is worse than the threshold allows.
+fn beyond(ratio: f64, m: &Metric, threshold: f64) -> bool {
+    if m.higher_is_better {
+        ratio < 1.0 - threshold
+    } else {
+        ratio > 1.0 + threshold
+    }
+}
+
+/// One point over invocation means ([`invocations::across`]).
+fn judge_invocations(
+    label: &str,
+    old: &[Vec<f64>],
+    new: &[Vec<f64>],
+    m: &Metric,
+    threshold: f64,
+) -> Comparison {
+    let means = |side: &[Vec<f64>]| side.iter().map(|v| Stats::of(v).mean).collect::<Vec<f64>>();
+    let (o, n) = (means(old), means(new));
+    let test = invocations::across(&o, &n);
+    let verdict = match test {
+        None => Verdict::Untestable,
+        Some(t) => verdict_of(t.p < ALPHA, t.ratio, m),
+    };
+    let ratio = test.map_or(Stats::of(&n).mean / Stats::of(&o).mean, |t| t.ratio);
+    Comparison {
+        label: label.to_string(),
+        old_mean: Stats::of(&o).mean,
+        new_mean: Stats::of(&n).mean,
+        ratio,
+        ci95: test.map(|t| t.ci95),
+        p: test.map(|t| t.p),
+        verdict,
+        regression: verdict == Verdict::Slower && beyond(ratio, m, threshold),
+        invocations: (o.len(), n.len()),
+        spread_pct: test.map(|t| t.spread_pct),
+        invocations_to_resolve: test.and_then(|t| invocations::to_resolve(t.spread_pct, threshold)),
+    }
+}
+
+/// One point over the runs of one invocation per side: Welch's t-test.
+/// A difference it finds is "in-run only" (see [`Verdict::InRunOnly`]);
+/// `compare --baseline`'s unpaired fallback reads the raw verdict.
 pub(crate) fn judge(label: &str, old: &[f64], new: &[f64], m: &Metric, threshold: f64) -> Comparison {
+    let c = judge_runs(label, old, new, m, threshold);
+    Comparison {
+        verdict: match c.verdict {
+            Verdict::Faster | Verdict::Slower => Verdict::InRunOnly,
+            v => v,
+        },
+        ..c
+    }
+}
+
+/// Welch's t-test over two sets of runs, its verdict as the runs give it.
+pub(crate) fn judge_runs(label: &str, old: &[f64], new: &[f64], m: &Metric, threshold: f64) -> Comparison {
     let (so, sn) = (Stats::of(old), Stats::of(new));
     let ratio = sn.mean / so.mean;
     let test = welch(old, new);
     // Delta method: the ratio's relative standard error is the root sum of
     // the means' relative standard errors.
-    let ratio_ci95 = test.map(|w| {
+    let half = test.map(|w| {
         let rel = |s: &Stats| (s.stdev / (s.n as f64).sqrt()) / s.mean;
         let se = (rel(&so).powi(2) + rel(&sn).powi(2)).sqrt() * ratio;
         if w.df.is_finite() {
@@ -231,20 +401,20 @@ pub(crate) fn judge(label: &str, old: &[f64], new: &[f64], m: &Metric, threshold
     });
     let verdict = match test {
         None => Verdict::Untestable,
-        Some(w) if w.p >= ALPHA => Verdict::NoChange,
-        Some(_) if (ratio > 1.0) == m.higher_is_better => Verdict::Faster,
-        Some(_) => Verdict::Slower,
+        Some(w) => verdict_of(w.p < ALPHA, ratio, m),
     };
-    let beyond = if m.higher_is_better { ratio < 1.0 - threshold } else { ratio > 1.0 + threshold };
     Comparison {
         label: label.to_string(),
         old_mean: so.mean,
         new_mean: sn.mean,
         ratio,
-        ratio_ci95,
+        ci95: half.map(|h| (ratio - h, ratio + h)),
         p: test.map(|w| w.p),
         verdict,
-        regression: verdict == Verdict::Slower && beyond,
+        regression: verdict == Verdict::Slower && beyond(ratio, m, threshold),
+        invocations: (1, 1),
+        spread_pct: None,
+        invocations_to_resolve: None,
     }
 }
 
@@ -279,18 +449,53 @@ mod tests {
             ("tas", &[120.0, 121.0, 119.0, 120.0]),    // faster
             ("new", &[5.0, 6.0]),
         ]);
-        let r = compare(&old, &new, 0.05).unwrap();
+        let r = compare(std::slice::from_ref(&old), std::slice::from_ref(&new), 0.05).unwrap();
         assert_eq!(r.points.len(), 3);
+        // One export per side: a difference is the runs', not yet a change.
         let v: Vec<Verdict> = r.points.iter().map(|c| c.verdict).collect();
-        assert_eq!(v, [Verdict::Slower, Verdict::NoChange, Verdict::Faster]);
+        assert_eq!(v, [Verdict::InRunOnly, Verdict::NoChange, Verdict::InRunOnly]);
         assert!(r.points[0].regression && !r.points[2].regression);
         assert!((r.points[0].ratio - 0.8).abs() < 1e-9);
-        let ci = r.points[0].ratio_ci95.unwrap();
-        assert!(ci > 0.0 && ci < 0.05, "{ci}");
+        let (lo, hi) = r.points[0].ci95.unwrap();
+        assert!(lo < 0.8 && hi > 0.8 && hi - lo < 0.1, "{lo} {hi}");
         assert!(r.regressed());
         assert_eq!(r.unmatched.len(), 2);
         // The same slowdown under a 25% threshold is slower but tolerated.
-        assert!(!compare(&old, &new, 0.25).unwrap().regressed());
+        assert!(!compare(std::slice::from_ref(&old), std::slice::from_ref(&new), 0.25).unwrap().regressed());
+    }
+
+    #[test]
+    fn several_exports_per_side_make_the_invocation_the_unit() {
+        // Each invocation's runs agree within 0.1%, invocations by 2%:
+        // pooled runs would call identical commands different.
+        let inv = |level: f64| lock_export(&[("futex", &[level, level * 1.001, level * 0.999])]);
+        let (a, b, c, d) = (inv(100.0), inv(102.0), inv(98.0), inv(101.0));
+        let single = compare(std::slice::from_ref(&a), std::slice::from_ref(&b), 0.05).unwrap();
+        assert_eq!((single.unit, single.points[0].verdict), (Unit::Run, Verdict::InRunOnly));
+        let r = compare(&[a.clone(), b.clone()], &[c.clone(), d.clone()], 0.05).unwrap();
+        assert_eq!(r.unit, Unit::Invocation);
+        let p = &r.points[0];
+        assert_eq!((p.verdict, p.invocations, r.exports), (Verdict::NoChange, (2, 2), (2, 2)));
+        let spread = p.spread_pct.unwrap();
+        assert!(spread > 1.0 && spread < 3.0, "{p:?}");
+        assert!(p.invocations_to_resolve.unwrap() >= 3, "{p:?}");
+        // A 10% shift beyond a 2% spread between invocations is found.
+        let up =
+            compare(&[a.clone(), b.clone(), c.clone()], &[inv(110.0), inv(112.0), inv(108.0)], 0.05).unwrap();
+        assert_eq!(up.points[0].verdict, Verdict::Faster);
+        let down = compare(&[a.clone(), b, c], &[inv(90.0), inv(92.0), inv(88.0)], 0.05).unwrap();
+        assert!(down.points[0].verdict == Verdict::Slower && down.regressed());
+        // One export on one side, two on the other: testable, the spread
+        // coming from the side that has one.
+        assert_ne!(
+            compare(std::slice::from_ref(&a), &[d.clone(), inv(99.0)], 0.05).unwrap().points[0].verdict,
+            Verdict::Untestable
+        );
+        // A point missing from an export counts the exports that have it.
+        let other = lock_export(&[("pthread", &[1.0, 1.0])]);
+        let r = compare(&[a.clone(), other], &[d.clone(), a], 0.05).unwrap();
+        assert_eq!(r.points[0].invocations, (1, 2));
+        assert!(r.unmatched.iter().any(|u| u.contains("pthread") && u.contains("no runs in NEW")), "{r:?}");
     }
 
     #[test]
@@ -306,9 +511,11 @@ mod tests {
                 }],
             })
         };
-        let r = compare(&doc(&[10.0, 11.0, 10.5]), &doc(&[20.0, 21.0, 20.5]), 0.05).unwrap();
-        assert_eq!(r.points[0].verdict, Verdict::Slower);
+        let r = compare(&[doc(&[10.0, 11.0, 10.5])], &[doc(&[20.0, 21.0, 20.5])], 0.05).unwrap();
+        assert_eq!(r.points[0].verdict, Verdict::InRunOnly);
         assert!(r.regressed());
+        let (old, new) = ([doc(&[10.0]), doc(&[10.2])], [doc(&[20.0]), doc(&[20.5])]);
+        assert_eq!(compare(&old, &new, 0.05).unwrap().points[0].verdict, Verdict::Slower);
     }
 
     #[test]
@@ -319,11 +526,11 @@ mod tests {
         };
         let v2 = json!({"schema_version": 2, "family": "alloc", "results": [entry(100.0)]});
         let v3 = json!({"schema_version": 3, "family": "alloc", "points": [entry(100.0)]});
-        let r = compare(&v2, &v3, 0.05).unwrap();
+        let r = compare(&[v2], std::slice::from_ref(&v3), 0.05).unwrap();
         assert_eq!((r.points.len(), r.points[0].verdict), (1, Verdict::NoChange));
         // Version 3 has no `results`: an alloc v3 file written that way is refused.
         let wrong = json!({"schema_version": 3, "family": "alloc", "results": [entry(1.0)]});
-        assert!(compare(&wrong, &v3, 0.05).unwrap_err().contains("`points`"));
+        assert!(compare(&[wrong], &[v3], 0.05).unwrap_err().contains("`points`"));
     }
 
     #[test]
@@ -331,13 +538,17 @@ mod tests {
         let lock = lock_export(&[]);
         let mut v1 = lock.clone();
         v1["schema_version"] = json!(1);
-        assert!(compare(&v1, &lock, 0.05).unwrap_err().contains("versions 2 and 3"));
+        assert!(compare(&[v1], std::slice::from_ref(&lock), 0.05).unwrap_err().contains("versions 2 and 3"));
         let mut alloc = lock.clone();
         alloc["family"] = json!("alloc");
-        assert!(compare(&lock, &alloc, 0.05).unwrap_err().contains("`lock` export"));
-        assert!(compare(&json!({}), &lock, 0.05).is_err());
+        assert!(compare(std::slice::from_ref(&lock), &[alloc], 0.05).unwrap_err().contains("mix families"));
+        assert!(compare(&[json!({})], std::slice::from_ref(&lock), 0.05).is_err());
         let one_run = lock_export(&[("futex", &[1.0])]);
-        assert_eq!(compare(&one_run, &one_run, 0.05).unwrap().points[0].verdict, Verdict::Untestable);
+        assert_eq!(
+            compare(std::slice::from_ref(&one_run), std::slice::from_ref(&one_run), 0.05).unwrap().points[0]
+                .verdict,
+            Verdict::Untestable
+        );
     }
 
     #[test]
@@ -355,10 +566,10 @@ mod tests {
             {"cs_per_s": 5.0, "status": "counting", "round": 2},
         ]));
         let new = doc(json!([{"cs_per_s": 100.0}, {"cs_per_s": 101.0}]));
-        let r = compare(&old, &new, 0.05).unwrap();
+        let r = compare(std::slice::from_ref(&old), std::slice::from_ref(&new), 0.05).unwrap();
         assert_eq!((r.points[0].old_mean, r.points[0].new_mean), (100.5, 100.5));
         // A run whose status this contend does not know is refused, named.
         let bad = doc(json!([{"cs_per_s": 1.0, "status": "sideways"}]));
-        assert!(compare(&bad, &new, 0.05).unwrap_err().contains("sideways"));
+        assert!(compare(&[bad], &[new], 0.05).unwrap_err().contains("sideways"));
     }
 }

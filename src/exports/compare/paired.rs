@@ -10,7 +10,7 @@
 //! test over the runs and says so.
 
 use crate::exports::compare::export::Export;
-use crate::exports::compare::{entries, judge, Entry, Verdict};
+use crate::exports::compare::{entries, judge_runs, Entry, Verdict};
 use crate::model::family::Metric;
 use serde::Serialize;
 use serde_json::Value;
@@ -224,8 +224,8 @@ fn by_rounds(e: &Entry, b: &Entry, m: &Metric) -> Paired {
 
 /// Unpaired: Welch's test over the runs, as `compare OLD NEW` does.
 fn welch_row(e: &Entry, b: &Entry, m: &Metric) -> Paired {
-    let c = judge(&e.label, &b.values, &e.values, m, 0.0);
-    let ci = c.ratio_ci95.map(|h| (c.ratio - h, c.ratio + h));
+    let c = judge_runs(&e.label, &b.values, &e.values, m, 0.0);
+    let ci = c.ci95;
     Paired {
         label: e.label.clone(),
         key: e.key.clone(),
