@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""Is a measured loop's rate a property of the lock, or of where the
+linker put the code? Builds contend from this checkout four times in a
+scratch clone: as it is, and with each of three code changes that have
+nothing to do with locks (each adds a little code on a cold path that is
+linked in), then runs scripts/experiments/ab-binaries.py for each change
+against the unchanged build (hold 0, 1 and 4 threads by default). A
+build whose numbers depend on placement shows ratios away from 1 with
+intervals that exclude it; the goal is every ratio within 2%.
+
+--rustflags builds all four with other code-generation flags (e.g.
+"-C llvm-args=-align-loops=64"), to try a remedy; by default the
+repository's own flags (.cargo/config.toml) are used.
+
+Usage: scripts/experiments/placement.py [--rustflags FLAGS] [--pairs 12]
+         [--threads 1,4] [--hold 0] [--lock futex] [--markdown FILE]
+A benchmark, not a test: it prints the ratios and asserts nothing. The
+builds take a few minutes; nothing else should run meanwhile.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import machine  # noqa: E402  (scripts/lib/machine.py)
+
+# Three changes unrelated to the measured loop, each on a cold path that
+# the binary links (an unused function would be dropped by the linker).
+CHANGES = {
+    "list: a function added to src/list.rs": (
+        "src/list.rs",
+        None,
+        None,
+        ("\n#[inline(never)]\n#[doc(hidden)]\npub fn placement_note() -> String {\n"
+         "    (1..=7).map(|i| format!(\"{i}:{}\", i * i)).collect::<Vec<_>>().join(\",\")\n}\n"),
+    ),
+    "compare: a longer heading in the compare table": (
+        "src/exports/compare/table.rs",
+        "; 5% level\\n{shared}\"",
+        "; 5% level (two-sided)\\n{shared}\"",
+        None,
+    ),
+    "env: one more environment probe": (
+        "src/measure/env.rs",
+        None,
+        None,
+        ("\n#[inline(never)]\n#[doc(hidden)]\npub fn placement_probe() -> Option<u64> {\n"
+         "    std::fs::read_to_string(\"/proc/sys/kernel/pid_max\").ok()?.trim().parse().ok()\n}\n"),
+    ),
+}
+
+
+def run(cmd, **kw):
+    subprocess.run(cmd, check=True, **kw)
+
+
+def build(clone, env, out):
+    run(["cargo", "build", "--release", "--quiet", "-p", "contend"], cwd=clone, env=env)
+    shutil.copy(os.path.join(clone, "target", "release", "contend"), out)
+
+
+def apply(clone, change):
+    path, old, new, appended = change
+    full = os.path.join(clone, path)
+    with open(full) as f:
+        text = f.read()
+    if old is not None:
+        if old not in text:
+            sys.exit(f"{path}: the change no longer applies (no {old!r}); update CHANGES")
+        text = text.replace(old, new, 1)
+    if appended:
+        text += appended
+    with open(full, "w") as f:
+        f.write(text)
+    # An appended function must be linked, or the linker drops it: main
+    # calls it when an environment variable no run sets is set.
+    if appended:
+        name = re.search(r"pub fn (\w+)", appended).group(1)
+        main = os.path.join(clone, "src", "main.rs")
+        with open(main) as f:
+            m = f.read()
+        module = path[len("src/"):-len(".rs")].replace("/", "::")
+        hook = f"    if std::env::var_os(\"CONTEND_PLACEMENT\").is_some() {{ eprintln!(\"{{:?}}\", contend::{module}::{name}()); }}\n"
+        m = m.replace("fn main() -> ExitCode {\n", "fn main() -> ExitCode {\n" + hook, 1)
+        with open(main, "w") as f:
+            f.write(m)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rustflags", help="code-generation flags for all four builds")
+    ap.add_argument("--pairs", type=int, default=12)
+    ap.add_argument("--threads", default="1,4")
+    ap.add_argument("--hold", default="0")
+    ap.add_argument("--lock", default="futex")
+    ap.add_argument("--scratch", default="/tmp/contend-placement")
+    ap.add_argument("--markdown", help="also write the results to this file")
+    args = ap.parse_args()
+    env = dict(os.environ)
+    if args.rustflags is not None:
+        env["RUSTFLAGS"] = args.rustflags
+    clone = os.path.join(args.scratch, "src")
+    bins = os.path.join(args.scratch, "bin")
+    os.makedirs(bins, exist_ok=True)
+    if not os.path.isdir(clone):
+        run(["git", "clone", "-q", ROOT, clone])
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    run(["git", "fetch", "-q", ROOT, head], cwd=clone)
+    binaries = []
+    for i, (name, change) in enumerate([("unchanged", None)] + list(CHANGES.items())):
+        run(["git", "checkout", "-q", "-f", head], cwd=clone)
+        if change:
+            apply(clone, change)
+        out = os.path.join(bins, f"contend-{i}")
+        build(clone, env, out)
+        binaries.append((name, out))
+    run(["git", "checkout", "-q", "-f", head], cwd=clone)
+    lines = [machine.header(),
+             f"# scripts/experiments/placement.py --pairs {args.pairs} --threads {args.threads} "
+             f"--hold {args.hold} --lock {args.lock}"
+             + (f" --rustflags '{args.rustflags}'" if args.rustflags is not None else "")
+             + f" (commit {head[:7]})", ""]
+    base = binaries[0][1]
+    for name, path in binaries[1:]:
+        out = subprocess.run([sys.executable, os.path.join(HERE, "ab-binaries.py"), base, path,
+                              "--pairs", str(args.pairs), "--threads", args.threads,
+                              "--hold", args.hold, "--lock", args.lock],
+                             check=True, capture_output=True, text=True).stdout
+        lines.append(f"{name}:")
+        lines += ["  " + l for l in out.splitlines() if " B/A " in l]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
