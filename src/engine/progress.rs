@@ -127,4 +127,18 @@ mod tests {
         // Past the plan of a --precision sweep: the budget's end.
         assert_eq!(eta_text(12, 10, s(60), s(2), Some(s(90))), "at most 30 seconds");
     }
+
+    #[test]
+    fn a_rejected_run_is_one_more_to_make_and_is_counted() {
+        use crate::model::run::testing::Run;
+        let bar = ProgressBar::with_draw_target(Some(3), indicatif::ProgressDrawTarget::hidden());
+        tick(&bar, &Run::new(RunStatus::Measured, 0.0));
+        tick(&bar, &Run::new(RunStatus::Rejected, 40.0));
+        tick(&bar, &Run::new(RunStatus::Rejected, 40.0));
+        assert_eq!((bar.position(), bar.length()), (3, Some(5)));
+        assert_eq!(bar.prefix(), " (2 re-made for load)");
+        // The plan's runs still to come keep the ETA above zero.
+        tick(&bar, &Run::new(RunStatus::Measured, 0.0));
+        assert_eq!((bar.position(), bar.length()), (4, Some(5)));
+    }
 }

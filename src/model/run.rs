@@ -149,3 +149,37 @@ pub fn rejected<S: RunRecord>(runs: &[S]) -> usize {
 pub fn measured<S: RunRecord>(runs: &[S]) -> impl Iterator<Item = &S> {
     runs.iter().filter(|r| r.info().status == RunStatus::Measured)
 }
+
+/// A run record for unit tests: a status and a disturbance, metric 1.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{RunInfo, RunRecord, RunStatus};
+
+    /// One run.
+    pub(crate) struct Run(pub RunInfo, pub Option<f64>);
+
+    impl Run {
+        /// A run of `status` that lost `busy`% of the machine.
+        pub(crate) fn new(status: RunStatus, busy: f64) -> Self {
+            Run(RunInfo { status, ..Default::default() }, Some(busy))
+        }
+    }
+
+    impl RunRecord for Run {
+        fn info(&self) -> &RunInfo {
+            &self.0
+        }
+        fn info_mut(&mut self) -> &mut RunInfo {
+            &mut self.0
+        }
+        fn metric(&self) -> f64 {
+            1.0
+        }
+        fn cut_short(&self) -> Option<nix::sys::signal::Signal> {
+            None
+        }
+        fn disturbance_pct(&self) -> Option<f64> {
+            self.1
+        }
+    }
+}

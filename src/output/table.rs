@@ -154,30 +154,10 @@ mod tests {
 #[cfg(test)]
 mod notes {
     use super::*;
-    use crate::model::run::RunInfo;
-
-    struct Run(RunInfo, Option<f64>);
-
-    impl RunRecord for Run {
-        fn info(&self) -> &RunInfo {
-            &self.0
-        }
-        fn info_mut(&mut self) -> &mut RunInfo {
-            &mut self.0
-        }
-        fn metric(&self) -> f64 {
-            1.0
-        }
-        fn cut_short(&self) -> Option<nix::sys::signal::Signal> {
-            None
-        }
-        fn disturbance_pct(&self) -> Option<f64> {
-            self.1
-        }
-    }
+    use crate::model::run::testing::Run;
 
     fn run(status: RunStatus, busy: f64) -> Run {
-        Run(RunInfo { status, ..Default::default() }, Some(busy))
+        Run::new(status, busy)
     }
 
     #[test]
