@@ -153,7 +153,7 @@ pub fn measured<S: RunRecord>(runs: &[S]) -> impl Iterator<Item = &S> {
 /// A run record for unit tests: a status and a disturbance, metric 1.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::{RunInfo, RunRecord, RunStatus};
+    use crate::model::run::{RunInfo, RunRecord, RunStatus};
 
     /// One run.
     pub(crate) struct Run(pub RunInfo, pub Option<f64>);

@@ -265,7 +265,11 @@ pub fn compare(old: &[Value], new: &[Value], threshold: f64) -> Result<Report, S
         news.iter().chain(&olds).flatten().next().map_or(Vec::new(), |e| e.order.clone());
     let (varying, fixed): (Vec<&str>, Vec<&str>) =
         order.iter().partition(|f| keys.iter().any(|k| k[**f] != keys[0][**f]));
-    let common = keys.first().map_or(String::new(), |k| label(k, &fixed));
+    // A single point keeps its whole label in its row.
+    let common = match (varying.is_empty(), keys.first()) {
+        (false, Some(k)) => label(k, &fixed),
+        _ => String::new(),
+    };
     let with_runs = |side: &[Vec<Entry>], key: &Value| -> Vec<Vec<f64>> {
         side.iter()
             .filter_map(|entries| entries.iter().find(|e| &e.key == key))
