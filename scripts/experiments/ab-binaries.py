@@ -44,12 +44,14 @@ def main():
     parser.add_argument("--lock", default="futex")
     parser.add_argument("--hold", default="0")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--duration", default="300ms", help="each run's window")
+    parser.add_argument("--warmup", default="100ms", help="before each window")
     args = parser.parse_args()
     random.seed(args.seed)
     print(machine.header())
     for threads in args.threads.split(","):
         point = ["--lock", args.lock, "--threads", threads, "--hold", args.hold,
-                 "--duration", "300ms", "--warmup", "100ms"]
+                 "--duration", args.duration, "--warmup", args.warmup]
         rounds, runs = [], {args.a: [], args.b: []}
         for _ in range(args.pairs):
             order = [args.a, args.b]

@@ -13,7 +13,8 @@ intervals that exclude it; the goal is every ratio within 2%.
 repository's own flags (.cargo/config.toml) are used.
 
 Usage: scripts/experiments/placement.py [--rustflags FLAGS] [--pairs 12]
-         [--threads 1,4] [--hold 0] [--lock futex] [--markdown FILE]
+         [--threads 1,4] [--hold 0] [--lock futex] [--duration 300ms]
+         [--markdown FILE]
 A benchmark, not a test: it prints the ratios and asserts nothing. The
 builds take a few minutes; nothing else should run meanwhile.
 """
@@ -99,8 +100,11 @@ def main():
     ap.add_argument("--threads", default="1,4")
     ap.add_argument("--hold", default="0")
     ap.add_argument("--lock", default="futex")
+    ap.add_argument("--duration", default="300ms", help="each run's window (ab-binaries.py)")
     ap.add_argument("--scratch", default="/tmp/contend-placement")
     ap.add_argument("--markdown", help="also write the results to this file")
+    ap.add_argument("--build-only", action="store_true", help="build the four binaries, measure nothing")
+    ap.add_argument("--reuse", action="store_true", help="measure the binaries the last build left")
     args = ap.parse_args()
     env = dict(os.environ)
     if args.rustflags is not None:
@@ -114,23 +118,28 @@ def main():
     run(["git", "fetch", "-q", ROOT, head], cwd=clone)
     binaries = []
     for i, (name, change) in enumerate([("unchanged", None)] + list(CHANGES.items())):
+        out = os.path.join(bins, f"contend-{i}")
+        binaries.append((name, out))
+        if args.reuse:
+            continue
         run(["git", "checkout", "-q", "-f", head], cwd=clone)
         if change:
             apply(clone, change)
-        out = os.path.join(bins, f"contend-{i}")
         build(clone, env, out)
-        binaries.append((name, out))
     run(["git", "checkout", "-q", "-f", head], cwd=clone)
+    if args.build_only:
+        print("\n".join(path for _, path in binaries))
+        return
     lines = [machine.header(),
              f"# scripts/experiments/placement.py --pairs {args.pairs} --threads {args.threads} "
-             f"--hold {args.hold} --lock {args.lock}"
+             f"--hold {args.hold} --lock {args.lock} --duration {args.duration}"
              + (f" --rustflags '{args.rustflags}'" if args.rustflags is not None else "")
-             + f" (commit {head[:7]})", ""]
+             + (" (binaries of the last build, reused)" if args.reuse else f" (commit {head[:7]})"), ""]
     base = binaries[0][1]
     for name, path in binaries[1:]:
         out = subprocess.run([sys.executable, os.path.join(HERE, "ab-binaries.py"), base, path,
                               "--pairs", str(args.pairs), "--threads", args.threads,
-                              "--hold", args.hold, "--lock", args.lock],
+                              "--hold", args.hold, "--lock", args.lock, "--duration", args.duration],
                              check=True, capture_output=True, text=True).stdout
         lines.append(f"{name}:")
         lines += ["  " + l for l in out.splitlines() if " B/A " in l]
