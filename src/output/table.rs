@@ -110,7 +110,9 @@ pub(crate) fn precision_note<'a, S: RunRecord + 'a>(
     if single > 0 {
         reached += &format!("; {single} fitted only one run, which gives no interval");
     }
-    let cause = if rejected == 0 {
+    let cause = if rejected == 0 && widths.is_empty() {
+        "--max-time is shorter than two runs of these points: give more --max-time".to_string()
+    } else if rejected == 0 {
         "no run was re-made for load, so the runs themselves vary this much here: give more --max-time, \
          or ask for less --precision"
             .to_string()
@@ -187,6 +189,9 @@ mod notes {
         // Without re-made runs, the runs' own spread is the cause.
         let note = precision_note([(Stopped::MaxTime, &wide, &quiet[..])]);
         assert!(note.contains("the runs themselves vary"), "{note}");
+        // Every miss fitted one run: the budget, not the spread.
+        let note = precision_note([(Stopped::MaxTime, &one, &quiet[..])]);
+        assert!(note.contains("shorter than two runs") && !note.contains("vary"), "{note}");
         assert!(precision_note([(Stopped::Precision, &met, &quiet[..])]).is_empty());
         // A table whose one point fitted one run still shows the columns.
         assert!(shows_intervals([(&one, Stopped::MaxTime)]) && !shows_intervals([(&one, Stopped::Runs)]));
