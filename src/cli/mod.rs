@@ -58,9 +58,9 @@ pub enum Command {
     /// Compare JSON exports point by point: two (a Welch t-test over their
     /// runs, which cannot tell a change from the invocations' own
     /// difference), or several per side, one per invocation (a t-test over
-    /// the invocations; exits 1 on a significant regression beyond
-    /// --threshold, for CI); or the points of one export against a
-    /// baseline point, paired by round (--baseline).
+    /// the invocations); exits 1 on a regression beyond --threshold, for
+    /// CI. Or the points of one export against a baseline point, paired
+    /// by round (--baseline).
     Compare(CompareArgs),
     /// Find the spin budget that maximizes throughput for a lock, thread
     /// count and hold time: a log-spaced search, then refinement around
@@ -112,7 +112,8 @@ pub struct CompareArgs {
     /// --baseline, the one export whose points are compared.
     #[arg(required = true, value_name = "EXPORT")]
     pub exports: Vec<PathBuf>,
-    /// The NEW side's exports, one per invocation (after `--`).
+    /// The NEW side's exports, one per invocation (after `--`; flags go
+    /// before it, since everything after it is a file).
     #[arg(last = true, value_name = "NEW")]
     pub new: Vec<PathBuf>,
     /// Compare the points of one export with its baseline point, run
@@ -151,7 +152,7 @@ impl CompareArgs {
 const COMPARE_EXAMPLES: &str = "\
 Examples:
   contend compare before.json after.json
-  contend compare before-1.json before-2.json before-3.json -- after-1.json after-2.json after-3.json
+  contend compare old-1.json old-2.json old-3.json -- new-1.json new-2.json new-3.json
   contend lock --lock adaptive,pthread,parking_lot --threads 2,4 --export-json m.json
   contend compare m.json --baseline pthread
   contend lock --lock seed --threads 2 --hold 1us,1.03us --runs 20 --export-json ab.json
