@@ -51,6 +51,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
+from emit import emit  # noqa: E402  (scripts/lib/emit.py)
 from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
 
 
@@ -149,11 +150,7 @@ def main():
             lo, hi = j["ci95"]
             ci_s += f" ({added(hi):+.2f}..{added(lo):+.2f})"
         lines.append(f"| {k} | {med:.2f} | {b_name} | {ci_s} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.markdown:
-        with open(a.markdown, "w") as f:
-            f.write(text)
+    emit(lines, a.markdown)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
+from emit import emit  # noqa: E402  (scripts/lib/emit.py)
 
 
 def invocation(args, hold, path):
@@ -135,11 +136,7 @@ def main():
         f"Invocations per side compare says resolve a 5% difference at that spread: median "
         f"{needed[len(needed) // 2]}, range {needed[0]}..{needed[-1]}.",
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+    emit(lines, args.markdown)
 
 
 if __name__ == "__main__":

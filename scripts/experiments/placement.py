@@ -30,6 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
+from emit import emit  # noqa: E402  (scripts/lib/emit.py)
 
 # Three changes unrelated to the measured loop, each on a cold path that
 # the binary links (an unused function would be dropped by the linker).
@@ -143,11 +144,7 @@ def main():
                              check=True, capture_output=True, text=True).stdout
         lines.append(f"{name}:")
         lines += ["  " + l for l in out.splitlines() if " B/A " in l]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(text)
+    emit(lines, args.markdown)
 
 
 if __name__ == "__main__":
