@@ -94,6 +94,36 @@ def apply(clone, change):
             f.write(m)
 
 
+def measured_layout(binary):
+    """The measured section's page offset and its functions' (offset, size)
+    pairs, or None when the binary has no such section (src/measure/section.rs)."""
+    sections = subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"\] contend_measured\s+PROGBITS\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", sections)
+    if not m:
+        return None
+    start, size = int(m[1], 16), int(m[2], 16)
+    symbols = subprocess.run(["nm", "-S", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
+    functions = set()
+    for line in symbols.splitlines():
+        fields = line.split()
+        if len(fields) == 4 and start <= int(fields[0], 16) < start + size:
+            functions.add((int(fields[0], 16) - start, int(fields[1], 16)))
+    return start % 4096, sorted(functions)
+
+
+def layout_lines(binaries):
+    """One line per build: where its measured code is, against the unchanged build's."""
+    layouts = [(name, measured_layout(path)) for name, path in binaries]
+    base = layouts[0][1]
+    if base is None:
+        return ["measured code: no contend_measured section (a build before src/measure/section.rs)"]
+    lines = [f"measured code: page offset {base[0]}, {len(base[1])} functions (unchanged build)"]
+    for name, layout in layouts[1:]:
+        same = "the same offsets and sizes" if layout == base else "DIFFERENT offsets or sizes"
+        lines.append(f"  {name.split(':')[0]}: {same}")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rustflags", help="code-generation flags for all four builds")
@@ -130,12 +160,14 @@ def main():
     run(["git", "checkout", "-q", "-f", head], cwd=clone)
     if args.build_only:
         print("\n".join(path for _, path in binaries))
+        print("\n".join(layout_lines(binaries)))
         return
     lines = [machine.header(),
              f"# scripts/experiments/placement.py --pairs {args.pairs} --threads {args.threads} "
              f"--hold {args.hold} --lock {args.lock} --duration {args.duration}"
              + (f" --rustflags '{args.rustflags}'" if args.rustflags is not None else "")
              + (" (binaries of the last build, reused)" if args.reuse else f" (commit {head[:7]})"), ""]
+    lines += layout_lines(binaries) + [""]
     base = binaries[0][1]
     for name, path in binaries[1:]:
         out = subprocess.run([sys.executable, os.path.join(HERE, "ab-binaries.py"), base, path,

@@ -13,6 +13,7 @@ pub mod kernel_waits;
 pub mod latency;
 pub mod probes;
 pub mod rusage;
+pub mod section;
 pub mod stats;
 pub mod tracefs;
 

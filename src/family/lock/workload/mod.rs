@@ -220,3 +220,10 @@ fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: 
         total_acquisitions: total,
     }
 }
+
+/// Where the futex lock's thread worker is in memory, for the test that
+/// checks it sits in the measured section (crate::measure::section).
+#[cfg(test)]
+pub(crate) fn measured_worker_address() -> usize {
+    worker::<locks::raw::FutexMutex> as *const () as usize
+}

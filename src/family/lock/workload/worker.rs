@@ -8,8 +8,12 @@ use crate::model::value::Work;
 use locks::{LockStats, RawLock};
 use std::sync::atomic::Ordering::Relaxed;
 
-/// Runs one worker until the stop flag rises.
+/// Runs one worker until the stop flag rises. In the page-aligned
+/// measured section (crate::measure::section), so its offsets do not move
+/// with unrelated code.
 #[inline(never)]
+#[allow(unsafe_code)] // link_section: a named code section, nothing else.
+#[link_section = "contend_measured"]
 pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work, inject: bool) {
     let header = arena.header();
     if !header.gate.arrive_and_wait() {
