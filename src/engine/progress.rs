@@ -50,6 +50,19 @@ pub fn estimate(runs: usize, per_run: Duration) -> Duration {
     per_run.saturating_mul(u32::try_from(runs).unwrap_or(u32::MAX))
 }
 
+/// The progress bar of a sweep of `points` points under `plan`: its
+/// planned runs (with the counting runs when `counting`), about `per_run`
+/// each, capped by the pooled --max-time when --precision may add runs.
+pub fn sweep_bar(
+    wanted: bool,
+    points: usize,
+    plan: &Repeat,
+    counting: bool,
+    per_run: Duration,
+) -> ProgressBar {
+    progress_bar(wanted, planned_runs(points, plan, counting), per_run, precision_cap(plan, points))
+}
+
 /// A progress bar for `runs` runs of about `per_run` each, hidden when
 /// not wanted, not on a terminal, or too short to matter; precision may
 /// add runs, and the bar's length grows with them. Its ETA is

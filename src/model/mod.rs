@@ -14,7 +14,7 @@ pub mod wakeup;
 pub mod warning;
 
 use crate::measure::stats::Stats;
-use crate::model::run::{counting_run, rejected, Repeated, RunRecord, Stopped};
+use crate::model::run::{counting_run, Repeated, RunRecord, Stopped};
 use serde::Serialize;
 
 /// A point and what its runs measured.
@@ -56,11 +56,6 @@ impl<P, S: RunRecord> Measured<P, S> {
     /// detail sample.
     pub fn kernel_run(&self) -> &S {
         counting_run(&self.runs).unwrap_or(&self.sample)
-    }
-
-    /// Runs screened out for steal.
-    pub fn rejected(&self) -> usize {
-        rejected(&self.runs)
     }
 }
 

@@ -145,6 +145,35 @@ pub fn rejected<S: RunRecord>(runs: &[S]) -> usize {
     runs.iter().filter(|r| r.info().status == RunStatus::Rejected).count()
 }
 
+/// The runs screened out over one or more points, and how much of the
+/// machine steal and other load took during each (where it was measured):
+/// what the screening warning and the precision note both report.
+#[derive(Debug, Default)]
+pub struct Screened {
+    /// Runs screened out.
+    pub count: usize,
+    /// The disturbance (% of the machine) of each that measured one.
+    pub busy: Vec<f64>,
+}
+
+impl Screened {
+    /// Adds one point's screened-out runs.
+    pub fn add<S: RunRecord>(&mut self, runs: &[S]) {
+        for run in runs.iter().filter(|r| r.info().status == RunStatus::Rejected) {
+            self.count += 1;
+            self.busy.extend(run.disturbance_pct());
+        }
+    }
+
+    /// The mean and the largest disturbance, when any was measured.
+    pub fn busy_mean_max(&self) -> Option<(f64, f64)> {
+        (!self.busy.is_empty()).then(|| {
+            let mean = self.busy.iter().sum::<f64>() / self.busy.len() as f64;
+            (mean, self.busy.iter().copied().fold(0.0, f64::max))
+        })
+    }
+}
+
 /// The measured runs of `runs`.
 pub fn measured<S: RunRecord>(runs: &[S]) -> impl Iterator<Item = &S> {
     runs.iter().filter(|r| r.info().status == RunStatus::Measured)
@@ -181,5 +210,22 @@ pub(crate) mod testing {
         fn disturbance_pct(&self) -> Option<f64> {
             self.1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::Run;
+    use super::*;
+
+    #[test]
+    fn screened_counts_rejected_runs_over_points_and_their_disturbance() {
+        let mut screened = Screened::default();
+        assert_eq!(screened.busy_mean_max(), None);
+        screened.add(&[Run::new(RunStatus::Rejected, 30.0), Run::new(RunStatus::Measured, 90.0)]);
+        screened.add(&[Run(RunInfo { status: RunStatus::Rejected, ..Default::default() }, None)]);
+        screened.add(&[Run::new(RunStatus::Rejected, 50.0)]);
+        assert_eq!(screened.count, 3);
+        assert_eq!(screened.busy_mean_max(), Some((40.0, 50.0)));
     }
 }

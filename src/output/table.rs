@@ -3,7 +3,7 @@
 //! tables, in Markdown, are the `--export-markdown` files.
 
 use crate::measure::stats::Stats;
-use crate::model::run::{RunRecord, RunStatus, Stopped};
+use crate::model::run::{RunRecord, Screened, Stopped};
 
 /// The width tables, headings, legends and notes are made to fit.
 pub const WIDTH: usize = 100;
@@ -82,16 +82,15 @@ pub(crate) fn precision_note<'a, S: RunRecord + 'a>(
 ) -> String {
     let mut total = 0;
     let mut missed: Vec<&Stats> = Vec::new();
-    let (mut rejected, mut disturbed) = (0, Vec::new());
+    let mut screened = Screened::default();
     for (stopped, stats, runs) in points {
         total += 1;
         if stopped == Stopped::MaxTime {
             missed.push(stats);
         }
-        let screened: Vec<&S> = runs.iter().filter(|r| r.info().status == RunStatus::Rejected).collect();
-        rejected += screened.len();
-        disturbed.extend(screened.iter().filter_map(|r| r.disturbance_pct()));
+        screened.add(runs);
     }
+    let rejected = screened.count;
     if missed.is_empty() {
         return String::new();
     }
@@ -117,13 +116,10 @@ pub(crate) fn precision_note<'a, S: RunRecord + 'a>(
          or ask for less --precision"
             .to_string()
     } else {
-        let busy = match disturbed.len() {
-            0 => String::new(),
-            n => format!(
-                ", which took {:.0}% of the machine on average during them",
-                disturbed.iter().sum::<f64>() / n as f64
-            ),
-        };
+        let busy = screened
+            .busy_mean_max()
+            .map(|(mean, _)| format!(", which took {mean:.0}% of the machine on average during them"))
+            .unwrap_or_default();
         format!(
             "{rejected} run(s) were re-made for steal or other load{busy}, and the re-made runs spent \
              the time: rerun when the host is quiet, or give more --max-time"
@@ -157,6 +153,7 @@ mod tests {
 mod notes {
     use super::*;
     use crate::model::run::testing::Run;
+    use crate::model::run::RunStatus;
 
     fn run(status: RunStatus, busy: f64) -> Run {
         Run::new(status, busy)

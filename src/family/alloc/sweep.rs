@@ -152,12 +152,12 @@ pub fn run_alloc_sweep(spec: &AllocSpec) -> Result<AllocOutcome> {
     let points: Vec<(Pattern, &Allocator)> =
         spec.patterns.iter().flat_map(|&p| spec.allocators.iter().map(move |a| (p, a))).collect();
     let per_run = std::time::Duration::from_secs(1);
-    let planned = crate::engine::progress::planned_runs(points.len(), &spec.repeat, futex.separate());
-    let bar = crate::engine::progress::progress_bar(
+    let bar = crate::engine::progress::sweep_bar(
         spec.progress,
-        planned,
+        points.len(),
+        &spec.repeat,
+        futex.separate(),
         per_run,
-        crate::engine::progress::precision_cap(&spec.repeat, points.len()),
     );
     let rounds = run_rounds(
         points.len(),

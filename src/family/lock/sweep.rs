@@ -6,7 +6,7 @@
 //! kept.
 
 use crate::engine::futex_plan::FutexPlan;
-use crate::engine::progress::{planned_runs, precision_cap, progress_bar, tick};
+use crate::engine::progress::{sweep_bar, tick};
 use crate::engine::repeat::Repeat;
 use crate::engine::rounds::{run_rounds, Purpose};
 use crate::family::lock::registry;
@@ -153,8 +153,7 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     }
     warnings.extend(crate::model::warning::common::for_machine());
     let per_run = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
-    let planned = planned_runs(total, &spec.repeat, session.counts_separately());
-    let bar = progress_bar(spec.progress, planned, per_run, precision_cap(&spec.repeat, total));
+    let bar = sweep_bar(spec.progress, total, &spec.repeat, session.counts_separately(), per_run);
     let (results, interrupted) = session.run_points(&points, &spec.repeat, &bar, &mut warnings)?;
     bar.finish_and_clear();
     warnings.extend(notes::screening(results.iter().map(|r| r.runs.as_slice()), spec.repeat.max_steal_pct));

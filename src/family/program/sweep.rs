@@ -471,11 +471,12 @@ pub(crate) fn measure(
     // The program's output is its own, on the terminal: a progress bar
     // redrawn over it would garble both. The bar is kept for captured
     // output (--metric); otherwise a header line precedes each execution.
-    let bar = crate::engine::progress::progress_bar(
+    let bar = crate::engine::progress::sweep_bar(
         spec.progress && spec.metric.is_some(),
-        planned,
+        points.len(),
+        &spec.repeat,
+        futex.separate(),
         std::time::Duration::from_secs(1),
-        crate::engine::progress::precision_cap(&spec.repeat, points.len()),
     );
     let headers = spec.progress && spec.metric.is_none() && planned > 1;
     let mut started = 0;

@@ -97,12 +97,12 @@ fn run_points(
     warnings: &mut Vec<Warning>,
 ) -> Result<Points> {
     let points = spec.points();
-    let planned = crate::engine::progress::planned_runs(points.len(), &spec.repeat, futex.separate());
-    let bar = crate::engine::progress::progress_bar(
+    let bar = crate::engine::progress::sweep_bar(
         spec.progress,
-        planned,
+        points.len(),
+        &spec.repeat,
+        futex.separate(),
         estimate(spec),
-        crate::engine::progress::precision_cap(&spec.repeat, points.len()),
     );
     let rounds = run_rounds(
         points.len(),

@@ -8,7 +8,7 @@ use super::{Warning, WarningKind};
 use crate::measure::cpu::CpuSplit;
 use crate::measure::env::governor;
 use crate::measure::stats::Stats;
-use crate::model::run::{measured, RunRecord, RunStatus};
+use crate::model::run::{measured, RunRecord, Screened};
 
 /// Steal above this share of the window means the hypervisor took CPU time.
 const STEAL_PCT: f64 = 5.0;
@@ -132,25 +132,20 @@ pub fn screening<'a, S: RunRecord + 'a>(
     max_pct: Option<f64>,
 ) -> Option<Warning> {
     let max = max_pct?;
-    let rejected: Vec<&S> =
-        points.flat_map(|runs| runs.iter().filter(|r| r.info().status == RunStatus::Rejected)).collect();
-    let busy: Vec<f64> = rejected.iter().filter_map(|r| r.disturbance_pct()).collect();
-    (!rejected.is_empty()).then(|| {
-        let how = match busy.len() {
-            0 => String::new(),
-            n => format!(
-                " (they lost {:.0}% of the machine on average, up to {:.0}%)",
-                busy.iter().sum::<f64>() / n as f64,
-                busy.iter().copied().fold(0.0, f64::max)
-            ),
-        };
+    let mut screened = Screened::default();
+    points.for_each(|runs| screened.add(runs));
+    (screened.count > 0).then(|| {
+        let how = screened
+            .busy_mean_max()
+            .map(|(mean, max)| format!(" (they lost {mean:.0}% of the machine on average, up to {max:.0}%)"))
+            .unwrap_or_default();
         Warning::sweep(
             WarningKind::Screening,
             format!(
                 "{} run(s) re-made: steal or other load above --max-steal {max:.0}%{how}; the rejected runs \
                  are in the export (status \"rejected\"), out of the statistics. The host was busy: stop \
                  other work or rerun when it is quiet",
-                rejected.len()
+                screened.count
             ),
         )
     })
