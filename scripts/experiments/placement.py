@@ -20,6 +20,7 @@ builds take a few minutes; nothing else should run meanwhile.
 """
 
 import argparse
+import bisect
 import os
 import re
 import shutil
@@ -111,6 +112,46 @@ def measured_layout(binary):
     return start % 4096, sorted(functions)
 
 
+def calls_out(binary):
+    """The functions outside the measured section that its code calls
+    (directly, or through a GOT slot the linker filled with an address in
+    this binary), leaving out unwinding, drops, panics and formatting: the
+    code whose placement can still move with unrelated changes. Calls into
+    libc go through slots filled at load time and are not listed."""
+    sections = subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True, check=True).stdout
+    m = re.search(r"\] contend_measured\s+PROGBITS\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", sections)
+    if not m:
+        return []
+    lo, hi = int(m[1], 16), int(m[1], 16) + int(m[2], 16)
+    slots = {}
+    for line in subprocess.run(["readelf", "-rW", binary], capture_output=True, text=True, check=True).stdout.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[2] == "R_X86_64_RELATIVE":
+            slots[int(f[0], 16)] = int(f[3], 16)
+    functions = []
+    for line in subprocess.run(["nm", "-S", "-C", "--defined-only", binary],
+                               capture_output=True, text=True, check=True).stdout.splitlines():
+        f = line.split(None, 3)
+        if len(f) == 4 and f[2] in "tTwW":
+            functions.append((int(f[0], 16), int(f[1], 16), re.sub(r"::h[0-9a-f]{16}$", "", f[3])))
+    functions.sort()
+    starts = [f[0] for f in functions]
+    names = set()
+    code = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-j", "contend_measured", binary],
+                          capture_output=True, text=True, check=True).stdout
+    for line in code.splitlines():
+        direct = re.search(r"\s(?:call|jmp)\s+([0-9a-f]+) <", line)
+        via_slot = re.search(r"\s(?:call|jmp)\s+\*0x[0-9a-f]+\(%rip\)\s+# ([0-9a-f]+)", line)
+        target = int(direct[1], 16) if direct else slots.get(int(via_slot[1], 16)) if via_slot else None
+        if target is None or lo <= target < hi:
+            continue
+        i = bisect.bisect_right(starts, target) - 1
+        if i >= 0 and target < functions[i][0] + functions[i][1]:
+            names.add(functions[i][2])
+    skip = ("drop_in_place", "panic", "fmt", "unwrap_failed", "Unwind")
+    return sorted(n for n in names if not any(s in n for s in skip))
+
+
 def layout_lines(binaries):
     """One line per build: where its measured code is, against the unchanged build's."""
     layouts = [(name, measured_layout(path)) for name, path in binaries]
@@ -121,6 +162,10 @@ def layout_lines(binaries):
     for name, layout in layouts[1:]:
         same = "the same offsets and sizes" if layout == base else "DIFFERENT offsets or sizes"
         lines.append(f"  {name.split(':')[0]}: {same}")
+    out = calls_out(binaries[0][1])
+    if out:
+        lines.append(f"calls that leave the measured section ({len(out)} functions, which can still move):")
+        lines += [f"  {n}" for n in out]
     return lines
 
 

@@ -3,18 +3,25 @@
 //!
 //! Why: at four threads and hold 0 the futex lock's rate moved by 10%
 //! when an unrelated function was added elsewhere (docs/results/
-//! placement.md): the linker had shifted the worker loop from 16 to 32
-//! bytes past a 64-byte line, and the loop's fetch and branch-prediction
-//! behaviour changed with it. In a section of their own the measured
-//! functions keep their offsets within a page whatever the rest of the
-//! program grows or shrinks by, so two builds differ in their measured
-//! code only when that code differs.
+//! placement.md): the linker had shifted the worker loop, and the lock's
+//! contended path it calls, within their cache lines, and the loop's
+//! fetch and branch-prediction behaviour changed with them. In a section
+//! of their own the measured functions keep their offsets within a page
+//! whatever the rest of the program grows or shrinks by, so two builds
+//! differ in their measured code only when that code differs.
 //!
-//! Every function that runs inside a measured window and is not inlined
-//! carries `#[link_section = "contend_measured"]`. The name is a C
-//! identifier so the linker defines `__start_contend_measured` and
-//! `__stop_contend_measured`, which the test below uses to check that
-//! the section is where the functions are, and that it is page-aligned.
+//! What carries `#[link_section = "contend_measured"]`: the lock family's
+//! worker (every lock's loop, with the lock's inlined fast paths) and the
+//! out-of-line paths of our own locks (the `locks` crate's docs,
+//! Placement). The hold and idle loops read the clock inline. What does
+//! not: code of other crates called in the loop (parking_lot's and std's
+//! slow paths) and calls into libc (pthread locks, syscalls), whose
+//! addresses a change in contend still moves or never moved;
+//! scripts/experiments/placement.py lists the calls that leave the
+//! section. The name is a C identifier so the linker defines
+//! `__start_contend_measured` and `__stop_contend_measured`, which the
+//! test below uses to check that the section is where the functions are,
+//! and that it is page-aligned.
 
 // The section's first (and only) alignment request: 4096 bytes. The
 // functions placed in it by `#[link_section]` follow in the order the

@@ -6,9 +6,10 @@
 //! even a clock read).
 
 use crate::model::value::duration::{format_nanos, parse_nanos};
+use locks::sys::clock::monotonic_ns;
 use serde::Serialize;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How the time is spent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -69,17 +70,21 @@ impl Work {
             }
             return 0;
         }
-        let start = Instant::now();
+        // The clock is read inline (clock_gettime through the vDSO), not
+        // through std's Instant: a call into std's code would sit outside
+        // the measured section and move with unrelated code
+        // (crate::measure::section).
+        let start = monotonic_ns();
         match self.mode {
             WorkMode::Busy => loop {
-                let spent = start.elapsed().as_nanos() as u64;
+                let spent = monotonic_ns().saturating_sub(start);
                 if spent >= self.ns {
                     return spent;
                 }
             },
             WorkMode::Sleep => {
                 std::thread::sleep(Duration::from_nanos(self.ns));
-                start.elapsed().as_nanos() as u64
+                monotonic_ns().saturating_sub(start)
             }
         }
     }

@@ -47,6 +47,7 @@ impl<F: Futex> FutexMutex<F> {
     }
 
     #[cold]
+    #[link_section = "contend_measured"] // crate docs: Placement
     fn lock_contended(&self, stats: &mut LockStats) {
         // Spin: poll with plain loads (test-and-test-and-set) so waiters do
         // not steal the cache line from the owner, and try the CAS only when

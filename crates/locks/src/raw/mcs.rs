@@ -43,6 +43,7 @@ pub struct Mcs {
 }
 
 impl Mcs {
+    #[link_section = "contend_measured"] // crate docs: Placement
     fn enqueue_prepare(node: &McsNode) -> *mut McsNode {
         node.next.store(ptr::null_mut(), Ordering::Relaxed);
         node.locked.store(true, Ordering::Relaxed);

@@ -54,6 +54,7 @@ unsafe impl<F: Futex> RawLock for Seed<F> {
     }
 
     #[inline]
+    #[link_section = "contend_measured"] // crate docs: Placement
     fn lock(&self, _node: &(), stats: &mut LockStats) {
         loop {
             for _ in 0..self.spin {

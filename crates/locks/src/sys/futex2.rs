@@ -65,6 +65,7 @@ fn wait(word: &AtomicU32, expected: u32, flags: libc::c_uint) -> WaitOutcome {
     }
 }
 
+#[link_section = "contend_measured"] // crate docs: Placement
 fn wake(word: &AtomicU32, n: u32, flags: libc::c_uint) -> u32 {
     // SAFETY: as in `wait`; the address is only used as a key.
     let r = unsafe { libc::syscall(SYS_FUTEX_WAKE, word.as_ptr(), MASK, n as libc::c_int, flags) };

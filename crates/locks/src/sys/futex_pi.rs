@@ -30,6 +30,7 @@ fn pi_op(word: &AtomicU32, op: libc::c_int, shared: bool) -> Result<(), i32> {
 /// Blocks in the kernel until this thread owns `word`. Returns after EINTR
 /// or EAGAIN too (the caller retries its user-space fast path). `shared`:
 /// the word is in memory shared between processes.
+#[link_section = "contend_measured"] // crate docs: Placement
 pub fn lock_pi(word: &AtomicU32, shared: bool) -> bool {
     match pi_op(word, libc::FUTEX_LOCK_PI, shared) {
         Ok(()) => true,
@@ -48,6 +49,7 @@ pub fn trylock_pi(word: &AtomicU32, shared: bool) -> bool {
 }
 
 /// Hands `word` to the highest-priority waiter, or frees it.
+#[link_section = "contend_measured"] // crate docs: Placement
 pub fn unlock_pi(word: &AtomicU32, shared: bool) {
     if let Err(e) = pi_op(word, libc::FUTEX_UNLOCK_PI, shared) {
         panic!("FUTEX_UNLOCK_PI failed: errno {e}");

@@ -29,6 +29,7 @@ impl Semaphore {
 
     /// Decrements, sleeping while the value is 0 (retries on EINTR).
     #[inline]
+    #[link_section = "contend_measured"] // crate docs: Placement
     pub fn wait(&self) {
         // SAFETY: initialised semaphore that outlives the call.
         while unsafe { libc::sem_wait(self.raw.get()) } != 0 {

@@ -86,6 +86,7 @@ impl Sem {
         Ok(Self { id, index })
     }
 
+    #[link_section = "contend_measured"] // crate docs: Placement
     fn op(&self, delta: i16, flags: i16) -> io::Result<()> {
         let mut op = libc::sembuf { sem_num: self.index, sem_op: delta, sem_flg: flags };
         loop {

@@ -11,6 +11,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
     /// guessed. Records in the node what it wrote and what its next lock
     /// does.
     #[inline(never)]
+    #[link_section = "contend_measured"] // crate docs: Placement
     pub(super) fn unlock_slow(&self, seen: u32, node: &AdaptiveNode, stats: &mut LockStats) {
         // The state is 1 and only we change it, but counts change under us
         // (a sleeper may even become a spinner), so every branch decides

@@ -21,6 +21,7 @@ struct Stopwatch {
 }
 
 impl Stopwatch {
+    #[link_section = "contend_measured"] // crate docs: Placement
     fn start() -> Self {
         Self {
             #[cfg(not(loom))]
@@ -31,6 +32,7 @@ impl Stopwatch {
     }
 
     #[cfg(not(loom))]
+    #[link_section = "contend_measured"] // crate docs: Placement
     fn elapsed_ns(&mut self) -> u64 {
         self.start.elapsed().as_nanos() as u64
     }
@@ -109,6 +111,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
     /// until an unlock reserves the lock for it, or until `patience_ns`
     /// pass without one (the owner is preempted or holds for long:
     /// sleeping is then cheaper).
+    #[link_section = "contend_measured"] // crate docs: Placement
     pub(super) fn spin(&self, stats: &mut LockStats) -> Result<(), u32> {
         let mut clock = Stopwatch::start();
         let mut asked_at: Option<u64> = None;
@@ -216,6 +219,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
     /// spins for. The others take only a lock nobody is designated for:
     /// free (or reserved for a waiter) with no spinner and no mark.
     #[cold]
+    #[link_section = "contend_measured"] // crate docs: Placement
     pub(super) fn sleep_until_acquired(&self, stats: &mut LockStats, mut seen: u32) {
         loop {
             // The bell before the word: a wake rung after this load makes
@@ -272,6 +276,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
     /// 0.981; 0.998, 0.993 to 1.003, with this attribute).
     #[cold]
     #[inline(never)]
+    #[link_section = "contend_measured"] // crate docs: Placement
     pub(super) fn lock_slow(
         &self,
         node: &AdaptiveNode,

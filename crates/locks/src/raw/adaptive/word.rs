@@ -90,6 +90,7 @@ pub(super) fn ticks(w: u32) -> u32 {
 }
 
 /// `n` pause instructions (14 to 22 ns each on this machine's hosts).
+#[link_section = "contend_measured"] // crate docs: Placement
 pub(super) fn pause(n: u32) {
     for _ in 0..n {
         spin_loop();
