@@ -59,6 +59,19 @@ CHANGES = {
 }
 
 
+TITLE = "Code placement and the measured loop"
+INTRO = (
+    "Written by `scripts/experiments/placement.py` (its command line is in the output). It builds "
+    "contend four times from one commit, unchanged and with each of three changes that touch no "
+    "lock code, checks that the measured section (src/measure/section.rs) has the same layout in "
+    "all four, and runs `scripts/experiments/ab-binaries.py` for each change against the unchanged "
+    "build: separate invocations in random pairs, futex lock, hold 0, the ratio B/A of cs/s with a "
+    "95% interval. The goal (issue 36): every ratio within 2%. What it shows and what remains: "
+    "[methodology](../methodology.md), Code placement; the measurements that led here: "
+    "[placement-history.md](placement-history.md)."
+)
+
+
 def run(cmd, **kw):
     subprocess.run(cmd, check=True, **kw)
 
@@ -191,6 +204,9 @@ def main():
     if not os.path.isdir(clone):
         run(["git", "clone", "-q", ROOT, clone])
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    # With --reuse, the commit the binaries came from: the scratch clone is
+    # left checked out at it after a build.
+    built = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True).stdout.strip()
     run(["git", "fetch", "-q", ROOT, head], cwd=clone)
     binaries = []
     for i, (name, change) in enumerate([("unchanged", None)] + list(CHANGES.items())):
@@ -211,7 +227,7 @@ def main():
              f"# scripts/experiments/placement.py --pairs {args.pairs} --threads {args.threads} "
              f"--hold {args.hold} --lock {args.lock} --duration {args.duration}"
              + (f" --rustflags '{args.rustflags}'" if args.rustflags is not None else "")
-             + (" (binaries of the last build, reused)" if args.reuse else f" (commit {head[:7]})"), ""]
+             + (f" (binaries built from {built[:7]}, reused)" if args.reuse else f" (commit {head[:7]})"), ""]
     lines += layout_lines(binaries) + [""]
     base = binaries[0][1]
     for name, path in binaries[1:]:
@@ -221,7 +237,7 @@ def main():
                              check=True, capture_output=True, text=True).stdout
         lines.append(f"{name}:")
         lines += ["  " + l for l in out.splitlines() if " B/A " in l]
-    emit(lines, args.markdown)
+    emit(lines, args.markdown, TITLE, INTRO)
 
 
 if __name__ == "__main__":
