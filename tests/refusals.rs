@@ -24,6 +24,12 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["run", "--recommend", "--mutexes", "17", "--", "true"], "--mutexes 17: from 1 to 16");
     refused(&["compare", "a.json", "b.json", "--threshold", "-3%"], "for '--threshold <PERCENT>'");
     refused(&["lock", "--max-steal", "-3"], "for '--max-steal <PERCENT|off>'");
+    // A percent flag takes a %: a bare fraction is refused with what it
+    // probably meant (0.05 read as 0.05% ran --precision to --max-time).
+    refused(&["lock", "--precision", "0.05"], "write 5% if 0.05 is a fraction");
+    refused(&["lock", "--period", "1ms", "--duty", "0.5"], "write 50%");
+    refused(&["compare", "a.json", "b.json", "--threshold", "0.05"], "write 5%");
+    refused(&["lock", "--max-steal", "10"], "write 10%");
     refused(&["wakeup", "--pairs", "-1"], "for '--pairs <PAIRS>'");
     refused(&["lock", "--threads", "-2"], "negative");
     refused(&["lock", "--threads", "two"], "not a whole number");

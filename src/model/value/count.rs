@@ -13,15 +13,34 @@ pub fn parse_count(text: &str) -> Result<u32, String> {
     }
 }
 
-/// A percentage `10%` (or `10`) strictly between 0 and 100, as a fraction.
+/// A percentage `10%` strictly between 0 and 100, as a fraction (0.1).
+/// The `%` is required: a bare `0.05` could mean 5% or 0.05%, and read
+/// as the latter it makes `--precision` run until --max-time. A bare
+/// number is refused with the spelling it probably meant.
 pub fn parse_percent(text: &str) -> Result<f64, String> {
     let t = text.trim();
-    let number = t.strip_suffix('%').unwrap_or(t).trim();
-    let value: f64 = number.parse().map_err(|_| format!("`{t}` is not a percentage (expected e.g. 10%)"))?;
+    let Some(number) = t.strip_suffix('%') else {
+        return Err(match t.parse::<f64>() {
+            Ok(v) if v > 0.0 && v < 1.0 => format!(
+                "`{t}` needs a %: write {}% if {t} is a fraction (or {t}% if you meant {t} percent)",
+                trim_float(v * 100.0)
+            ),
+            Ok(_) => format!("`{t}` needs a %: write {t}%"),
+            Err(_) => format!("`{t}` is not a percentage (expected e.g. 10%)"),
+        });
+    };
+    let value: f64 =
+        number.trim().parse().map_err(|_| format!("`{t}` is not a percentage (expected e.g. 10%)"))?;
     if !(value > 0.0 && value < 100.0) {
         return Err(format!("`{t}` must be above 0% and below 100%"));
     }
     Ok(value / 100.0)
+}
+
+/// `v` with no trailing zeros (5, 0.5, 12.5), for suggesting a spelling.
+fn trim_float(v: f64) -> String {
+    let text = format!("{v:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 #[cfg(test)]
@@ -40,7 +59,11 @@ mod tests {
     #[test]
     fn percents() {
         assert_eq!(parse_percent("10%"), Ok(0.1));
-        assert_eq!(parse_percent("50"), Ok(0.5));
+        assert_eq!(parse_percent(" 2.5 % "), Ok(0.025));
+        let bare = parse_percent("0.05").unwrap_err();
+        assert!(bare.contains("write 5%") && bare.contains("0.05%"), "{bare}");
+        assert!(parse_percent("0.5").unwrap_err().contains("write 50%"));
+        assert!(parse_percent("50").unwrap_err().contains("write 50%"));
         assert!(parse_percent("0%").is_err());
         assert!(parse_percent("100%").is_err());
         assert!(parse_percent("ten").is_err());
