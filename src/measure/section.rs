@@ -20,8 +20,8 @@
 //! scripts/experiments/placement.py lists the calls that leave the
 //! section. The name is a C identifier so the linker defines
 //! `__start_contend_measured` and `__stop_contend_measured`, which the
-//! test below uses to check that the section is where the functions are,
-//! and that it is page-aligned.
+//! tests use to check that the section is page-aligned and that the
+//! functions are in it.
 
 // The section's first (and only) alignment request: 4096 bytes. The
 // functions placed in it by `#[link_section]` follow in the order the
@@ -32,21 +32,29 @@ mod alignment {
     std::arch::global_asm!(".pushsection contend_measured,\"ax\",@progbits", ".p2align 12", ".popsection",);
 }
 
+/// The measured section's addresses, first to past-the-end, from the
+/// linker's start and stop symbols: for the tests that check what is in it.
 #[cfg(test)]
-#[allow(unsafe_code)] // the linker's start and stop symbols are extern statics
-mod tests {
-    unsafe extern "C" {
-        static __start_contend_measured: u8;
-        static __stop_contend_measured: u8;
+pub fn bounds() -> std::ops::Range<usize> {
+    #[allow(unsafe_code)] // the linker's start and stop symbols are extern statics
+    mod symbols {
+        unsafe extern "C" {
+            pub static __start_contend_measured: u8;
+            pub static __stop_contend_measured: u8;
+        }
     }
+    // Only the symbols' addresses are taken; nothing is read.
+    let start = std::ptr::addr_of!(symbols::__start_contend_measured) as usize;
+    let stop = std::ptr::addr_of!(symbols::__stop_contend_measured) as usize;
+    start..stop
+}
 
+#[cfg(test)]
+mod tests {
     #[test]
-    fn the_lock_workers_sit_in_the_page_aligned_measured_section() {
-        // Only the symbols' addresses are taken; nothing is read.
-        let start = std::ptr::addr_of!(__start_contend_measured) as usize;
-        let stop = std::ptr::addr_of!(__stop_contend_measured) as usize;
-        assert_eq!(start % 4096, 0, "section at {start:#x}");
-        let worker = crate::family::lock::workload::measured_worker_address();
-        assert!((start..stop).contains(&worker), "worker at {worker:#x}, section {start:#x}..{stop:#x}");
+    fn the_measured_section_starts_on_a_page() {
+        let section = super::bounds();
+        assert!(!section.is_empty());
+        assert_eq!(section.start % 4096, 0, "section at {:#x}", section.start);
     }
 }

@@ -221,9 +221,12 @@ fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: 
     }
 }
 
-/// Where the futex lock's thread worker is in memory, for the test that
-/// checks it sits in the measured section (crate::measure::section).
 #[cfg(test)]
-pub(crate) fn measured_worker_address() -> usize {
-    worker::<locks::raw::FutexMutex> as *const () as usize
+mod tests {
+    #[test]
+    fn the_lock_workers_sit_in_the_measured_section() {
+        let section = crate::measure::section::bounds();
+        let worker = super::worker::<locks::raw::FutexMutex> as *const () as usize;
+        assert!(section.contains(&worker), "worker at {worker:#x}, section {section:x?}");
+    }
 }
