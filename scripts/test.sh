@@ -54,8 +54,9 @@ echo "== cargo test"
 # tests/common): it is read back and counted at the end.
 SKIPPED=target/skipped-tests.txt
 mkdir -p target && : > "$SKIPPED"
-# The interposer (a cdylib) is built next to the contend binary, where
-# `contend run` and its tests look for it; `cargo test` alone may not.
+# The interposer (a cdylib) is built next to the contend binary, where the
+# tests that preload it themselves look for it (contend carries its own
+# copy: build.rs); `cargo test` alone may not build it.
 cargo build --workspace --release
 # The loom models (about four minutes, nearly all of it one model) run
 # beside the tests rather than after them: most tests wait on processes
@@ -77,6 +78,26 @@ if ! wait "$LOOM_PID"; then
 fi
 trap - EXIT
 grep -E '^(test |test result)' "$LOOM_LOG"
+echo "== cargo install into an empty root; contend run --profile from another directory"
+# What the README's install line promises: the installed binary alone runs
+# a real program under the interposer it carries. The same target
+# directory as the build above, so nothing is compiled twice.
+INSTALL_ROOT=$(mktemp -d)
+cargo install --quiet --locked --path . --root "$INSTALL_ROOT" --target-dir target
+ls "$INSTALL_ROOT/bin"
+if command -v sysbench >/dev/null; then
+    if ! (cd / && env -u CONTEND_INTERPOSER "$INSTALL_ROOT/bin/contend" run --profile --runs 1 --count-futex off \
+        --no-progress --export-json "$INSTALL_ROOT/run.json" -- \
+        sysbench --threads=2 mutex --mutex-num=4 --mutex-locks=20000 run >/dev/null 2> "$INSTALL_ROOT/run.err"); then
+        cat "$INSTALL_ROOT/run.err"
+        echo "scripts/test.sh: the installed contend failed to run sysbench (above)" >&2
+        exit 1
+    fi
+    python3 scripts/check/installed-run.py "$INSTALL_ROOT/run.json"
+else
+    echo "installed run skipped: no sysbench" >> "$SKIPPED"
+fi
+rm -rf "$INSTALL_ROOT"
 if [ "$(id -u)" = 0 ] && command -v svsematest >/dev/null && command -v python3 >/dev/null; then
     # The benchmark script must keep working; its numbers are not asserted.
     echo "== wakeup oracle (rt-tests), smoke run"

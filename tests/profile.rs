@@ -276,3 +276,37 @@ fn the_reacquisition_inside_glibcs_condition_wait_shows_as_kernel_waits() {
     assert_eq!(totals["lost"], 0);
     assert!(table.contains("kernel waits") && table.contains("cond waits"), "{table}");
 }
+
+#[test]
+fn a_contend_copied_alone_profiles_with_the_interposer_it_carries() {
+    // What `cargo install` leaves: the binary by itself, run from another
+    // directory, with no $CONTEND_INTERPOSER. Its private directory is a
+    // fresh $XDG_RUNTIME_DIR, where the copy must appear.
+    let bin_dir = tempfile::tempdir().unwrap();
+    let bin = bin_dir.path().join("contend");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("contend"), &bin).unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let exe = compile("two_mutexes", elsewhere.path());
+    let json = elsewhere.path().join("run.json");
+    let out = std::process::Command::new(&bin)
+        .current_dir(elsewhere.path())
+        .env_remove("CONTEND_INTERPOSER")
+        .env("XDG_RUNTIME_DIR", runtime.path())
+        .args(["run", "--profile", "--runs", "1", "--count-futex", "off", "--no-progress", "--export-json"])
+        .arg(&json)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let used = doc["spec"]["interposer"].as_str().unwrap().to_string();
+    assert!(used.starts_with(&runtime.path().join("contend").display().to_string()), "{used}");
+    assert!(Path::new(&used).is_file());
+    let sample = &doc["points"][0]["sample"];
+    assert_eq!(sample["loaded"], 1, "{sample}");
+    let acquisitions: u64 =
+        sample["mutexes"].as_array().unwrap().iter().map(|m| m["acquisitions"].as_u64().unwrap()).sum();
+    assert_eq!(acquisitions, 240, "two_mutexes takes each of its two mutexes 120 times");
+}

@@ -78,9 +78,9 @@ pub struct ProgramArgs {
     #[arg(long, value_parser = crate::model::value::parse_duration, default_value = "2s", value_name = "DURATION")]
     pub grace: std::time::Duration,
 
-    /// The interposer library (default: $CONTEND_INTERPOSER, else
-    /// libcontend_interpose.so next to the contend executable, where
-    /// `cargo build --release --workspace` leaves it).
+    /// The interposer library (default: $CONTEND_INTERPOSER, else the one
+    /// contend carries inside itself, written on first use to this user's
+    /// private directory, $XDG_RUNTIME_DIR/contend or /tmp/contend-UID).
     #[arg(long, value_name = "FILE.so")]
     pub interposer: Option<PathBuf>,
 

@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod choice;
+pub mod embedded;
 pub mod interposer;
 pub mod keeper;
 pub mod launch;

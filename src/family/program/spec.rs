@@ -115,23 +115,20 @@ fn resolve(name: &std::ffi::OsStr) -> Result<OsString, String> {
         .ok_or_else(|| format!("{shown}: not found on PATH"))
 }
 
-/// The interposer: `--interposer`, $CONTEND_INTERPOSER, or next to the
-/// running executable (where cargo builds it).
+/// The interposer: `--interposer`, $CONTEND_INTERPOSER, or the copy
+/// contend carries inside itself, written out on first use
+/// (`embedded.rs`).
 fn interposer(given: Option<&Path>) -> Result<PathBuf, String> {
-    let path = match given
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("CONTEND_INTERPOSER").map(Into::into))
-    {
-        Some(p) => p,
-        None => {
-            let exe = std::env::current_exe().map_err(|e| format!("finding contend's executable: {e}"))?;
-            exe.with_file_name("libcontend_interpose.so")
-        }
-    };
+    let path =
+        match given.map(Path::to_path_buf).or_else(|| std::env::var_os("CONTEND_INTERPOSER").map(Into::into))
+        {
+            Some(p) => p,
+            None => crate::family::program::embedded::installed()?,
+        };
     if !path.is_file() {
         return Err(format!(
-            "the interposer {} does not exist: build it with `cargo build --release --workspace` \
-             (or give --interposer)",
+            "the interposer {} does not exist (leave out --interposer and $CONTEND_INTERPOSER to \
+             use the one contend carries)",
             path.display()
         ));
     }
@@ -165,9 +162,9 @@ fn refuse_stdout_exports(output: &crate::output::args::OutputArgs) -> Result<(),
 }
 
 /// The mark the interposer carries (crates/interpose/src/lib.rs): its
-/// name and report format (`locks::in_mutex::report`). Built at run time,
-/// so that contend's own binary, which holds the parts, does not pass for
-/// the interposer.
+/// name and report format (`locks::in_mutex::report`). contend's own
+/// binary carries the interposer and so the mark too; `check_interposer`
+/// also asks for the entry points defined.
 fn interposer_mark() -> String {
     use locks::in_mutex::report::{MAGIC, VERSION};
     format!("{MAGIC} report format {VERSION}")
@@ -185,11 +182,19 @@ fn check_interposer(path: &Path) -> Result<(), String> {
     if !bytes.starts_with(b"\x7fELF") {
         return Err(format!("the interposer {}: not an ELF shared library", path.display()));
     }
+    // The library defines the entry points it interposes; contend's own
+    // binary, which carries the interposer's bytes (and so its mark),
+    // only calls them.
+    let defines_entry = object::File::parse(&*bytes).is_ok_and(|file| {
+        use object::{Object, ObjectSymbol};
+        file.dynamic_symbols().any(|s| s.is_definition() && s.name() == Ok("pthread_mutex_lock"))
+    });
     let mark = interposer_mark();
-    if !bytes.windows(mark.len()).any(|w| w == mark.as_bytes()) {
+    if !defines_entry || !bytes.windows(mark.len()).any(|w| w == mark.as_bytes()) {
         return Err(format!(
             "the interposer {}: not contend's interposer of this version (it lacks the mark \
-             \"{mark}\"); build it with `cargo build --release --workspace`",
+             \"{mark}\"); leave out --interposer and $CONTEND_INTERPOSER to use the one contend \
+             carries",
             path.display()
         ));
     }
