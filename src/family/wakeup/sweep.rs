@@ -44,8 +44,11 @@ pub struct WakeupOutcome {
 pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
     let mut warnings = Vec::new();
     let mut resources = Resources::new();
+    // What the host refuses before anything is measured is a refusal
+    // (exit 2), as a bad flag is, not a failed run (exit 1).
+    let refused = |why: String| anyhow::Error::new(crate::model::SpecError(why));
     if spec.mlock {
-        lock_memory().map_err(anyhow::Error::msg)?;
+        lock_memory().map_err(refused)?;
     }
     let needs_set = spec.primitives.iter().any(|p| primitives::find(p).is_some_and(|e| e.needs_sem_set));
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
@@ -53,7 +56,7 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
         futex: inline,
         sysv_set: if needs_set { Some(resources.sem_set()?) } else { None },
         tracer: match spec.trace {
-            Some(t) => Some(Tracer::open(t).map_err(anyhow::Error::msg)?),
+            Some(t) => Some(Tracer::open(t).map_err(refused)?),
             None => None,
         },
         scratch: match spec.mode {

@@ -266,7 +266,7 @@ fn panels<DB: DrawingBackend>(
         .x_desc(axis.name)
         .x_labels(ticks.count)
         .x_label_formatter(&|v| (ticks.labels)(*v))
-        .y_desc("lock/unlock pairs per second (thousands), 95% intervals")
+        .y_desc("cs/s: critical sections per second (thousands), 95% intervals")
         .y_label_formatter(&|v| value_label(*v))
         .draw()
         .map_err(err)?;
