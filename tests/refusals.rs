@@ -172,16 +172,3 @@ fn the_lowest_thread_limit_is_the_one_named() {
     let n = (limit + 10).to_string();
     refused(&["lock", "--threads", &n], name);
 }
-
-#[test]
-fn what_the_host_refuses_before_measuring_exits_2() {
-    // Without root, tracefs is closed to --trace-threshold: a refusal like
-    // a bad flag's (exit 2), not a failed run (1).
-    let Some(out) = as_nobody(&["wakeup", "--trace-threshold", "1ms", "--duration", "100ms", "--runs", "1"])
-    else {
-        return;
-    };
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("--trace-threshold needs tracefs") || err.contains("trace_marker"), "{err}");
-}

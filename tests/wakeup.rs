@@ -231,9 +231,10 @@ fn tracing_on() -> Option<String> {
 #[test]
 fn outliers_are_tagged_in_ftrace_and_tracing_is_restored() {
     let _serial = TRACEFS.lock().unwrap_or_else(|e| e.into_inner());
-    // Unprivileged (run as nobody from root): refused, naming tracefs.
+    // Unprivileged (run as nobody from root): refused before measuring,
+    // naming tracefs, with a refusal's status (2), as a bad flag's.
     if let Some(out) = as_nobody(&["wakeup", "--trace-threshold", "1us", "-n", "10"]) {
-        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("tracefs"));
     }
     if !common::root_or_skip("tracefs") {
