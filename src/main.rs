@@ -130,6 +130,11 @@ fn alloc_child(spec: &str) -> Result<ExitCode> {
 fn parse() -> Cli {
     use clap::FromArgMatches;
     fn numeric(a: &clap::Arg) -> bool {
+        // A switch takes no value (its derived value name, NO_PROGRESS,
+        // would pass the test below; clap's debug build then panics).
+        if !a.get_action().takes_values() {
+            return false;
+        }
         let names = a.get_value_names().unwrap_or_default();
         names.iter().any(|n| ["N", "DURATION", "PERCENT", "WORK"].iter().any(|k| n.as_str().starts_with(k)))
     }
