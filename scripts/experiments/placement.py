@@ -108,21 +108,37 @@ def apply(clone, change):
             f.write(m)
 
 
+def output(*cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+
+
+def measured_section(binary):
+    """The measured section's (start, end) addresses, or None when the
+    binary has none (a build before src/measure/section.rs)."""
+    m = re.search(r"\] contend_measured\s+PROGBITS\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)",
+                  output("readelf", "-SW", binary))
+    return (int(m[1], 16), int(m[1], 16) + int(m[2], 16)) if m else None
+
+
+def functions(binary):
+    """Every function's (address, size, demangled name without its hash), sorted."""
+    found = []
+    for line in output("nm", "-S", "-C", "--defined-only", binary).splitlines():
+        f = line.split(None, 3)
+        if len(f) == 4 and f[2] in "tTwW":
+            found.append((int(f[0], 16), int(f[1], 16), re.sub(r"::h[0-9a-f]{16}$", "", f[3])))
+    return sorted(found)
+
+
 def measured_layout(binary):
     """The measured section's page offset and its functions' (offset, size)
-    pairs, or None when the binary has no such section (src/measure/section.rs)."""
-    sections = subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True, check=True).stdout
-    m = re.search(r"\] contend_measured\s+PROGBITS\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", sections)
-    if not m:
+    pairs, or None when the binary has no such section."""
+    section = measured_section(binary)
+    if section is None:
         return None
-    start, size = int(m[1], 16), int(m[2], 16)
-    symbols = subprocess.run(["nm", "-S", "--defined-only", binary], capture_output=True, text=True, check=True).stdout
-    functions = set()
-    for line in symbols.splitlines():
-        fields = line.split()
-        if len(fields) == 4 and start <= int(fields[0], 16) < start + size:
-            functions.add((int(fields[0], 16) - start, int(fields[1], 16)))
-    return start % 4096, sorted(functions)
+    lo, hi = section
+    inside = {(address - lo, size) for address, size, _ in functions(binary) if lo <= address < hi}
+    return lo % 4096, sorted(inside)
 
 
 def calls_out(binary):
@@ -131,36 +147,27 @@ def calls_out(binary):
     this binary), leaving out unwinding, drops, panics and formatting: the
     code whose placement can still move with unrelated changes. Calls into
     libc go through slots filled at load time and are not listed."""
-    sections = subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True, check=True).stdout
-    m = re.search(r"\] contend_measured\s+PROGBITS\s+([0-9a-f]+)\s+[0-9a-f]+\s+([0-9a-f]+)", sections)
-    if not m:
+    section = measured_section(binary)
+    if section is None:
         return []
-    lo, hi = int(m[1], 16), int(m[1], 16) + int(m[2], 16)
+    lo, hi = section
     slots = {}
-    for line in subprocess.run(["readelf", "-rW", binary], capture_output=True, text=True, check=True).stdout.splitlines():
+    for line in output("readelf", "-rW", binary).splitlines():
         f = line.split()
         if len(f) >= 4 and f[2] == "R_X86_64_RELATIVE":
             slots[int(f[0], 16)] = int(f[3], 16)
-    functions = []
-    for line in subprocess.run(["nm", "-S", "-C", "--defined-only", binary],
-                               capture_output=True, text=True, check=True).stdout.splitlines():
-        f = line.split(None, 3)
-        if len(f) == 4 and f[2] in "tTwW":
-            functions.append((int(f[0], 16), int(f[1], 16), re.sub(r"::h[0-9a-f]{16}$", "", f[3])))
-    functions.sort()
-    starts = [f[0] for f in functions]
+    known = functions(binary)
+    starts = [f[0] for f in known]
     names = set()
-    code = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-j", "contend_measured", binary],
-                          capture_output=True, text=True, check=True).stdout
-    for line in code.splitlines():
+    for line in output("objdump", "-d", "--no-show-raw-insn", "-j", "contend_measured", binary).splitlines():
         direct = re.search(r"\s(?:call|jmp)\s+([0-9a-f]+) <", line)
         via_slot = re.search(r"\s(?:call|jmp)\s+\*0x[0-9a-f]+\(%rip\)\s+# ([0-9a-f]+)", line)
         target = int(direct[1], 16) if direct else slots.get(int(via_slot[1], 16)) if via_slot else None
         if target is None or lo <= target < hi:
             continue
         i = bisect.bisect_right(starts, target) - 1
-        if i >= 0 and target < functions[i][0] + functions[i][1]:
-            names.add(functions[i][2])
+        if i >= 0 and target < known[i][0] + known[i][1]:
+            names.add(known[i][2])
     skip = ("drop_in_place", "panic", "fmt", "unwrap_failed", "Unwind")
     return sorted(n for n in names if not any(s in n for s in skip))
 
