@@ -10,7 +10,7 @@ use crate::session::ledger::{start_ticks, CreatedDir, Record};
 use crate::session::ledger_dir::{self, TrustedDir};
 use crate::session::resources::DIR_PREFIX;
 use locks::sys::sysv_sem::SemSet;
-use rustix::fs::{openat, unlinkat, AtFlags, Dir, Mode, OFlags};
+use rustix::fs::{openat, unlinkat, AtFlags, Mode, OFlags};
 use std::io::Read;
 
 /// Cleans up after dead runs; returns one line per action.
@@ -49,15 +49,7 @@ fn sweep(take: impl Fn(&Record) -> Result<(), String>) -> Vec<String> {
 }
 
 fn sweep_dir(dir: &TrustedDir, take: &impl Fn(&Record) -> Result<(), String>, report: &mut Vec<String>) {
-    let Ok(entries) = Dir::read_from(&dir.fd) else {
-        return;
-    };
-    let names: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().ok().map(str::to_owned))
-        .filter(|n| n.ends_with(".json"))
-        .collect();
-    for name in names {
+    for name in dir.names().into_iter().filter(|n| n.ends_with(".json")) {
         let shown = dir.path.join(&name);
         let Some(record) = read_record(dir, &name) else {
             report.push(format!("skipped {}: not a contend record", shown.display()));

@@ -28,6 +28,21 @@ pub struct TrustedDir {
     pub path: PathBuf,
 }
 
+impl TrustedDir {
+    /// The names of its entries (those that are UTF-8; not `.` and `..`),
+    /// read through the descriptor, as every other operation on it is.
+    pub fn names(&self) -> Vec<String> {
+        let Ok(entries) = rustix::fs::Dir::read_from(&self.fd) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().ok().map(str::to_owned))
+            .filter(|n| n != "." && n != "..")
+            .collect()
+    }
+}
+
 fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
 }

@@ -17,7 +17,7 @@
 
 use crate::session::ledger_dir::{for_writing, TrustedDir};
 use rustix::fs::{
-    fstat, fstatvfs, openat, renameat, unlinkat, AtFlags, FileType, Mode, OFlags, StatVfsMountFlags,
+    fstat, fstatvfs, openat, renameat, statat, unlinkat, AtFlags, FileType, Mode, OFlags, StatVfsMountFlags,
 };
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -79,19 +79,16 @@ fn install_in(dir: &TrustedDir) -> Result<PathBuf, String> {
 /// (each rebuild during development is a version): a run still using one
 /// loaded it when its program started.
 fn prune_old_versions(dir: &TrustedDir, keep: &str) {
-    let Ok(entries) = std::fs::read_dir(&dir.path) else { return };
     let day = std::time::Duration::from_secs(24 * 3600);
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let old = entry
-            .metadata()
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > day);
-        if name != keep && name.starts_with("libcontend_interpose-") && name.ends_with(".so") && old {
-            let _ = unlinkat(&dir.fd, name, AtFlags::empty());
+    let copy =
+        |name: &str| name != keep && name.starts_with("libcontend_interpose-") && name.ends_with(".so");
+    for name in dir.names().into_iter().filter(|n| copy(n)) {
+        let old = statat(&dir.fd, &name, AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+            let written = std::time::UNIX_EPOCH + std::time::Duration::from_secs(st.st_mtime.max(0) as u64);
+            written.elapsed().is_ok_and(|age| age > day)
+        });
+        if old {
+            let _ = unlinkat(&dir.fd, &name, AtFlags::empty());
         }
     }
 }
@@ -154,5 +151,24 @@ mod tests {
         assert_eq!(std::fs::read(&elsewhere).unwrap(), b"kept");
         assert!(!std::fs::symlink_metadata(&path).unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read(&path).unwrap(), LIBRARY);
+    }
+
+    #[test]
+    fn other_versions_copies_older_than_a_day_go_when_a_copy_is_written() {
+        let (_base, dir) = private_dir();
+        let aged = |name: &str, age_s: u64| {
+            let f = std::fs::File::create(dir.path.join(name)).unwrap();
+            f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(age_s)).unwrap();
+        };
+        aged("libcontend_interpose-0000000000000001.so", 2 * 24 * 3600);
+        aged("libcontend_interpose-0000000000000002.so", 3600);
+        aged("record.json", 2 * 24 * 3600);
+        install_in(&dir).unwrap();
+        let mut left = dir.names();
+        left.sort();
+        assert_eq!(
+            left,
+            ["libcontend_interpose-0000000000000002.so".to_string(), file_name(), "record.json".into()]
+        );
     }
 }

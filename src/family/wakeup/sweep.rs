@@ -16,6 +16,7 @@ use crate::measure::tracefs::{TraceReport, Tracer};
 use crate::model::warning::common as notes;
 use crate::model::warning::{Warning, WarningKind};
 use crate::model::Mode;
+use crate::model::SpecError;
 use crate::session::resources::{Resources, DEFAULT_LOCK_DIR};
 use anyhow::{anyhow, Result};
 use nix::sys::signal::Signal;
@@ -46,9 +47,8 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
     let mut resources = Resources::new();
     // What the host refuses before anything is measured is a refusal
     // (exit 2), as a bad flag is, not a failed run (exit 1).
-    let refused = |why: String| anyhow::Error::new(crate::model::SpecError(why));
     if spec.mlock {
-        lock_memory().map_err(refused)?;
+        lock_memory().map_err(SpecError)?;
     }
     let needs_set = spec.primitives.iter().any(|p| primitives::find(p).is_some_and(|e| e.needs_sem_set));
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
@@ -56,7 +56,7 @@ pub fn run_wakeup_sweep(spec: &WakeupSpec) -> Result<WakeupOutcome> {
         futex: inline,
         sysv_set: if needs_set { Some(resources.sem_set()?) } else { None },
         tracer: match spec.trace {
-            Some(t) => Some(Tracer::open(t).map_err(refused)?),
+            Some(t) => Some(Tracer::open(t).map_err(SpecError)?),
             None => None,
         },
         scratch: match spec.mode {
