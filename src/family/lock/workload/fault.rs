@@ -26,11 +26,9 @@ pub struct Fault {
 pub(super) const FAULT_ARMED: u32 = 1;
 pub(super) const FAULT_FIRED: u32 = 2;
 
-/// CLOCK_MONOTONIC in ns: the same clock in every process.
-pub(super) fn monotonic_ns() -> u64 {
-    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
-        .map_or(0, |t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
-}
+/// CLOCK_MONOTONIC in ns: the same clock in every process (the one the
+/// hold loop reads, `Work::run`).
+pub(super) use locks::sys::clock::monotonic_ns;
 
 /// The coordinator's side of --kill-holder-after: arms the fault once the
 /// window has run that long, and once the victim is dead either lets the
