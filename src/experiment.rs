@@ -55,7 +55,7 @@ pub fn run<E: Experiment>(args: &E::Args) -> Result<ExitCode> {
     let outcome = E::measure(&spec)?;
     let (warnings, interrupted) = E::ending(&outcome);
     for line in crate::model::warning::terminal_lines(warnings) {
-        eprintln!("warning: {line}");
+        eprint!("{}", crate::output::table::fit(&format!("warning: {line}")));
     }
     emit(exports, &E::report(&spec, &environment, &outcome), E::TABLE_ON_STDERR)?;
     Ok(match interrupted {

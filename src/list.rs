@@ -2,61 +2,44 @@
 
 use crate::family::alloc::registry::{find_library, KNOWN};
 use crate::family::lock::registry::LOCKS;
-use comfy_table::{presets, Table};
+use comfy_table::presets;
 
-/// The lock registry with capabilities.
+/// The lock registry with capabilities. The capabilities are one column
+/// of words, so the description keeps room to be read within 100 columns;
+/// test-only locks are left out (they are accepted, never offered).
 pub fn locks() -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
-    t.set_header([
-        "lock",
-        "family",
-        "spin",
-        "spinners",
-        "try",
-        "procs",
-        "counters",
-        "run",
-        "available",
-        "description",
-    ]);
+    let mut t = crate::output::table::with_text(presets::NOTHING);
+    t.set_header(["lock", "family", "capabilities", "description"]);
     // `contend run` swaps in the locks that fit in a pthread_mutex_t.
     let runs = |name: &str| locks::in_mutex::Swap::all().any(|s| s.name() == name);
-    let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
     let mut unavailable = String::new();
-    for e in LOCKS {
-        let available = match (e.available)() {
-            Ok(()) => "yes".to_string(),
-            Err(why) => {
-                unavailable.push_str(&format!("{}: {why}\n", e.name));
-                "no".to_string()
-            }
-        };
-        t.add_row([
-            e.name.to_string(),
-            if e.test_only { format!("{} (test only)", e.family) } else { e.family.to_string() },
-            yes(e.caps.spin),
-            yes(e.caps.spinners),
-            yes(e.caps.try_lock),
-            yes(e.caps.process_shared),
-            yes(e.caps.counters),
-            yes(runs(e.name)),
-            available,
-            e.about.to_string(),
-        ]);
+    for e in LOCKS.iter().filter(|e| !e.test_only) {
+        if let Err(why) = (e.available)() {
+            unavailable.push_str(&format!("not on this kernel: {}: {why}\n", e.name));
+        }
+        let caps = [
+            ("spin", e.caps.spin),
+            ("spinners", e.caps.spinners),
+            ("try", e.caps.try_lock),
+            ("procs", e.caps.process_shared),
+            ("counters", e.caps.counters),
+            ("run", runs(e.name)),
+        ];
+        let words: Vec<&str> = caps.iter().filter(|(_, has)| *has).map(|(w, _)| *w).collect();
+        let name = if (e.available)().is_ok() { e.name.to_string() } else { format!("{} (n/a)", e.name) };
+        t.add_row([name, e.family.to_string(), words.join(" "), e.about.to_string()]);
     }
-    format!(
-        "{t}\n\nspin: takes --spin; spinners: takes --spinners; try: has try-lock; \
-         procs: can live in shared memory for processes;\ncounters: reports its own \
-         spins/waits/wakes; run: fits in a pthread_mutex_t, for `contend run --lock`;\n\
-         available: runs on this kernel\n{unavailable}"
-    )
+    crate::output::table::wrap_only(&mut t, &[2, 3]);
+    let legend = "capabilities: spin: takes --spin; spinners: takes --spinners; try: has a try-lock; \
+                  procs: can live in shared memory for processes (--procs); counters: reports its own \
+                  spins, waits and wakes; run: fits in a pthread_mutex_t, for `contend run --lock`.\n\
+                  (n/a): does not run on this kernel (said below).\n";
+    format!("{t}\n\n{}{}", crate::output::table::fit(legend), crate::output::table::fit(&unavailable))
 }
 
 /// `contend list primitives`: the wake-up primitives.
 pub fn primitives() -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
+    let mut t = crate::output::table::with_text(presets::NOTHING);
     t.set_header(["primitive", "procs", "available", "post / wait"]);
     let mut unavailable = String::new();
     for p in crate::family::wakeup::registry::PRIMITIVES {
@@ -70,13 +53,13 @@ pub fn primitives() -> String {
         let procs = if p.run_procs.is_some() { "yes" } else { "-" };
         t.add_row([p.name, procs, available, p.about]);
     }
+    crate::output::table::wrap_only(&mut t, &[3]);
     format!("{t}\n{unavailable}")
 }
 
 /// `contend list allocators`.
 pub fn allocators() -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
+    let mut t = crate::output::table::with_text(presets::NOTHING);
     t.set_header(["allocator", "library", "Debian package", "available"]);
     t.add_row(["glibc", "(the C library's malloc)", "libc6", "yes"]);
     for (name, soname, package) in KNOWN {
@@ -88,5 +71,6 @@ pub fn allocators() -> String {
             if found.is_some() { "yes".into() } else { format!("no: apt-get install {package}") },
         ]);
     }
+    crate::output::table::wrap_only(&mut t, &[1]);
     format!("{t}\n")
 }

@@ -119,6 +119,10 @@ fn a_wrapped_mutex_is_named_by_its_callers_with_their_lines() {
     assert!(names.iter().any(|n| n.starts_with("waiter_a (two_mutexes.c:")), "{names:?}\n{table}");
     assert!(names.iter().any(|n| n.starts_with("waiter_b (two_mutexes.c:")), "{names:?}\n{table}");
     assert!(table.contains("waits at") && table.contains("[take (two_mutexes.c:"), "{table}");
+    // contend's part of stderr (from the profile on) fits 100 columns.
+    let ours = &table[table.find("profile under").expect("the profile is printed")..];
+    let widest = ours.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 100, "{widest} columns:\n{ours}");
     // The holders' side: the long holder caused the most wait, named past
     // the unlock wrapper.
     let mut holders: Vec<&Value> = mutexes.iter().flat_map(|m| m["holders"].as_array().unwrap()).collect();

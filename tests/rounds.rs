@@ -104,14 +104,20 @@ fn replicas_compare_against_each_other_paired_by_round() {
     assert!(lo <= ratio && ratio <= hi);
     let verdict = row["verdict"].as_str().unwrap();
     assert!(["faster", "slower", "no_change"].contains(&verdict), "{verdict}");
-    // The table form says what the ratio is.
-    contend()
+    // The table form says what the ratio is, within 100 columns.
+    let out = contend()
         .args(["compare"])
         .arg(&path)
         .args(["--baseline", "replica=1"])
         .assert()
         .success()
-        .stdout(predicates::str::contains("point/baseline"));
+        .stdout(predicates::str::contains("point/baseline"))
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    assert!(widest <= 100, "{widest} columns:\n{text}");
 }
 
 #[test]

@@ -30,6 +30,27 @@ pub fn ratio(value: Option<f64>) -> String {
     }
 }
 
+/// Gives every column of `rows` one notation: where a [`ratio`] cell had
+/// to be written in scientific notation (`7.5e-5`), the column's other
+/// numbers are written so too (`8.0e-3`, not `0.008` beside it), so a
+/// reader compares exponents rather than digits of two formats. Zeros,
+/// `-` and text stay as they are.
+pub fn one_notation_per_column(rows: &mut [Vec<String>]) {
+    let scientific = |c: &str| c.contains("e-") && c.parse::<f64>().is_ok();
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    for col in 0..width {
+        if !rows.iter().any(|r| r.get(col).is_some_and(|c| scientific(c))) {
+            continue;
+        }
+        for cell in rows.iter_mut().filter_map(|r| r.get_mut(col)) {
+            match cell.parse::<f64>() {
+                Ok(v) if v != 0.0 && !scientific(cell) => *cell = format!("{v:.1e}"),
+                _ => {}
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +71,20 @@ mod tests {
         assert_eq!(ratio(Some(0.0123)), "0.012");
         assert_eq!(ratio(Some(0.00012)), "1.2e-4");
         assert_eq!(ratio(Some(250.0)), "250");
+    }
+
+    #[test]
+    fn a_column_keeps_one_notation() {
+        let mut rows = vec![
+            vec!["adaptive".to_string(), ratio(Some(7.5e-5)), ratio(Some(0.5))],
+            vec!["pthread".to_string(), ratio(Some(0.008)), ratio(Some(0.25))],
+            vec!["tas".to_string(), ratio(Some(0.0)), "-".to_string()],
+            vec!["mcs".to_string(), ratio(Some(1.04)), ratio(None)],
+        ];
+        one_notation_per_column(&mut rows);
+        let column = |i: usize| rows.iter().map(|r| r[i].as_str()).collect::<Vec<_>>();
+        assert_eq!(column(1), ["7.5e-5", "8.0e-3", "0", "1.0e0"]);
+        assert_eq!(column(2), ["0.500", "0.250", "-", "-"], "a column with no small number is left alone");
+        assert_eq!(column(0), ["adaptive", "pthread", "tas", "mcs"]);
     }
 }

@@ -27,6 +27,82 @@ pub fn fit(text: &str) -> String {
     out
 }
 
+/// `head` then `items` joined by `sep`, broken into lines of at most
+/// [`WIDTH`] only between items (a stack's frames: a frame such as
+/// `take (two_mutexes.c:42)` split at its space reads as two), continuing
+/// indented by four spaces. An item longer than a line gets one alone.
+pub fn fit_items(head: &str, items: &[String], sep: &str) -> String {
+    // " <- " is the space that may become a line break, then the mark
+    // that starts the continued line.
+    let (space, mark) = sep.split_at(sep.len() - sep.trim_start().len());
+    let mut out = String::new();
+    let mut line = head.to_string();
+    for (i, item) in items.iter().enumerate() {
+        let piece = if i == 0 { item.clone() } else { format!("{mark}{item}") };
+        let joined = if i == 0 { format!("{line}{piece}") } else { format!("{line}{space}{piece}") };
+        if i > 0 && joined.chars().count() > WIDTH {
+            out.push_str(&line);
+            out.push('\n');
+            line = format!("    {piece}");
+        } else {
+            line = joined;
+        }
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+/// A table in `preset`. Terminal tables (any preset but Markdown) that
+/// carry text columns (names, call sites, descriptions) are held to
+/// [`WIDTH`]: comfy-table wraps their widest cells at spaces, leaving the
+/// narrow number columns whole. Markdown tables are never wrapped, since a
+/// line break inside a cell would end its row.
+pub fn with_text(preset: &str) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(preset);
+    if preset != comfy_table::presets::ASCII_MARKDOWN {
+        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic).set_width(WIDTH as u16);
+    }
+    t
+}
+
+/// Gives the room of a [`with_text`] table to its `text` columns (call
+/// sites, names, descriptions), which wrap at spaces: every other column
+/// is made exactly as wide as its widest body cell or header word, so its
+/// numbers and addresses stay on one line (one split over two can be
+/// neither read nor pasted) and only its header wraps, between words.
+/// Call it after the rows are added.
+pub fn wrap_only(t: &mut comfy_table::Table, text: &[usize]) {
+    let mut widest: Vec<usize> = Vec::new();
+    let mut widen = |i: usize, w: usize| {
+        if widest.len() <= i {
+            widest.resize(i + 1, 0);
+        }
+        widest[i] = widest[i].max(w);
+    };
+    let width =
+        |s: &str, of: fn(&str) -> Vec<&str>| of(s).iter().map(|p| p.chars().count()).max().unwrap_or(0);
+    if let Some(header) = t.header() {
+        for (i, cell) in header.cell_iter().enumerate() {
+            widen(i, width(&cell.content(), |s| s.split_whitespace().collect()));
+        }
+    }
+    for row in t.row_iter() {
+        for (i, cell) in row.cell_iter().enumerate() {
+            widen(i, width(&cell.content(), |s| s.lines().collect()));
+        }
+    }
+    for (i, w) in widest.into_iter().enumerate().filter(|(i, _)| !text.contains(i)) {
+        if let Some(c) = t.column_mut(i) {
+            // comfy-table's widths count the column's padding (one space
+            // each side in every preset used here).
+            let w = u16::try_from(w + 2).unwrap_or(u16::MAX);
+            c.set_constraint(comfy_table::ColumnConstraint::Absolute(comfy_table::Width::Fixed(w)));
+        }
+    }
+}
+
 /// Right-aligns the numeric `columns` of `t` (those it has).
 pub fn align_right(t: &mut comfy_table::Table, columns: std::ops::Range<usize>) {
     for i in columns {
@@ -134,6 +210,19 @@ pub(crate) fn precision_note<'a, S: RunRecord + 'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn items_break_only_between_items() {
+        let frames: Vec<String> = (0..12).map(|i| format!("frame_{i} (file.c:{i})")).collect();
+        let text = fit_items("  0x1234: 3 walked: ", &frames, " <- ");
+        assert!(text.lines().count() > 1, "{text}");
+        for line in text.lines() {
+            assert!(line.chars().count() <= WIDTH, "{line}");
+        }
+        let rejoined: String = text.lines().map(str::trim).collect::<Vec<_>>().join(" ");
+        assert_eq!(rejoined, format!("0x1234: 3 walked: {}", frames.join(" <- ")));
+        assert!(text.lines().skip(1).all(|l| l.starts_with("    <- frame_")), "{text}");
+    }
 
     #[test]
     fn long_lines_wrap_at_the_width_and_short_ones_stay() {

@@ -3,14 +3,13 @@
 use crate::exports::compare::paired::PairedReport;
 use crate::exports::compare::{Comparison, Report, Unit};
 use crate::output::number::si;
-use comfy_table::{presets, Table};
+use comfy_table::presets;
 
 /// The table, the unmatched points, what the unit of the verdicts lets
 /// them say, and the summary line.
 pub fn render(r: &Report) -> String {
     let invocations = r.unit == Unit::Invocation;
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
+    let mut t = crate::output::table::with_text(presets::NOTHING);
     let mut header = vec!["point", "old", "new", "new/old", "95% interval", "p"];
     if invocations {
         header.push("spread%");
@@ -37,6 +36,7 @@ pub fn render(r: &Report) -> String {
         row.push(format!("{}{flag}", c.verdict.text()));
         t.add_row(row);
     }
+    crate::output::table::wrap_only(&mut t, &[0]);
     crate::output::table::align_right(&mut t, 1..header.len() - 1);
     let better = if r.higher_is_better { "higher" } else { "lower" };
     let how = if invocations {
@@ -116,8 +116,7 @@ fn spread_note(r: &Report) -> String {
 
 /// The paired table: each point against its baseline partner.
 pub fn render_paired(r: &PairedReport) -> String {
-    let mut t = Table::new();
-    t.load_preset(presets::NOTHING);
+    let mut t = crate::output::table::with_text(presets::NOTHING);
     t.set_header(["point", "baseline", "point/baseline", "95% interval", "rounds", "verdict"]);
     for c in &r.points {
         t.add_row([
@@ -133,6 +132,7 @@ pub fn render_paired(r: &PairedReport) -> String {
             .to_string(),
         ]);
     }
+    crate::output::table::wrap_only(&mut t, &[0]);
     crate::output::table::align_right(&mut t, 1..5);
     let better = if r.higher_is_better { "higher" } else { "lower" };
     let how = if r.paired {
@@ -140,10 +140,10 @@ pub fn render_paired(r: &PairedReport) -> String {
     } else {
         "sequential export, no rounds to pair: ratio of the means, Welch's interval"
     };
-    let mut out = format!(
-        "{} export: {} ({better} is better) against the baseline point\n{how}\n{t}\n",
+    let mut out = crate::output::table::fit(&format!(
+        "{} export: {} ({better} is better) against the baseline point\n{how}",
         r.family, r.metric
-    );
+    )) + &format!("{t}\n");
     for u in &r.unmatched {
         out += &format!("not compared: {u}\n");
     }

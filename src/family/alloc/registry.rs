@@ -84,10 +84,13 @@ pub fn parse_allocator(text: &str) -> Result<Allocator, String> {
     let t = text.trim();
     let (name, rest) = t.split_once(':').unwrap_or((t, ""));
     let known = ["glibc", "tcmalloc", "jemalloc", "mimalloc"];
-    let name = known
-        .into_iter()
-        .find(|k| *k == name)
-        .ok_or_else(|| format!("unknown allocator `{name}` (known: {})", known.join(", ")))?;
+    let name = known.into_iter().find(|k| *k == name).ok_or_else(|| {
+        format!(
+            "unknown allocator `{name}`{} (known: {})",
+            crate::model::value::suggest::did_you_mean(name, known),
+            known.join(", ")
+        )
+    })?;
     let mut tunables = Vec::new();
     for kv in rest.split(':').filter(|s| !s.is_empty()) {
         if name != "glibc" {

@@ -190,9 +190,15 @@ pub fn find(name: &str) -> Option<&'static LockEntry> {
     LOCKS.iter().find(|e| e.name == name)
 }
 
-/// The known names, comma separated, for error messages.
+/// The names offered to users, comma separated, for error messages (the
+/// test-only locks are accepted but never offered).
 pub fn names() -> String {
-    LOCKS.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+    offered().collect::<Vec<_>>().join(", ")
+}
+
+/// The names users are offered: every lock but the test-only ones.
+pub fn offered() -> impl Iterator<Item = &'static str> {
+    LOCKS.iter().filter(|e| !e.test_only).map(|e| e.name)
 }
 
 /// The names of the locks with a capability, comma separated.
@@ -202,9 +208,14 @@ pub fn names_with(has: impl Fn(&Caps) -> bool) -> String {
 
 /// Parses a lock name (clap value parser), listing the known ones on error.
 pub fn parse_lock(name: &str) -> Result<&'static str, String> {
-    find(name.trim())
-        .map(|e| e.name)
-        .ok_or_else(|| format!("unknown lock `{}`; known locks: {}", name.trim(), names()))
+    find(name.trim()).map(|e| e.name).ok_or_else(|| {
+        format!(
+            "unknown lock `{}`{}; known locks: {}",
+            name.trim(),
+            crate::model::value::suggest::did_you_mean(name, offered()),
+            names()
+        )
+    })
 }
 
 #[cfg(test)]
@@ -219,6 +230,8 @@ mod tests {
             assert_eq!(e.try_check.is_some(), e.caps.try_lock, "{}: try capability", e.name);
         }
         assert!(parse_lock("nope").unwrap_err().contains("known locks: seed"));
+        assert!(parse_lock("Futex").unwrap_err().contains("did you mean `futex`?"));
+        assert!(!parse_lock("nope").unwrap_err().contains("lost-wake"), "test-only locks are not offered");
     }
 
     #[test]

@@ -70,8 +70,9 @@ pub fn locks(names: &[String]) -> Result<(Vec<String>, bool), String> {
         let Some(swap) = Swap::parse(name).filter(|&s| s != Swap::Noop) else {
             let can: Vec<&str> = Swap::all().map(|s| s.name()).collect();
             return Err(format!(
-                "--lock {name}: not a lock that can live in a pthread_mutex_t (docs/experiments/run.md \
+                "--lock {name}{}: not a lock that can live in a pthread_mutex_t (docs/experiments/run.md \
                  says why the others cannot); these can: {}",
+                crate::model::value::suggest::did_you_mean(name, can.iter().copied()),
                 can.join(", ")
             ));
         };

@@ -101,7 +101,8 @@ pub fn find(name: &str) -> Option<&'static PrimitiveEntry> {
 pub fn parse_primitive(name: &str) -> Result<&'static str, String> {
     find(name).map(|p| p.name).ok_or_else(|| {
         format!(
-            "unknown primitive `{name}` (known: {})",
+            "unknown primitive `{name}`{} (known: {})",
+            crate::model::value::suggest::did_you_mean(name, PRIMITIVES.iter().map(|p| p.name)),
             PRIMITIVES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
         )
     })

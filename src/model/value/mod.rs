@@ -8,6 +8,7 @@ pub mod duration;
 pub mod list;
 pub mod size;
 pub mod spinners;
+pub mod suggest;
 pub mod work;
 
 pub use count::{parse_count, parse_percent};

@@ -120,11 +120,16 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     let groups: Vec<&str> = columns.iter().map(|(g, _)| *g).collect();
     let headers = shown.select(&groups, columns.iter().map(|(_, h)| *h).collect());
     t.set_header(varying.iter().map(|(n, _)| *n).chain(headers.iter().copied()));
-    for r in results {
-        let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
-        row.extend(shown.select(&groups, cells(r, repeated, holds)));
-        t.add_row(row);
-    }
+    let mut rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|r| {
+            let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
+            row.extend(shown.select(&groups, cells(r, repeated, holds)));
+            row
+        })
+        .collect();
+    crate::output::number::one_notation_per_column(&mut rows);
+    t.add_rows(rows);
     crate::output::table::align_right(&mut t, varying.len()..varying.len() + headers.len());
     let precision =
         crate::output::table::precision_note(results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])))

@@ -5,7 +5,6 @@
 use crate::family::program::recommend::score;
 use crate::model::advice::{Recommendation, Tried};
 use crate::model::program::VsGlibc;
-use comfy_table::Table;
 
 fn interval(v: &VsGlibc) -> String {
     v.ci95.map_or("- (1 round)".into(), |(lo, hi)| format!("{lo:.3}..{hi:.3}"))
@@ -25,8 +24,7 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
     if rec.mutexes.is_empty() {
         return out + "  no mutex a lock can replace was waited on: nothing to recommend.\n";
     }
-    let mut t = Table::new();
-    t.load_preset(preset);
+    let mut t = crate::output::table::with_text(preset);
     t.set_header(vec!["mutex", "waits at", "of wait", "lock", "vs pthread", "95% interval", "verdict"]);
     for m in &rec.mutexes {
         let chosen = match &m.best {
@@ -59,6 +57,7 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
             verdict,
         ]);
     }
+    crate::output::table::wrap_only(&mut t, &[1]);
     crate::output::table::align_right(&mut t, 2..3);
     crate::output::table::align_right(&mut t, 4..5);
     out += &format!("{t}\n");

@@ -3,7 +3,6 @@
 //! their wait), most waited-on first.
 
 use crate::model::program::{ProgramSample, RwKind, SideProfile, RW_HEADER};
-use comfy_table::Table;
 
 /// One side's cells: acquired, contended (share), wait ms.
 fn side(s: &SideProfile) -> [String; 3] {
@@ -25,8 +24,7 @@ pub fn table(s: &ProgramSample, top: usize, preset: &str) -> String {
         return String::new();
     }
     let pids = locks.iter().any(|l| l.pid != locks[0].pid);
-    let mut t = Table::new();
-    t.load_preset(preset);
+    let mut t = crate::output::table::with_text(preset);
     t.set_header(RW_HEADER.iter().chain(&["max wait µs"]).collect::<Vec<_>>());
     for l in locks.iter().take(top) {
         let label = if pids { format!("{}:{:#x}", l.pid, l.address) } else { format!("{:#x}", l.address) };
@@ -41,6 +39,7 @@ pub fn table(s: &ProgramSample, top: usize, preset: &str) -> String {
         row.push(format!("{:.1}", max as f64 / 1e3));
         t.add_row(row);
     }
+    crate::output::table::wrap_only(&mut t, &[2]);
     crate::output::table::align_right(&mut t, 3..10);
     let legend = "rwlocks and spinlocks are glibc's under every lock (nothing swaps them). read/write: \
                   readers and writers apart (a spinlock's holders are writers); contended: acquisitions \

@@ -243,8 +243,7 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     }
     let total: u64 = s.mutexes.iter().map(|m| m.counts.acquisitions).sum();
     let contended: u64 = s.mutexes.iter().map(|m| m.counts.contended).sum();
-    let mut t = Table::new();
-    t.load_preset(preset);
+    let mut t = crate::output::table::with_text(preset);
     let label = mutex_label(&s.mutexes);
     let shown: Vec<&MutexProfile> = s.mutexes.iter().take(top).collect();
     // Condition waits get a column only when a shown mutex has some.
@@ -253,8 +252,15 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     if conds {
         header.push("cond waits");
     }
-    header.extend(["wait ms", "p99 wait µs", "max wait µs", "mean hold µs", "kind"]);
-    let numbers = 2..header.len() - 1;
+    header.extend(["wait ms", "p99 wait µs", "max wait µs", "mean hold µs"]);
+    let numbers = 2..header.len();
+    // The kind gets a column only when a shown mutex is not a plain one
+    // (the legend says so otherwise): the room goes to the call sites.
+    let kind_of = |m: &MutexProfile| kind(m.kind, m.swapped, s.lock == "pthread");
+    let kinds = shown.iter().any(|m| kind_of(m) != "normal");
+    if kinds {
+        header.push("kind");
+    }
     t.set_header(header);
     for m in shown {
         let mut row = vec![
@@ -276,10 +282,13 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
             format!("{:.1}", m.counts.p99_wait_ns as f64 / 1e3),
             format!("{:.1}", m.counts.max_wait_ns as f64 / 1e3),
             format!("{:.2}", m.mean_hold_ns / 1e3),
-            kind(m.kind, m.swapped, s.lock == "pthread"),
         ]);
+        if kinds {
+            row.push(kind_of(m));
+        }
         t.add_row(row);
     }
+    crate::output::table::wrap_only(&mut t, &[1]);
     crate::output::table::align_right(&mut t, numbers);
     let kernel = s
         .kernel_waits
@@ -303,7 +312,8 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
                   calls on its address, from the futex tracepoint; including the re-acquisitions inside \
                   glibc's condition wait, whose wait the profile cannot time); cond waits: condition \
                   waits that released and re-took it; wait: from the failed try-lock to the acquisition; \
-                  p99 to 12.5%; hold: from acquisition to unlock.\n";
+                  p99 to 12.5%; hold: from acquisition to unlock; kind: shown when a mutex is not a \
+                  plain (normal) one.\n";
     let mut stacks = String::new();
     for (m, st) in s.mutexes.iter().take(top).flat_map(|m| m.stacks.iter().take(2).map(move |st| (m, st))) {
         if st.frames.is_empty() {
@@ -313,25 +323,26 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
         if st.wrappers > 0 {
             frames.insert(0, format!("[{}]", st.frames[..st.wrappers].join(" <- ")));
         }
-        stacks += &format!(
-            "  {:#x}: {} walked, {:.3} ms waited: {}\n",
+        let head = format!(
+            "  {:#x}: {} walked, {:.3} ms waited: ",
             m.address,
             st.contended,
-            st.wait_ns as f64 / 1e6,
-            frames.join(" <- ")
+            st.wait_ns as f64 / 1e6
         );
+        stacks += &crate::output::table::fit_items(&head, &frames, " <- ");
     }
     if !stacks.is_empty() {
-        stacks = format!(
+        stacks = crate::output::table::fit(
             "stacks of the top mutexes' contended acquisitions (two each at most; innermost first, \
-             wrappers in brackets; walked: every one of a mutex's first 64, then one in 16):\n{stacks}"
-        );
+             wrappers in brackets; walked: every one of a mutex's first 64, then one in 16):",
+        ) + &stacks;
     }
     let hints: String = s.symbol_hints.iter().map(|h| format!("{h}\n")).collect();
     format!(
-        "{}{t}\n{}{stacks}{}{}{}",
-        head,
+        "{}{t}\n{}{}{}{}{}",
+        crate::output::table::fit(&head),
         crate::output::table::fit(legend),
+        stacks,
         holders(s, top, preset),
         super::rwlocks::table(s, top, preset),
         crate::output::table::fit(&hints)
@@ -350,8 +361,7 @@ fn holders(s: &ProgramSample, top: usize, preset: &str) -> String {
     }
     rows.sort_by_key(|(_, h)| std::cmp::Reverse(h.caused_wait_ns));
     let label = mutex_label(&s.mutexes);
-    let mut t = Table::new();
-    t.load_preset(preset);
+    let mut t = crate::output::table::with_text(preset);
     t.set_header(vec!["mutex", "held at", "releases to waiters", "held ms", "wait caused ms", "of its wait"]);
     for (m, h) in rows.iter().take(top) {
         t.add_row(vec![
@@ -363,6 +373,7 @@ fn holders(s: &ProgramSample, top: usize, preset: &str) -> String {
             format!("{:.0}%", 100.0 * h.caused_wait_ns as f64 / m.counts.wait_ns.max(1) as f64),
         ]);
     }
+    crate::output::table::wrap_only(&mut t, &[1]);
     crate::output::table::align_right(&mut t, 2..6);
     let legend = "held at: where the holder released the mutex (an unlock, or a condition wait), past \
                   wrappers; releases to waiters: its releases while others waited; held: the holds those \

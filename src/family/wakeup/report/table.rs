@@ -168,6 +168,7 @@ pub(crate) fn render_with(
     let mut t = Table::new();
     t.load_preset(preset);
     t.set_header(&headers);
+    let mut table_rows: Vec<Vec<String>> = Vec::new();
     for r in results {
         let s = &r.sample;
         let rounds = s.round_trip.summary.map_or(0, |x| x.samples);
@@ -200,9 +201,11 @@ pub(crate) fn render_with(
             } else {
                 cells.extend(vec![String::new(); 5]);
             }
-            t.add_row(shown.select(&groups, cells));
+            table_rows.push(shown.select(&groups, cells));
         }
     }
+    crate::output::number::one_notation_per_column(&mut table_rows);
+    t.add_rows(table_rows);
     crate::output::table::align_right(&mut t, 3..headers.len());
     let mut notes = format!(
         "clock: CLOCK_MONOTONIC, resolution {} ns, {} ns per read (median of back-to-back reads; \
