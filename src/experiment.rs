@@ -49,13 +49,16 @@ pub trait Experiment {
 /// Runs experiment `E` with `args`, start to exit status.
 pub fn run<E: Experiment>(args: &E::Args) -> Result<ExitCode> {
     let spec = E::plan(args)?;
+    crate::session::terminal::set_quiet(E::output(&spec).quiet);
     Shown::of(E::COLUMNS, E::output(&spec))?;
     let exports = Exports::open(E::output(&spec), E::PLOTS)?;
     let environment = Environment::capture();
     let outcome = E::measure(&spec)?;
     let (warnings, interrupted) = E::ending(&outcome);
     for line in crate::model::warning::terminal_lines(warnings) {
-        eprint!("{}", crate::output::table::fit(&format!("warning: {line}")));
+        if !crate::session::terminal::quiet() {
+            eprint!("{}", crate::output::table::fit(&format!("warning: {line}")));
+        }
     }
     emit(exports, &E::report(&spec, &environment, &outcome), E::TABLE_ON_STDERR)?;
     Ok(match interrupted {

@@ -63,10 +63,10 @@ fn main() -> ExitCode {
         Command::Cleanup => print(&(cleanup::run().join("\n") + "\n")).map(|()| ExitCode::SUCCESS),
         Command::Completions { shell } => {
             let mut out = Vec::new();
-            clap_complete::generate(shell, &mut public_command(), "contend", &mut out);
+            clap_complete::generate(shell, &mut completing_names(public_command()), "contend", &mut out);
             print(&String::from_utf8_lossy(&out)).map(|()| ExitCode::SUCCESS)
         }
-        Command::Man => man().map(|()| ExitCode::SUCCESS),
+        Command::Man(args) => man(&args),
     };
     match outcome {
         Ok(code) => code,
@@ -139,10 +139,10 @@ fn parse() -> Cli {
         names.iter().any(|n| ["N", "DURATION", "PERCENT", "WORK"].iter().any(|k| n.as_str().starts_with(k)))
     }
     fn negatives(c: clap::Command) -> clap::Command {
+        // mut_args keeps the arguments' order (mut_arg moves each to the
+        // end, which reorders --help's headings).
         let c = c.allow_negative_numbers(true).mut_subcommands(negatives);
-        let ids: Vec<clap::Id> =
-            c.get_arguments().filter(|a| numeric(a)).map(|a| a.get_id().clone()).collect();
-        ids.iter().fold(c, |c, id| c.mut_arg(id, |a| a.allow_hyphen_values(true)))
+        c.mut_args(|a| if numeric(&a) { a.allow_hyphen_values(true) } else { a })
     }
     let matches = negatives(Cli::command()).get_matches();
     Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
@@ -161,17 +161,55 @@ fn public_command() -> clap::Command {
         .subcommands(public)
 }
 
-/// contend(1) and a page per command (contend-lock(1), ...) as one roff
-/// stream: the top page, then each subcommand's, so `man -l -` shows all.
-fn man() -> Result<()> {
-    let cmd = public_command();
-    let mut out = Vec::new();
-    clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let name = format!("contend-{}", sub.get_name());
-        clap_mangen::Man::new(sub.clone()).title(name).render(&mut out)?;
+/// The command tree for completion scripts: the flags that take names of
+/// locks, primitives or allocators (comma lists, parsed by contend) offer
+/// those names, so `--lock <TAB>` completes `futex`, not file names. One
+/// name per completion: the shells complete the first item of a list.
+fn completing_names(cmd: clap::Command) -> clap::Command {
+    use clap::builder::PossibleValuesParser;
+    let locks: Vec<&str> = contend::family::lock::registry::offered().collect();
+    let swaps: Vec<&str> = locks::in_mutex::Swap::all().map(|s| s.name()).collect();
+    let primitives: Vec<&str> =
+        contend::family::wakeup::registry::PRIMITIVES.iter().map(|p| p.name).collect();
+    let allocators = ["glibc", "tcmalloc", "jemalloc", "mimalloc"];
+    let names = |arg: &'static str, names: Vec<&'static str>| {
+        move |c: clap::Command| c.mut_arg(arg, |a| a.value_parser(PossibleValuesParser::new(names)))
+    };
+    cmd.mut_subcommand("lock", names("lock", locks.clone()))
+        .mut_subcommand("tune", names("lock", locks))
+        .mut_subcommand("run", names("lock", swaps))
+        .mut_subcommand("wakeup", names("primitive", primitives))
+        .mut_subcommand("alloc", names("allocator", allocators.to_vec()))
+}
+
+/// `contend man`: one page printed, or every page written to --dir.
+fn man(args: &contend::cli::ManArgs) -> Result<ExitCode> {
+    let pages = contend::cli::manual::pages(&public_command())?;
+    if let Some(dir) = &args.dir {
+        for (name, roff) in &pages {
+            let path = dir.join(format!("{name}.1"));
+            std::fs::write(&path, roff).with_context(|| format!("writing {}", path.display()))?;
+        }
+        println!("{} pages written to {}", pages.len(), dir.display());
+        return Ok(ExitCode::SUCCESS);
     }
-    print(&String::from_utf8_lossy(&out))
+    let want = args.command.as_deref().map_or("contend".to_string(), |c| format!("contend-{c}"));
+    match pages.iter().find(|(name, _)| *name == want) {
+        Some((_, roff)) => print(&String::from_utf8_lossy(roff)).map(|()| ExitCode::SUCCESS),
+        None => {
+            let names: Vec<&str> = pages.iter().skip(1).map(|(n, _)| &n["contend-".len()..]).collect();
+            eprintln!(
+                "error: no manual page for `{}`{}; the commands: {}",
+                args.command.as_deref().unwrap_or_default(),
+                contend::model::value::suggest::did_you_mean(
+                    args.command.as_deref().unwrap_or_default(),
+                    names.iter().copied()
+                ),
+                names.join(", ")
+            );
+            Ok(ExitCode::from(2))
+        }
+    }
 }
 
 /// During the emergency exit, workers still in a lock panic when their

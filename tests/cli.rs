@@ -327,3 +327,22 @@ fn a_mistyped_name_gets_the_nearest_one() {
         contend().args(args).assert().code(2).stderr(predicate::str::contains(want));
     }
 }
+
+#[test]
+fn quiet_leaves_only_the_result() {
+    // Four threads on this 2-CPU machine (or any with fewer than four)
+    // warn of oversubscription; the warning goes only to the export.
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("q.json");
+    let out = lock(&["--lock", "futex", "--threads", "64", "--runs", "1", "--quiet", "--export-json"])
+        .arg(&json)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    assert!(out.stderr.is_empty(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cs/s"), "the table is the result");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let warnings = doc["warnings"].as_array().expect("warnings in the export");
+    assert!(warnings.iter().any(|w| w.to_string().contains("oversubscribed")), "{warnings:?}");
+}

@@ -30,7 +30,8 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--period", "1ms", "--duty", "0.5"], "write 50%");
     refused(&["compare", "a.json", "b.json", "--threshold", "0.05"], "write 5%");
     refused(&["lock", "--max-steal", "10"], "write 10%");
-    refused(&["wakeup", "--pairs", "-1"], "for '--pairs <PAIRS>'");
+    refused(&["wakeup", "--pairs", "-1"], "for '--pairs <N>'");
+    refused(&["wakeup", "--proc-pairs", "-1"], "for '--proc-pairs <N>'");
     refused(&["lock", "--threads", "-2"], "negative");
     refused(&["lock", "--threads", "two"], "not a whole number");
     refused(&["lock", "--spin", "0"], "0 is not allowed");

@@ -126,8 +126,7 @@ fn process_pairs_run_every_shareable_primitive_and_leave_nothing() {
     let d = json(&[
         "--primitive",
         "posix-sem,sysv-sem,futex,futex2,eventfd,pipe,condvar",
-        "--procs",
-        "--pairs",
+        "--proc-pairs",
         "2",
         "--iterations",
         "200",
@@ -317,7 +316,8 @@ fn csv_and_markdown_exports_have_a_row_per_pair() {
 #[test]
 fn bad_input_is_refused_with_status_2() {
     let cases: &[(&[&str], &str)] = &[
-        (&["--procs", "-P", "mutex-handoff"], "work between processes"),
+        (&["--proc-pairs", "1", "-P", "mutex-handoff"], "work between processes"),
+        (&["--proc-pairs", "2", "--pairs", "2"], "cannot be used with"),
         (&["-P", "smoke"], "unknown primitive"),
         (&["--priority", "5"], "needs --policy fifo or rr"),
         (&["--policy", "fifo", "--priority", "100"], "outside 1..=99"),
@@ -361,7 +361,7 @@ fn interrupt_reports_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("w.json");
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
-        .args(["wakeup", "-P", "futex", "--procs", "--duration", "30s", "--interval", "100us"])
+        .args(["wakeup", "-P", "futex", "--proc-pairs", "1", "--duration", "30s", "--interval", "100us"])
         .arg("--export-json")
         .arg(&path)
         .stdout(std::process::Stdio::piped())

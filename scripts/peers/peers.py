@@ -97,10 +97,10 @@ def stress_sem(args):
 
 def stress_futex(args):
     peer = stress_ng_ops("futex", 1, args.seconds)
-    d = contend_json(args, ["wakeup", "-P", "futex", "--procs", "--interval", "0",
+    d = contend_json(args, ["wakeup", "-P", "futex", "--proc-pairs", "1", "--interval", "0",
                             "--duration", f"{args.seconds}s"])
     ours = 2 * d["points"][0]["sample"]["round_trips_per_s"]
-    return ("stress-ng --futex 1", peer, "contend wakeup -P futex --procs --interval 0 (2 wakes per round trip)",
+    return ("stress-ng --futex 1", peer, "contend wakeup -P futex --proc-pairs 1 --interval 0 (2 wakes per round trip)",
             ours, "wakes per s",
             "its waiter polls with a tiny timeout, so wakes often find nobody asleep: a syscall rate, not a "
             "wake-up latency")

@@ -6,6 +6,8 @@
 //! (`output::args::OutputArgs`, `engine::repeat_args::RepeatArgs`), so
 //! the command tree depends on the families and never the other way.
 
+pub mod manual;
+
 use crate::family::alloc::args::AllocArgs;
 use crate::family::lock::args::LockArgs;
 use crate::family::wakeup::args::WakeupArgs;
@@ -98,9 +100,10 @@ pub enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the manual page, contend(1), as roff (`contend man | man -l -`),
+    /// Print a manual page as roff (`contend man lock | man -l -`), or write
+    /// every page to a directory (`contend man --dir /usr/local/share/man/man1`);
     /// generated from these definitions.
-    Man,
+    Man(ManArgs),
 }
 
 /// `contend compare`.
@@ -163,6 +166,19 @@ Examples:
   contend tune --lock futex --threads 4 --hold 1us
   contend tune --lock adaptive --threads 2 --hold 2.5us --max-time 60s";
 
+/// `contend man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (contend-COMMAND(1)) [default: the
+    /// top page, contend(1)].
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Option<String>,
+    /// Write every page (contend.1, contend-lock.1, ...) into this
+    /// directory instead of printing one.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
 /// `contend list`.
 #[derive(Debug, Args)]
 pub struct ListArgs {
@@ -180,4 +196,80 @@ pub enum ListWhat {
     Allocators,
     /// The wake-up primitives, and which work between processes.
     Primitives,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    /// The commands a user sees (not the internal ones).
+    fn public() -> Vec<clap::Command> {
+        Cli::command().get_subcommands().filter(|c| !c.is_hide_set()).cloned().collect()
+    }
+
+    /// The arguments a user sees in one command.
+    fn shown(c: &clap::Command) -> impl Iterator<Item = &clap::Arg> {
+        c.get_arguments().filter(|a| !a.is_hide_set() && a.get_id() != "help" && a.get_id() != "version")
+    }
+
+    #[test]
+    fn every_value_has_a_named_placeholder() {
+        for c in public() {
+            for a in shown(&c).filter(|a| a.get_action().takes_values() && a.get_long().is_some()) {
+                assert!(
+                    a.get_value_names().is_some() || !a.get_possible_values().is_empty(),
+                    "contend {} --{}: no value name (clap would print <{}>)",
+                    c.get_name(),
+                    a.get_long().unwrap(),
+                    a.get_id().as_str().to_uppercase()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_flag_means_one_kind_of_thing_everywhere() {
+        // A long name that takes a value in one command takes one in all
+        // (`--procs` was a list in lock and a switch in wakeup).
+        let mut seen: std::collections::HashMap<String, (bool, String)> = Default::default();
+        for c in public() {
+            for a in shown(&c) {
+                let Some(long) = a.get_long() else { continue };
+                let takes = a.get_action().takes_values();
+                let (was, first) = seen.entry(long.to_string()).or_insert((takes, c.get_name().to_string()));
+                assert_eq!(
+                    *was,
+                    takes,
+                    "--{long}: a value in one of {first} and {} but not the other",
+                    c.get_name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn measuring_commands_group_their_options_and_examples_never_wrap() {
+        for c in public() {
+            let name = c.get_name().to_string();
+            if ["lock", "wakeup", "alloc", "run", "tune"].contains(&name.as_str()) {
+                for a in shown(&c) {
+                    assert!(
+                        a.get_help_heading().is_some(),
+                        "contend {name} --{:?}: no heading",
+                        a.get_long()
+                    );
+                }
+            }
+            // clap wraps help at 100 columns; an example line longer than
+            // that would be broken mid-command.
+            for line in c.get_after_help().map(|h| h.to_string()).unwrap_or_default().lines() {
+                assert!(
+                    line.chars().count() <= 100,
+                    "contend {name}: {} columns: {line}",
+                    line.chars().count()
+                );
+            }
+        }
+    }
 }

@@ -71,10 +71,15 @@ pub fn sweep_bar(
 /// --max-time) when there is one.
 pub fn progress_bar(wanted: bool, runs: usize, per_run: Duration, cap: Option<Duration>) -> ProgressBar {
     let estimate = estimate(runs, per_run);
-    if !wanted || !std::io::stderr().is_terminal() || estimate < PROGRESS_MIN {
+    if !wanted
+        || crate::session::terminal::quiet()
+        || !std::io::stderr().is_terminal()
+        || estimate < PROGRESS_MIN
+    {
         return ProgressBar::hidden();
     }
-    let bar = ProgressBar::new(runs as u64);
+    let target = indicatif::ProgressDrawTarget::term_like(Box::new(Narrower(console::Term::stderr())));
+    let bar = ProgressBar::with_draw_target(Some(runs as u64), target);
     let style = ProgressStyle::with_template(
         "[{elapsed_precise}] {bar:30} {pos}/{len} runs{prefix}, ETA {plan_eta}  {msg}",
     )
@@ -84,9 +89,52 @@ pub fn progress_bar(wanted: bool, runs: usize, per_run: Duration, cap: Option<Du
         let _ = w.write_str(&left);
     });
     bar.set_style(style);
+    crate::session::terminal::set_live_bar(&bar);
     // No steady tick: a redraw thread waking five times a second would
     // run inside the measured windows. The bar redraws when a run ends.
     bar
+}
+
+/// stderr as indicatif sees it, three columns narrower than the terminal.
+/// indicatif pads the bar's line to the width it is given; a line that
+/// fills the last column leaves the cursor waiting to wrap, so the
+/// terminal's echo of Ctrl-C (`^C`) started a new line, and the bar's
+/// clear then erased that line instead of the bar's: a stale bar stayed
+/// above the interrupt notice. Three columns leave room for the echo.
+#[derive(Debug)]
+struct Narrower(console::Term);
+
+impl indicatif::TermLike for Narrower {
+    fn width(&self) -> u16 {
+        self.0.size().1.saturating_sub(3).max(20)
+    }
+    fn height(&self) -> u16 {
+        self.0.size().0
+    }
+    fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_up(n)
+    }
+    fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_down(n)
+    }
+    fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_right(n)
+    }
+    fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+        self.0.move_cursor_left(n)
+    }
+    fn write_line(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_line(s)
+    }
+    fn write_str(&self, s: &str) -> std::io::Result<()> {
+        self.0.write_str(s)
+    }
+    fn clear_line(&self) -> std::io::Result<()> {
+        self.0.clear_line()
+    }
+    fn flush(&self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }
 
 /// The time left, in words: `done` of `planned` runs ended after

@@ -9,11 +9,13 @@ use std::time::Duration;
 /// `--runs`, `--precision`, `--max-time`, `--order`, `--seed`,
 /// `--max-steal`, `--count-futex`.
 #[derive(Debug, Args)]
+#[command(next_help_heading = crate::output::args::MEASUREMENT)]
 pub struct RepeatArgs {
     /// Independent runs per point (each with its own workers and
     /// warm-up); the report gives the mean and its 95% confidence
     /// interval (Student's t).
     #[arg(long, value_parser = parse_count, default_value = "3", allow_hyphen_values = true)]
+    #[arg(value_name = "N")]
     pub runs: u32,
 
     /// Keep adding runs until the 95% interval's half-width is within
@@ -21,10 +23,10 @@ pub struct RepeatArgs {
     #[arg(long, value_parser = parse_percent, value_name = "PERCENT")]
     pub precision: Option<f64>,
 
-    /// With --precision: the time to spend on one point's runs (default
-    /// 60s). In interleaved order it is pooled: the sweep may spend this
-    /// times the number of points, and points that reach their precision
-    /// early leave their share to the noisier ones.
+    /// With --precision: the time to spend on one point's runs. In
+    /// interleaved order it is pooled: the sweep may spend this times the
+    /// number of points, and points that reach their precision early
+    /// leave their share to the noisier ones [default: 60s].
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", requires = "precision")]
     pub max_time: Option<Duration>,
 
@@ -35,8 +37,8 @@ pub struct RepeatArgs {
     #[arg(long, value_enum, default_value_t = Order::Interleaved)]
     pub order: Order,
 
-    /// Seed of the interleaved order (default: drawn, and recorded in the
-    /// export so the order can be replayed).
+    /// Seed of the interleaved order, recorded in the export so the order
+    /// can be replayed [default: drawn at random].
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
@@ -58,6 +60,7 @@ pub struct RepeatArgs {
     /// every syscall). Counting needs root or CAP_PERFMON; without it the
     /// run says so and counts nothing.
     #[arg(long, value_enum, default_value_t = CountFutex::Separate)]
+    #[arg(value_name = "WHEN")]
     pub count_futex: CountFutex,
 }
 

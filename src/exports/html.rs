@@ -26,6 +26,7 @@ pub struct ReportArgs {
     pub output: PathBuf,
     /// The page's title.
     #[arg(long, default_value = "contend report")]
+    #[arg(value_name = "TEXT")]
     pub title: String,
 }
 

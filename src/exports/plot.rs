@@ -28,8 +28,9 @@ pub struct PlotArgs {
     /// The figure: .svg or .png.
     #[arg(long, short = 'o', value_name = "OUT.svg|OUT.png")]
     pub output: PathBuf,
-    /// A short title (default: after the swept axis).
+    /// A short title [default: named after the swept axis].
     #[arg(long)]
+    #[arg(value_name = "TEXT")]
     pub title: Option<String>,
 }
 

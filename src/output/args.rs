@@ -5,8 +5,40 @@ use clap::Args;
 use serde::Serialize;
 use std::path::PathBuf;
 
+/// The headings `--help` groups each command's options under, in the
+/// order they first appear: what runs, how it is measured, where results
+/// go, and what helps when something goes wrong.
+pub const WORKLOAD: &str = "Workload";
+/// How the workload is measured: windows, runs, repetition, screening.
+pub const MEASUREMENT: &str = "Measurement";
+/// Where results go.
+pub const OUTPUT: &str = "Output";
+/// Watchdogs, fault injection and tracing.
+pub const DIAGNOSIS: &str = "Diagnosis";
+/// Where and how the wakeup family's threads run.
+pub const SCHEDULING: &str = "Scheduling";
+/// `contend run`: which locks, and what the profile does.
+pub const LOCKS_AND_PROFILE: &str = "Locks and profile";
+/// `contend run`: how the program is run and read.
+pub const PROGRAM: &str = "Program";
+
+/// Fits the shared flags to one command (`#[command(mut_args(...))]` on
+/// its flags): --export-gnuplot's help says what `columns` this command
+/// writes, --plot's what `figure` it draws, and --plot is hidden where the
+/// command draws none (`figure` None; sink::Exports::open refuses it there
+/// too), so each flag a command offers means something in it.
+pub fn fit_to(columns: &'static str, figure: Option<&'static str>) -> impl FnMut(clap::Arg) -> clap::Arg {
+    move |a| match (a.get_id().as_str(), figure) {
+        ("export_gnuplot", _) => a.help(format!("Write gnuplot-ready columns to FILE: {columns}")),
+        ("plot", Some(figure)) => a.help(format!("Draw the results as an SVG: {figure}")),
+        ("plot", None) => a.hide(true),
+        _ => a,
+    }
+}
+
 /// The export flags, flattened into each command.
 #[derive(Debug, Clone, Default, Args, Serialize, schemars::JsonSchema)]
+#[command(next_help_heading = crate::output::args::OUTPUT)]
 pub struct OutputArgs {
     /// Write every result, the spec and the environment as JSON to FILE
     /// (`-`: stdout, which then carries only the JSON). Every export path
@@ -27,13 +59,11 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub export_markdown: Option<PathBuf>,
 
-    /// Write gnuplot-ready columns to FILE (lock: lockscale's; wakeup:
-    /// percentiles; alloc: one block per pattern).
+    /// Write gnuplot-ready columns to FILE (each command says which).
     #[arg(long, value_name = "FILE")]
     pub export_gnuplot: Option<PathBuf>,
 
-    /// Draw the results as an SVG (lock: cs/s against the swept axis with
-    /// 95% intervals and a fairness panel; wakeup: latency percentiles).
+    /// Draw the results as an SVG (each command says what it draws).
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
@@ -51,4 +81,11 @@ pub struct OutputArgs {
     #[arg(long)]
     #[serde(skip)]
     pub no_progress: bool,
+
+    /// Only the results (and errors): no progress bar, no warnings or
+    /// status lines on stderr, for scripts. The warnings stay in the
+    /// exports.
+    #[arg(long, short = 'q')]
+    #[serde(skip)]
+    pub quiet: bool,
 }

@@ -117,7 +117,7 @@ pub fn for_writing() -> Result<&'static TrustedDir, String> {
         if let Some(w) = warning {
             // Seen at once, not at the end: it is about someone tampering
             // with this user's files.
-            eprint!("{}", crate::output::table::fit(&format!("warning: {w}")));
+            eprintln!("warning: {w}");
         }
         Ok(dir)
     })

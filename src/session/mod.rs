@@ -12,3 +12,4 @@ pub mod ledger_dir;
 pub mod limits;
 pub mod resources;
 pub mod signals;
+pub mod terminal;

@@ -222,7 +222,9 @@ fn drain(fd: &SignalFd) -> Option<Event> {
             crate::session::emergency::exit(exit_status(sig), &format!("second {sig}: exiting at once"));
         }
         let what = STOPPING.get().map_or("the workers", String::as_str);
-        eprintln!("{sig}: stopping {what} and reporting what was measured; interrupt again to exit at once");
+        crate::session::terminal::say(&format!(
+            "{sig}: stopping {what} and reporting what was measured; interrupt again to exit at once"
+        ));
     }
     event
 }

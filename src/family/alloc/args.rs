@@ -15,6 +15,11 @@ Examples:
 
 /// `contend alloc`.
 #[derive(Debug, Args)]
+#[command(mut_args(crate::output::args::fit_to(
+    "one block per pattern: a row per allocator and thread count",
+    None
+)))]
+#[command(next_help_heading = crate::output::args::WORKLOAD)]
 pub struct AllocArgs {
     /// Patterns: local (each thread frees its own blocks), pairs (consumers
     /// free what producers allocated).
@@ -29,18 +34,22 @@ pub struct AllocArgs {
 
     /// Threads for the local pattern.
     #[arg(long, short = 't', value_parser = parse_count, default_value = "16", allow_hyphen_values = true)]
+    #[arg(value_name = "N")]
     pub threads: u32,
 
     /// Producer/consumer pairs for the pairs pattern.
     #[arg(long, value_parser = parse_count, default_value = "16", allow_hyphen_values = true)]
+    #[arg(value_name = "N")]
     pub pairs: u32,
 
     /// Rounds per thread (local) or per pair (pairs).
     #[arg(long, default_value_t = 1000)]
+    #[arg(value_name = "N")]
     pub iterations: u64,
 
     /// Blocks per round.
     #[arg(long, default_value_t = 1024)]
+    #[arg(value_name = "N")]
     pub batch: usize,
 
     /// Block sizes in bytes: a list (64 or 16,64,4k), a uniform range
@@ -50,11 +59,11 @@ pub struct AllocArgs {
 
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub output: OutputArgs,
+    pub repeat: RepeatArgs,
 
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub repeat: RepeatArgs,
+    pub output: OutputArgs,
 }
 
 fn pattern_list(s: &str) -> Result<List<Pattern>, String> {

@@ -16,22 +16,29 @@ pub(crate) const LOCK_EXAMPLES: &str = "\
 Every list flag sweeps: the run is the cartesian product, one row per point.
 
 Examples:
-  contend lock --lock seed --threads 4 --hold 1us --spin 1,10,100,1000,10000,100000 --duration 5s
+  contend lock --lock seed --threads 4 --hold 1us --spin 1,10,100,1000,10000,100000 \\
+      --duration 5s
   contend lock --lock futex,pthread --threads 2,4,8 --hold 1us --idle sleep:50us
   contend lock --lock futex --threads 4 --period 1000ns --duty 10%,50%,90%
   contend lock --lock adaptive --spinners none,one,many --threads 256 --period 1000ns --duty 50%
   contend lock --lock seed --threads 4 --format seed
   contend lock --lock futex --export-json result.json
-  contend lock --procs 10,100,1000 --lock flock,fcntl,sysv --hold sleep:100us --idle 0 --duration 10s --format gnuplot";
+  contend lock --procs 10,100,1000 --lock flock,fcntl,sysv --hold sleep:100us --idle 0 \\
+      --duration 10s --format gnuplot";
 
 /// `contend lock`.
 #[derive(Debug, Args)]
+#[command(mut_args(crate::output::args::fit_to(
+    "lockscale's layout: a `# lock hold idle duration` line, then per worker count the workers, seconds, user and system seconds, and the per-worker acquisition statistics",
+    Some("cs/s against the swept axis with 95% intervals, and a fairness panel")
+)))]
+#[command(next_help_heading = crate::output::args::WORKLOAD)]
 pub struct LockArgs {
     /// Locks to measure, comma separated (`contend list locks` shows them).
-    #[arg(long, short = 'l', value_parser = lock_list, default_value = "futex", value_name = "LOCKS")]
+    #[arg(long, short = 'l', value_parser = lock_list, default_value = "futex", value_name = "LOCK[,...]")]
     pub lock: List<&'static str>,
 
-    /// Worker threads, comma separated (default 4).
+    /// Worker threads, comma separated [default: 4].
     #[arg(long, short = 't', value_parser = count_list, allow_hyphen_values = true,
           value_name = "N[,N...]", conflicts_with = "procs")]
     pub threads: Option<List<u32>>,
@@ -42,18 +49,18 @@ pub struct LockArgs {
     pub procs: Option<List<u32>>,
 
     /// Directory for the lock file of file locks and sysv (a private
-    /// subdirectory is created and removed); default /dev/shm (tmpfs).
+    /// subdirectory is created and removed) [default: /dev/shm, a tmpfs].
     #[arg(long, value_name = "DIR")]
     pub lock_dir: Option<PathBuf>,
 
-    /// Spin budget: user-space attempts before sleeping (locks that have one;
-    /// default 100).
+    /// Spin budget: user-space attempts before sleeping (locks that have
+    /// one) [default: 100].
     #[arg(long, short = 's', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
     pub spin: Option<List<u32>>,
 
     /// Waiting policy for `adaptive`: none (sleep at once), one (one
-    /// adaptive spinner, the rest sleep) or many (every waiter spins);
-    /// default one.
+    /// adaptive spinner, the rest sleep) or many (every waiter spins)
+    /// [default: one].
     #[arg(long, value_parser = spinners_list, value_name = "POLICY[,...]")]
     pub spinners: Option<List<SpinPolicy>>,
 
@@ -79,16 +86,18 @@ pub struct LockArgs {
           value_name = "PERCENT[,...]")]
     pub duty: Option<List<f64>>,
 
-    /// Measured window per run (rates divide by the measured length);
-    /// default 2s, or 300ms with --precision, where many short runs
-    /// narrow the interval faster than a few long ones.
+    /// Measured window per run (rates divide by the measured length); with
+    /// --precision, many short runs narrow the interval faster than a few
+    /// long ones [default: 2s; 300ms with --precision].
     #[arg(long, short = 'd', value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(help_heading = crate::output::args::MEASUREMENT)]
     pub duration: Option<Duration>,
 
     /// Abort with a diagnosis (lock word, who holds, who waits) when no
-    /// worker completes a critical section for this long; default the
-    /// larger of 10s and 100 holds.
+    /// worker completes a critical section for this long [default: the
+    /// larger of 10s and 100 holds].
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
+    #[arg(help_heading = crate::output::args::DIAGNOSIS)]
     pub stall_timeout: Option<Duration>,
 
     /// Fault injection (with --procs): this long into the window, the
@@ -96,22 +105,27 @@ pub struct LockArgs {
     /// Robust locks (pthread-robust) recover and the report gives the
     /// recovery time; the others end the run with an explanation.
     #[arg(long, value_parser = parse_duration, value_name = "DURATION", allow_hyphen_values = true)]
+    #[arg(help_heading = crate::output::args::DIAGNOSIS)]
     pub kill_holder_after: Option<Duration>,
 
-    /// Run before the window starts, per run; default 250ms, or 100ms
-    /// with --precision.
+    /// Run before the window starts, per run [default: 250ms; 100ms with
+    /// --precision].
     #[arg(long, value_parser = parse_duration, allow_hyphen_values = true)]
+    #[arg(help_heading = crate::output::args::MEASUREMENT)]
+    #[arg(value_name = "DURATION")]
     pub warmup: Option<Duration>,
 
     /// Output on stdout: a table, futex-scalability.c's summary lines, or
     /// lockscale's gnuplot columns.
     #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(help_heading = crate::output::args::OUTPUT)]
     pub format: Format,
 
     /// Measure every point as this many identical copies (replica 1, 2,
     /// ...), interleaved like distinct points: an A/A check of the
     /// method's noise (`contend compare FILE --baseline replica=1`).
     #[arg(long, value_parser = parse_count, default_value = "1", value_name = "N")]
+    #[arg(help_heading = crate::output::args::MEASUREMENT)]
     pub replicate: u32,
 
     #[command(flatten)]

@@ -13,10 +13,16 @@ Examples:
   contend run --lock adaptive@0x4040c0,tas@queue_put --runs 5 -- ./prog
   contend run --recommend --lock adaptive,tas,mcs --runs 5 -- pigz -p 4 -k -f big.tar
   contend run --what-if 0x4040c0 --runs 8 -- ./prog
-  contend run --lock pthread,adaptive --metric 'events/s \\(eps\\): *([0-9.]+)' -- sysbench mutex run";
+  contend run --lock pthread,adaptive --metric 'events/s \\(eps\\): *([0-9.]+)' \\
+      -- sysbench mutex run";
 
 /// `contend run`.
 #[derive(Debug, Args)]
+#[command(mut_args(crate::output::args::fit_to(
+    "one row per lock: mean wall time (or --metric), its 95% interval, the ratio to pthread and that ratio's interval",
+    None
+)))]
+#[command(next_help_heading = crate::output::args::LOCKS_AND_PROFILE)]
 pub struct ProgramArgs {
     /// Locks to run the program with, comma-separated: `pthread` (glibc's
     /// own mutex, the baseline every ratio is to; added first if missing)
@@ -69,6 +75,7 @@ pub struct ProgramArgs {
     /// time: the first capture group (or the whole match) of the last line
     /// of stdout, else stderr, that matches REGEX, read as a number.
     #[arg(long, value_name = "REGEX")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
     pub metric: Option<String>,
 
     /// When contend is interrupted (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT), the
@@ -76,21 +83,23 @@ pub struct ProgramArgs {
     /// after this grace; a second interrupt kills them at once. Processes
     /// the program leaves running when it exits get the same.
     #[arg(long, value_parser = crate::model::value::parse_duration, default_value = "2s", value_name = "DURATION")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
     pub grace: std::time::Duration,
 
-    /// The interposer library (default: $CONTEND_INTERPOSER, else the one
+    /// The interposer library [default: $CONTEND_INTERPOSER, else the one
     /// contend carries inside itself, written on first use to this user's
-    /// private directory, $XDG_RUNTIME_DIR/contend or /tmp/contend-UID).
+    /// private directory, $XDG_RUNTIME_DIR/contend or /tmp/contend-UID].
     #[arg(long, value_name = "FILE.so")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
     pub interposer: Option<PathBuf>,
 
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub output: OutputArgs,
+    pub repeat: RepeatArgs,
 
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub repeat: RepeatArgs,
+    pub output: OutputArgs,
 
     /// The program and its arguments, after `--` (passed as they are,
     /// UTF-8 or not). Its stdin, stdout and stderr are its own; contend's

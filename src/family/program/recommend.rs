@@ -93,11 +93,11 @@ fn first_executions(cx: &mut Setting<'_>, candidates: &[ProgramPoint], wall_s: f
     let mut stopped = Vec::new();
     for p in candidates {
         if progress {
-            eprintln!(
+            crate::session::terminal::status(&format!(
                 "contend run --recommend: first execution of {} (ended after {:.1} s: {SLOWEST}x the profiled one)",
                 p.lock,
                 limit.as_secs_f64()
-            );
+            ));
         }
         match run_one(cx, p, None) {
             Ok(_) => {}
@@ -151,13 +151,13 @@ pub(crate) fn run(
             ),
         ));
     } else if spec.progress {
-        eprintln!(
+        crate::session::terminal::status(&format!(
             "contend run --recommend: {} mutex(es) × {} lock(s), then the winners together: up to {executions} \
              executions of about {wall:.2} s (~{:.0} s); the intervals narrow with the square root of --runs ({rounds})",
             chosen.len(),
             locks.len(),
             executions as f64 * wall
-        );
+        ));
     }
     if chosen.is_empty() {
         points.truncate(1);

@@ -416,7 +416,7 @@ fn profile_cost(results: &[ProgramResult]) -> Option<VsGlibc> {
 /// and the what-if start from.
 pub(crate) fn profile_once(cx: &mut Setting<'_>, why: &str) -> Result<ProgramSample> {
     if cx.spec.progress {
-        eprintln!("contend run {why}");
+        crate::session::terminal::status(&format!("contend run {why}"));
     }
     run_one(cx, &ProgramPoint::new("pthread", true), None).context("profiling the program")
 }
@@ -495,7 +495,9 @@ pub(crate) fn measure(
             started += 1;
             if headers {
                 let what = if purpose == Purpose::Count { ", counting futex calls" } else { "" };
-                eprintln!("contend run: {lock}, execution {started} of {planned}{what}");
+                crate::session::terminal::status(&format!(
+                    "contend run: {lock}, execution {started} of {planned}{what}"
+                ));
             }
             run_one(cx, point, counted.as_ref().or(inline)).with_context(|| format!("lock {lock}"))
         },

@@ -126,7 +126,7 @@ pub(crate) fn run(
         points.push(p);
     }
     if spec.progress {
-        eprintln!(
+        crate::session::terminal::status(&format!(
             "contend run --what-if: {} in {} ({} acquisitions, mean hold {}): delays {} in {} rounds",
             format_args!("0x{:x}", m.address),
             m.waits_at,
@@ -134,7 +134,7 @@ pub(crate) fn run(
             crate::model::value::format_nanos(m.mean_hold_ns as u64),
             delays.iter().map(|&d| crate::model::value::format_nanos(d)).collect::<Vec<_>>().join(", "),
             spec.repeat.runs
-        );
+        ));
     }
     let measured = measure(cx, &points, futex, inline, &mut warnings)?;
     // The delay reached the mutex in some run, or nothing can be said.

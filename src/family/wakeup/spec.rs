@@ -64,23 +64,21 @@ impl WakeupSpec {
         names.dedup();
         let mut affinities = args.affinity.0.clone();
         affinities.dedup();
-        let mode = if args.procs { Mode::Processes } else { Mode::Threads };
+        let (pairs, procs) = args.pairs();
+        let mode = if procs { Mode::Processes } else { Mode::Threads };
         for name in &names {
             let entry = primitives::find(name).expect("parsed names are registered");
             (entry.available)().map_err(|why| err(format!("primitive `{name}` cannot run here: {why}")))?;
             if mode == Mode::Processes && entry.run_procs.is_none() {
                 return Err(err(format!(
-                    "--procs: `{name}` {} (primitives that work between processes: {})",
+                    "--proc-pairs: `{name}` {} (primitives that work between processes: {})",
                     entry.why_not_procs,
                     primitives::names_with_procs()
                 )));
             }
         }
-        if args.pairs == 0 {
-            return Err(err("--pairs must be at least 1"));
-        }
-        let threads = u64::from(args.pairs) * 2;
-        let noun = if args.procs { "processes" } else { "threads" };
+        let threads = u64::from(pairs) * 2;
+        let noun = if procs { "processes" } else { "threads" };
         Limits::read().check_tasks(threads, noun).map_err(err)?;
 
         let mut cpus = match &args.cpus {
@@ -100,7 +98,7 @@ impl WakeupSpec {
             cpus.retain(|c| !excluded.0.contains(c));
         }
         for &affinity in &affinities {
-            plan(affinity, &cpus, args.pairs as usize).map_err(err)?;
+            plan(affinity, &cpus, pairs as usize).map_err(err)?;
         }
 
         let length = match (args.iterations, args.duration) {
@@ -130,7 +128,7 @@ impl WakeupSpec {
         Ok(WakeupSpec {
             primitives: names,
             affinities,
-            pairs: args.pairs,
+            pairs,
             mode,
             cpus,
             length,
