@@ -199,6 +199,10 @@ fn csv_and_markdown_exports_carry_every_point() {
         assert_eq!(row.split(',').count(), width, "{row}");
     }
     assert!(lines[1].starts_with("futex,threads,2,") && lines[2].starts_with("pthread,threads,2,"));
+    // Lengths are numbers in ns with the mode apart, not `1µs`.
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let cell = |name: &str| lines[1].split(',').nth(header.iter().position(|h| *h == name).unwrap()).unwrap();
+    assert_eq!((cell("hold_ns"), cell("hold_mode"), cell("idle_ns")), ("1000", "busy", "0"), "{csv}");
     let md = std::fs::read_to_string(md).unwrap();
     assert!(md.contains("| lock ") && md.contains("|----"), "{md}");
     assert_eq!(md.lines().filter(|l| l.starts_with("| futex") || l.starts_with("| pthread")).count(), 2);

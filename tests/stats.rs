@@ -234,8 +234,8 @@ fn the_futex_lock_rfc_figure_is_one_command() {
         "adaptive spinners=one",
         "adaptive spinners=many",
         "pthread",
-        "Lock throughput and fairness against workers",
-        "Jain fairness index",
+        "cs/s (critical sections per second) and fairness against workers",
+        "Jain index",
     ] {
         assert!(labels.contains(&needle), "the plot lacks `{needle}`: {labels:?}");
     }

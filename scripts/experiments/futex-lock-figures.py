@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The figures under docs/figures/, regenerated: the FUTEX_LOCK study's two
-(lock/unlock pairs per second with no spinning, one adaptive spinner and
+(cs/s, critical sections per second, with no spinning, one adaptive spinner and
 many spinners, next to pthread as the reference, period 1000 ns, (a)
 against the duty cycle with 256 threads and (b) against the thread count
 at a 50% duty cycle; each a mixed sweep, since pthread has no --spinners)

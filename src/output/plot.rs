@@ -127,11 +127,49 @@ pub(crate) const LEGEND_WIDTH: u32 = 230;
 const LEGEND_MAX_SHARE: f64 = 0.4;
 
 /// The legend column's width for `series`: room for the longest name at
-/// the legend's 13 px type (about 7 px a character), within bounds.
+/// the legend's 14.5 px type (about 8 px a character), within bounds.
 fn legend_width(series: &[(String, RGBColor)], figure_width: u32) -> u32 {
     let longest = series.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0) as u32;
-    let wanted = 48 + 7 * longest;
+    let wanted = 48 + 8 * longest;
     wanted.clamp(LEGEND_WIDTH, (f64::from(figure_width) * LEGEND_MAX_SHARE) as u32)
+}
+
+/// The samples a figure needs beyond a percentile before it draws it: a
+/// p99.99 from 6,000 samples would be the second largest sample, not a
+/// percentile (ten beyond: p99.99 needs 100,000, p99 1,000).
+pub(crate) const TAIL_SAMPLES: f64 = 10.0;
+
+/// Whether `samples` are enough to draw percentile `q` (see
+/// [`TAIL_SAMPLES`]; the tolerance keeps 100 × (1 − 0.9) at 10).
+pub(crate) fn enough_for(q: f64, samples: u64) -> bool {
+    samples as f64 * (1.0 - q) >= TAIL_SAMPLES - 1e-6
+}
+
+/// The type of tick labels and axis names: 16 px in the SVG (plotters
+/// writes a size of N as N/1.24 px), so that a figure shown at half its
+/// width (the HTML report on a narrow window, a slide) still has 8 px
+/// text.
+pub(crate) fn axis_font() -> TextStyle<'static> {
+    ("sans-serif", 20).into_font().color(&BLACK)
+}
+
+/// The caption's lines: the whole command, wrapped at spaces to lines of
+/// `chars` characters (never cut: a command cut short cannot be rerun),
+/// at most `lines` of them; a longer one ends with the words that fit and
+/// says how many characters were left out.
+pub(crate) fn caption_lines(caption: &str, chars: usize, lines: usize) -> Vec<String> {
+    let options = textwrap::Options::new(chars.max(20)).word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let mut wrapped: Vec<String> =
+        textwrap::wrap(caption, &options).into_iter().map(|l| l.into_owned()).collect();
+    if wrapped.len() > lines {
+        let kept: usize = wrapped[..lines].iter().map(|l| l.chars().count() + 1).sum();
+        let left = caption.chars().count().saturating_sub(kept);
+        wrapped.truncate(lines);
+        if let Some(last) = wrapped.last_mut() {
+            *last = format!("{last} [+{left} characters: see the export's command]");
+        }
+    }
+    wrapped
 }
 
 /// Lays out a figure on `root`: a short `title` on top, the full command
@@ -147,25 +185,24 @@ pub(crate) fn frame<'a, DB: DrawingBackend + 'a>(
     root.fill(&WHITE).map_err(err)?;
     let (w, h) = root.dim_in_pixel();
     let (head, rest) = root.split_vertically(34);
-    head.draw(&Text::new(title.to_string(), (12, 8), ("sans-serif", 20).into_font().color(&BLACK)))
+    head.draw(&Text::new(title.to_string(), (12, 8), ("sans-serif", 24).into_font().color(&BLACK)))
         .map_err(err)?;
-    let (body, foot) = rest.split_vertically(h.saturating_sub(34 + 36));
-    // The command, cut to what fits one line of small type.
-    let fits = (w as usize).saturating_sub(24) / 6;
-    let text: String = if caption.chars().count() > fits {
-        caption.chars().take(fits.saturating_sub(3)).collect::<String>() + "..."
-    } else {
-        caption.to_string()
-    };
-    foot.draw(&Text::new(text, (12, 10), ("sans-serif", 11).into_font().color(&RGBColor(80, 80, 80))))
-        .map_err(err)?;
+    // The command, whole, in up to three lines of 13 px type (16 to
+    // plotters; about 7.5 px a character).
+    let lines = caption_lines(caption, (w as usize).saturating_sub(24) * 2 / 15, 3);
+    let (body, foot) = rest.split_vertically(h.saturating_sub(34 + 14 + 18 * lines.len() as u32));
+    for (i, line) in lines.into_iter().enumerate() {
+        let at = (12, 8 + 18 * i as i32);
+        foot.draw(&Text::new(line, at, ("sans-serif", 16).into_font().color(&RGBColor(80, 80, 80))))
+            .map_err(err)?;
+    }
     let (data, legend) = body.split_horizontally(w.saturating_sub(legend_width(series, w)));
     for (i, (name, c)) in series.iter().enumerate() {
         let y = 30 + 22 * i as i32;
         legend.draw(&PathElement::new(vec![(8, y), (32, y)], c.stroke_width(3))).map_err(err)?;
         legend.draw(&Circle::new((20, y), 3, c.filled())).map_err(err)?;
         legend
-            .draw(&Text::new(name.clone(), (40, y - 7), ("sans-serif", 13).into_font().color(&BLACK)))
+            .draw(&Text::new(name.clone(), (40, y - 7), ("sans-serif", 18).into_font().color(&BLACK)))
             .map_err(err)?;
     }
     Ok(data)
@@ -199,10 +236,21 @@ mod tests {
     }
 
     #[test]
+    fn a_caption_is_wrapped_whole_not_cut() {
+        let cmd = "contend lock --lock futex,pthread --threads 2,4,8 --hold 1us --idle sleep:50us --runs 5";
+        let lines = caption_lines(cmd, 40, 3);
+        assert!(lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert_eq!(lines.join(" "), cmd, "every word kept, commas and all");
+        let long = caption_lines(&"--flag ".repeat(40), 40, 2);
+        assert_eq!(long.len(), 2);
+        assert!(long[1].ends_with("characters: see the export's command]"), "{long:?}");
+    }
+
+    #[test]
     fn the_legend_widens_for_long_names_within_bounds() {
         let named = |n: usize| vec![("x".repeat(n), color(0))];
         assert_eq!(legend_width(&named(5), 1100), LEGEND_WIDTH);
-        assert_eq!(legend_width(&named(40), 1100), 48 + 7 * 40);
+        assert_eq!(legend_width(&named(40), 1100), 48 + 8 * 40);
         assert_eq!(legend_width(&named(400), 1100), 440);
     }
 

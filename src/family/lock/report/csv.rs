@@ -15,8 +15,12 @@ struct Row<'a> {
     workers: u32,
     spin: Option<u32>,
     spinners: Option<String>,
-    hold: String,
-    idle: String,
+    // Machine columns carry numbers: the length in ns and the mode apart
+    // (the table's `1µs` / `sleep:50µs` would need parsing).
+    hold_ns: u64,
+    hold_mode: &'static str,
+    idle_ns: u64,
+    idle_mode: &'static str,
     window_s: f64,
     acquisitions: u64,
     cs_per_s: f64,
@@ -47,6 +51,14 @@ struct Row<'a> {
     interrupted: Option<&'a str>,
 }
 
+/// A work mode as a CSV cell.
+fn mode(m: crate::model::value::WorkMode) -> &'static str {
+    match m {
+        crate::model::value::WorkMode::Busy => "busy",
+        crate::model::value::WorkMode::Sleep => "sleep",
+    }
+}
+
 /// The CSV text.
 pub fn render(results: &[PointResult]) -> String {
     crate::output::csv::render(results.iter().map(|r| {
@@ -60,8 +72,10 @@ pub fn render(results: &[PointResult]) -> String {
             workers: p.workers,
             spin: p.spin,
             spinners: p.spinners.map(|s| s.to_string()),
-            hold: p.hold.to_string(),
-            idle: p.idle.to_string(),
+            hold_ns: p.hold.ns,
+            hold_mode: mode(p.hold.mode),
+            idle_ns: p.idle.ns,
+            idle_mode: mode(p.idle.mode),
             window_s: s.window_s,
             acquisitions: s.acquisitions,
             cs_per_s: s.cs_per_s,

@@ -208,8 +208,10 @@ pub fn draw<DB: DrawingBackend>(
     }
     let names: Vec<(String, RGBColor)> =
         series.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
-    let title =
-        title.map_or_else(|| format!("Lock throughput and fairness against {}", axis.short), str::to_string);
+    let title = title.map_or_else(
+        || format!("cs/s (critical sections per second) and fairness against {}", axis.short),
+        str::to_string,
+    );
     let data = frame(&root, &title, caption, &names)?;
     // Spin budgets and worker counts are swept in steps that multiply:
     // drawn evenly spaced, with a tick at each value swept.
@@ -257,16 +259,18 @@ fn panels<DB: DrawingBackend>(
     let (top, bottom) = area.split_vertically(460);
     let mut chart = ChartBuilder::on(&top)
         .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
+        .x_label_area_size(52)
+        .y_label_area_size(84)
         .build_cartesian_2d(xs.clone(), 0.0..y_hi.max(1.0))
         .map_err(err)?;
     chart
         .configure_mesh()
+        .label_style(crate::output::plot::axis_font())
+        .axis_desc_style(crate::output::plot::axis_font())
         .x_desc(axis.name)
         .x_labels(ticks.count)
         .x_label_formatter(&|v| (ticks.labels)(*v))
-        .y_desc("cs/s: critical sections per second (thousands), 95% intervals")
+        .y_desc("cs/s, thousands (95% intervals)")
         .y_label_formatter(&|v| value_label(*v))
         .draw()
         .map_err(err)?;
@@ -286,15 +290,18 @@ fn panels<DB: DrawingBackend>(
 
     let mut fair = ChartBuilder::on(&bottom)
         .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
+        .x_label_area_size(52)
+        .y_label_area_size(84)
         .build_cartesian_2d(xs, 0.0..1.05)
         .map_err(err)?;
     fair.configure_mesh()
+        .label_style(crate::output::plot::axis_font())
+        .axis_desc_style(crate::output::plot::axis_font())
         .x_desc(axis.name)
         .x_labels(ticks.count)
         .x_label_formatter(&|v| (ticks.labels)(*v))
-        .y_desc("Jain fairness index")
+        .y_desc("Jain index")
+        .y_labels(3)
         .y_label_formatter(&|v| value_label(*v))
         .draw()
         .map_err(err)?;

@@ -77,11 +77,20 @@ impl ProgramFigure {
             out.locks.push(LockDot { name: named(lock), mean, ci95: p["stats"]["ci95"].as_f64() });
             let run = crate::model::program::profile_run(p);
             let mutexes = run["mutexes"].as_array().map_or(&[][..], Vec::as_slice);
-            for m in mutexes.iter().filter(|m| m["contended"].as_u64().unwrap_or(0) > 0).take(TOP) {
+            let shown: Vec<&serde_json::Value> =
+                mutexes.iter().filter(|m| m["contended"].as_u64().unwrap_or(0) > 0).take(TOP).collect();
+            let at = |m: &serde_json::Value| m["waits_at"].as_str().unwrap_or("?").to_string();
+            for m in &shown {
                 let buckets: Vec<Bucket> = serde_json::from_value(m["wait_histogram"].clone())
                     .map_err(|e| format!("point {i}: wait_histogram: {e}"))?;
-                let at = m["waits_at"].as_str().unwrap_or("?");
-                let name = if several { format!("{lock}: {at}") } else { at.to_string() };
+                // Two mutexes waited on at one call site are told apart by
+                // their addresses.
+                let twin = shown.iter().filter(|o| at(o) == at(m)).count() > 1;
+                let at = match m["address"].as_u64() {
+                    Some(a) if twin => format!("{} {a:#x}", at(m)),
+                    _ => at(m),
+                };
+                let name = if several { format!("{lock}: {at}") } else { at };
                 out.waits.push(WaitCurve { name: named(&name), buckets });
             }
         }
@@ -102,7 +111,7 @@ impl ProgramFigure {
 /// None when there are too few for that percentile to mean anything.
 fn percentile(buckets: &[Bucket], q: f64) -> Option<u64> {
     let n: u64 = buckets.iter().map(|b| b.count).sum();
-    if (n as f64) * (1.0 - q) < 1.0 {
+    if !crate::output::plot::enough_for(q, n) {
         return None;
     }
     let want = ((n as f64 * q).ceil() as u64).max(1);
@@ -195,8 +204,8 @@ fn metric_panel<DB: DrawingBackend>(
     let n = fig.locks.len();
     let mut chart = ChartBuilder::on(area)
         .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
+        .x_label_area_size(52)
+        .y_label_area_size(84)
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), lo.max(0.0)..hi)
         .map_err(err)?;
     let label = |v: &f64| {
@@ -208,6 +217,8 @@ fn metric_panel<DB: DrawingBackend>(
     };
     chart
         .configure_mesh()
+        .label_style(crate::output::plot::axis_font())
+        .axis_desc_style(crate::output::plot::axis_font())
         .x_desc("lock")
         .x_labels(n)
         .x_label_formatter(&label)
@@ -240,12 +251,14 @@ fn wait_panel<DB: DrawingBackend>(
     let (y_lo, y_hi) = (y_lo.floor(), y_hi.ceil().max(y_lo.floor() + 1.0));
     let mut chart = ChartBuilder::on(area)
         .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
+        .x_label_area_size(52)
+        .y_label_area_size(84)
         .build_cartesian_2d(-0.5..X_MAX + 0.5, y_lo..y_hi)
         .map_err(err)?;
     chart
         .configure_mesh()
+        .label_style(crate::output::plot::axis_font())
+        .axis_desc_style(crate::output::plot::axis_font())
         .x_desc("percentile of the mutex's contended acquisitions")
         .y_desc("wait, µs")
         .x_labels(PERCENTILES.len() + 1)
@@ -276,8 +289,10 @@ mod tests {
         let h = [b(1_000, 90), b(5_000, 9), b(50_000, 1)];
         assert_eq!(percentile(&h, 0.5), Some(1_000));
         assert_eq!(percentile(&h, 0.9), Some(1_000), "the 90th of 100 is the last of the 90");
-        assert_eq!(percentile(&h, 0.99), Some(5_000));
-        assert_eq!(percentile(&h, 0.999), None, "100 acquisitions cannot say p99.9");
+        assert_eq!(percentile(&h, 0.99), None, "p99 of 100 would rest on one acquisition");
+        let h = [b(1_000, 900), b(5_000, 90), b(50_000, 10)];
+        assert_eq!(percentile(&h, 0.99), Some(5_000), "ten acquisitions beyond it");
+        assert_eq!(percentile(&h, 0.999), None, "1000 acquisitions cannot say p99.9");
         assert_eq!(percentile(&[b(10, 1)], 0.5), None);
     }
 

@@ -9,16 +9,32 @@ use crate::measure::latency::{Bucket, Latencies};
 use crate::output::plot::{color, decade, err, frame};
 use plotters::prelude::*;
 
-fn percentile_label(v: f64) -> String {
-    match v.round() as i64 {
-        0 => "0%".into(),
-        1 => "90%".into(),
-        2 => "99%".into(),
-        3 => "99.9%".into(),
-        4 => "99.99%".into(),
-        5 => "max".into(),
-        _ => String::new(),
+/// The x axis's labels: the minimum, the percentiles people quote, the
+/// maximum; at x = log10(1/(1 - q)), the maximum one decade past 99.99%.
+/// 99.99% is labelled only when some curve has enough samples for it.
+const LABELS: [(f64, &str); 7] = [
+    (0.0, "min"),
+    (0.5, "50%"),
+    (0.9, "90%"),
+    (0.99, "99%"),
+    (0.999, "99.9%"),
+    (0.9999, "99.99%"),
+    (1.0, "max"),
+];
+
+/// Where percentile `q` goes on the x axis.
+fn x_of(q: f64) -> f64 {
+    if q < 1.0 {
+        (1.0 / (1.0 - q)).log10()
+    } else {
+        5.0
     }
+}
+
+/// Whether percentile `q` is drawn for a histogram of `samples` round
+/// trips (the minimum and the maximum always are).
+fn drawn(q: f64, samples: u64) -> bool {
+    q == 0.0 || q == 1.0 || crate::output::plot::enough_for(q, samples)
 }
 
 /// One curve: its name and its round-trip histogram.
@@ -94,16 +110,15 @@ pub fn draw<DB: DrawingBackend>(
     if curves.iter().all(|c| c.histogram.is_empty()) {
         return Err("no round trips to draw".into());
     }
+    let curves_samples: Vec<u64> = curves.iter().map(|c| c.histogram.len()).collect();
     let curves: Vec<(String, Vec<(f64, f64)>)> = curves
         .iter()
         .map(|c| {
             let h = &c.histogram;
             let points = QUANTILES
                 .iter()
-                .map(|&q| {
-                    let x = if q < 1.0 { (1.0 / (1.0 - q)).log10() } else { 5.0 };
-                    (x, (h.quantile(q).max(1) as f64 / 1e3).log10())
-                })
+                .filter(|&&q| drawn(q, h.len()))
+                .map(|&q| (x_of(q), (h.quantile(q).max(1) as f64 / 1e3).log10()))
                 .collect();
             (c.name.clone(), points)
         })
@@ -115,21 +130,38 @@ pub fn draw<DB: DrawingBackend>(
     let names: Vec<(String, RGBColor)> =
         curves.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
     let data = frame(&root, title.unwrap_or("Round-trip latency by percentile"), caption, &names)?;
+    let most = curves_samples.iter().copied().max().unwrap_or(0);
     let mut chart = ChartBuilder::on(&data)
         .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
+        .x_label_area_size(52)
+        .y_label_area_size(84)
         .build_cartesian_2d(-0.1..5.1, y_lo..y_hi)
         .map_err(err)?;
+    // plotters places x labels evenly; the percentiles people quote are
+    // not even on this axis, so they are drawn here, each on a grid line.
     chart
         .configure_mesh()
-        .x_desc("percentile")
+        .label_style(crate::output::plot::axis_font())
+        .axis_desc_style(crate::output::plot::axis_font())
+        .x_desc("percentile (a tail percentile is drawn from 10 samples beyond it or more)")
         .y_desc("round trip, µs")
-        .x_labels(6)
-        .x_label_formatter(&|v| percentile_label(*v))
+        .x_labels(0)
+        .disable_x_mesh()
         .y_label_formatter(&|v| decade(*v))
         .draw()
         .map_err(err)?;
+    let style = crate::output::plot::axis_font().pos(plotters::style::text_anchor::Pos::new(
+        plotters::style::text_anchor::HPos::Center,
+        plotters::style::text_anchor::VPos::Top,
+    ));
+    for (q, text) in LABELS.iter().filter(|(q, _)| drawn(*q, most)) {
+        let x = x_of(*q);
+        chart
+            .draw_series(LineSeries::new([(x, y_lo), (x, y_hi)], BLACK.mix(0.15).stroke_width(1)))
+            .map_err(err)?;
+        let (px, py) = chart.backend_coord(&(x, y_lo));
+        root.draw(&Text::new(text.to_string(), (px, py + 6), style.clone())).map_err(err)?;
+    }
     for (i, (_, points)) in curves.into_iter().enumerate() {
         let c = color(i);
         chart.draw_series(LineSeries::new(points.clone(), c.stroke_width(2))).map_err(err)?;
