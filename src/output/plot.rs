@@ -127,10 +127,11 @@ pub(crate) const LEGEND_WIDTH: u32 = 230;
 const LEGEND_MAX_SHARE: f64 = 0.4;
 
 /// The legend column's width for `series`: room for the longest name at
-/// the legend's 14.5 px type (about 8 px a character), within bounds.
+/// the legend's 14.5 px type (about 9 px a character in the PNG's
+/// DejaVu Sans, the wider of the two renderings), within bounds.
 fn legend_width(series: &[(String, RGBColor)], figure_width: u32) -> u32 {
     let longest = series.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0) as u32;
-    let wanted = 48 + 8 * longest;
+    let wanted = 48 + 9 * longest;
     wanted.clamp(LEGEND_WIDTH, (f64::from(figure_width) * LEGEND_MAX_SHARE) as u32)
 }
 
@@ -250,7 +251,7 @@ mod tests {
     fn the_legend_widens_for_long_names_within_bounds() {
         let named = |n: usize| vec![("x".repeat(n), color(0))];
         assert_eq!(legend_width(&named(5), 1100), LEGEND_WIDTH);
-        assert_eq!(legend_width(&named(40), 1100), 48 + 8 * 40);
+        assert_eq!(legend_width(&named(30), 1100), 48 + 9 * 30);
         assert_eq!(legend_width(&named(400), 1100), 440);
     }
 

@@ -30,11 +30,9 @@ pub fn caption(argv: &[&str], cpus: u64, kernel: &str) -> String {
             args.push(a);
         }
     }
-    let mut title = format!("contend {}", args.join(" "));
-    if title.chars().count() > 160 {
-        title = title.chars().take(157).collect::<String>() + "...";
-    }
-    format!("{title} ({cpus} CPUs, Linux {kernel})")
+    // Whole: a figure wraps it over up to three lines (output::plot), and
+    // a command cut short could not be rerun.
+    format!("contend {} ({cpus} CPUs, Linux {kernel})", args.join(" "))
 }
 
 /// A family's results: what was asked, where it ran, what was measured.
