@@ -55,8 +55,8 @@ pub fn run<E: Experiment>(args: &E::Args) -> Result<ExitCode> {
     let environment = Environment::capture();
     let outcome = E::measure(&spec)?;
     let (warnings, interrupted) = E::ending(&outcome);
-    for line in crate::model::warning::terminal_lines(warnings) {
-        if !crate::session::terminal::quiet() {
+    if !crate::session::terminal::quiet() {
+        for line in crate::model::warning::terminal_lines(warnings) {
             eprint!("{}", crate::output::table::fit(&format!("warning: {line}")));
         }
     }

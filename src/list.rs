@@ -14,7 +14,8 @@ pub fn locks() -> String {
     let runs = |name: &str| locks::in_mutex::Swap::all().any(|s| s.name() == name);
     let mut unavailable = String::new();
     for e in LOCKS.iter().filter(|e| !e.test_only) {
-        if let Err(why) = (e.available)() {
+        let available = (e.available)();
+        if let Err(why) = &available {
             unavailable.push_str(&format!("not on this kernel: {}: {why}\n", e.name));
         }
         let caps = [
@@ -26,7 +27,7 @@ pub fn locks() -> String {
             ("run", runs(e.name)),
         ];
         let words: Vec<&str> = caps.iter().filter(|(_, has)| *has).map(|(w, _)| *w).collect();
-        let name = if (e.available)().is_ok() { e.name.to_string() } else { format!("{} (n/a)", e.name) };
+        let name = if available.is_ok() { e.name.to_string() } else { format!("{} (n/a)", e.name) };
         t.add_row([name, e.family.to_string(), words.join(" "), e.about.to_string()]);
     }
     crate::output::table::wrap_only(&mut t, &[2, 3]);

@@ -171,7 +171,6 @@ fn completing_names(cmd: clap::Command) -> clap::Command {
     let swaps: Vec<&str> = locks::in_mutex::Swap::all().map(|s| s.name()).collect();
     let primitives: Vec<&str> =
         contend::family::wakeup::registry::PRIMITIVES.iter().map(|p| p.name).collect();
-    let allocators = ["glibc", "tcmalloc", "jemalloc", "mimalloc"];
     let names = |arg: &'static str, names: Vec<&'static str>| {
         move |c: clap::Command| c.mut_arg(arg, |a| a.value_parser(PossibleValuesParser::new(names)))
     };
@@ -179,7 +178,7 @@ fn completing_names(cmd: clap::Command) -> clap::Command {
         .mut_subcommand("tune", names("lock", locks))
         .mut_subcommand("run", names("lock", swaps))
         .mut_subcommand("wakeup", names("primitive", primitives))
-        .mut_subcommand("alloc", names("allocator", allocators.to_vec()))
+        .mut_subcommand("alloc", names("allocator", contend::family::alloc::registry::NAMES.to_vec()))
 }
 
 /// `contend man`: one page printed, or every page written to --dir.

@@ -322,17 +322,6 @@ fn list_locks_names_every_lock_with_capabilities_within_100_columns() {
 }
 
 #[test]
-fn a_mistyped_name_gets_the_nearest_one() {
-    for (args, want) in [
-        (&["lock", "--lock", "Futex"][..], "did you mean `futex`?"),
-        (&["alloc", "--allocator", "tcmaloc"][..], "did you mean `tcmalloc`?"),
-        (&["wakeup", "--primitive", "evenfd"][..], "did you mean `eventfd`?"),
-    ] {
-        contend().args(args).assert().code(2).stderr(predicate::str::contains(want));
-    }
-}
-
-#[test]
 fn quiet_leaves_only_the_result() {
     // Four threads on this 2-CPU machine (or any with fewer than four)
     // warn of oversubscription; the warning goes only to the export.

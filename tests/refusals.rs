@@ -37,6 +37,10 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["lock", "--spin", "0"], "0 is not allowed");
     refused(&["lock", "--spin", "-5"], "negative");
     refused(&["lock", "--lock", "nope"], "unknown lock `nope`; known locks: seed, futex,");
+    // A mistyped name gets the nearest known one.
+    refused(&["lock", "--lock", "Futex"], "did you mean `futex`?");
+    refused(&["alloc", "--allocator", "tcmaloc"], "did you mean `tcmalloc`?");
+    refused(&["wakeup", "--primitive", "evenfd"], "did you mean `eventfd`?");
     refused(&["lock", "--lock", "futex", "--spinners", "many"], "--spinners does not apply to futex");
     refused(&["lock", "--lock", "adaptive", "--spinners", "few"], "unknown spinner policy `few`");
     refused(&["lock", "--lock", "mcs,tas", "--spin", "10"], "locks that take --spin: seed, futex, futex2)");

@@ -154,6 +154,28 @@ pub(crate) fn axis_font() -> TextStyle<'static> {
     ("sans-serif", 20).into_font().color(&BLACK)
 }
 
+/// A chart on `area` with the room every figure gives its axes: the
+/// label areas fit [`axis_font`]'s ticks and names.
+pub(crate) fn chart_on<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut builder = ChartBuilder::on(area);
+    builder.margin(12).x_label_area_size(52).y_label_area_size(84);
+    builder
+}
+
+/// A chart's mesh with its ticks and axis names in [`axis_font`].
+pub(crate) fn readable<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+) -> &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: plotters::coord::ranged1d::Ranged<ValueType: std::fmt::Debug>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType: std::fmt::Debug>,
+    DB: DrawingBackend,
+{
+    mesh.label_style(axis_font()).axis_desc_style(axis_font())
+}
+
 /// The caption's lines: the whole command, wrapped at spaces to lines of
 /// `chars` characters (never cut: a command cut short cannot be rerun),
 /// at most `lines` of them; a longer one ends with the words that fit and

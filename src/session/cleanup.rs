@@ -101,7 +101,7 @@ fn remove_dir(created: &CreatedDir, pid: i32) -> String {
         Err(e) => return format!("{}: {e}", path.display()),
     };
     let same = meta.is_dir()
-        && meta.uid() == rustix::process::geteuid().as_raw()
+        && meta.uid() == ledger_dir::euid()
         && (meta.dev(), meta.ino()) == (created.dev, created.ino);
     if !same {
         return format!(

@@ -43,7 +43,8 @@ impl TrustedDir {
     }
 }
 
-fn euid() -> u32 {
+/// This process's effective uid, the owner every trusted file must have.
+pub(crate) fn euid() -> u32 {
     rustix::process::geteuid().as_raw()
 }
 

@@ -79,16 +79,18 @@ pub fn find_library(soname: &str) -> Option<PathBuf> {
     })
 }
 
+/// The allocator names --allocator takes (and the completions offer).
+pub const NAMES: [&str; 4] = ["glibc", "tcmalloc", "jemalloc", "mimalloc"];
+
 /// Parses `glibc`, `glibc:arena_max=1:tcache_count=0`, `tcmalloc`, ...
 pub fn parse_allocator(text: &str) -> Result<Allocator, String> {
     let t = text.trim();
     let (name, rest) = t.split_once(':').unwrap_or((t, ""));
-    let known = ["glibc", "tcmalloc", "jemalloc", "mimalloc"];
-    let name = known.into_iter().find(|k| *k == name).ok_or_else(|| {
+    let name = NAMES.into_iter().find(|k| *k == name).ok_or_else(|| {
         format!(
             "unknown allocator `{name}`{} (known: {})",
-            crate::model::value::suggest::did_you_mean(name, known),
-            known.join(", ")
+            crate::model::value::suggest::did_you_mean(name, NAMES),
+            NAMES.join(", ")
         )
     })?;
     let mut tunables = Vec::new();

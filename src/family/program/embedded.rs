@@ -104,7 +104,7 @@ fn matches_copy(dir: &TrustedDir, name: &str) -> std::io::Result<bool> {
     };
     let st = fstat(&fd)?;
     let ours = FileType::from_raw_mode(st.st_mode) == FileType::RegularFile
-        && st.st_uid == rustix::process::geteuid().as_raw()
+        && st.st_uid == crate::session::ledger_dir::euid()
         && st.st_mode & 0o022 == 0
         && st.st_size == LIBRARY.len() as i64;
     if !ours {

@@ -257,16 +257,10 @@ fn panels<DB: DrawingBackend>(
         .fold(0.0, f64::max)
         * 1.1;
     let (top, bottom) = area.split_vertically(460);
-    let mut chart = ChartBuilder::on(&top)
-        .margin(12)
-        .x_label_area_size(52)
-        .y_label_area_size(84)
+    let mut chart = crate::output::plot::chart_on(&top)
         .build_cartesian_2d(xs.clone(), 0.0..y_hi.max(1.0))
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .label_style(crate::output::plot::axis_font())
-        .axis_desc_style(crate::output::plot::axis_font())
+    crate::output::plot::readable(&mut chart.configure_mesh())
         .x_desc(axis.name)
         .x_labels(ticks.count)
         .x_label_formatter(&|v| (ticks.labels)(*v))
@@ -288,15 +282,8 @@ fn panels<DB: DrawingBackend>(
             .map_err(err)?;
     }
 
-    let mut fair = ChartBuilder::on(&bottom)
-        .margin(12)
-        .x_label_area_size(52)
-        .y_label_area_size(84)
-        .build_cartesian_2d(xs, 0.0..1.05)
-        .map_err(err)?;
-    fair.configure_mesh()
-        .label_style(crate::output::plot::axis_font())
-        .axis_desc_style(crate::output::plot::axis_font())
+    let mut fair = crate::output::plot::chart_on(&bottom).build_cartesian_2d(xs, 0.0..1.05).map_err(err)?;
+    crate::output::plot::readable(&mut fair.configure_mesh())
         .x_desc(axis.name)
         .x_labels(ticks.count)
         .x_label_formatter(&|v| (ticks.labels)(*v))

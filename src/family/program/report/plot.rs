@@ -202,10 +202,7 @@ fn metric_panel<DB: DrawingBackend>(
     let hi = fig.locks.iter().map(|d| d.mean + d.ci95.unwrap_or(0.0)).fold(f64::NEG_INFINITY, f64::max);
     let (lo, hi) = padded(lo.max(0.0), hi, 0.15);
     let n = fig.locks.len();
-    let mut chart = ChartBuilder::on(area)
-        .margin(12)
-        .x_label_area_size(52)
-        .y_label_area_size(84)
+    let mut chart = crate::output::plot::chart_on(area)
         .build_cartesian_2d(-0.5..(n as f64 - 0.5), lo.max(0.0)..hi)
         .map_err(err)?;
     let label = |v: &f64| {
@@ -215,10 +212,7 @@ fn metric_panel<DB: DrawingBackend>(
         }
         fig.locks.get(i as usize).map_or(String::new(), |d| d.name.clone())
     };
-    chart
-        .configure_mesh()
-        .label_style(crate::output::plot::axis_font())
-        .axis_desc_style(crate::output::plot::axis_font())
+    crate::output::plot::readable(&mut chart.configure_mesh())
         .x_desc("lock")
         .x_labels(n)
         .x_label_formatter(&label)
@@ -249,16 +243,9 @@ fn wait_panel<DB: DrawingBackend>(
     let ys = curves.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y));
     let (y_lo, y_hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let (y_lo, y_hi) = (y_lo.floor(), y_hi.ceil().max(y_lo.floor() + 1.0));
-    let mut chart = ChartBuilder::on(area)
-        .margin(12)
-        .x_label_area_size(52)
-        .y_label_area_size(84)
-        .build_cartesian_2d(-0.5..X_MAX + 0.5, y_lo..y_hi)
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .label_style(crate::output::plot::axis_font())
-        .axis_desc_style(crate::output::plot::axis_font())
+    let mut chart =
+        crate::output::plot::chart_on(area).build_cartesian_2d(-0.5..X_MAX + 0.5, y_lo..y_hi).map_err(err)?;
+    crate::output::plot::readable(&mut chart.configure_mesh())
         .x_desc("percentile of the mutex's contended acquisitions")
         .y_desc("wait, µs")
         .x_labels(PERCENTILES.len() + 1)

@@ -110,7 +110,7 @@ pub fn draw<DB: DrawingBackend>(
     if curves.iter().all(|c| c.histogram.is_empty()) {
         return Err("no round trips to draw".into());
     }
-    let curves_samples: Vec<u64> = curves.iter().map(|c| c.histogram.len()).collect();
+    let most = curves.iter().map(|c| c.histogram.len()).max().unwrap_or(0);
     let curves: Vec<(String, Vec<(f64, f64)>)> = curves
         .iter()
         .map(|c| {
@@ -130,19 +130,11 @@ pub fn draw<DB: DrawingBackend>(
     let names: Vec<(String, RGBColor)> =
         curves.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
     let data = frame(&root, title.unwrap_or("Round-trip latency by percentile"), caption, &names)?;
-    let most = curves_samples.iter().copied().max().unwrap_or(0);
-    let mut chart = ChartBuilder::on(&data)
-        .margin(12)
-        .x_label_area_size(52)
-        .y_label_area_size(84)
-        .build_cartesian_2d(-0.1..5.1, y_lo..y_hi)
-        .map_err(err)?;
+    let mut chart =
+        crate::output::plot::chart_on(&data).build_cartesian_2d(-0.1..5.1, y_lo..y_hi).map_err(err)?;
     // plotters places x labels evenly; the percentiles people quote are
     // not even on this axis, so they are drawn here, each on a grid line.
-    chart
-        .configure_mesh()
-        .label_style(crate::output::plot::axis_font())
-        .axis_desc_style(crate::output::plot::axis_font())
+    crate::output::plot::readable(&mut chart.configure_mesh())
         .x_desc("percentile (a tail percentile is drawn from 10 samples beyond it or more)")
         .y_desc("round trip, µs")
         .x_labels(0)
