@@ -22,9 +22,10 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = parse();
-    if let Command::AllocChild { .. } = cli.command {
-        // The allocator child inherited the parent's blocked mask across
-        // exec; it should die of Ctrl-C, and the parent reports that.
+    if let Command::AllocChild { .. } | Command::LockChild { .. } = cli.command {
+        // A child (allocator, lock point) inherited the parent's blocked
+        // mask across exec; it should die of Ctrl-C, and the parent
+        // reports that.
         let _ = signals::restore_default();
     } else if let Command::Keeper(args) = &cli.command {
         // It keeps contend's blocked mask: the terminal's Ctrl-C is
@@ -45,6 +46,7 @@ fn main() -> ExitCode {
         Command::Alloc(args) => experiment::run::<Alloc>(&args),
         Command::Run(args) => experiment::run::<contend::family::program::Program>(&args),
         Command::AllocChild { spec } => alloc_child(&spec),
+        Command::LockChild { spec } => lock_child(&spec),
         Command::Keeper(_) => unreachable!("the keeper returned above"),
         Command::InterposeCheck { what, threads } => {
             match contend::family::lock::interpose_check::run_check(&what, threads) {
@@ -118,6 +120,13 @@ fn alloc_child(spec: &str) -> Result<ExitCode> {
     let spec: ChildSpec = serde_json::from_str(spec).context("the child's spec")?;
     let result = run_child(&spec).map_err(anyhow::Error::msg)?;
     print(&(serde_json::to_string(&result)? + "\n"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The lock-point child: runs the point, prints its sample as JSON.
+fn lock_child(spec: &str) -> Result<ExitCode> {
+    let sample = contend::family::lock::child::child_main(spec)?;
+    print(&(serde_json::to_string(&sample)? + "\n"))?;
     Ok(ExitCode::SUCCESS)
 }
 

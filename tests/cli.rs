@@ -60,7 +60,10 @@ fn the_default_table_of_eight_locks_by_two_thread_counts_fits_100_columns() {
     assert_eq!(text.lines().filter(|l| l.trim_start().starts_with("ticket ")).count(), 2, "{text}");
     // The legend explains the columns shown, and names the hidden groups.
     assert!(text.contains("Jain: fairness index") && !text.contains("%usr %sys"), "{text}");
-    assert!(text.contains("more columns: --columns shares,errors,cpu,hold,lock (or --wide)"), "{text}");
+    assert!(
+        text.contains("more columns: --columns shares,errors,cpu,hold,lock,latency (or --wide)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -76,7 +79,7 @@ fn columns_and_wide_choose_the_column_groups() {
     let (both, _) = header(&["--columns", "default,lock"]);
     assert!(both.contains("Jain") && both.contains("spins/cs"), "{both}");
     let (wide, text) = header(&["--wide"]);
-    for col in ["%usr", "min%", "Jain", "fail/cs", "hold µs", "waits/cs"] {
+    for col in ["%usr", "min%", "Jain", "fail/cs", "hold µs", "waits/cs", "p50µs", "p99µs", "maxµs"] {
         assert!(wide.contains(col), "--wide lacks {col}: {wide}");
     }
     assert!(!text.contains("more columns"), "{text}");

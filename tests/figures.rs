@@ -31,7 +31,9 @@ fn an_export_becomes_a_png_of_the_promised_size_that_is_not_blank() {
     // IHDR: width and height, big-endian, at bytes 16..24.
     let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
     let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
-    assert_eq!((width, height), (1100, 780));
+    // 780 px for cs/s and fairness, 300 more for the wait panel (a lock
+    // run times acquisitions by default).
+    assert_eq!((width, height), (1100, 1080));
     // A white canvas compresses to almost nothing; lines and text do not.
     assert!(bytes.len() > 20_000, "{} bytes: blank?", bytes.len());
 }

@@ -59,7 +59,7 @@ fn the_page_holds_every_export_and_loads_nothing_from_outside() {
         "lock.json",
         "wakeup.json",
         "alloc.json",
-        "cs/s (critical sections per second) and fairness against workers",
+        "cs/s (critical sections per second), fairness and wait to acquire against workers",
         "Round-trip latency by percentile",
         "<th>cs/s</th>",
         "<th>p99.9 µs</th>",

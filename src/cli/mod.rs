@@ -91,6 +91,13 @@ pub enum Command {
         /// The child's spec, as JSON.
         spec: String,
     },
+    /// Internal: a lock point `contend lock` runs in a child (for
+    /// --glibc-spin, which glibc reads at start-up).
+    #[command(name = "__lock-child", hide = true)]
+    LockChild {
+        /// The point, as JSON.
+        spec: String,
+    },
     /// Remove what runs killed with SIGKILL left behind (SysV semaphore
     /// sets, lock directories), as recorded in the per-user ledger.
     Cleanup,

@@ -2,6 +2,7 @@
 //! start gate and measured window, and the interleaved rounds that turn
 //! points into repeated, screened runs.
 
+pub mod child;
 pub mod crew;
 pub mod futex_plan;
 pub mod procs;

@@ -134,7 +134,7 @@ impl Points {
     /// Its size in pixels.
     pub(crate) fn size(&self) -> (u32, u32) {
         match self {
-            Points::Lock(_) => lock_plot::SIZE,
+            Points::Lock(d) => lock_plot::size(d),
             Points::Wakeup(_) => wakeup_plot::SIZE,
             Points::Program(_) => program_plot::SIZE,
         }

@@ -21,7 +21,7 @@ pub struct CpuTicks {
 }
 
 /// The CPU split of one window, in percent of all CPUs' time.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CpuSplit {
     /// user + nice.
     pub usr_pct: f64,

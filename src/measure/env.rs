@@ -1,6 +1,7 @@
 //! The environment a result came from, carried in every export so a number
 //! can be traced to the machine, kernel and build that produced it.
 
+use crate::measure::kernel_choices::KernelChoices;
 use serde::Serialize;
 use std::path::Path;
 
@@ -48,6 +49,9 @@ pub struct Environment {
     pub wake_cost_ns: Option<u64>,
     /// How `wake_cost_ns` was measured: its spread and placement.
     pub wake_cost_detail: Option<WakeCostDetail>,
+    /// What the kernel decided: preemption model, futex hash, rseq
+    /// time-slice extension.
+    pub kernel_choices: KernelChoices,
     /// glibc version.
     pub glibc: String,
     /// contend's version.
@@ -164,6 +168,10 @@ impl Environment {
                 .and_then(|s| s.parse().ok()),
             wake_cost_ns: wake.map(|c| c.median.as_nanos() as u64),
             wake_cost_detail: wake.map(WakeCostDetail::of),
+            // After the wake cost, whose helper thread made this process
+            // a threaded one (the kernel's default futex hash comes with
+            // the second thread).
+            kernel_choices: KernelChoices::capture(),
             glibc: locks::sys::libc_info::glibc_version(),
             tool_version: env!("CARGO_PKG_VERSION").into(),
             git_hash: env!("CONTEND_GIT_HASH").into(),

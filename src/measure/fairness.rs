@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 /// Fairness of one run's per-worker acquisition counts.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Fairness {
     /// Smallest worker's share of all acquisitions, in percent.
     pub min_share_pct: f64,

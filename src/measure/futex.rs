@@ -43,7 +43,7 @@ pub enum CountFutex {
 
 /// Futex syscalls issued during a window by the measuring thread and every
 /// worker it started.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct FutexCounts {
     /// Syscalls entered.
     pub calls: u64,

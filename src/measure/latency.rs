@@ -25,7 +25,7 @@ impl Default for Latencies {
 }
 
 /// The summary every report prints, in nanoseconds.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct LatencySummary {
     /// Samples recorded.
     pub samples: u64,
@@ -57,6 +57,35 @@ pub struct Bucket {
     pub count: u64,
 }
 
+/// A distribution as exports carry it: its summary and everything needed
+/// to redraw it.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Distribution {
+    /// Min, percentiles, max, mean; None when nothing was recorded.
+    pub summary: Option<LatencySummary>,
+    /// Every non-empty bucket (3 significant digits).
+    pub buckets: Vec<Bucket>,
+    /// The same histogram in HdrHistogram's compressed V2 encoding, base64
+    /// (readable by HdrHistogram's own tools).
+    pub hdr_v2_base64: String,
+}
+
+impl Distribution {
+    /// All of `parts` as one distribution.
+    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Distribution>) -> Self {
+        let mut h = Latencies::new();
+        for d in parts {
+            h.merge(&Latencies::from_buckets(&d.buckets));
+        }
+        Self::of(&h)
+    }
+
+    /// Summarizes a histogram.
+    pub fn of(h: &Latencies) -> Self {
+        Self { summary: h.summary(), buckets: h.buckets(), hdr_v2_base64: h.encode_base64() }
+    }
+}
+
 impl Latencies {
     /// An empty histogram. Its counts are allocated (and touched) here, not
     /// on the first records inside the measured loop.
@@ -74,6 +103,11 @@ impl Latencies {
     #[inline]
     pub fn record(&mut self, ns: u64) {
         self.0.saturating_record(ns.max(1));
+    }
+
+    /// Records `count` latencies of `ns` each.
+    pub fn record_n(&mut self, ns: u64, count: u64) {
+        self.0.saturating_record_n(ns.max(1), count);
     }
 
     /// Samples recorded.

@@ -9,11 +9,13 @@ pub mod drift;
 pub mod env;
 pub mod fairness;
 pub mod futex;
+pub mod kernel_choices;
 pub mod kernel_waits;
 pub mod latency;
 pub mod probes;
 pub mod rusage;
 pub mod section;
+pub mod shared_hist;
 pub mod stats;
 pub mod tracefs;
 

@@ -15,7 +15,7 @@ pub struct RusageSnapshot {
 }
 
 /// The process's usage over a window.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ProcessUsage {
     /// CPU seconds, user + system.
     pub cpu_s: f64,

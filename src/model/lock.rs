@@ -3,6 +3,7 @@
 use crate::measure::cpu::CpuSplit;
 use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounts;
+use crate::measure::latency::{Distribution, Latencies};
 use crate::measure::rusage::ProcessUsage;
 use crate::measure::stats::Stats;
 use crate::model::family::{Cell, Column, Family, Figure, Key, KeyIn, Metric};
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 /// One worker's cumulative counters, as it publishes them after every
 /// critical section.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct WorkerCounts {
     /// Critical sections completed.
     pub acquisitions: u64,
@@ -51,7 +52,7 @@ impl Sub for WorkerCounts {
 }
 
 /// The lock's own slow-path counters, summed over workers.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct LockCounters {
     /// Failed user-space attempts.
     pub spins: u64,
@@ -59,6 +60,18 @@ pub struct LockCounters {
     pub waits: u64,
     /// Futex wakes issued.
     pub wakes: u64,
+}
+
+/// How long workers waited to acquire the lock: from the call to lock()
+/// to the first instruction of the critical section, for one acquisition
+/// in `every` per worker, pooled over the workers.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct AcquireLatency {
+    /// One acquisition in this many was timed, per worker.
+    pub every: u32,
+    /// The timed acquisitions in the window (buckets 3.1% wide at most:
+    /// each value is within 1.6% of the one reported).
+    pub distribution: Distribution,
 }
 
 /// What `--kill-holder-after` did: a worker killed inside its critical
@@ -83,7 +96,7 @@ pub struct FaultReport {
 }
 
 /// Memory use of a run, kB.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct MemoryUse {
     /// The coordinator's peak resident set (VmHWM) so far.
     pub coordinator_peak_kib: Option<u64>,
@@ -94,7 +107,7 @@ pub struct MemoryUse {
 }
 
 /// One run of a point.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct LockSample {
     /// Its round, start time and status (measured, rejected, counting).
     #[serde(flatten)]
@@ -119,7 +132,9 @@ pub struct LockSample {
     pub process: ProcessUsage,
     /// Memory use.
     pub memory: MemoryUse,
-    /// The injected fault, with --kill-holder-after.
+    /// The injected fault, with --kill-holder-after (never in a child
+    /// run, the only place a sample is read back).
+    #[serde(skip_deserializing)]
     pub fault: Option<FaultReport>,
     /// The signal (SIGINT, SIGTERM) that cut the window short, if one did:
     /// the rates still divide by the measured (shorter) window.
@@ -133,6 +148,8 @@ pub struct LockSample {
     pub coordinator_cpu_s: f64,
     /// The lock's own counters, `None` for locks whose internals are opaque.
     pub lock_counters: Option<LockCounters>,
+    /// Acquisition latency, `None` with `--latency-every off`.
+    pub acquire_latency: Option<AcquireLatency>,
     /// Per-worker counts in the window, in worker order.
     pub workers: Vec<WorkerCounts>,
     /// Acquisitions over the whole run (warm-up and drain included); equal
@@ -172,10 +189,11 @@ impl LockSample {
 }
 
 /// One point of a sweep: everything a single run needs.
-#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Point {
     /// Registry name of the lock.
-    pub lock: &'static str,
+    #[serde(deserialize_with = "lock_name")]
+    pub lock: LockName,
     /// Threads or processes.
     pub mode: Mode,
     /// Number of workers.
@@ -184,6 +202,10 @@ pub struct Point {
     pub spin: Option<u32>,
     /// Waiting policy, for locks that have one.
     pub spinners: Option<SpinPolicy>,
+    /// glibc's `glibc.pthread.mutex_spin_count` for the run (locks that
+    /// spin it: pthread-adaptive), set through GLIBC_TUNABLES in a child
+    /// contend; None: glibc's own (100), in this process.
+    pub glibc_spin: Option<u32>,
     /// Work inside the lock.
     pub hold: Work,
     /// Work outside the lock.
@@ -197,6 +219,8 @@ pub struct Point {
     pub stall_timeout_ns: u64,
     /// Kill the lock holder this long into the window, ns (0: no fault).
     pub kill_holder_after_ns: u64,
+    /// Each worker times one acquisition in this many (0: none).
+    pub latency_every: u32,
     /// Which copy of an otherwise identical point (1, 2, ...) with
     /// --replicate; None without. An A/A check compares copies.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -214,12 +238,14 @@ impl Point {
             workers,
             spin: None,
             spinners: None,
+            glibc_spin: None,
             hold: Work::NONE,
             idle: Work::NONE,
             duration_ns: 1_000_000_000,
             warmup_ns: 100_000_000,
             stall_timeout_ns: 0,
             kill_holder_after_ns: 0,
+            latency_every: 0,
             replica: None,
         }
     }
@@ -229,6 +255,7 @@ impl Point {
     pub fn label(&self) -> String {
         let spinners = self.spinners.map_or(String::new(), |s| format!(" spinners {s}"));
         let spin = self.spin.map_or(String::new(), |s| format!(" spin {s}"));
+        let spin = spin + &self.glibc_spin.map_or(String::new(), |s| format!(" glibc-spin {s}"));
         let replica = self.replica.map_or(String::new(), |r| format!(" replica {r}"));
         format!(
             "{} ×{} {}{spinners}{spin} hold {} idle {}{replica}",
@@ -266,6 +293,20 @@ impl Point {
     }
 }
 
+/// A lock's registry name. (An alias, not `&'static str` written out:
+/// serde's derive borrows every field it sees spelled `&str` from the
+/// input, which a point read back from a child's JSON cannot allow.)
+pub type LockName = &'static str;
+
+/// A point's lock name read back (by a child run, which gets its point as
+/// JSON): the name must outlive the point, and a child reads one point in
+/// its life, so it is leaked rather than looked up in a registry the
+/// model cannot see (the child checks it against the registry).
+fn lock_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let name: String = serde::Deserialize::deserialize(d)?;
+    Ok(Box::leak(name.into_boxed_str()))
+}
+
 /// The lock family in exports (see [`crate::model::family`]).
 pub const FAMILY: Family = Family {
     name: "lock",
@@ -276,13 +317,14 @@ pub const FAMILY: Family = Family {
         Key::Field("workers"),
         Key::Field("spin"),
         Key::Field("spinners"),
+        Key::Field("glibc_spin"),
         Key::Field("hold"),
         Key::Field("idle"),
         Key::Field("replica"),
     ],
     // A fault-injection deadline is how the run was driven, as the window
     // is: compare pairs a point with and without it (as it always has).
-    settings: &["duration_ns", "warmup_ns", "stall_timeout_ns", "kill_holder_after_ns"],
+    settings: &["duration_ns", "warmup_ns", "stall_timeout_ns", "kill_holder_after_ns", "latency_every"],
     metric: cs_per_s,
     columns: &[
         Column { header: "lock", path: &["point", "lock"], cell: Cell::Text },
@@ -311,6 +353,18 @@ impl PointResult {
     /// run with the median cs/s.
     pub fn new(point: Point, repeated: Repeated<LockSample>) -> Self {
         Self::median(point, repeated)
+    }
+
+    /// The acquisition latency of the runs the statistics use, pooled
+    /// (tails need every timed wait there is), with the spacing the runs
+    /// timed at; `None` when latency was off.
+    pub fn acquire_latency(&self) -> Option<(u32, Latencies)> {
+        let mut pooled: Option<(u32, Latencies)> = None;
+        for a in crate::model::run::stats_runs(&self.runs).filter_map(|r| r.acquire_latency.as_ref()) {
+            let (_, h) = pooled.get_or_insert_with(|| (a.every, Latencies::new()));
+            h.merge(&Latencies::from_buckets(&a.distribution.buckets));
+        }
+        pooled
     }
 
     /// A result of a single run (tests, and code that measures once).

@@ -52,7 +52,7 @@ pub enum RunStatus {
 }
 
 /// When and why a run was made; every run in an export carries it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
     /// The round it belongs to (0-based; with --order sequential, the
     /// run's index within its point).

@@ -5,38 +5,11 @@
 
 use crate::measure::cpu::CpuSplit;
 use crate::measure::futex::FutexCounts;
-use crate::measure::latency::{Bucket, Latencies, LatencySummary};
+pub use crate::measure::latency::Distribution;
+use crate::measure::latency::LatencySummary;
 use crate::measure::rusage::ProcessUsage;
 use crate::model::run::{RunInfo, RunRecord};
 use serde::Serialize;
-
-/// A distribution: its summary and everything needed to redraw it.
-#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
-pub struct Distribution {
-    /// Min, percentiles, max, mean; None when nothing was recorded.
-    pub summary: Option<LatencySummary>,
-    /// Every non-empty bucket (3 significant digits).
-    pub buckets: Vec<Bucket>,
-    /// The same histogram in HdrHistogram's compressed V2 encoding, base64
-    /// (readable by HdrHistogram's own tools).
-    pub hdr_v2_base64: String,
-}
-
-impl Distribution {
-    /// All of `parts` as one distribution.
-    pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Distribution>) -> Self {
-        let mut h = Latencies::new();
-        for d in parts {
-            h.merge(&Latencies::from_buckets(&d.buckets));
-        }
-        Self::of(&h)
-    }
-
-    /// Summarizes a histogram.
-    pub fn of(h: &Latencies) -> Self {
-        Self { summary: h.summary(), buckets: h.buckets(), hdr_v2_base64: h.encode_base64() }
-    }
-}
 
 /// One pair.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]

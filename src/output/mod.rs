@@ -8,6 +8,7 @@ pub mod document;
 pub mod json;
 pub mod ndjson;
 pub mod number;
+pub mod percentiles;
 pub mod plot;
 pub mod results;
 pub mod sink;

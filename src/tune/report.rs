@@ -24,7 +24,8 @@ pub struct TuneExport<'a> {
     pub header: Header<'a>,
     /// What was asked for.
     pub spec: &'a TuneSpec,
-    /// The spin budget with the highest mean throughput.
+    /// The spin budget (or glibc spin count, as `spec.knob` says) with the
+    /// highest mean throughput.
     pub best_spin: Option<u32>,
     /// Every budget measured, with all runs.
     pub points: &'a [PointResult],
@@ -70,7 +71,7 @@ impl Report for TuneReport<'_> {
         serde_json::to_value(TuneExport {
             header: Header::new("lock", self.environment, &o.warnings),
             spec: self.spec,
-            best_spin: o.best.and_then(|b| o.results[b].point.spin),
+            best_spin: o.best.and_then(|b| o.knob.of(&o.results[b].point)),
             points: &o.results,
         })
     }

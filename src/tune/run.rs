@@ -1,5 +1,6 @@
 //! `contend tune`: which spin budget maximizes throughput? The classic
-//! futex-scalability question, answered by search instead of a table. A
+//! futex-scalability question, answered by search instead of a table (for
+//! pthread-adaptive, the budget is glibc's mutex spin count, 1..32767). A
 //! coarse pass measures the decades 1..100000 (the seed's budgets); then
 //! each refinement measures the two budgets halfway (in log space) to the
 //! neighbours of the current best, halving the step each time, until the
@@ -13,14 +14,12 @@ use crate::family::lock::sweep::{LockSession, PointResult};
 use crate::measure::stats::welch;
 use crate::model::warning::Warning;
 use crate::session::resources::DEFAULT_LOCK_DIR;
-use crate::tune::spec::TuneSpec;
+use crate::tune::spec::{Knob, TuneSpec};
 use anyhow::Result;
 use nix::sys::signal::Signal;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The coarse pass.
-pub const DECADES: [u32; 6] = [1, 10, 100, 1_000, 10_000, 100_000];
 /// Refinement stops when the step factor falls below this.
 const FINEST_STEP: f64 = 1.15;
 
@@ -41,17 +40,19 @@ pub struct TuneOutcome {
     pub interrupted: Option<Signal>,
     /// How long the search took.
     pub took: Duration,
+    /// What was searched.
+    pub knob: Knob,
 }
 
-fn point(spec: &TuneSpec, spin: u32) -> Point {
-    Point {
-        spin: Some(spin),
+fn point(spec: &TuneSpec, value: u32) -> Point {
+    let p = Point {
         hold: spec.hold,
         idle: spec.idle,
         duration_ns: spec.duration_ns,
         warmup_ns: spec.warmup_ns,
         ..Point::new(spec.lock, Mode::Threads, spec.threads)
-    }
+    };
+    spec.knob.set(p, value)
 }
 
 fn best_of(results: &[PointResult]) -> Option<usize> {
@@ -68,7 +69,8 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
     // The coarse pass is the plan; refinement adds runs until --max-time,
     // which also caps the ETA.
     let per_run = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);
-    let planned = crate::engine::progress::planned_runs(DECADES.len(), &plan, session.counts_separately());
+    let coarse = spec.knob.coarse();
+    let planned = crate::engine::progress::planned_runs(coarse.len(), &plan, session.counts_separately());
     let bar = crate::engine::progress::progress_bar(!spec.output.no_progress, planned, per_run, Some(budget));
     let mut results: Vec<PointResult> = Vec::new();
     let mut interrupted = None;
@@ -81,7 +83,7 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
         };
     let mut ended = "the step fell below 15%";
     'search: {
-        for spin in DECADES {
+        for spin in coarse {
             if !measure(spin, &mut results, &mut warnings)? {
                 ended = "interrupted";
                 break 'search;
@@ -94,11 +96,12 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
                 ended = "--max-time would have been exceeded";
                 break;
             }
-            let best = results[best_of(&results).expect("the coarse pass measured")].point.spin.unwrap_or(1);
+            let best = results[best_of(&results).expect("the coarse pass measured")].point.clone();
+            let best = spec.knob.of(&best).unwrap_or(1);
             let candidates = [f64::from(best) / step, f64::from(best) * step]
-                .map(|c| c.round().clamp(1.0, 10_000_000.0) as u32);
+                .map(|c| c.round().clamp(1.0, f64::from(spec.knob.max())) as u32);
             for spin in candidates {
-                if results.iter().any(|r| r.point.spin == Some(spin)) {
+                if results.iter().any(|r| spec.knob.of(&r.point) == Some(spin)) {
                     continue;
                 }
                 if !measure(spin, &mut results, &mut warnings)? {
@@ -110,7 +113,7 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
         }
     }
     bar.finish_and_clear();
-    results.sort_by_key(|r| r.point.spin);
+    results.sort_by_key(|r| spec.knob.of(&r.point));
     let best = best_of(&results);
     let ties = best
         .map(|b| {
@@ -122,9 +125,10 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
                 .iter()
                 .enumerate()
                 .filter(|&(i, r)| i != b && welch(&top, &values(r)).is_some_and(|w| w.p >= 0.05))
-                .filter_map(|(_, r)| r.point.spin)
+                .filter_map(|(_, r)| spec.knob.of(&r.point))
                 .collect()
         })
         .unwrap_or_default();
-    Ok(TuneOutcome { results, best, ties, ended, warnings, interrupted, took: started.elapsed() })
+    let took = started.elapsed();
+    Ok(TuneOutcome { results, best, ties, ended, warnings, interrupted, took, knob: spec.knob })
 }

@@ -1,8 +1,9 @@
 //! `contend tune`'s validated spec.
 
 use crate::engine::repeat::Repeat;
+use crate::family::lock::args::GLIBC_SPIN_MAX;
 use crate::family::lock::registry;
-use crate::family::lock::spec::SpecError;
+use crate::family::lock::spec::{Point, SpecError};
 use crate::model::value::Work;
 use crate::session::limits::Limits;
 use crate::tune::args::TuneArgs;
@@ -11,8 +12,10 @@ use serde::Serialize;
 /// What to tune, and how long it may take.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TuneSpec {
-    /// The lock (it has a spin budget).
+    /// The lock (it has a spin budget, or spins glibc's count).
     pub lock: &'static str,
+    /// The knob searched.
+    pub knob: Knob,
     /// Worker threads.
     pub threads: u32,
     /// Hold.
@@ -36,13 +39,18 @@ impl TuneSpec {
     /// Validates the arguments of `contend tune`.
     pub fn from_args(args: &TuneArgs) -> Result<Self, SpecError> {
         let entry = registry::find(args.lock).expect("parsed names are registered");
-        if !entry.caps.spin {
-            return Err(SpecError(format!(
-                "lock `{}` has no spin budget to tune (locks that have one: {})",
-                args.lock,
-                registry::names_with(|c| c.spin)
-            )));
-        }
+        let knob = match (entry.caps.spin, entry.caps.glibc_spin) {
+            (true, _) => Knob::Spin,
+            (false, true) => Knob::GlibcSpin,
+            (false, false) => {
+                return Err(SpecError(format!(
+                    "lock `{}` has no spin budget to tune (locks that have one: {}; glibc's spin count: {})",
+                    args.lock,
+                    registry::names_with(|c| c.spin),
+                    registry::names_with(|c| c.glibc_spin)
+                )))
+            }
+        };
         (entry.available)()
             .map_err(|why| SpecError(format!("lock `{}` cannot run here: {why}", args.lock)))?;
         Limits::read().check_threads(u64::from(args.threads)).map_err(SpecError)?;
@@ -54,6 +62,7 @@ impl TuneSpec {
         }
         Ok(TuneSpec {
             lock: args.lock,
+            knob,
             threads: args.threads,
             hold: args.hold,
             idle: args.idle,
@@ -68,5 +77,59 @@ impl TuneSpec {
             max_time_ns: args.max_time.as_nanos() as u64,
             output: args.output.clone(),
         })
+    }
+}
+
+/// What `contend tune` searches: the spin budget of contend's own locks,
+/// or glibc's mutex spin count (`--glibc-spin`, each run in a child).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Knob {
+    /// `--spin`: attempts before sleeping.
+    Spin,
+    /// `--glibc-spin`: glibc.pthread.mutex_spin_count.
+    GlibcSpin,
+}
+
+impl Knob {
+    /// The knob's value at `p`.
+    pub fn of(self, p: &Point) -> Option<u32> {
+        match self {
+            Knob::Spin => p.spin,
+            Knob::GlibcSpin => p.glibc_spin,
+        }
+    }
+
+    /// `p` with the knob at `value`.
+    pub fn set(self, p: Point, value: u32) -> Point {
+        match self {
+            Knob::Spin => Point { spin: Some(value), ..p },
+            Knob::GlibcSpin => Point { glibc_spin: Some(value), ..p },
+        }
+    }
+
+    /// The coarse pass: decades, up to what the knob takes (glibc stops
+    /// at 32767).
+    pub fn coarse(self) -> [u32; 6] {
+        match self {
+            Knob::Spin => [1, 10, 100, 1_000, 10_000, 100_000],
+            Knob::GlibcSpin => [1, 10, 100, 1_000, 10_000, GLIBC_SPIN_MAX],
+        }
+    }
+
+    /// The largest value the refinement may try.
+    pub fn max(self) -> u32 {
+        match self {
+            Knob::Spin => 10_000_000,
+            Knob::GlibcSpin => GLIBC_SPIN_MAX,
+        }
+    }
+
+    /// In words, for the summary: "spin", "glibc-spin".
+    pub fn flag(self) -> &'static str {
+        match self {
+            Knob::Spin => "spin",
+            Knob::GlibcSpin => "glibc-spin",
+        }
     }
 }

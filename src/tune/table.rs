@@ -12,8 +12,9 @@ pub fn summary(o: &TuneOutcome) -> String {
     };
     let best = &o.results[b];
     let mut out = format!(
-        "best: spin {} at {} cs/s ± {} (95% interval, {} runs)\n",
-        best.point.spin.unwrap_or(0),
+        "best: {} {} at {} cs/s ± {} (95% interval, {} runs)\n",
+        o.knob.flag(),
+        o.knob.of(&best.point).unwrap_or(0),
         si(best.stats.mean),
         best.stats.ci95.map_or("?".into(), si),
         best.stats.n
@@ -22,7 +23,8 @@ pub fn summary(o: &TuneOutcome) -> String {
         "every other budget is significantly slower (Welch's t-test, 5% level)\n".to_string()
     } else {
         format!(
-            "not significantly different from it (p >= 0.05): spin {}; the optimum is a plateau, not a point\n",
+            "not significantly different from it (p >= 0.05): {} {}; the optimum is a plateau, not a point\n",
+            o.knob.flag(),
             o.ties.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
         )
     };

@@ -1,12 +1,12 @@
-//! `contend alloc` in the parent: for each pattern and allocator, re-execute
-//! contend as a child with the allocator preloaded (no shell: an absolute
-//! path in LD_PRELOAD, the spec as one argument), read its JSON result from
-//! the stdout pipe, reap it with wait4 for its rusage, and count its futex
-//! syscalls with the inherited tracepoint counters.
+//! `contend alloc` in the parent: for each pattern and allocator, run a
+//! child contend with the allocator preloaded (engine::child: an absolute
+//! path in LD_PRELOAD, the spec as one argument, the JSON result on a pipe,
+//! reaped with wait4 for its rusage), and count its futex syscalls with the
+//! inherited tracepoint counters.
 
+use crate::engine::child::Child;
 use crate::engine::futex_plan::FutexPlan;
 use crate::engine::rounds::{run_rounds, Purpose};
-use crate::engine::Interrupted;
 use crate::family::alloc::registry::Allocator;
 use crate::family::alloc::spec::AllocSpec;
 use crate::family::alloc::workload::{ChildResult, ChildSpec, Pattern};
@@ -15,10 +15,7 @@ use crate::model::run::RunInfo;
 use crate::model::warning::common as notes;
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::{bail, Context, Result};
-use locks::sys::process::wait4;
 use nix::sys::signal::Signal;
-use std::io::Read;
-use std::process::{Command, Stdio};
 
 pub use crate::model::alloc::{AllocPoint, AllocResult, AllocSample};
 
@@ -51,47 +48,24 @@ fn run_one(
         sizes: spec.sizes.to_string(),
         parent: std::process::id(),
     };
-    let exe = std::env::current_exe().context("finding contend's own executable")?;
-    let mut cmd = Command::new(exe);
-    cmd.arg("__alloc-child")
-        .arg(serde_json::to_string(&child_spec)?)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .env_remove("LD_PRELOAD")
-        .env_remove("GLIBC_TUNABLES");
-    if let Some(path) = &preload {
-        cmd.env("LD_PRELOAD", path);
+    let spec_json = serde_json::to_string(&child_spec)?;
+    let tunables = allocator.glibc_tunables();
+    let preload_text = preload.as_ref().map(|p| p.display().to_string());
+    let mut env = Vec::new();
+    if let Some(path) = &preload_text {
+        env.push(("LD_PRELOAD", path.as_str()));
     }
-    if let Some(t) = allocator.glibc_tunables() {
-        cmd.env("GLIBC_TUNABLES", t);
+    if let Some(t) = &tunables {
+        env.push(("GLIBC_TUNABLES", t.as_str()));
     }
     let before = futex.map(|f| f.read()).transpose()?;
     let ticks = CpuTicks::read().ok();
     let started = std::time::Instant::now();
-    let mut child = cmd.spawn().context("starting the allocator child")?;
-    let out = match read_result(&mut child) {
-        Ok(out) => out,
-        Err(e) => {
-            // Interrupted (a SIGTERM sent to contend alone does not reach
-            // the child) or failed: the child goes too, reaped.
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(e);
-        }
-    };
-    let usage = wait4(child.id() as i32).context("reaping the allocator child")?;
+    let what = format!("the {} child", allocator.label());
+    let (out, usage) = Child::start("__alloc-child", &spec_json, &env, &what)?.finish()?;
     let after = futex.map(|f| f.read()).transpose()?;
     let elapsed_s = started.elapsed().as_secs_f64();
     let cpu = ticks.zip(CpuTicks::read().ok()).map(|(a, b)| a.split_until(&b));
-    // Ctrl-C reaches the child too (same process group); report it as the
-    // interrupt it is, not as a failed child.
-    let killed_by = usage.signal().and_then(|s| Signal::try_from(s).ok());
-    if let Some(sig) = killed_by.filter(|s| crate::session::signals::ENDING.contains(s)) {
-        return Err(anyhow::anyhow!(Interrupted(sig)));
-    }
-    if usage.exit_code() != Some(0) {
-        bail!("the {} child failed (wait status {:#x})", allocator.label(), usage.status);
-    }
     let result: ChildResult =
         serde_json::from_str(out.trim()).with_context(|| format!("the child's result: {out:?}"))?;
     if result.wall_s.is_nan() || result.wall_s <= 0.0 {
@@ -123,26 +97,6 @@ fn run_one(
         cpu,
         elapsed_s,
     })
-}
-
-/// Reads the child's stdout to its end, watching for an ending signal
-/// meanwhile (a blocking read would sit through it).
-fn read_result(child: &mut std::process::Child) -> Result<String> {
-    use std::os::fd::AsFd;
-    let stdout = child.stdout.as_mut().expect("stdout is piped");
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        if let Some(sig) = crate::session::signals::wait_readable(stdout.as_fd()) {
-            return Err(anyhow::anyhow!(Interrupted(sig)));
-        }
-        match stdout.read(&mut buf) {
-            Ok(0) => return String::from_utf8(out).context("the child's result is not UTF-8"),
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e).context("reading the child's result"),
-        }
-    }
 }
 
 /// Runs every pattern under every allocator, in rounds.

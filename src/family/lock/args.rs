@@ -4,8 +4,8 @@
 use crate::engine::repeat_args::RepeatArgs;
 use crate::family::lock::registry::parse_lock;
 use crate::model::value::{
-    parse_axis, parse_count, parse_duration, parse_nanos, parse_percent, parse_spinners, parse_work, List,
-    SpinPolicy, Work,
+    parse_axis, parse_count, parse_duration, parse_latency_every, parse_nanos, parse_percent, parse_spinners,
+    parse_work, LatencyEvery, List, SpinPolicy, Work,
 };
 use crate::output::args::OutputArgs;
 use clap::{Args, ValueEnum};
@@ -57,6 +57,14 @@ pub struct LockArgs {
     /// one) [default: 100].
     #[arg(long, short = 's', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
     pub spin: Option<List<u32>>,
+
+    /// glibc's mutex spin count (the GLIBC_TUNABLES
+    /// glibc.pthread.mutex_spin_count, 0..32767) for pthread-adaptive:
+    /// each run is a child contend started with it set, since glibc
+    /// reads it only at start-up [default: glibc's own, 100, in this
+    /// process].
+    #[arg(long, value_parser = glibc_spin_list, allow_hyphen_values = true, value_name = "N[,N...]")]
+    pub glibc_spin: Option<List<u32>>,
 
     /// Waiting policy for `adaptive`: none (sleep at once), one (one
     /// adaptive spinner, the rest sleep) or many (every waiter spins)
@@ -115,6 +123,16 @@ pub struct LockArgs {
     #[arg(value_name = "DURATION")]
     pub warmup: Option<Duration>,
 
+    /// Time one acquisition in N per worker, from the call to lock() to
+    /// the start of the critical section. A timed acquisition starts a
+    /// clock read later, which under contention can change who takes the
+    /// lock next: `auto` picks N per point to keep that out of cs/s (1024
+    /// at hold 1us, 128 at 10us, 1 from 1ms), 1 times every one
+    /// (perturbing), `off` none.
+    #[arg(long, value_parser = parse_latency_every, default_value = "auto", value_name = "N|auto|off")]
+    #[arg(help_heading = crate::output::args::MEASUREMENT)]
+    pub latency_every: LatencyEvery,
+
     /// Output on stdout: a table, futex-scalability.c's summary lines, or
     /// lockscale's gnuplot columns.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -144,6 +162,18 @@ fn lock_list(s: &str) -> Result<List<&'static str>, String> {
 fn count_list(s: &str) -> Result<List<u32>, String> {
     parse_axis(s, parse_count)
 }
+
+fn glibc_spin_list(s: &str) -> Result<List<u32>, String> {
+    parse_axis(s, |t| match t.trim().parse::<u32>() {
+        Ok(n) if n <= GLIBC_SPIN_MAX => Ok(n),
+        Ok(n) => Err(format!("{n} is above glibc's largest mutex spin count, {GLIBC_SPIN_MAX}")),
+        Err(_) => Err(format!("`{t}` is not a whole number from 0 to {GLIBC_SPIN_MAX}")),
+    })
+}
+
+/// The largest glibc.pthread.mutex_spin_count glibc accepts (its
+/// dl-tunables.list); a larger one it ignores, silently.
+pub const GLIBC_SPIN_MAX: u32 = 32767;
 
 fn work_list(s: &str) -> Result<List<Work>, String> {
     parse_axis(s, parse_work)

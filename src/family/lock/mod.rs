@@ -1,6 +1,7 @@
 //! `contend lock`: N threads or processes contend for one lock.
 
 pub mod args;
+pub mod child;
 pub mod interpose_check;
 pub mod registry;
 pub mod report;

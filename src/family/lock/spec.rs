@@ -6,7 +6,7 @@ use crate::engine::repeat::Repeat;
 use crate::family::lock::args::{Format, LockArgs};
 use crate::family::lock::registry;
 pub use crate::model::lock::Point;
-use crate::model::value::{SpinPolicy, Work};
+use crate::model::value::{LatencyEvery, SpinPolicy, Work};
 pub use crate::model::{Mode, SpecError};
 use crate::session::limits::Limits;
 use crate::session::resources::DEFAULT_LOCK_DIR;
@@ -29,6 +29,8 @@ pub struct LockSpec {
     pub spins: Vec<u32>,
     /// Waiting policies swept (empty: the default, one).
     pub spinners: Vec<SpinPolicy>,
+    /// glibc mutex spin counts swept (empty: glibc's own, in-process).
+    pub glibc_spins: Vec<u32>,
     /// (hold, idle) pairs swept: the product of --hold and --idle, or one
     /// pair per --period x --duty.
     pub work: Vec<(Work, Work)>,
@@ -51,6 +53,8 @@ pub struct LockSpec {
     pub repeat: Repeat,
     /// Identical copies of every point (--replicate; 1: none).
     pub replicate: u32,
+    /// Which acquisitions are timed (--latency-every).
+    pub latency_every: LatencyEvery,
 }
 
 /// Worker threads when neither --threads nor --procs is given
@@ -99,6 +103,15 @@ impl LockSpec {
                 refused.join(", "),
                 if refused.len() == 1 { "it has" } else { "they have" },
                 registry::names_with(|c| c.spin)
+            )));
+        }
+        let glibc_spins = args.glibc_spin.as_ref().map_or_else(Vec::new, |l| l.0.clone());
+        if !glibc_spins.is_empty() && lacking(&entries, |e| e.caps.glibc_spin).len() == entries.len() {
+            return Err(err(format!(
+                "--glibc-spin does not apply to {}: only glibc's adaptive mutex spins it (locks that take \
+                 --glibc-spin: {})",
+                lacking(&entries, |e| e.caps.glibc_spin).join(", "),
+                registry::names_with(|c| c.glibc_spin)
             )));
         }
         let spinners = args.spinners.as_ref().map_or_else(Vec::new, |l| l.0.clone());
@@ -208,6 +221,7 @@ impl LockSpec {
             lock_dir,
             spins,
             spinners,
+            glibc_spins,
             work,
             duration_ns: duration.as_nanos() as u64,
             warmup_ns: warmup.as_nanos() as u64,
@@ -218,6 +232,7 @@ impl LockSpec {
             progress: !args.output.no_progress,
             repeat: args.repeat.plan().map_err(err)?,
             replicate: args.replicate,
+            latency_every: args.latency_every,
         };
         let n = spec.point_count();
         if n > MAX_POINTS {
@@ -238,7 +253,8 @@ impl LockSpec {
             let caps = registry::find(lock).map(|e| e.caps);
             let spins = axis(caps.is_some_and(|c| c.spin), &self.spins, 0).len();
             let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One).len();
-            (spins * policies) as u128
+            let glibc = optional_axis(caps.is_some_and(|c| c.glibc_spin), &self.glibc_spins).len();
+            (spins * policies * glibc) as u128
         };
         let shared = (self.workers.len() * self.work.len()) as u128 * replicas;
         self.locks.iter().map(|l| per_lock(l) * shared).sum()
@@ -255,8 +271,11 @@ impl LockSpec {
             let caps = registry::find(lock).map(|e| e.caps);
             let spins = axis(caps.is_some_and(|c| c.spin), &self.spins, locks::LockConfig::DEFAULT_SPIN);
             let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One);
+            let glibc_spins = optional_axis(caps.is_some_and(|c| c.glibc_spin), &self.glibc_spins);
             for &workers in &self.workers {
-                for &spinners in &policies {
+                for (&spinners, &glibc_spin) in
+                    policies.iter().flat_map(|p| glibc_spins.iter().map(move |g| (p, g)))
+                {
                     for &spin in &spins {
                         for (&(hold, idle), &replica) in
                             self.work.iter().flat_map(|w| replicas.iter().map(move |r| (w, r)))
@@ -267,12 +286,14 @@ impl LockSpec {
                                 workers,
                                 spin,
                                 spinners,
+                                glibc_spin,
                                 hold,
                                 idle,
                                 duration_ns: self.duration_ns,
                                 warmup_ns: self.warmup_ns,
                                 stall_timeout_ns: self.stall_timeout_ns,
                                 kill_holder_after_ns: self.kill_holder_after_ns,
+                                latency_every: self.latency_every.for_cycle(hold.ns, idle.ns),
                                 replica,
                             });
                         }
@@ -301,6 +322,16 @@ fn axis<T: Copy>(applies: bool, given: &[T], default: T) -> Vec<Option<T>> {
         (false, _) => vec![None],
         (true, true) => vec![Some(default)],
         (true, false) => given.iter().copied().map(Some).collect(),
+    }
+}
+
+/// The values of an axis whose absence is a setting of its own (glibc's
+/// spin count: none asked means glibc's, in this process): none if the
+/// lock does not take it or none was given, else the user's list.
+fn optional_axis<T: Copy>(applies: bool, given: &[T]) -> Vec<Option<T>> {
+    match applies && !given.is_empty() {
+        false => vec![None],
+        true => given.iter().copied().map(Some).collect(),
     }
 }
 

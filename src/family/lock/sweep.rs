@@ -87,6 +87,12 @@ impl LockSession {
                 entry.run_procs.ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?
             }
         };
+        if point.glibc_spin.is_some() {
+            // glibc reads its tunables at start-up: a child contend runs
+            // the point with them set.
+            let count = purpose == Purpose::Count || self.ctx.futex.is_some();
+            return crate::family::lock::child::run(point, count);
+        }
         match purpose {
             Purpose::Measure => run(point, &self.ctx),
             Purpose::Count => {

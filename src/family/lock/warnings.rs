@@ -71,6 +71,7 @@ mod tests {
             futex: None,
             coordinator_cpu_s: 0.0,
             lock_counters: None,
+            acquire_latency: None,
             workers: Vec::new(),
             total_acquisitions: 0,
         }

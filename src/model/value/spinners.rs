@@ -4,7 +4,7 @@ use serde::Serialize;
 use std::fmt;
 
 /// Which waiters spin before sleeping.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SpinPolicy {
     /// Sleep at once.

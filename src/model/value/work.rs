@@ -54,6 +54,14 @@ impl Work {
     /// work, where the clock is not read at all).
     #[inline(always)]
     pub fn run(&self) -> u64 {
+        self.run_from(None)
+    }
+
+    /// [`Self::run`], counted from `start` when the caller has just read
+    /// the clock (the acquisition a latency sample timed): one clock read
+    /// serves both, so timing an acquisition does not lengthen the hold.
+    #[inline(always)]
+    pub fn run_from(&self, start: Option<u64>) -> u64 {
         if self.ns == 0 {
             if self.mode == WorkMode::Sleep {
                 // `sleep:0` still enters nanosleep every cycle, as
@@ -74,7 +82,7 @@ impl Work {
         // through std's Instant: a call into std's code would sit outside
         // the measured section and move with unrelated code
         // (crate::measure::section).
-        let start = monotonic_ns();
+        let start = start.unwrap_or_else(monotonic_ns);
         match self.mode {
             WorkMode::Busy => loop {
                 let spent = monotonic_ns().saturating_sub(start);

@@ -118,6 +118,9 @@ pub struct Caps {
     /// The most workers that may share one lock (a field in the lock word
     /// counts the waiters).
     pub max_workers: u32,
+    /// Spins glibc's `glibc.pthread.mutex_spin_count` tunable at most
+    /// (PTHREAD_MUTEX_ADAPTIVE_NP), which glibc reads once, at start-up.
+    pub glibc_spin: bool,
 }
 
 impl Caps {
@@ -134,6 +137,7 @@ impl Caps {
         needs_sem_set: false,
         robust: false,
         released_on_death: false,
+        glibc_spin: false,
         max_workers: u32::MAX,
     };
 

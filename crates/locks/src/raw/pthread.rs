@@ -73,7 +73,13 @@ const fn kind(k: u8) -> Kind {
 // required ordering (POSIX 4.12 memory synchronization).
 unsafe impl<const KIND: u8, const SHARED: bool> RawLock for PthreadLock<KIND, SHARED> {
     type Node = ();
-    const CAPS: Caps = Caps { try_lock: true, process_shared: true, robust: KIND == 3, ..Caps::PLAIN };
+    const CAPS: Caps = Caps {
+        try_lock: true,
+        process_shared: true,
+        robust: KIND == 3,
+        glibc_spin: KIND == 1,
+        ..Caps::PLAIN
+    };
 
     fn new(_config: &LockConfig) -> Self {
         Self { inner: Mutex::new(kind(KIND), SHARED) }

@@ -13,6 +13,8 @@ pub mod futex_loom;
 #[cfg(not(loom))]
 pub mod futex_pi;
 #[cfg(not(loom))]
+pub mod kernel_knobs;
+#[cfg(not(loom))]
 pub mod libc_info;
 #[cfg(not(loom))]
 pub mod lockfile;

@@ -15,6 +15,7 @@ struct Row<'a> {
     workers: u32,
     spin: Option<u32>,
     spinners: Option<String>,
+    glibc_spin: Option<u32>,
     // Machine columns carry numbers: the length in ns and the mode apart
     // (the table's `1µs` / `sleep:50µs` would need parsing).
     hold_ns: u64,
@@ -48,6 +49,13 @@ struct Row<'a> {
     spins: Option<u64>,
     waits: Option<u64>,
     wakes: Option<u64>,
+    // Acquisition latency pooled over the runs (the table's wait group).
+    wait_every: Option<u32>,
+    wait_samples: Option<u64>,
+    wait_p50_ns: Option<u64>,
+    wait_p99_ns: Option<u64>,
+    wait_p999_ns: Option<u64>,
+    wait_max_ns: Option<u64>,
     interrupted: Option<&'a str>,
 }
 
@@ -66,12 +74,15 @@ pub fn render(results: &[PointResult]) -> String {
         let counters = s.lock_counters;
         // Futex counts come from the counting run, when there is one.
         let futex = r.kernel_run().futex;
+        let wait = r.acquire_latency();
+        let summary = wait.as_ref().and_then(|(_, h)| h.summary());
         Row {
             lock: p.lock,
             mode: p.mode.label(),
             workers: p.workers,
             spin: p.spin,
             spinners: p.spinners.map(|s| s.to_string()),
+            glibc_spin: p.glibc_spin,
             hold_ns: p.hold.ns,
             hold_mode: mode(p.hold.mode),
             idle_ns: p.idle.ns,
@@ -103,6 +114,12 @@ pub fn render(results: &[PointResult]) -> String {
             spins: counters.map(|c| c.spins),
             waits: counters.map(|c| c.waits),
             wakes: counters.map(|c| c.wakes),
+            wait_every: wait.as_ref().map(|(every, _)| *every),
+            wait_samples: summary.map(|s| s.samples),
+            wait_p50_ns: summary.map(|s| s.p50_ns),
+            wait_p99_ns: summary.map(|s| s.p99_ns),
+            wait_p999_ns: summary.map(|s| s.p999_ns),
+            wait_max_ns: summary.map(|s| s.max_ns),
             interrupted: s.interrupted.as_deref(),
         }
     }))

@@ -6,6 +6,7 @@
 //! multiply, are drawn evenly spaced with a tick at each value.
 
 use crate::family::lock::sweep::PointResult;
+use crate::measure::latency::{Bucket, Latencies};
 use crate::model::value::Work;
 use crate::model::Mode;
 use crate::output::plot::{color, err, frame, padded, value_label, Categories};
@@ -22,7 +23,7 @@ struct Axis {
     log: bool,
 }
 
-const AXES: [Axis; 5] = [
+const AXES: [Axis; 6] = [
     Axis {
         name: "duty cycle (hold / (hold + idle)), %",
         short: "duty cycle",
@@ -40,6 +41,12 @@ const AXES: [Axis; 5] = [
         name: "spin budget (attempts before sleeping)",
         short: "spin budget",
         value: |r| f64::from(r.spin.unwrap_or(0)),
+        log: true,
+    },
+    Axis {
+        name: "glibc mutex spin count (glibc.pthread.mutex_spin_count)",
+        short: "glibc spin count",
+        value: |r| f64::from(r.glibc_spin.unwrap_or(0)),
         log: true,
     },
     Axis { name: "workers", short: "workers", value: |r| f64::from(r.workers), log: true },
@@ -81,6 +88,9 @@ pub struct Dot {
     pub spin: Option<u32>,
     /// Waiting policy, for locks that have one.
     pub spinners: Option<String>,
+    /// glibc's mutex spin count, where set.
+    #[serde(default)]
+    pub glibc_spin: Option<u32>,
     /// Work inside the lock.
     pub hold: Work,
     /// Work outside it.
@@ -94,6 +104,10 @@ pub struct Dot {
     /// Jain's index of the median run.
     #[serde(skip)]
     pub jain: f64,
+    /// The wait to acquire at 50% and 99%, µs, pooled over the runs
+    /// (None when acquisitions were not timed, or too few for p99).
+    #[serde(skip)]
+    pub wait_us: Option<(f64, Option<f64>)>,
 }
 
 impl Dot {
@@ -114,11 +128,13 @@ impl Dot {
             workers: p.workers,
             spin: p.spin,
             spinners: p.spinners.map(|s| s.to_string()),
+            glibc_spin: p.glibc_spin,
             hold: p.hold,
             idle: p.idle,
             mean: r.stats.mean,
             ci95: r.stats.ci95,
             jain: r.sample.fairness.jain,
+            wait_us: r.acquire_latency().and_then(|(_, h)| wait_us(&h)),
         }
     }
 
@@ -135,10 +151,33 @@ impl Dot {
                 dot.mean = p["stats"]["mean"].as_f64().ok_or_else(|| format!("point {i}: no stats.mean"))?;
                 dot.ci95 = p["stats"]["ci95"].as_f64();
                 dot.jain = p["sample"]["fairness"]["jain"].as_f64().unwrap_or(f64::NAN);
+                dot.wait_us = pooled_wait(p).and_then(|h| wait_us(&h));
                 Ok(dot)
             })
             .collect()
     }
+}
+
+/// p50 and p99 (when enough waits lie above it) of a wait histogram, µs.
+fn wait_us(h: &Latencies) -> Option<(f64, Option<f64>)> {
+    let us = |q: f64| h.quantile(q) as f64 / 1e3;
+    (!h.is_empty()).then(|| (us(0.5), crate::output::plot::enough_for(0.99, h.len()).then(|| us(0.99))))
+}
+
+/// An exported point's waits, pooled over the runs its statistics use
+/// (the measured ones, or those cut short when no run was measured), as
+/// the table pools them.
+fn pooled_wait(p: &serde_json::Value) -> Option<Latencies> {
+    let runs = p["runs"].as_array()?;
+    let measured = runs.iter().any(|r| r["status"] == "measured");
+    let used = if measured { "measured" } else { "cut_short" };
+    let mut h: Option<Latencies> = None;
+    for r in runs.iter().filter(|r| r["status"] == used) {
+        let buckets: Vec<Bucket> =
+            serde_json::from_value(r["acquire_latency"]["distribution"]["buckets"].clone()).ok()?;
+        h.get_or_insert_with(Latencies::new).merge(&Latencies::from_buckets(&buckets));
+    }
+    h
 }
 
 /// Draws `results` as an SVG document, with `caption` (the command and
@@ -146,12 +185,22 @@ impl Dot {
 pub fn render(results: &[PointResult], caption: &str) -> Result<String, String> {
     let dots: Vec<Dot> = results.iter().map(Dot::of).collect();
     let mut svg = String::new();
-    draw(&dots, SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(), None, caption)?;
+    draw(&dots, SVGBackend::with_string(&mut svg, size(&dots)).into_drawing_area(), None, caption)?;
     Ok(svg)
 }
 
-/// The figure's size in pixels.
-pub const SIZE: (u32, u32) = (1100, 780);
+/// The figure's size in pixels: taller by the wait panel when some point
+/// timed its acquisitions.
+pub fn size(dots: &[Dot]) -> (u32, u32) {
+    if dots.iter().any(|d| d.wait_us.is_some()) {
+        (1100, 780 + WAIT_PANEL)
+    } else {
+        (1100, 780)
+    }
+}
+
+/// The wait panel's height, px.
+const WAIT_PANEL: u32 = 300;
 
 /// Draws `dots` on `root`, titled `title` (or after the swept axis).
 pub fn draw<DB: DrawingBackend>(
@@ -171,15 +220,17 @@ pub fn draw<DB: DrawingBackend>(
     };
     let axis = AXES.iter().find(|a| varies(&a.value)).unwrap_or(&AXES[2]);
     // Everything else that varies names the series.
-    let labels: [Label; 5] = [
+    let labels: [Label; 6] = [
         ("spinners", |r| r.spinners.as_ref().map_or(String::new(), |s| format!("spinners={s}"))),
         ("spin", |r| r.spin.map_or(String::new(), |s| format!("spin={s}"))),
+        ("glibc", |r| r.glibc_spin.map_or(String::new(), |s| format!("glibc-spin={s}"))),
         ("workers", |r| format!("{}={}", r.mode.label(), r.workers)),
         ("hold", |r| format!("hold={}", r.hold)),
         ("idle", |r| format!("idle={}", r.idle)),
     ];
     let x_owner = match axis.name {
         n if n.starts_with("spin") => "spin",
+        n if n.starts_with("glibc") => "glibc",
         "workers" => "workers",
         n if n.starts_with("hold") || n.starts_with("duty") => "hold",
         _ => "idle",
@@ -208,8 +259,12 @@ pub fn draw<DB: DrawingBackend>(
     }
     let names: Vec<(String, RGBColor)> =
         series.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
+    let waits = results.iter().any(|d| d.wait_us.is_some());
     let title = title.map_or_else(
-        || format!("cs/s (critical sections per second) and fairness against {}", axis.short),
+        || {
+            let wait = if waits { ", fairness and wait to acquire" } else { " and fairness" };
+            format!("cs/s (critical sections per second){wait} against {}", axis.short)
+        },
         str::to_string,
     );
     let data = frame(&root, &title, caption, &names)?;
@@ -256,6 +311,14 @@ fn panels<DB: DrawingBackend>(
         .map(|r| thousands(r.mean + r.ci95.unwrap_or(0.0)))
         .fold(0.0, f64::max)
         * 1.1;
+    let waits = series.iter().flat_map(|(_, p)| p.iter()).any(|d| d.wait_us.is_some());
+    let (area, wait_area) = if waits {
+        let h = area.dim_in_pixel().1;
+        let (a, b) = area.split_vertically(h.saturating_sub(WAIT_PANEL));
+        (a, Some(b))
+    } else {
+        (area.clone(), None)
+    };
     let (top, bottom) = area.split_vertically(460);
     let mut chart = crate::output::plot::chart_on(&top)
         .build_cartesian_2d(xs.clone(), 0.0..y_hi.max(1.0))
@@ -297,6 +360,49 @@ fn panels<DB: DrawingBackend>(
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.jain)).collect();
         fair.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
         fair.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
+    }
+    match wait_area {
+        Some(wait_area) => wait_panel(&wait_area, fair.x_range(), series, axis, ticks),
+        None => Ok(()),
+    }
+}
+
+/// The wait to acquire, log µs: p99 solid, p50 dashed, per series.
+fn wait_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    xs: std::ops::Range<f64>,
+    series: &Series,
+    axis: &Axis,
+    ticks: &Ticks,
+) -> Result<(), String> {
+    let x = ticks.x;
+    let log = |us: f64| us.max(1e-3).log10();
+    let ys: Vec<f64> = series
+        .iter()
+        .flat_map(|(_, p)| p.iter())
+        .filter_map(|d| d.wait_us)
+        .flat_map(|(p50, p99)| [Some(p50), p99].into_iter().flatten())
+        .map(log)
+        .collect();
+    let lo = ys.iter().copied().fold(f64::INFINITY, f64::min).floor();
+    let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max).ceil().max(lo + 1.0);
+    let mut chart = crate::output::plot::chart_on(area).build_cartesian_2d(xs, lo..hi).map_err(err)?;
+    crate::output::plot::readable(&mut chart.configure_mesh())
+        .x_desc(axis.name)
+        .x_labels(ticks.count)
+        .x_label_formatter(&|v| (ticks.labels)(*v))
+        .y_desc("wait, µs (p99; p50 dashed)")
+        .y_label_formatter(&|v| crate::output::plot::decade(*v))
+        .draw()
+        .map_err(err)?;
+    for (i, (_, points)) in series.iter().enumerate() {
+        let c = color(i);
+        let p99: Vec<(f64, f64)> = points.iter().filter_map(|d| Some((x(d), log(d.wait_us?.1?)))).collect();
+        chart.draw_series(LineSeries::new(p99.clone(), c.stroke_width(2))).map_err(err)?;
+        chart.draw_series(p99.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err)?;
+        let p50: Vec<(f64, f64)> = points.iter().filter_map(|d| Some((x(d), log(d.wait_us?.0)))).collect();
+        chart.draw_series(DashedLineSeries::new(p50.clone(), 6, 4, c.stroke_width(2))).map_err(err)?;
+        chart.draw_series(p50.iter().map(|&p| Circle::new(p, 3, c.stroke_width(1)))).map_err(err)?;
     }
     Ok(())
 }

@@ -38,6 +38,18 @@ pub const GROUPS: &[Group] = &[
         default: false,
         legend: "spins/cs waits/cs wakes/cs: the lock's own counters (- where the lock is opaque).\n",
     },
+    Group {
+        name: "wait",
+        default: true,
+        legend: "p99µs: the 99th percentile of the wait to acquire, from the call to lock() to the start of \
+                 the critical section, over the timed acquisitions (one in N per worker, --latency-every), \
+                 pooled over the runs; `-` where fewer than 10 timed waits lie above it.\n",
+    },
+    Group {
+        name: "latency",
+        default: false,
+        legend: "p50µs p99.9µs p99.99µs maxµs: more of the wait's distribution, as for p99µs.\n",
+    },
 ];
 
 const CORE_LEGEND: &str = "cs/s: critical sections per second of measured window, mean over the runs; ±%: \
@@ -58,11 +70,12 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     };
     let varies = |f: &dyn Fn(&PointResult) -> String| results.iter().any(|r| f(r) != f(first));
     type Axis = (&'static str, fn(&PointResult) -> String);
-    let axes: [Axis; 6] = [
+    let axes: [Axis; 7] = [
         ("lock", |r| r.point.lock.to_string()),
         (first.point.mode.label(), |r| r.point.workers.to_string()),
         ("spinners", |r| r.point.spinners.map_or("-".into(), |s| s.to_string())),
         ("spin", |r| r.point.spin.map_or("-".into(), |s| s.to_string())),
+        ("glibc-spin", |r| r.point.glibc_spin.map_or("-".into(), |s| s.to_string())),
         ("hold", |r| r.point.hold.to_string()),
         ("idle", |r| r.point.idle.to_string()),
     ];
@@ -90,6 +103,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     // lockscale's theoretical maximum, and the share of it achieved.
     let holds = results.iter().any(|r| r.point.hold.ns > 0);
     let repeated = crate::output::table::shows_intervals(results.iter().map(|r| (&r.stats, r.stopped)));
+    let timed = results.iter().any(|r| r.point.latency_every > 0);
     // Each metric column with its group; columns that do not apply to
     // these results (no repeats, no hold) are left out whatever the group.
     let columns: Vec<(&str, &str)> = [
@@ -106,6 +120,11 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
         ("shares", "min%", true),
         ("shares", "max%", true),
         ("fairness", "Jain", true),
+        ("latency", "p50µs", timed),
+        ("wait", "p99µs", timed),
+        ("latency", "p99.9µs", timed),
+        ("latency", "p99.99µs", timed),
+        ("latency", "maxµs", timed),
         ("kernel", "ctxsw/cs", true),
         ("kernel", "futex/cs", true),
         ("errors", "fail/cs", true),
@@ -124,7 +143,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
         .iter()
         .map(|r| {
             let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
-            row.extend(shown.select(&groups, cells(r, repeated, holds)));
+            row.extend(shown.select(&groups, cells(r, repeated, holds, timed)));
             row
         })
         .collect();
@@ -151,7 +170,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
 
 /// Every metric cell of one row, in the order of the columns above (the
 /// ones that apply).
-fn cells(r: &PointResult, repeated: bool, holds: bool) -> Vec<String> {
+fn cells(r: &PointResult, repeated: bool, holds: bool, timed: bool) -> Vec<String> {
     let s = &r.sample;
     // Futex counts come from the counting run, when there is one.
     let k = r.kernel_run();
@@ -177,6 +196,11 @@ fn cells(r: &PointResult, repeated: bool, holds: bool) -> Vec<String> {
         format!("{:.1}", s.fairness.min_share_pct),
         format!("{:.1}", s.fairness.max_share_pct),
         format!("{:.4}", s.fairness.jain),
+    ]);
+    if timed {
+        row.extend(wait_cells(r));
+    }
+    row.extend([
         ratio(s.per_cs(s.process.context_switches())),
         ratio(k.futex.and_then(|f| k.per_cs(f.calls))),
         ratio(k.futex.and_then(|f| k.per_cs(f.errors))),
@@ -185,6 +209,24 @@ fn cells(r: &PointResult, repeated: bool, holds: bool) -> Vec<String> {
         ratio(counters.and_then(|c| s.per_cs(c.wakes))),
     ]);
     row
+}
+
+/// p50, p99, p99.9, p99.99 and max of the pooled acquisition latency,
+/// µs; `-` for a percentile too few timed waits lie above, and for a
+/// point that timed none.
+fn wait_cells(r: &PointResult) -> [String; 5] {
+    let Some((_, h)) = r.acquire_latency().filter(|(_, h)| !h.is_empty()) else {
+        return std::array::from_fn(|_| "-".into());
+    };
+    let us = |ns: u64| ratio(Some(ns as f64 / 1e3));
+    let at = |q: f64| {
+        if crate::output::plot::enough_for(q, h.len()) {
+            us(h.quantile(q))
+        } else {
+            "-".into()
+        }
+    };
+    [at(0.5), at(0.99), at(0.999), at(0.9999), us(h.quantile(1.0))]
 }
 
 /// Says what --kill-holder-after did.

@@ -25,9 +25,11 @@ use crate::engine::{measure_window, wait_arrivals, Ending, Interrupted, Window};
 use crate::measure::children;
 use crate::measure::fairness::Fairness;
 use crate::measure::futex::FutexCounters;
+use crate::measure::latency::Distribution;
+use crate::measure::shared_hist::Counts;
 use crate::measure::{Probes, UsageSource};
 use crate::model::lock::Point;
-use crate::model::lock::{LockCounters, LockSample, MemoryUse, WorkerCounts};
+use crate::model::lock::{AcquireLatency, LockCounters, LockSample, MemoryUse, WorkerCounts};
 use anyhow::{anyhow, bail, Context, Result};
 use fault::{fault_report, Injector};
 use locks::sys::lockfile::InlinePath;
@@ -36,7 +38,7 @@ use shared::{Header, LockArena};
 use stall::StallWatch;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use worker::worker;
+use worker::{worker, Cycle};
 
 /// What every point of a sweep shares.
 #[derive(Debug, Default)]
@@ -83,10 +85,9 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
         .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
     let arena = &arena;
     std::thread::scope(|scope| {
-        let (hold, idle) = (point.hold, point.idle);
-        let crew =
-            Crew::threads(scope, n, &arena.header().gate, move |i| worker(arena, i, hold, idle, false))
-                .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
+        let cycle = Cycle::of(point);
+        let crew = Crew::threads(scope, n, &arena.header().gate, move |i| worker(arena, i, cycle, false))
+            .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
         measure::<L, ()>(point, ctx, arena, crew, None)
     })
     .with_context(|| format!("running lock `{}`", point.lock))
@@ -97,10 +98,10 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
     let n = point.workers as usize;
     let arena = LockArena::<L>::shared(&lock_config(point, ctx), Header::default(), n, Default::default)
         .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
-    let (hold, idle) = (point.hold, point.idle);
+    let cycle = Cycle::of(point);
     let inject = point.kill_holder_after_ns > 0;
     let crew = Crew::<()>::processes(n, &arena.header().gate, |i| {
-        worker(&arena, i, hold, idle, inject);
+        worker(&arena, i, cycle, inject);
         0
     })?;
     let injector = inject.then(|| Injector::new(point));
@@ -135,7 +136,16 @@ fn measure<L: RawLock, T: Send>(
         stall.check(point, arena)
     };
     let probes = Probes::new(ctx.futex.as_ref(), usage);
-    let snapshot = || (0..n).map(|i| arena.slot(i).read()).collect::<Vec<_>>();
+    let timed = point.latency_every > 0;
+    let snapshot = || {
+        let counts = (0..n).map(|i| arena.slot(i).read()).collect::<Vec<_>>();
+        let mut latency = Counts(Vec::new());
+        if timed {
+            latency = Counts::default();
+            (0..n).for_each(|i| arena.slot(i).latency.add_to(&mut latency.0));
+        }
+        (counts, latency)
+    };
     let (window, worker_rss) = {
         // Stops the workers on every way out of this block.
         let _stop = StopOnDrop(&header.stop);
@@ -184,14 +194,23 @@ fn measure<L: RawLock, T: Send>(
         worker_rss_mean_kib: worker_rss.map(|(mean, _)| mean),
         worker_rss_max_kib: worker_rss.map(|(_, max)| max),
     };
-    let mut sample = summarize::<L>(window, total, memory);
+    let mut sample = summarize::<L>(window, total, memory, point.latency_every);
     sample.fault = fault;
     Ok(sample)
 }
 
-fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: MemoryUse) -> LockSample {
-    let workers: Vec<WorkerCounts> =
-        window.end.iter().zip(&window.start).map(|(&end, &start)| end - start).collect();
+fn summarize<L: RawLock>(
+    window: Window<(Vec<WorkerCounts>, Counts)>,
+    total: u64,
+    memory: MemoryUse,
+    latency_every: u32,
+) -> LockSample {
+    let ((end, end_latency), (start, start_latency)) = (&window.end, &window.start);
+    let workers: Vec<WorkerCounts> = end.iter().zip(start).map(|(&end, &start)| end - start).collect();
+    let acquire_latency = (latency_every > 0).then(|| AcquireLatency {
+        every: latency_every,
+        distribution: Distribution::of(&end_latency.since(start_latency).to_latencies()),
+    });
     let acquisitions: u64 = workers.iter().map(|w| w.acquisitions).sum();
     let hold_ns: u64 = workers.iter().map(|w| w.hold_ns).sum();
     let counts: Vec<u64> = workers.iter().map(|w| w.acquisitions).collect();
@@ -216,6 +235,7 @@ fn summarize<L: RawLock>(window: Window<Vec<WorkerCounts>>, total: u64, memory: 
         futex: window.probes.futex,
         coordinator_cpu_s: window.probes.coordinator_cpu_s,
         lock_counters,
+        acquire_latency,
         workers,
         total_acquisitions: total,
     }

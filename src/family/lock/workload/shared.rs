@@ -3,6 +3,7 @@
 //! published counters and state.
 
 use crate::family::lock::workload::fault::Fault;
+use crate::measure::shared_hist::SharedHistogram;
 use crate::model::lock::WorkerCounts;
 use crossbeam_utils::CachePadded;
 use locks::gate::Gate;
@@ -27,6 +28,9 @@ pub struct Slot {
     spins: AtomicU64,
     waits: AtomicU64,
     wakes: AtomicU64,
+    /// Sampled acquisition latencies (after the counters, which the
+    /// worker writes every critical section, so those stay on one line).
+    pub(super) latency: SharedHistogram,
 }
 
 impl Slot {

@@ -8,13 +8,28 @@ use crate::model::value::Work;
 use locks::{LockStats, RawLock};
 use std::sync::atomic::Ordering::Relaxed;
 
+/// What a worker does each cycle, and how often it times an acquisition.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Cycle {
+    pub(super) hold: Work,
+    pub(super) idle: Work,
+    pub(super) latency_every: u32,
+}
+
+impl Cycle {
+    pub(super) fn of(point: &crate::model::lock::Point) -> Self {
+        Self { hold: point.hold, idle: point.idle, latency_every: point.latency_every }
+    }
+}
+
 /// Runs one worker until the stop flag rises. In the page-aligned
 /// measured section (crate::measure::section), so its offsets do not move
 /// with unrelated code.
 #[inline(never)]
 #[allow(unsafe_code)] // link_section: a named code section, nothing else.
 #[link_section = "contend_measured"]
-pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, idle: Work, inject: bool) {
+pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, work: Cycle, inject: bool) {
+    let Cycle { hold, idle, latency_every } = work;
     let header = arena.header();
     if !header.gate.arrive_and_wait() {
         return;
@@ -28,10 +43,19 @@ pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, id
     // With fault injection: when the last hold began, if the victim had
     // died by then (0 otherwise).
     let entered_after_death = std::cell::Cell::new(0);
+    // One acquisition in `latency_every` is timed: the clock is read before
+    // lock() and again on entry, where the hold's own start read is that
+    // second read (Work::run_from). 0 times none.
+    let every = u64::from(latency_every);
+    let mut until_timed = if every == 0 { u64::MAX } else { every };
     while !header.stop.load(Relaxed) {
         slot.state.store(WAITING, Relaxed);
         let recovered_before = stats.recoveries;
-        let this_hold = lock.with(&node, &mut stats, || {
+        let timed = until_timed == 1;
+        until_timed = if timed { every } else { until_timed - 1 };
+        let asked = timed.then(monotonic_ns);
+        let (this_hold, acquired) = lock.with(&node, &mut stats, || {
+            let acquired = asked.map(|_| monotonic_ns());
             slot.state.store(HOLDING, Relaxed);
             if inject {
                 entered_after_death.set(at_entry(&header.fault, me));
@@ -39,11 +63,14 @@ pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, hold: Work, id
             // Read on entry, write on exit: any overlap during the hold, not
             // just in a nanosecond-wide gap, loses an increment.
             let seen = header.witness.load(Relaxed);
-            let spent = hold.run();
+            let spent = hold.run_from(acquired);
             header.witness.store(seen + 1, Relaxed);
-            spent
+            (spent, acquired)
         });
         slot.state.store(IDLE, Relaxed);
+        if let (Some(asked), Some(acquired)) = (asked, acquired) {
+            slot.latency.record(acquired.saturating_sub(asked));
+        }
         // Only after a death is there a recovery to note: the clock is not
         // read in the measured loop otherwise. A lock that reports the
         // owner's death (EOWNERDEAD) names the recovery itself; for one the

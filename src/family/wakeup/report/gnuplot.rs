@@ -6,8 +6,7 @@
 use crate::family::wakeup::sweep::WakeupResult;
 use crate::measure::latency::Latencies;
 
-/// Percentiles printed per point, from the median to the worst round trip.
-pub const QUANTILES: [f64; 11] = [0.0, 0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 1.0];
+pub use crate::output::percentiles::QUANTILES;
 
 /// The blocks.
 pub fn render(results: &[WakeupResult]) -> String {

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""What timing acquisitions costs `contend lock`: the same binary with
+`--latency-every off` and with each other setting asked for, run in
+rounds (each round runs every variant once, in a random order), paired by
+round with `off` through `contend compare --baseline`
+(scripts/lib/paired.py). A ratio below 1 is the cost in cs/s.
+
+The bound issue 38 set: at most 2% at hold 1us and 4 threads, for the
+default (`auto`). The other points say what it costs where it is dearest
+(hold 0, where one timed acquisition is a larger share of a cycle).
+
+Prints a Markdown table; --markdown FILE also writes it.
+
+e.g.   scripts/experiments/latency-cost.py --rounds 20 --markdown docs/results/latency-cost.md
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import machine  # noqa: E402  (scripts/lib/machine.py)
+from paired import paired  # noqa: E402  (scripts/lib/paired.py)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_BINARY = os.path.join(HERE, "..", "..", "target", "release", "contend")
+
+
+def measure(binary, point, every):
+    """(cs/s, spacing the run used) of one run."""
+    out = subprocess.run([binary, "lock", *point, "--latency-every", every, "--runs", "1",
+                          "--count-futex", "off", "--max-steal", "off", "--no-progress",
+                          "--export-json", "-"], capture_output=True, text=True, check=True).stdout
+    p = json.loads(out)["points"][0]
+    return p["stats"]["mean"], p["point"]["latency_every"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--binary", default=DEFAULT_BINARY)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--points", default="4:1us,1:1us,4:0,1:0",
+                        help="THREADS:HOLD,... (default: %(default)s)")
+    parser.add_argument("--every", default="auto,1", help="settings judged against off")
+    parser.add_argument("--lock", default="futex")
+    parser.add_argument("--duration", default="300ms")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--markdown", help="also write the table here")
+    args = parser.parse_args()
+    random.seed(args.seed)
+    variants = ["off", *args.every.split(",")]
+    lines = [machine.header(), "",
+             f"`scripts/experiments/latency-cost.py --rounds {args.rounds} --points {args.points} "
+             f"--every {args.every} --lock {args.lock} --duration {args.duration}`", "",
+             "| threads | hold | latency-every | spacing | cs/s with it / off | 95% interval | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for spec in args.points.split(","):
+        threads, hold = spec.split(":")
+        point = ["--lock", args.lock, "--threads", threads, "--hold", hold, "--duration", args.duration,
+                 "--warmup", "100ms"]
+        rounds, spacing = [], {}
+        for _ in range(args.rounds):
+            order = variants[:]
+            random.shuffle(order)
+            r = {}
+            for v in order:
+                r[v], spacing[v] = measure(args.binary, point, v)
+            rounds.append(r)
+        judged = paired(args.binary, rounds, "off")
+        for v in variants[1:]:
+            j = judged[v]
+            ci = f"{j['ci95'][0]:.4f}..{j['ci95'][1]:.4f}" if j["ci95"] else "-"
+            lines.append(f"| {threads} | {hold} | {v} | 1 in {spacing[v]} | {j['ratio']:.4f} | {ci} "
+                         f"| {j['verdict']} |")
+            print(lines[-1], flush=True)
+    text = "\n".join(lines) + "\n"
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+    print()
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

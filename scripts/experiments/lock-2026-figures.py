@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""The figures and tables of docs/experiments/latency.md and glibc-spin.md,
+regenerated on this host: (a) the wait to acquire (p50 and p99) beside
+cs/s and fairness, five locks against the thread count at a 1 us hold;
+(b) glibc's adaptive mutex against its spin count
+(glibc.pthread.mutex_spin_count, each run a child contend with the
+tunable set), next to glibc's default mutex, at 4 threads and a 1 us hold,
+with the futex calls each spin count leaves. Each is one contend sweep: its
+table goes to docs/results/NAME.md (--export-markdown, the command and the
+machine included) and its figure, drawn by `contend plot`, to
+docs/figures/NAME.png.
+
+e.g.   scripts/experiments/lock-2026-figures.py [--only glibc-spin] [--runs 5]
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import machine  # noqa: E402  (scripts/lib/machine.py)
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+FIGURES = [
+    ("lock-wait", ["lock", "--lock", "futex,pthread,ticket,mcs,adaptive", "--threads", "1,2,4,8",
+                   "--hold", "1us", "--columns", "default,latency"]),
+    ("glibc-spin", ["lock", "--lock", "pthread-adaptive,pthread", "--glibc-spin", "0,10,100,1000,10000,32767",
+                    "--threads", "4", "--hold", "1us", "--idle", "1us", "--columns", "default,lock"]),
+]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--contend", default=os.path.join(ROOT, "target", "release", "contend"))
+    parser.add_argument("--duration", default="500ms")
+    parser.add_argument("--runs", default="5")
+    parser.add_argument("--only", choices=[name for name, _ in FIGURES], help="make this one alone")
+    args = parser.parse_args()
+    print(machine.header())
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, sweep in FIGURES:
+            if args.only and name != args.only:
+                continue
+            export = os.path.join(tmp, name + ".json")
+            table = os.path.join(ROOT, "docs", "results", name + ".md")
+            command = [args.contend, *sweep, "--duration", args.duration, "--runs", args.runs,
+                       "--no-progress", "--export-json", export, "--export-markdown", table]
+            print("$ contend " + " ".join(command[1:]), flush=True)
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            png = os.path.join(ROOT, "docs", "figures", name + ".png")
+            subprocess.run([args.contend, "plot", export, "-o", png], check=True)
+            print(f"  -> {os.path.relpath(table, ROOT)}, {os.path.relpath(png, ROOT)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

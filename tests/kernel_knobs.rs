@@ -1,0 +1,120 @@
+//! The knobs of issue 38 that reach outside contend: glibc's mutex spin
+//! count (`--glibc-spin`, a child contend per run with GLIBC_TUNABLES set)
+//! must change what glibc does, not just a label; the environment records
+//! what the kernel decided.
+
+mod common;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn lock_json(args: &[&str]) -> Value {
+    let out = Command::cargo_bin("contend")
+        .unwrap()
+        .args(["lock", "--duration", "200ms", "--warmup", "50ms", "--runs", "1", "--no-progress"])
+        .args(args)
+        .args(["--export-json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Futex calls per critical section of each point, by glibc spin count.
+fn futex_per_cs(doc: &Value) -> Vec<(u64, f64)> {
+    doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let counted =
+                p["runs"].as_array().unwrap().iter().find(|r| r["futex"].is_object()).expect("counted");
+            let calls = counted["futex"]["calls"].as_f64().unwrap();
+            let cs = counted["acquisitions"].as_f64().unwrap();
+            (p["point"]["glibc_spin"].as_u64().unwrap(), calls / cs)
+        })
+        .collect()
+}
+
+#[test]
+fn glibcs_spin_count_saves_futex_calls() {
+    if !common::root_or_skip("the futex syscall tracepoints") {
+        return;
+    }
+    // Two threads, a 2 µs hold and a 2 µs idle, so they take turns (with
+    // no idle the releaser takes the lock again, and the other sleeps
+    // through many holds): a waiter that may spin 10,000 times sees the
+    // holder leave before it gives up; one that may not spin at all
+    // sleeps in FUTEX_WAIT and is woken by FUTEX_WAKE. If the tunable
+    // never reached glibc (or the child), both would call futex as often.
+    let doc = lock_json(&[
+        "--lock",
+        "pthread-adaptive",
+        "--threads",
+        "2",
+        "--hold",
+        "2us",
+        "--idle",
+        "2us",
+        "--glibc-spin",
+        "0,10000",
+        "--count-futex",
+        "inline",
+    ]);
+    let per_cs = futex_per_cs(&doc);
+    let at = |spin: u64| per_cs.iter().find(|(s, _)| *s == spin).unwrap().1;
+    // On a busy machine the two threads take turns on one CPU's time
+    // slices and rarely meet inside the lock (a quiet machine reads 0.7
+    // calls a critical section without spinning; with both CPUs busy,
+    // 0.001): then there is no waiting for the spin count to save.
+    if at(0) < 0.01 {
+        common::skip(&format!("the threads rarely met inside the lock (a busy machine?): {per_cs:?}"));
+        return;
+    }
+    assert!(at(10_000) < at(0) / 2.0, "spinning should save most futex calls: {per_cs:?}");
+}
+
+#[test]
+fn glibc_reads_the_tunable_as_contend_writes_it() {
+    // glibc ignores a tunable it does not know, silently: ask its loader
+    // what it makes of the string a child gets.
+    let loader = std::path::Path::new("/lib64/ld-linux-x86-64.so.2");
+    if !loader.exists() {
+        common::skip("no x86-64 glibc loader to ask");
+        return;
+    }
+    let out = std::process::Command::new(loader)
+        .arg("--list-tunables")
+        .env("GLIBC_TUNABLES", contend::family::lock::child::tunables(7))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("glibc.pthread.mutex_spin_count: 7 "), "{text}");
+}
+
+#[test]
+fn glibc_spin_applies_only_where_glibc_spins() {
+    common::refused(
+        &["lock", "--lock", "futex", "--glibc-spin", "100"],
+        "--glibc-spin does not apply to futex",
+    );
+    common::refused(&["lock", "--lock", "pthread-adaptive", "--glibc-spin", "40000"], "32767");
+}
+
+#[test]
+fn the_environment_records_what_the_kernel_decided() {
+    let doc = lock_json(&["--threads", "2", "--hold", "0"]);
+    let k = &doc["environment"]["kernel_choices"];
+    // Each answer comes with where it came from, or why there is none.
+    assert!(k["preemption_source"].as_str().is_some_and(|s| !s.is_empty()), "{k}");
+    assert!(k["futex_hash_note"].as_str().is_some_and(|s| !s.is_empty()), "{k}");
+    assert!(k["slice_extension_note"].as_str().is_some_and(|s| !s.is_empty()), "{k}");
+    if let Some(model) = k["preemption"].as_str() {
+        assert!(["none", "voluntary", "full", "lazy"].iter().any(|m| model.starts_with(m)), "{model}");
+    }
+    // A threaded process on a kernel with private hashes has one (or the
+    // global hash: 0); either is a power of two or 0.
+    if let Some(slots) = k["futex_hash_slots"].as_u64() {
+        assert!(slots == 0 || slots.is_power_of_two(), "{slots}");
+    }
+}
