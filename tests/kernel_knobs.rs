@@ -118,3 +118,44 @@ fn the_environment_records_what_the_kernel_decided() {
         assert!(slots == 0 || slots.is_power_of_two(), "{slots}");
     }
 }
+
+#[test]
+fn the_futex_hash_size_reaches_the_kernel() {
+    // Each point's run reads the size back from the kernel after its
+    // window: had the prctl been skipped or refused, it would read the
+    // kernel's default (16 on this host) for both.
+    let probe = lock_json(&["--threads", "2", "--hold", "0"]);
+    if probe["environment"]["kernel_choices"]["futex_hash_slots"].is_null() {
+        common::skip("this kernel has no private futex hash (Linux 6.17)");
+        return;
+    }
+    let doc = lock_json(&["--threads", "4", "--locks", "2", "--hold", "0", "--futex-hash", "4,64"]);
+    for p in doc["points"].as_array().unwrap() {
+        let asked = p["point"]["futex_hash"].as_u64().unwrap();
+        assert_eq!(p["sample"]["futex_hash_slots"].as_u64(), Some(asked), "{}", p["point"]);
+    }
+    common::refused(
+        &["lock", "--procs", "2", "--futex-hash", "4"],
+        "--futex-hash sizes a process's private hash",
+    );
+    common::refused(&["lock", "--futex-hash", "12"], "power of two");
+}
+
+#[test]
+fn workers_spread_over_locks_never_meet() {
+    // Two threads, each with a lock of its own, never wait: the futex
+    // lock's own counters stay at zero. On one lock they contend. The
+    // witnesses of both locks still have to add up (mutual exclusion).
+    let doc = lock_json(&["--lock", "futex", "--threads", "2", "--locks", "1,2", "--hold", "1us"]);
+    let contended = |locks: u64| {
+        // A point on one lock leaves `locks` out of the export.
+        let on = |p: &&Value| p["point"]["locks"].as_u64().unwrap_or(1) == locks;
+        let p = doc["points"].as_array().unwrap().iter().find(on).unwrap();
+        let c = &p["sample"]["lock_counters"];
+        c["spins"].as_u64().unwrap() + c["waits"].as_u64().unwrap()
+    };
+    assert_eq!(contended(2), 0, "threads on locks of their own waited");
+    assert!(contended(1) > 0, "two threads on one lock never waited");
+    common::refused(&["lock", "--threads", "2", "--locks", "4"], "some locks would have no worker");
+    common::refused(&["lock", "--lock", "flock", "--procs", "2", "--locks", "2"], "cannot be made 2 times");
+}

@@ -242,7 +242,7 @@ fn the_futex_lock_rfc_figure_is_one_command() {
     // Ticks at the worker counts swept, and none between them (a log
     // scale would put them at 5, 10 and 20). The 0 is the y axis's. Read
     // above the wait panel, whose y axis has decades of µs (0.1, 1, 10).
-    let wait = labels.iter().position(|l| l.starts_with("wait to acquire")).expect("a wait panel");
+    let wait = labels.iter().position(|l| l.starts_with("wait, µs")).expect("a wait panel");
     let labels = &labels[..wait];
     for tick in ["2", "4", "16"] {
         assert!(labels.contains(&tick), "no tick at {tick}: {labels:?}");

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""The figures and tables of docs/experiments/latency.md and glibc-spin.md,
-regenerated on this host: (a) the wait to acquire (p50 and p99) beside
-cs/s and fairness, five locks against the thread count at a 1 us hold;
-(b) glibc's adaptive mutex against its spin count
+"""The figures and tables of docs/experiments/latency.md, kernel.md and
+glibc-spin.md, regenerated on this host: (a) the wait to acquire (p50 and
+p99) beside cs/s and fairness, five locks against the thread count at a
+1 us hold; (b) the futex lock (spin 1: waiters sleep at once) and glibc's
+mutex, 64 threads spread over 16 locks whose holders sleep 20 us inside,
+so that every critical section costs futex calls on 16 addresses, against
+the size of the process's private futex hash (PR_FUTEX_HASH); (c) glibc's adaptive mutex against its spin count
 (glibc.pthread.mutex_spin_count, each run a child contend with the
 tunable set), next to glibc's default mutex, at 4 threads and a 1 us hold,
 with the futex calls each spin count leaves. Each is one contend sweep: its
@@ -27,6 +30,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 FIGURES = [
     ("lock-wait", ["lock", "--lock", "futex,pthread,ticket,mcs,adaptive", "--threads", "1,2,4,8",
                    "--hold", "1us", "--columns", "default,latency"]),
+    ("futex-hash", ["lock", "--lock", "futex,pthread", "--spin", "1", "--threads", "64", "--locks", "16",
+                    "--futex-hash", "2,16,128,1024", "--hold", "sleep:20us", "--columns", "default,cpu"]),
     ("glibc-spin", ["lock", "--lock", "pthread-adaptive,pthread", "--glibc-spin", "0,10,100,1000,10000,32767",
                     "--threads", "4", "--hold", "1us", "--idle", "1us", "--columns", "default,lock"]),
 ]

@@ -150,6 +150,11 @@ pub struct LockSample {
     pub lock_counters: Option<LockCounters>,
     /// Acquisition latency, `None` with `--latency-every off`.
     pub acquire_latency: Option<AcquireLatency>,
+    /// The private futex hash the process had at the end of the window
+    /// (read back with PR_FUTEX_HASH_GET_SLOTS; 0: the global hash), when
+    /// the point set one.
+    #[serde(default)]
+    pub futex_hash_slots: Option<u32>,
     /// Per-worker counts in the window, in worker order.
     pub workers: Vec<WorkerCounts>,
     /// Acquisitions over the whole run (warm-up and drain included); equal
@@ -198,6 +203,16 @@ pub struct Point {
     pub mode: Mode,
     /// Number of workers.
     pub workers: u32,
+    /// Locks the workers are spread over (worker i takes lock i mod N).
+    /// Left out of exports at 1, like the knobs below when unset, so a
+    /// point reads as it did before they existed and `contend compare`
+    /// pairs it with older exports.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub locks: u32,
+    /// The process's private futex hash for the run, buckets (threads;
+    /// PR_FUTEX_HASH); None: the kernel's own choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub futex_hash: Option<u32>,
     /// Spin budget, for locks that have one.
     pub spin: Option<u32>,
     /// Waiting policy, for locks that have one.
@@ -205,6 +220,7 @@ pub struct Point {
     /// glibc's `glibc.pthread.mutex_spin_count` for the run (locks that
     /// spin it: pthread-adaptive), set through GLIBC_TUNABLES in a child
     /// contend; None: glibc's own (100), in this process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub glibc_spin: Option<u32>,
     /// Work inside the lock.
     pub hold: Work,
@@ -236,6 +252,8 @@ impl Point {
             lock,
             mode,
             workers,
+            locks: 1,
+            futex_hash: None,
             spin: None,
             spinners: None,
             glibc_spin: None,
@@ -257,8 +275,10 @@ impl Point {
         let spin = self.spin.map_or(String::new(), |s| format!(" spin {s}"));
         let spin = spin + &self.glibc_spin.map_or(String::new(), |s| format!(" glibc-spin {s}"));
         let replica = self.replica.map_or(String::new(), |r| format!(" replica {r}"));
+        let locks = if self.locks > 1 { format!(" over {} locks", self.locks) } else { String::new() };
+        let hash = self.futex_hash.map_or(String::new(), |h| format!(" futex-hash {h}"));
         format!(
-            "{} ×{} {}{spinners}{spin} hold {} idle {}{replica}",
+            "{} ×{} {}{locks}{hash}{spinners}{spin} hold {} idle {}{replica}",
             self.lock,
             self.workers,
             self.mode.label(),
@@ -293,6 +313,14 @@ impl Point {
     }
 }
 
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
 /// A lock's registry name. (An alias, not `&'static str` written out:
 /// serde's derive borrows every field it sees spelled `&str` from the
 /// input, which a point read back from a child's JSON cannot allow.)
@@ -315,6 +343,8 @@ pub const FAMILY: Family = Family {
         Key::Field("lock"),
         Key::Field("mode"),
         Key::Field("workers"),
+        Key::Field("locks"),
+        Key::Field("futex_hash"),
         Key::Field("spin"),
         Key::Field("spinners"),
         Key::Field("glibc_spin"),
@@ -380,8 +410,12 @@ impl PointResult {
 mod family_tests {
     #[test]
     fn every_field_of_a_lock_point_is_identity_or_setting() {
+        // Every field that can be left out set, so that all appear.
         let mut p = super::Point::new("futex", super::Mode::Threads, 2);
         p.replica = Some(1);
+        p.locks = 2;
+        p.futex_hash = Some(16);
+        p.glibc_spin = Some(100);
         crate::model::family::check::classifies_every_field(
             &super::FAMILY,
             &serde_json::to_value(&p).unwrap(),

@@ -48,6 +48,19 @@ pub struct LockArgs {
     #[arg(long, short = 'p', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
     pub procs: Option<List<u32>>,
 
+    /// Locks the workers are spread over, comma separated: worker i
+    /// takes lock i mod N (with many locks, the kernel's futex hash
+    /// buckets matter; see --futex-hash) [default: 1].
+    #[arg(long, value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
+    pub locks: Option<List<u32>>,
+
+    /// The process's private futex hash, in buckets (a power of two, at
+    /// least 2), set with PR_FUTEX_HASH (Linux 6.17) before each run;
+    /// threads only (worker processes share futexes, which the global
+    /// hash serves) [default: the kernel's own choice].
+    #[arg(long, value_parser = hash_list, allow_hyphen_values = true, value_name = "BUCKETS[,...]")]
+    pub futex_hash: Option<List<u32>>,
+
     /// Directory for the lock file of file locks and sysv (a private
     /// subdirectory is created and removed) [default: /dev/shm, a tmpfs].
     #[arg(long, value_name = "DIR")]
@@ -162,6 +175,20 @@ fn lock_list(s: &str) -> Result<List<&'static str>, String> {
 fn count_list(s: &str) -> Result<List<u32>, String> {
     parse_axis(s, parse_count)
 }
+
+fn hash_list(s: &str) -> Result<List<u32>, String> {
+    parse_axis(s, |t| {
+        match parse_count(t).map_err(|e| if t.trim() == "0" { GLOBAL_HASH.into() } else { e })? {
+            n if n >= 2 && n.is_power_of_two() && n <= 1 << 20 => Ok(n),
+            n => Err(format!("{n} buckets: the kernel takes a power of two from 2 to 1048576")),
+        }
+    })
+}
+
+/// Why `--futex-hash 0` is refused.
+const GLOBAL_HASH: &str =
+    "0 would be the global hash, which the kernel lets a process choose once and never \
+     leave (EBUSY), so a sweep cannot go there and back; leave --futex-hash out for the kernel's own choice";
 
 fn glibc_spin_list(s: &str) -> Result<List<u32>, String> {
     parse_axis(s, |t| match t.trim().parse::<u32>() {

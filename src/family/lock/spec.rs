@@ -23,6 +23,10 @@ pub struct LockSpec {
     pub mode: Mode,
     /// Worker counts swept.
     pub workers: Vec<u32>,
+    /// Lock counts swept (--locks; [1] without).
+    pub locks_per_point: Vec<u32>,
+    /// Private futex hash sizes swept (empty: the kernel's choice).
+    pub futex_hash: Vec<u32>,
     /// Where lock files go.
     pub lock_dir: PathBuf,
     /// Spin budgets swept (empty: each lock's default).
@@ -165,6 +169,7 @@ impl LockSpec {
                 }
             }
         }
+        let (locks_axis, futex_hash) = layout_axes(args, &entries, &workers, mode)?;
         let limits = Limits::read();
         let noun = if mode == Mode::Processes { "processes" } else { "threads" };
         limits.check_tasks(u64::from(most), noun).map_err(err)?;
@@ -218,6 +223,8 @@ impl LockSpec {
             locks,
             mode,
             workers,
+            locks_per_point: locks_axis,
+            futex_hash,
             lock_dir,
             spins,
             spinners,
@@ -256,7 +263,9 @@ impl LockSpec {
             let glibc = optional_axis(caps.is_some_and(|c| c.glibc_spin), &self.glibc_spins).len();
             (spins * policies * glibc) as u128
         };
-        let shared = (self.workers.len() * self.work.len()) as u128 * replicas;
+        let hashes = self.futex_hash.len().max(1);
+        let shared =
+            (self.workers.len() * self.locks_per_point.len() * hashes * self.work.len()) as u128 * replicas;
         self.locks.iter().map(|l| per_lock(l) * shared).sum()
     }
 
@@ -272,7 +281,14 @@ impl LockSpec {
             let spins = axis(caps.is_some_and(|c| c.spin), &self.spins, locks::LockConfig::DEFAULT_SPIN);
             let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One);
             let glibc_spins = optional_axis(caps.is_some_and(|c| c.glibc_spin), &self.glibc_spins);
-            for &workers in &self.workers {
+            let hashes: Vec<Option<u32>> = optional_axis(true, &self.futex_hash);
+            let layouts: Vec<(u32, u32, Option<u32>)> = self
+                .workers
+                .iter()
+                .flat_map(|&w| self.locks_per_point.iter().map(move |&l| (w, l)))
+                .flat_map(|(w, l)| hashes.iter().map(move |&h| (w, l, h)))
+                .collect();
+            for &(workers, locks, futex_hash) in &layouts {
                 for (&spinners, &glibc_spin) in
                     policies.iter().flat_map(|p| glibc_spins.iter().map(move |g| (p, g)))
                 {
@@ -284,6 +300,8 @@ impl LockSpec {
                                 lock,
                                 mode: self.mode,
                                 workers,
+                                locks,
+                                futex_hash,
                                 spin,
                                 spinners,
                                 glibc_spin,
@@ -305,18 +323,63 @@ impl LockSpec {
     }
 }
 
+/// `--locks` and `--futex-hash`, checked against the locks, the worker
+/// counts and the mode: (lock counts, hash sizes).
+fn layout_axes(
+    args: &LockArgs,
+    entries: &[&registry::LockEntry],
+    workers: &[u32],
+    mode: Mode,
+) -> Result<(Vec<u32>, Vec<u32>), SpecError> {
+    let locks_axis = args.locks.as_ref().map_or_else(|| vec![1], |l| l.0.clone());
+    let most_locks = locks_axis.iter().copied().max().unwrap_or(1);
+    if most_locks > 1 {
+        if let Some(e) = entries.iter().find(|e| e.caps.needs_file || e.caps.needs_sem_set) {
+            return Err(err(format!(
+                "--locks {most_locks}: lock `{}` lives in the run's one lock file or semaphore set, so it \
+                 cannot be made {most_locks} times",
+                e.name
+            )));
+        }
+        if args.kill_holder_after.is_some() {
+            return Err(err("--kill-holder-after kills the holder of the one lock; it takes no --locks"));
+        }
+        let fewest = workers.iter().copied().min().unwrap_or(1);
+        if most_locks > fewest {
+            return Err(err(format!(
+                "--locks {most_locks} with {fewest} {}: some locks would have no worker",
+                if mode == Mode::Processes { "processes" } else { "threads" }
+            )));
+        }
+    }
+    let futex_hash = args.futex_hash.as_ref().map_or_else(Vec::new, |l| l.0.clone());
+    if !futex_hash.is_empty() {
+        if mode == Mode::Processes {
+            return Err(err("--futex-hash sizes a process's private hash, which serves its threads' \
+                 private futexes; worker processes share their locks through shared futexes, which \
+                 the kernel's global hash serves (use --threads)"));
+        }
+        if let Err(e) = locks::sys::kernel_knobs::futex_hash_slots() {
+            return Err(err(format!(
+                "--futex-hash: this kernel has no private futex hash (PR_FUTEX_HASH, Linux 6.17): {e}"
+            )));
+        }
+    }
+    Ok((locks_axis, futex_hash))
+}
+
 /// The names of the chosen locks that do not pass `ok`, for refusing a flag
 /// that only some locks take.
 fn lacking(entries: &[&registry::LockEntry], ok: impl Fn(&registry::LockEntry) -> bool) -> Vec<&'static str> {
     entries.iter().filter(|e| !ok(e)).map(|e| e.name).collect()
 }
 
-/// The values of an optional axis for one lock: none if the lock does not
-/// take it, the default if the user gave none, else the user's list.
 /// The most points one sweep may have: every point runs at least once for
 /// its window, so more is a typo (`--replicate 4000000000`), not a plan.
 pub const MAX_POINTS: u128 = 10_000;
 
+/// The values of an optional axis for one lock: none if the lock does not
+/// take it, the default if the user gave none, else the user's list.
 fn axis<T: Copy>(applies: bool, given: &[T], default: T) -> Vec<Option<T>> {
     match (applies, given.is_empty()) {
         (false, _) => vec![None],

@@ -72,6 +72,7 @@ mod tests {
             coordinator_cpu_s: 0.0,
             lock_counters: None,
             acquire_latency: None,
+            futex_hash_slots: None,
             workers: Vec::new(),
             total_acquisitions: 0,
         }

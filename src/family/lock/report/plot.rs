@@ -23,7 +23,7 @@ struct Axis {
     log: bool,
 }
 
-const AXES: [Axis; 6] = [
+const AXES: [Axis; 8] = [
     Axis {
         name: "duty cycle (hold / (hold + idle)), %",
         short: "duty cycle",
@@ -47,6 +47,18 @@ const AXES: [Axis; 6] = [
         name: "glibc mutex spin count (glibc.pthread.mutex_spin_count)",
         short: "glibc spin count",
         value: |r| f64::from(r.glibc_spin.unwrap_or(0)),
+        log: true,
+    },
+    Axis {
+        name: "private futex hash, buckets",
+        short: "futex hash size",
+        value: |r| f64::from(r.futex_hash.unwrap_or(0)),
+        log: true,
+    },
+    Axis {
+        name: "locks the workers are spread over",
+        short: "locks",
+        value: |r| f64::from(r.locks),
         log: true,
     },
     Axis { name: "workers", short: "workers", value: |r| f64::from(r.workers), log: true },
@@ -91,6 +103,12 @@ pub struct Dot {
     /// glibc's mutex spin count, where set.
     #[serde(default)]
     pub glibc_spin: Option<u32>,
+    /// Locks the workers were spread over.
+    #[serde(default = "one")]
+    pub locks: u32,
+    /// The private futex hash, where set.
+    #[serde(default)]
+    pub futex_hash: Option<u32>,
     /// Work inside the lock.
     pub hold: Work,
     /// Work outside it.
@@ -129,6 +147,8 @@ impl Dot {
             spin: p.spin,
             spinners: p.spinners.map(|s| s.to_string()),
             glibc_spin: p.glibc_spin,
+            locks: p.locks,
+            futex_hash: p.futex_hash,
             hold: p.hold,
             idle: p.idle,
             mean: r.stats.mean,
@@ -156,6 +176,10 @@ impl Dot {
             })
             .collect()
     }
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// p50 and p99 (when enough waits lie above it) of a wait histogram, µs.
@@ -220,10 +244,12 @@ pub fn draw<DB: DrawingBackend>(
     };
     let axis = AXES.iter().find(|a| varies(&a.value)).unwrap_or(&AXES[2]);
     // Everything else that varies names the series.
-    let labels: [Label; 6] = [
+    let labels: [Label; 8] = [
         ("spinners", |r| r.spinners.as_ref().map_or(String::new(), |s| format!("spinners={s}"))),
         ("spin", |r| r.spin.map_or(String::new(), |s| format!("spin={s}"))),
         ("glibc", |r| r.glibc_spin.map_or(String::new(), |s| format!("glibc-spin={s}"))),
+        ("hash", |r| r.futex_hash.map_or(String::new(), |h| format!("futex-hash={h}"))),
+        ("locks", |r| format!("locks={}", r.locks)),
         ("workers", |r| format!("{}={}", r.mode.label(), r.workers)),
         ("hold", |r| format!("hold={}", r.hold)),
         ("idle", |r| format!("idle={}", r.idle)),
@@ -231,6 +257,8 @@ pub fn draw<DB: DrawingBackend>(
     let x_owner = match axis.name {
         n if n.starts_with("spin") => "spin",
         n if n.starts_with("glibc") => "glibc",
+        n if n.starts_with("private futex hash") => "hash",
+        n if n.starts_with("locks") => "locks",
         "workers" => "workers",
         n if n.starts_with("hold") || n.starts_with("duty") => "hold",
         _ => "idle",

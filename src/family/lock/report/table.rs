@@ -53,7 +53,7 @@ pub const GROUPS: &[Group] = &[
 ];
 
 const CORE_LEGEND: &str = "cs/s: critical sections per second of measured window, mean over the runs; ±%: \
-     half-width of its 95% confidence interval (Student's t); eff% = cs/s x hold (lock utilization). Other \
+     half-width of its 95% confidence interval (Student's t); eff% = cs/s x hold / locks (lock utilization). Other \
      columns: the median run, per critical section.\n";
 
 const WAKE_LEGEND: &str =
@@ -70,9 +70,11 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     };
     let varies = |f: &dyn Fn(&PointResult) -> String| results.iter().any(|r| f(r) != f(first));
     type Axis = (&'static str, fn(&PointResult) -> String);
-    let axes: [Axis; 7] = [
+    let axes: [Axis; 9] = [
         ("lock", |r| r.point.lock.to_string()),
         (first.point.mode.label(), |r| r.point.workers.to_string()),
+        ("locks", |r| r.point.locks.to_string()),
+        ("futex-hash", |r| r.point.futex_hash.map_or("-".into(), |h| h.to_string())),
         ("spinners", |r| r.point.spinners.map_or("-".into(), |s| s.to_string())),
         ("spin", |r| r.point.spin.map_or("-".into(), |s| s.to_string())),
         ("glibc-spin", |r| r.point.glibc_spin.map_or("-".into(), |s| s.to_string())),
@@ -83,7 +85,8 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
 
     let mut heading: Vec<String> = fixed
         .iter()
-        .filter(|(_, f)| f(first) != "-")
+        // Unset knobs, and the one lock every run has unless --locks.
+        .filter(|(name, f)| f(first) != "-" && !(*name == "locks" && f(first) == "1"))
         .map(|(name, f)| format!("{name} {}", f(first)))
         .collect();
     heading.push(format!("{} CPUs", env.cpus_online));
@@ -182,7 +185,8 @@ fn cells(r: &PointResult, repeated: bool, holds: bool, timed: bool) -> Vec<Strin
         row.push(crate::output::table::interval_cell(&r.stats, r.stopped));
         row.push(r.stats.n.to_string());
     }
-    let hold_s = r.point.hold.ns as f64 / 1e9;
+    // Per lock: with --locks N, N critical sections can run at once.
+    let hold_s = r.point.hold.ns as f64 / 1e9 / f64::from(r.point.locks.max(1));
     if holds {
         row.push(if hold_s > 0.0 { format!("{:.1}", 100.0 * cs_per_s * hold_s) } else { "-".into() });
         row.push(if hold_s > 0.0 { si(1.0 / hold_s) } else { "-".into() });

@@ -31,10 +31,11 @@ use crate::measure::{Probes, UsageSource};
 use crate::model::lock::Point;
 use crate::model::lock::{AcquireLatency, LockCounters, LockSample, MemoryUse, WorkerCounts};
 use anyhow::{anyhow, bail, Context, Result};
+use crossbeam_utils::CachePadded;
 use fault::{fault_report, Injector};
 use locks::sys::lockfile::InlinePath;
 use locks::{LockConfig, ProcessShared, RawLock};
-use shared::{Header, LockArena};
+use shared::{witnessed, Header, LockArena, LockCell, LockTable};
 use stall::StallWatch;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -78,17 +79,48 @@ fn stuck<'a>(detail: &'a dyn Fn() -> Option<String>) -> Stuck<'a> {
     Stuck { place: "the lock", why: "a lost wake-up, or a peer died or stopped holding it", detail }
 }
 
+/// The lock table of a point with `--locks` above 1 (None for one lock),
+/// in memory the workers share: MAP_SHARED for processes.
+fn table<L: RawLock>(point: &Point, ctx: &RunContext, shared: bool) -> Result<Option<LockTable<L>>> {
+    if point.locks <= 1 {
+        return Ok(None);
+    }
+    let config = lock_config(point, ctx);
+    let cells = (0..point.locks)
+        .map(|_| {
+            L::try_new(&config).map(|lock| CachePadded::new(LockCell { lock, witness: Default::default() }))
+        })
+        .collect::<Result<Vec<_>, String>>()
+        .and_then(|cells| LockTable::plain(shared, (), cells))
+        .map_err(|why| anyhow!("creating {} locks `{}`: {why}", point.locks, point.lock))?;
+    Ok(Some(cells))
+}
+
 /// Runs one point with lock type `L` in worker threads.
 pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
     let n = point.workers as usize;
+    if let Some(buckets) = point.futex_hash {
+        // Before the workers exist: the hash is the process's, and the
+        // kernel resizes it while no futex waits.
+        locks::sys::kernel_knobs::set_futex_hash_slots(buckets)
+            .with_context(|| format!("setting a private futex hash of {buckets} buckets"))?;
+    }
     let arena = LockArena::<L>::private(&lock_config(point, ctx), Header::default(), n, Default::default)
         .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
-    let arena = &arena;
+    let table = table::<L>(point, ctx, false)?;
+    let (arena, table) = (&arena, table.as_ref());
     std::thread::scope(|scope| {
         let cycle = Cycle::of(point);
-        let crew = Crew::threads(scope, n, &arena.header().gate, move |i| worker(arena, i, cycle, false))
-            .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
-        measure::<L, ()>(point, ctx, arena, crew, None)
+        let crew =
+            Crew::threads(scope, n, &arena.header().gate, move |i| worker(arena, table, i, cycle, false))
+                .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
+        measure::<L, ()>(point, ctx, arena, table, crew, None)
+    })
+    .map(|mut sample| {
+        if point.futex_hash.is_some() {
+            sample.futex_hash_slots = locks::sys::kernel_knobs::futex_hash_slots().ok();
+        }
+        sample
     })
     .with_context(|| format!("running lock `{}`", point.lock))
 }
@@ -98,14 +130,17 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
     let n = point.workers as usize;
     let arena = LockArena::<L>::shared(&lock_config(point, ctx), Header::default(), n, Default::default)
         .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
+    // L is ProcessShared, so its table may live in MAP_SHARED memory
+    // (what `LockTable::plain` leaves to its caller to check).
+    let table = table::<L>(point, ctx, true)?;
     let cycle = Cycle::of(point);
     let inject = point.kill_holder_after_ns > 0;
     let crew = Crew::<()>::processes(n, &arena.header().gate, |i| {
-        worker(&arena, i, cycle, inject);
+        worker(&arena, table.as_ref(), i, cycle, inject);
         0
     })?;
     let injector = inject.then(|| Injector::new(point));
-    measure::<L, ()>(point, ctx, &arena, crew, injector)
+    measure::<L, ()>(point, ctx, &arena, table.as_ref(), crew, injector)
         .with_context(|| format!("running lock `{}` in {n} processes", point.lock))
 }
 
@@ -115,6 +150,7 @@ fn measure<L: RawLock, T: Send>(
     point: &Point,
     ctx: &RunContext,
     arena: &LockArena<L>,
+    table: Option<&LockTable<L>>,
     crew: Crew<'_, T>,
     mut injector: Option<Injector>,
 ) -> Result<LockSample> {
@@ -133,7 +169,7 @@ fn measure<L: RawLock, T: Send>(
             injector.tick::<L>(point, &arena.header().fault, children)?;
         }
         crew.check(|_| false, |i| format!("worker thread {i}"))?;
-        stall.check(point, arena)
+        stall.check(point, arena, table)
     };
     let probes = Probes::new(ctx.futex.as_ref(), usage);
     let timed = point.latency_every > 0;
@@ -161,7 +197,7 @@ fn measure<L: RawLock, T: Send>(
         });
         (window, worker_pids.as_deref().and_then(children::rss_kib))
     };
-    let word = || Some(format!("lock word: {}", stall::lock_word(arena.lock())));
+    let word = || Some(format!("lock word: {}", stall::lock_words(arena, table)));
     let drained = crew.borrow_mut().finish(
         &Close::of(&window),
         point.drain_grace(),
@@ -178,11 +214,11 @@ fn measure<L: RawLock, T: Send>(
     };
 
     let total: u64 = (0..n).map(|i| arena.slot(i).read().acquisitions).sum();
-    let witness = header.witness.load(Relaxed);
+    let witness = witnessed(arena, table);
     if L::CAPS.exclusive && witness != total {
         bail!(
-            "mutual exclusion violated by lock `{}`: the counter incremented inside the \
-             critical section reads {witness}, but the workers completed {total} critical \
+            "mutual exclusion violated by lock `{}`: the counters incremented inside the \
+             critical sections read {witness}, but the workers completed {total} critical \
              sections ({} increments lost to overlapping critical sections)",
             point.lock,
             total.abs_diff(witness)
@@ -236,6 +272,7 @@ fn summarize<L: RawLock>(
         coordinator_cpu_s: window.probes.coordinator_cpu_s,
         lock_counters,
         acquire_latency,
+        futex_hash_slots: None,
         workers,
         total_acquisitions: total,
     }

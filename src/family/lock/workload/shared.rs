@@ -76,3 +76,39 @@ pub struct Header {
 }
 
 pub(super) type LockArena<L> = Arena<L, Header, CachePadded<Slot>>;
+
+/// One of the locks `--locks N` spreads the workers over, with its own
+/// mutual-exclusion witness (the header's is the single lock's).
+pub struct LockCell<L> {
+    pub(super) lock: L,
+    pub(super) witness: AtomicU64,
+}
+
+/// The locks of a run with `--locks N` above 1, each in its own cache
+/// lines, in a mapping of their own (shared with worker processes when the
+/// workers are processes). Worker `i` takes lock `i % N`.
+pub(super) type LockTable<L> = Arena<(), (), CachePadded<LockCell<L>>>;
+
+/// The lock worker `me` takes, and the witness that goes with it.
+pub(super) fn lock_of<'a, L>(
+    arena: &'a LockArena<L>,
+    table: Option<&'a LockTable<L>>,
+    me: usize,
+) -> (&'a L, &'a AtomicU64) {
+    match table {
+        Some(t) => {
+            let cell = t.slot(me % t.len());
+            (&cell.lock, &cell.witness)
+        }
+        None => (arena.lock(), &arena.header().witness),
+    }
+}
+
+/// The acquisitions the witnesses counted: the sum over the table, or the
+/// single lock's.
+pub(super) fn witnessed<L>(arena: &LockArena<L>, table: Option<&LockTable<L>>) -> u64 {
+    match table {
+        Some(t) => (0..t.len()).map(|i| t.slot(i).witness.load(Relaxed)).sum(),
+        None => arena.header().witness.load(Relaxed),
+    }
+}

@@ -2,7 +2,7 @@
 //! who waits) when no worker completes a critical section for the stall
 //! timeout, instead of hanging with a broken lock.
 
-use crate::family::lock::workload::shared::{LockArena, HOLDING, IDLE, WAITING};
+use crate::family::lock::workload::shared::{LockArena, LockTable, HOLDING, IDLE, WAITING};
 use crate::model::lock::Point;
 use anyhow::{bail, Result};
 use locks::RawLock;
@@ -22,7 +22,12 @@ impl StallWatch {
         Self { timeout, last_total: 0, last_change: Instant::now() }
     }
 
-    pub(super) fn check<L: RawLock>(&mut self, point: &Point, arena: &LockArena<L>) -> Result<()> {
+    pub(super) fn check<L: RawLock>(
+        &mut self,
+        point: &Point,
+        arena: &LockArena<L>,
+        table: Option<&LockTable<L>>,
+    ) -> Result<()> {
         // Before the gate opens nobody may take the lock: starting 1000
         // workers is not a stall.
         if !arena.header().gate.is_open() {
@@ -50,7 +55,7 @@ impl StallWatch {
                 _ => format!("worker {}", who.join(", ")),
             }
         };
-        let word = lock_word(arena.lock());
+        let word = lock_words(arena, table);
         bail!(
             "lock `{}` stalled: no worker completed a critical section for {:.1} s \
              (--stall-timeout {}). Lock word: {word}; holding: {}; waiting: {}; idle: {}",
@@ -66,6 +71,20 @@ impl StallWatch {
 
 /// The lock's state word for a diagnosis, in decimal and hex, or why
 /// there is none (the lock keeps its state out of reach).
-pub(super) fn lock_word<L: RawLock>(lock: &L) -> String {
+fn lock_word<L: RawLock>(lock: &L) -> String {
     lock.state_word().map_or("not readable".to_string(), |w| format!("{w} ({w:#x})"))
+}
+
+/// The state word of the run's lock, or of the first 8 of its locks
+/// (`lock 0: 1 (0x1), lock 1: ...`) with --locks.
+pub(super) fn lock_words<L: RawLock>(arena: &LockArena<L>, table: Option<&LockTable<L>>) -> String {
+    match table {
+        None => lock_word(arena.lock()),
+        Some(t) => {
+            let shown: Vec<String> =
+                (0..t.len().min(8)).map(|i| format!("lock {i}: {}", lock_word(&t.slot(i).lock))).collect();
+            let more = if t.len() > 8 { format!(", ... ({} locks)", t.len()) } else { String::new() };
+            shown.join(", ") + &more
+        }
+    }
 }

@@ -3,7 +3,9 @@
 //! critical section when the fault is armed.
 
 use crate::family::lock::workload::fault::{monotonic_ns, Fault, FAULT_ARMED, FAULT_FIRED};
-use crate::family::lock::workload::shared::{HoldTally, LockArena, HOLDING, IDLE, WAITING};
+use crate::family::lock::workload::shared::{
+    lock_of, HoldTally, LockArena, LockTable, HOLDING, IDLE, WAITING,
+};
 use crate::model::value::Work;
 use locks::{LockStats, RawLock};
 use std::sync::atomic::Ordering::Relaxed;
@@ -28,13 +30,19 @@ impl Cycle {
 #[inline(never)]
 #[allow(unsafe_code)] // link_section: a named code section, nothing else.
 #[link_section = "contend_measured"]
-pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, work: Cycle, inject: bool) {
+pub(super) fn worker<L: RawLock>(
+    arena: &LockArena<L>,
+    table: Option<&LockTable<L>>,
+    me: usize,
+    work: Cycle,
+    inject: bool,
+) {
     let Cycle { hold, idle, latency_every } = work;
     let header = arena.header();
     if !header.gate.arrive_and_wait() {
         return;
     }
-    let (lock, slot) = (arena.lock(), arena.slot(me));
+    let ((lock, witness), slot) = (lock_of(arena, table, me), arena.slot(me));
     let node = L::Node::default();
     let mut stats = LockStats::default();
     let stretched_above = hold.stretched_above();
@@ -62,9 +70,9 @@ pub(super) fn worker<L: RawLock>(arena: &LockArena<L>, me: usize, work: Cycle, i
             }
             // Read on entry, write on exit: any overlap during the hold, not
             // just in a nanosecond-wide gap, loses an increment.
-            let seen = header.witness.load(Relaxed);
+            let seen = witness.load(Relaxed);
             let spent = hold.run_from(acquired);
-            header.witness.store(seen + 1, Relaxed);
+            witness.store(seen + 1, Relaxed);
             (spent, acquired)
         });
         slot.state.store(IDLE, Relaxed);
