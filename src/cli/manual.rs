@@ -95,6 +95,13 @@ fn sections(sub: Option<&str>) -> Vec<(&'static str, Vec<String>)> {
     if matches!(sub, None | Some("alloc")) {
         env.push("GLIBC_TUNABLES: set per allocator from --allocator glibc:NAME=VALUE.".into());
     }
+    if matches!(sub, None | Some("lock") | Some("tune")) {
+        env.push(
+            "GLIBC_TUNABLES: set to glibc.pthread.mutex_spin_count=N, and nothing else, in the child \
+             contend that makes each run of a --glibc-spin point."
+                .into(),
+        );
+    }
     let files = vec![
         "$XDG_RUNTIME_DIR/contend/ (or /run/user/UID/contend/, /tmp/contend-UID/): a directory \
          owned by the user, mode 0700, holding the ledger of resources each run creates (SysV \
