@@ -4,7 +4,7 @@
 //! count, about 64 ns of CPU; but where the lock is contended it costs
 //! more than its CPU: the read before lock() delays the attempt by ~20
 //! ns, long enough for a waiter to take a lock its releaser would have
-//! taken again. Timing every acquisition makes the futex lock 21% faster
+//! taken again. Timing every acquisition makes the futex lock 7 to 21% faster
 //! at 4 threads and a 1 µs hold; 1 in 32 makes it 2.6% slower, 1 in 256
 //! 1.5%, 1 in 1024 within noise (docs/results/latency-cost.md). `auto`
 //! spaces the timed acquisitions by that disturbance, not by the CPU.
