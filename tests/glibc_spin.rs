@@ -6,20 +6,7 @@
 
 mod common;
 
-use assert_cmd::Command;
 use serde_json::Value;
-
-fn lock_json(args: &[&str]) -> Value {
-    let out = Command::cargo_bin("contend")
-        .unwrap()
-        .args(["lock", "--duration", "200ms", "--warmup", "50ms", "--runs", "1", "--no-progress"])
-        .args(args)
-        .args(["--export-json", "-"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// Futex calls per critical section of each point, by glibc spin count.
 fn futex_per_cs(doc: &Value) -> Vec<(u64, f64)> {
@@ -58,7 +45,7 @@ fn glibcs_spin_count_saves_futex_calls() {
     // (both counts near 2), so it fails all three.
     let mut seen = Vec::new();
     for _ in 0..3 {
-        let doc = lock_json(&[
+        let doc = common::lock_json(&[
             "--lock",
             "pthread-adaptive",
             "--threads",

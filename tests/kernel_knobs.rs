@@ -6,20 +6,7 @@
 
 mod common;
 
-use assert_cmd::Command;
 use serde_json::Value;
-
-fn lock_json(args: &[&str]) -> Value {
-    let out = Command::cargo_bin("contend")
-        .unwrap()
-        .args(["lock", "--duration", "200ms", "--warmup", "50ms", "--runs", "1", "--no-progress"])
-        .args(args)
-        .args(["--export-json", "-"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 #[test]
 fn glibc_reads_the_tunable_as_contend_writes_it() {
@@ -50,7 +37,7 @@ fn glibc_spin_applies_only_where_glibc_spins() {
 
 #[test]
 fn the_environment_records_what_the_kernel_decided() {
-    let doc = lock_json(&["--threads", "2", "--hold", "0"]);
+    let doc = common::lock_json(&["--threads", "2", "--hold", "0"]);
     let k = &doc["environment"]["kernel_choices"];
     // Each answer comes with where it came from, or why there is none.
     assert!(k["preemption_source"].as_str().is_some_and(|s| !s.is_empty()), "{k}");
@@ -71,12 +58,12 @@ fn the_futex_hash_size_reaches_the_kernel() {
     // Each point's run reads the size back from the kernel after its
     // window: had the prctl been skipped or refused, it would read the
     // kernel's default (16 on this host) for both.
-    let probe = lock_json(&["--threads", "2", "--hold", "0"]);
+    let probe = common::lock_json(&["--threads", "2", "--hold", "0"]);
     if probe["environment"]["kernel_choices"]["futex_hash_slots"].is_null() {
         common::skip("this kernel has no private futex hash (Linux 6.17)");
         return;
     }
-    let doc = lock_json(&["--threads", "4", "--locks", "2", "--hold", "0", "--futex-hash", "4,64"]);
+    let doc = common::lock_json(&["--threads", "4", "--locks", "2", "--hold", "0", "--futex-hash", "4,64"]);
     for p in doc["points"].as_array().unwrap() {
         let asked = p["point"]["futex_hash"].as_u64().unwrap();
         assert_eq!(p["sample"]["futex_hash_slots"].as_u64(), Some(asked), "{}", p["point"]);
@@ -93,7 +80,7 @@ fn workers_spread_over_locks_never_meet() {
     // Two threads, each with a lock of its own, never wait: the futex
     // lock's own counters stay at zero. On one lock they contend. The
     // witnesses of both locks still have to add up (mutual exclusion).
-    let doc = lock_json(&["--lock", "futex", "--threads", "2", "--locks", "1,2", "--hold", "1us"]);
+    let doc = common::lock_json(&["--lock", "futex", "--threads", "2", "--locks", "1,2", "--hold", "1us"]);
     let contended = |locks: u64| {
         // A point on one lock leaves `locks` out of the export.
         let on = |p: &&Value| p["point"]["locks"].as_u64().unwrap_or(1) == locks;

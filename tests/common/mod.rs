@@ -111,3 +111,17 @@ pub fn refused(args: &[&str], says: &str) {
     assert!(!err.contains("panicked"), "{args:?}: {err}");
     assert!(out.stdout.is_empty(), "{args:?} measured before refusing");
 }
+
+/// `contend lock ARGS` with a short window (200 ms after 50 ms, one run),
+/// its JSON export read back; the run must succeed.
+pub fn lock_json(args: &[&str]) -> serde_json::Value {
+    let out = assert_cmd::Command::cargo_bin("contend")
+        .unwrap()
+        .args(["lock", "--duration", "200ms", "--warmup", "50ms", "--runs", "1", "--no-progress"])
+        .args(args)
+        .args(["--export-json", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
