@@ -115,13 +115,27 @@ pub fn refused(args: &[&str], says: &str) {
 /// `contend lock ARGS` with a short window (200 ms after 50 ms, one run),
 /// its JSON export read back; the run must succeed.
 pub fn lock_json(args: &[&str]) -> serde_json::Value {
-    let out = assert_cmd::Command::cargo_bin("contend")
-        .unwrap()
+    lock_json_under(&[], args)
+}
+
+/// [`lock_json`], with contend started by `wrapper` (for instance
+/// `["chrt", "-f", "1"]`); an empty wrapper starts contend itself.
+pub fn lock_json_under(wrapper: &[&str], args: &[&str]) -> serde_json::Value {
+    let bin = assert_cmd::cargo::cargo_bin("contend");
+    let mut cmd = match wrapper.split_first() {
+        Some((first, rest)) => {
+            let mut c = std::process::Command::new(first);
+            c.args(rest).arg(&bin);
+            c
+        }
+        None => std::process::Command::new(&bin),
+    };
+    let out = cmd
         .args(["lock", "--duration", "200ms", "--warmup", "50ms", "--runs", "1", "--no-progress"])
         .args(args)
         .args(["--export-json", "-"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{wrapper:?}: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
