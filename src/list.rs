@@ -21,6 +21,8 @@ pub fn locks() -> String {
         let caps = [
             ("spin", e.caps.spin),
             ("spinners", e.caps.spinners),
+            ("glibc-spin", e.caps.glibc_spin),
+            ("read", e.caps.rw),
             ("try", e.caps.try_lock),
             ("procs", e.caps.process_shared),
             ("counters", e.caps.counters),
@@ -31,7 +33,8 @@ pub fn locks() -> String {
         t.add_row([name, e.family.to_string(), words.join(" "), e.about.to_string()]);
     }
     crate::output::table::wrap_only(&mut t, &[2, 3]);
-    let legend = "capabilities: spin: takes --spin; spinners: takes --spinners; try: has a try-lock; \
+    let legend = "capabilities: spin: takes --spin; spinners: takes --spinners; glibc-spin: takes \
+                  --glibc-spin; read: a reader-writer lock, takes --read; try: has a try-lock; \
                   procs: can live in shared memory for processes (--procs); counters: reports its own \
                   spins, waits and wakes; run: fits in a pthread_mutex_t, for `contend run --lock`.\n\
                   (n/a): does not run on this kernel (said below).\n";

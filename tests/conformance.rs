@@ -11,7 +11,7 @@ mod common;
 
 use contend::family::lock::registry::{LockEntry, RunFn, LOCKS};
 use contend::family::lock::spec::{Mode, Point};
-use contend::family::lock::workload::{run, RunContext};
+use contend::family::lock::workload::{run, run_rw, RunContext};
 use contend::model::lock::LockSample;
 use contend::model::value::{SpinPolicy, Work, WorkMode};
 use contend::session::resources::{Resources, DEFAULT_LOCK_DIR};
@@ -53,8 +53,8 @@ fn context() -> (Resources, RunContext) {
 fn run_watched(entry: &'static LockEntry, run: RunFn, p: Point) -> LockSample {
     let (tx, rx) = mpsc::channel();
     let what = format!(
-        "{} {} {:?} spin {:?} spinners {:?} hold {}",
-        entry.name, p.workers, p.mode, p.spin, p.spinners, p.hold
+        "{} {} {:?} spin {:?} spinners {:?} read {:?} hold {}",
+        entry.name, p.workers, p.mode, p.spin, p.spinners, p.read_pct, p.hold
     );
     std::thread::spawn(move || {
         // Drop the resources before reporting, so the test cannot end (and
@@ -98,16 +98,20 @@ fn every_exclusive_lock_excludes_with_8_threads() {
         } else {
             &[None]
         };
-        for &spin in spins {
+        // Reader-writer locks: all writes, mixed, and read-mostly, so the
+        // shared path and its wakes go through the watchdog too.
+        let reads: &[Option<u32>] = if entry.caps.rw { &[Some(0), Some(50), Some(90)] } else { &[None] };
+        for (&spin, &read_pct) in spins.iter().flat_map(|s| reads.iter().map(move |r| (s, r))) {
             for &spinners in policies {
                 for hold in [Work::NONE, sleep] {
-                    let p = Point { spinners, ..point(entry.name, 8, spin, hold) };
+                    let p = Point { spinners, read_pct, ..point(entry.name, 8, spin, hold) };
                     let s = run_watched(entry, entry.run, p);
                     assert_eq!(s.workers.len(), 8);
                     assert!(s.acquisitions > 0, "{}: no progress", entry.name);
                     assert!(s.acquisitions <= s.total_acquisitions);
                     assert_eq!(s.workers.iter().map(|w| w.acquisitions).sum::<u64>(), s.acquisitions);
                     assert_eq!(s.lock_counters.is_some(), entry.caps.counters, "{}", entry.name);
+                    assert_eq!(s.rw.is_some(), read_pct.is_some(), "{}", entry.name);
                     if hold.ns > 0 {
                         let mean = s.mean_hold_ns.expect("hold was measured");
                         assert!(mean >= hold.ns as f64, "{}: mean hold {mean} < {}", entry.name, hold.ns);
@@ -196,6 +200,41 @@ unsafe impl RawLock for Leaky {
             unsafe { self.inner.unlock(&(), stats) }
         }
     }
+}
+
+/// A reader-writer lock whose readers ignore writers: its shared side
+/// takes nothing, its exclusive side is futex-rw's.
+struct LeakyRw(locks::raw::FutexRw);
+
+// SAFETY: it is not a correct lock; that is the point (its readers do not
+// exclude writers), and the test expects the readers' check to fail.
+unsafe impl RawLock for LeakyRw {
+    type Node = ();
+    const CAPS: Caps = <locks::raw::FutexRw as RawLock>::CAPS;
+    fn new(config: &LockConfig) -> Self {
+        LeakyRw(locks::raw::FutexRw::new(config))
+    }
+    fn lock(&self, node: &(), stats: &mut LockStats) {
+        self.0.lock(node, stats);
+    }
+    unsafe fn unlock(&self, node: &(), stats: &mut LockStats) {
+        // SAFETY: the caller took the inner lock exclusively.
+        unsafe { self.0.unlock(node, stats) }
+    }
+}
+
+// SAFETY: deliberately broken, as above.
+unsafe impl locks::RawRwLock for LeakyRw {
+    fn lock_shared(&self, _node: &(), _stats: &mut LockStats) {}
+    unsafe fn unlock_shared(&self, _node: &(), _stats: &mut LockStats) {}
+}
+
+#[test]
+fn a_rwlock_that_lets_readers_in_beside_a_writer_is_caught() {
+    let p = Point { read_pct: Some(50), ..point("leaky-rw", 4, Some(1), Work::busy(2000)) };
+    let err = run_rw::<LeakyRw>(&p, &RunContext::default()).expect_err("the readers' check must catch it");
+    let msg = format!("{err:#}");
+    assert!(msg.contains("lock `leaky-rw` let readers in beside a writer"), "{msg}");
 }
 
 #[test]

@@ -43,7 +43,10 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["wakeup", "--primitive", "evenfd"], "did you mean `eventfd`?");
     refused(&["lock", "--lock", "futex", "--spinners", "many"], "--spinners does not apply to futex");
     refused(&["lock", "--lock", "adaptive", "--spinners", "few"], "unknown spinner policy `few`");
-    refused(&["lock", "--lock", "mcs,tas", "--spin", "10"], "locks that take --spin: seed, futex, futex2)");
+    refused(
+        &["lock", "--lock", "mcs,tas", "--spin", "10"],
+        "locks that take --spin: seed, futex, futex2, futex-rw)",
+    );
     refused(&["lock", "--lock", "adaptive", "--threads", "70000"], "takes at most 65536 workers");
     refused(&["lock", "--hold", "5"], "no unit");
     refused(&["lock", "--hold", "5 parsecs"], "unknown unit");

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The figures and tables of docs/experiments/latency.md, kernel.md and
-glibc-spin.md, regenerated on this host: (a) the wait to acquire (p50 and
+"""The figures and tables of docs/experiments/latency.md, kernel.md,
+glibc-spin.md and rwlock.md, regenerated on this host: (a) the wait to acquire (p50 and
 p99) beside cs/s and fairness, five locks against the thread count at a
 1 us hold; (b) the futex lock (spin 1: waiters sleep at once) and glibc's
 mutex, 64 threads spread over 16 locks whose holders sleep 20 us inside,
@@ -8,7 +8,10 @@ so that every critical section costs futex calls on 16 addresses, against
 the size of the process's private futex hash (PR_FUTEX_HASH); (c) glibc's adaptive mutex against its spin count
 (glibc.pthread.mutex_spin_count, each run a child contend with the
 tunable set), next to glibc's default mutex, at 4 threads and a 1 us hold,
-with the futex calls each spin count leaves. Each is one contend sweep: its
+with the futex calls each spin count leaves; (d) the five reader-writer
+locks against the share of reads, 4 threads, 1 us hold and idle, one
+acquisition in 16 timed, with glibc's mutex as the reference, so that a
+writer's longest wait under a steady read load shows. Each is one contend sweep: its
 table goes to docs/results/NAME.md (--export-markdown, the command and the
 machine included) and its figure, drawn by `contend plot`, to
 docs/figures/NAME.png.
@@ -34,6 +37,9 @@ FIGURES = [
                     "--futex-hash", "2,16,128,1024", "--hold", "sleep:20us", "--columns", "default,cpu"]),
     ("glibc-spin", ["lock", "--lock", "pthread-adaptive,pthread", "--glibc-spin", "0,10,100,1000,10000,32767",
                     "--threads", "4", "--hold", "1us", "--idle", "1us", "--columns", "default,lock"]),
+    ("rwlock", ["lock", "--lock", "futex-rw,pthread-rw,pthread-rw-writer,std-rw,parking_lot-rw,pthread",
+                "--threads", "4", "--read", "0%,50%,90%,99%", "--hold", "1us", "--idle", "1us",
+                "--latency-every", "16", "--columns", "default,rw"]),
 ]
 
 

@@ -34,6 +34,14 @@ pub struct WorkerCounts {
     pub wakes: u64,
     /// Acquisitions that recovered a lock whose owner died (robust locks).
     pub recoveries: u64,
+    /// Of the acquisitions, the shared (read) ones, with `--read`; left
+    /// out of exports at 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reads: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Sub for WorkerCounts {
@@ -47,6 +55,7 @@ impl Sub for WorkerCounts {
             waits: self.waits.saturating_sub(earlier.waits),
             wakes: self.wakes.saturating_sub(earlier.wakes),
             recoveries: self.recoveries.saturating_sub(earlier.recoveries),
+            reads: self.reads.saturating_sub(earlier.reads),
         }
     }
 }
@@ -72,6 +81,26 @@ pub struct AcquireLatency {
     /// The timed acquisitions in the window (buckets 3.1% wide at most:
     /// each value is within 1.6% of the one reported).
     pub distribution: Distribution,
+}
+
+/// A reader-writer lock's run (`--read`): reads and writes apart.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct RwSample {
+    /// Shared (read) acquisitions in the window, all workers.
+    pub reads: u64,
+    /// Exclusive (write) acquisitions in the window, all workers.
+    pub writes: u64,
+    /// `reads / window_s`.
+    pub reads_per_s: f64,
+    /// `writes / window_s`.
+    pub writes_per_s: f64,
+    /// The timed waits of reads (one acquisition in `every` is timed,
+    /// read or write, so each kind is sampled by its share); `None` with
+    /// `--latency-every off`.
+    pub read_wait: Option<Distribution>,
+    /// The timed waits of writes, as for `read_wait`: its max is the
+    /// longest a timed writer waited (a starved writer's wait).
+    pub write_wait: Option<Distribution>,
 }
 
 /// What `--kill-holder-after` did: a worker killed inside its critical
@@ -155,6 +184,10 @@ pub struct LockSample {
     /// the point set one.
     #[serde(default)]
     pub futex_hash_slots: Option<u32>,
+    /// Reads and writes apart, for a reader-writer lock's point
+    /// (`--read`); left out otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rw: Option<RwSample>,
     /// Per-worker counts in the window, in worker order.
     pub workers: Vec<WorkerCounts>,
     /// Acquisitions over the whole run (warm-up and drain included); equal
@@ -222,6 +255,11 @@ pub struct Point {
     /// contend; None: glibc's own (100), in this process.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub glibc_spin: Option<u32>,
+    /// Share of acquisitions that are reads (shared), percent, for
+    /// reader-writer locks; each worker draws read or write per
+    /// acquisition from its own seeded generator. None for mutexes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_pct: Option<u32>,
     /// Work inside the lock.
     pub hold: Work,
     /// Work outside the lock.
@@ -257,6 +295,7 @@ impl Point {
             spin: None,
             spinners: None,
             glibc_spin: None,
+            read_pct: None,
             hold: Work::NONE,
             idle: Work::NONE,
             duration_ns: 1_000_000_000,
@@ -277,8 +316,9 @@ impl Point {
         let replica = self.replica.map_or(String::new(), |r| format!(" replica {r}"));
         let locks = if self.locks > 1 { format!(" over {} locks", self.locks) } else { String::new() };
         let hash = self.futex_hash.map_or(String::new(), |h| format!(" futex-hash {h}"));
+        let read = self.read_pct.map_or(String::new(), |r| format!(" read {r}%"));
         format!(
-            "{} ×{} {}{locks}{hash}{spinners}{spin} hold {} idle {}{replica}",
+            "{} ×{} {}{locks}{hash}{spinners}{spin}{read} hold {} idle {}{replica}",
             self.lock,
             self.workers,
             self.mode.label(),
@@ -348,6 +388,7 @@ pub const FAMILY: Family = Family {
         Key::Field("spin"),
         Key::Field("spinners"),
         Key::Field("glibc_spin"),
+        Key::Field("read_pct"),
         Key::Field("hold"),
         Key::Field("idle"),
         Key::Field("replica"),
@@ -397,6 +438,20 @@ impl PointResult {
         pooled
     }
 
+    /// The waits of reads and of writes of the runs the statistics use,
+    /// pooled (as [`PointResult::acquire_latency`]); `None` for a mutex's
+    /// point or with latency off.
+    pub fn rw_waits(&self) -> Option<(Latencies, Latencies)> {
+        let mut pooled: Option<(Latencies, Latencies)> = None;
+        for rw in crate::model::run::stats_runs(&self.runs).filter_map(|r| r.rw.as_ref()) {
+            let (Some(read), Some(write)) = (&rw.read_wait, &rw.write_wait) else { continue };
+            let (r, w) = pooled.get_or_insert_with(|| (Latencies::new(), Latencies::new()));
+            r.merge(&Latencies::from_buckets(&read.buckets));
+            w.merge(&Latencies::from_buckets(&write.buckets));
+        }
+        pooled
+    }
+
     /// A result of a single run (tests, and code that measures once).
     pub fn single(point: Point, sample: LockSample) -> Self {
         Self::new(
@@ -416,6 +471,7 @@ mod family_tests {
         p.locks = 2;
         p.futex_hash = Some(16);
         p.glibc_spin = Some(100);
+        p.read_pct = Some(90);
         crate::model::family::check::classifies_every_field(
             &super::FAMILY,
             &serde_json::to_value(&p).unwrap(),

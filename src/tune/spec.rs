@@ -39,6 +39,15 @@ impl TuneSpec {
     /// Validates the arguments of `contend tune`.
     pub fn from_args(args: &TuneArgs) -> Result<Self, SpecError> {
         let entry = registry::find(args.lock).expect("parsed names are registered");
+        if entry.caps.rw {
+            // Its best spin depends on the read share, which tune has no
+            // axis for; a search at 0% reads would tune another lock.
+            return Err(SpecError(format!(
+                "lock `{}` is a reader-writer lock, whose best spin depends on the read share; tune \
+                 searches mutexes (sweep it with `contend lock --lock {} --read PCT --spin N,...`)",
+                args.lock, args.lock
+            )));
+        }
         let knob = match (entry.caps.spin, entry.caps.glibc_spin) {
             (true, _) => Knob::Spin,
             (false, true) => Knob::GlibcSpin,

@@ -32,4 +32,4 @@ pub mod sys;
 #[cfg(not(loom))]
 pub mod wake;
 
-pub use raw::{Caps, LockConfig, LockStats, ProcessShared, RawLock, Spinners, TryLock};
+pub use raw::{Caps, LockConfig, LockStats, ProcessShared, RawLock, RawRwLock, Spinners, TryLock};

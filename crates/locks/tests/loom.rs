@@ -9,10 +9,10 @@
 #![cfg(loom)]
 
 use locks::primitive::{AtomicU32, Ordering};
-use locks::raw::{Adaptive, Clh, FutexMutex, Mcs, Seed, Ticket};
+use locks::raw::{Adaptive, Clh, FutexMutex, FutexRw, Mcs, Seed, Ticket};
 use locks::sys::futex_loom::LoomFutex;
 use locks::sys::Futex;
-use locks::{LockConfig, LockStats, RawLock, Spinners};
+use locks::{LockConfig, LockStats, RawLock, RawRwLock, Spinners};
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
 use loom::thread;
@@ -76,6 +76,50 @@ fn seed_excludes_and_wakes() {
 fn futex_mutex_excludes_and_wakes() {
     check::<FutexMutex>(config(1, Spinners::None), 3, 1);
     check::<FutexMutex>(config(2, Spinners::None), 2, 2);
+}
+
+/// One thread per entry, each taking the lock once, shared where the entry
+/// says `true`: no reader sees a writer inside, no writer anyone, and no
+/// wake is lost (loom reports every thread parked as a deadlock).
+fn check_rw<L: RawRwLock>(config: LockConfig, shared: Vec<bool>) {
+    builder().check(move || {
+        let lock = Arc::new(L::new(&config));
+        let (readers, writers) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let body = |read: bool| {
+            let (lock, readers, writers) = (lock.clone(), readers.clone(), writers.clone());
+            move || {
+                let node = L::Node::default();
+                let mut stats = LockStats::default();
+                if read {
+                    lock.with_shared(&node, &mut stats, || {
+                        readers.fetch_add(1, Ordering::SeqCst);
+                        assert_eq!(writers.load(Ordering::SeqCst), 0, "a reader inside with a writer");
+                        readers.fetch_sub(1, Ordering::SeqCst);
+                    });
+                } else {
+                    lock.with(&node, &mut stats, || {
+                        assert_eq!(writers.fetch_add(1, Ordering::SeqCst), 0, "{INSIDE_TWICE}");
+                        assert_eq!(readers.load(Ordering::SeqCst), 0, "a writer inside with readers");
+                        writers.fetch_sub(1, Ordering::SeqCst);
+                    });
+                }
+            }
+        };
+        let others: Vec<_> = shared[1..].iter().map(|&r| thread::spawn(body(r))).collect();
+        body(shared[0])();
+        for t in others {
+            t.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn futex_rw_excludes_and_wakes() {
+    // Sleeping at once (spin 1) and after one poll; a writer among
+    // readers, and two writers with a reader.
+    check_rw::<FutexRw>(config(1, Spinners::None), vec![true, false, true]);
+    check_rw::<FutexRw>(config(1, Spinners::None), vec![false, true, false]);
+    check_rw::<FutexRw>(config(2, Spinners::None), vec![true, false]);
 }
 
 #[test]

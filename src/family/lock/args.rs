@@ -79,6 +79,13 @@ pub struct LockArgs {
     #[arg(long, value_parser = glibc_spin_list, allow_hyphen_values = true, value_name = "N[,N...]")]
     pub glibc_spin: Option<List<u32>>,
 
+    /// Share of acquisitions that are reads, for reader-writer locks: each
+    /// worker draws read or write per acquisition (whole percent, 0% to
+    /// 100%); mutexes in the same sweep run once per point, as the
+    /// reference [default: 90% for reader-writer locks].
+    #[arg(long, value_parser = read_list, allow_hyphen_values = true, value_name = "PCT[,PCT...]")]
+    pub read: Option<List<u32>>,
+
     /// Waiting policy for `adaptive`: none (sleep at once), one (one
     /// adaptive spinner, the rest sleep) or many (every waiter spins)
     /// [default: one].
@@ -197,6 +204,23 @@ fn glibc_spin_list(s: &str) -> Result<List<u32>, String> {
         Err(_) => Err(format!("`{t}` is not a whole number from 0 to {GLIBC_SPIN_MAX}")),
     })
 }
+
+fn read_list(s: &str) -> Result<List<u32>, String> {
+    parse_axis(s, |t| {
+        let t = t.trim();
+        let Some(number) = t.strip_suffix('%') else {
+            return Err(format!("`{t}` needs a %: write {t}% (the share of acquisitions that are reads)"));
+        };
+        match number.trim().parse::<u32>() {
+            Ok(n) if n <= 100 => Ok(n),
+            _ => Err(format!("`{t}` is not a whole percentage from 0% to 100%")),
+        }
+    })
+}
+
+/// The read share of a reader-writer lock's point without `--read`:
+/// read-mostly, the load reader-writer locks are chosen for.
+pub const DEFAULT_READ_PCT: u32 = 90;
 
 /// The largest glibc.pthread.mutex_spin_count glibc accepts (its
 /// dl-tunables.list); a larger one it ignores, silently.

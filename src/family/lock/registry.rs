@@ -11,7 +11,7 @@ use crate::model::lock::LockSample;
 use crate::model::lock::Point;
 use anyhow::Result;
 use locks::raw::*;
-use locks::{Caps, LockConfig, ProcessShared, RawLock, TryLock};
+use locks::{Caps, LockConfig, ProcessShared, RawLock, RawRwLock, TryLock};
 
 /// Runs one point with a particular lock type.
 pub type RunFn = fn(&Point, &RunContext) -> Result<LockSample>;
@@ -64,6 +64,11 @@ const fn entry<L: RawLock>(name: &'static str, family: &'static str, about: &'st
 
 const fn tried<L: TryLock>(name: &'static str, family: &'static str, about: &'static str) -> LockEntry {
     LockEntry { try_check: Some(locks::check::try_semantics::<L>), ..entry::<L>(name, family, about) }
+}
+
+/// A reader-writer lock: its workload draws reads and writes (`--read`).
+const fn rw<L: RawRwLock + TryLock>(name: &'static str, about: &'static str) -> LockEntry {
+    LockEntry { run: workload::run_rw::<L>, ..tried::<L>(name, "rwlock", about) }
 }
 
 impl LockEntry {
@@ -148,6 +153,20 @@ pub static LOCKS: &[LockEntry] = &[
         "parking_lot",
         "library",
         "parking_lot::Mutex: one byte, global parking lot, eventual fairness",
+    ),
+    rw::<FutexRw>(
+        "futex-rw",
+        "contend's reader-count rwlock on one futex word: readers enter whenever no writer is inside",
+    ),
+    rw::<PthreadRw>("pthread-rw", "glibc's default pthread_rwlock_t: prefers readers"),
+    rw::<PthreadRwWriter>(
+        "pthread-rw-writer",
+        "glibc pthread_rwlock_t, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP: waiting writers block readers",
+    ),
+    rw::<StdRw>("std-rw", "Rust's std::sync::RwLock (futex, writer-preferring, short spin)"),
+    rw::<ParkingLotRw>(
+        "parking_lot-rw",
+        "parking_lot::RwLock: task-fair (readers wait behind a waiting writer), eventual fairness",
     ),
     tried::<PosixSem>("posix-sem", "semaphore", "POSIX sem_t initialised to 1").procs::<SharedPosixSem>(),
     tried::<SysvSem>(
@@ -237,6 +256,7 @@ mod tests {
     #[test]
     fn capability_lists() {
         assert_eq!(names_with(|c| c.spinners), "adaptive");
-        assert_eq!(names_with(|c| c.spin), "seed, futex, futex2");
+        assert_eq!(names_with(|c| c.spin), "seed, futex, futex2, futex-rw");
+        assert_eq!(names_with(|c| c.rw), "futex-rw, pthread-rw, pthread-rw-writer, std-rw, parking_lot-rw");
     }
 }

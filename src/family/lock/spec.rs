@@ -3,7 +3,7 @@
 //! list flags). Everything here is serializable, so exports carry the spec.
 
 use crate::engine::repeat::Repeat;
-use crate::family::lock::args::{Format, LockArgs};
+use crate::family::lock::args::{Format, LockArgs, DEFAULT_READ_PCT};
 use crate::family::lock::registry;
 pub use crate::model::lock::Point;
 use crate::model::value::{LatencyEvery, SpinPolicy, Work};
@@ -35,6 +35,8 @@ pub struct LockSpec {
     pub spinners: Vec<SpinPolicy>,
     /// glibc mutex spin counts swept (empty: glibc's own, in-process).
     pub glibc_spins: Vec<u32>,
+    /// Read shares swept for reader-writer locks, percent (empty: 90).
+    pub read_pcts: Vec<u32>,
     /// (hold, idle) pairs swept: the product of --hold and --idle, or one
     /// pair per --period x --duty.
     pub work: Vec<(Work, Work)>,
@@ -116,6 +118,15 @@ impl LockSpec {
                  --glibc-spin: {})",
                 lacking(&entries, |e| e.caps.glibc_spin).join(", "),
                 registry::names_with(|c| c.glibc_spin)
+            )));
+        }
+        let read_pcts = args.read.as_ref().map_or_else(Vec::new, |l| l.0.clone());
+        if !read_pcts.is_empty() && lacking(&entries, |e| e.caps.rw).len() == entries.len() {
+            return Err(err(format!(
+                "--read does not apply to {}: {} no shared mode (reader-writer locks: {})",
+                lacking(&entries, |e| e.caps.rw).join(", "),
+                if entries.len() == 1 { "it has" } else { "they have" },
+                registry::names_with(|c| c.rw)
             )));
         }
         let spinners = args.spinners.as_ref().map_or_else(Vec::new, |l| l.0.clone());
@@ -229,6 +240,7 @@ impl LockSpec {
             spins,
             spinners,
             glibc_spins,
+            read_pcts,
             work,
             duration_ns: duration.as_nanos() as u64,
             warmup_ns: warmup.as_nanos() as u64,
@@ -261,7 +273,8 @@ impl LockSpec {
             let spins = axis(caps.is_some_and(|c| c.spin), &self.spins, 0).len();
             let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One).len();
             let glibc = optional_axis(caps.is_some_and(|c| c.glibc_spin), &self.glibc_spins).len();
-            (spins * policies * glibc) as u128
+            let reads = axis(caps.is_some_and(|c| c.rw), &self.read_pcts, DEFAULT_READ_PCT).len();
+            (spins * policies * glibc * reads) as u128
         };
         let hashes = self.futex_hash.len().max(1);
         let shared =
@@ -281,6 +294,7 @@ impl LockSpec {
             let spins = axis(caps.is_some_and(|c| c.spin), &self.spins, locks::LockConfig::DEFAULT_SPIN);
             let policies = axis(caps.is_some_and(|c| c.spinners), &self.spinners, SpinPolicy::One);
             let glibc_spins = optional_axis(caps.is_some_and(|c| c.glibc_spin), &self.glibc_spins);
+            let reads = axis(caps.is_some_and(|c| c.rw), &self.read_pcts, DEFAULT_READ_PCT);
             let hashes: Vec<Option<u32>> = optional_axis(true, &self.futex_hash);
             let layouts: Vec<(u32, u32, Option<u32>)> = self
                 .workers
@@ -292,7 +306,7 @@ impl LockSpec {
                 for (&spinners, &glibc_spin) in
                     policies.iter().flat_map(|p| glibc_spins.iter().map(move |g| (p, g)))
                 {
-                    for &spin in &spins {
+                    for (&spin, &read_pct) in spins.iter().flat_map(|s| reads.iter().map(move |r| (s, r))) {
                         for (&(hold, idle), &replica) in
                             self.work.iter().flat_map(|w| replicas.iter().map(move |r| (w, r)))
                         {
@@ -305,6 +319,7 @@ impl LockSpec {
                                 spin,
                                 spinners,
                                 glibc_spin,
+                                read_pct,
                                 hold,
                                 idle,
                                 duration_ns: self.duration_ns,
@@ -343,6 +358,13 @@ fn layout_axes(
         }
         if args.kill_holder_after.is_some() {
             return Err(err("--kill-holder-after kills the holder of the one lock; it takes no --locks"));
+        }
+        if let Some(e) = entries.iter().find(|e| e.caps.rw) {
+            return Err(err(format!(
+                "--locks {most_locks}: reader-writer locks (`{}`) run on one lock; their witness of \
+                 readers against writers is the run's",
+                e.name
+            )));
         }
         let fewest = workers.iter().copied().min().unwrap_or(1);
         if most_locks > fewest {

@@ -73,6 +73,7 @@ mod tests {
             lock_counters: None,
             acquire_latency: None,
             futex_hash_slots: None,
+            rw: None,
             workers: Vec::new(),
             total_acquisitions: 0,
         }

@@ -33,6 +33,7 @@ mod pi;
 mod posix_sem;
 #[cfg(not(loom))]
 mod pthread;
+mod rw;
 mod seed;
 #[cfg(not(loom))]
 mod std_mutex;
@@ -73,6 +74,9 @@ pub use pthread::{
     PthreadAdaptive, PthreadMutex, PthreadPi, PthreadRobust, SharedPthreadAdaptive, SharedPthreadMutex,
     SharedPthreadPi, SharedPthreadRobust,
 };
+pub use rw::{FutexRw, RawRwLock};
+#[cfg(not(loom))]
+pub use rw::{ParkingLotRw, PthreadRw, PthreadRwWriter, RwGuardSlot, StdRw};
 pub use seed::Seed;
 #[cfg(not(loom))]
 pub use std_mutex::{GuardSlot, StdMutex};
@@ -121,6 +125,9 @@ pub struct Caps {
     /// Spins glibc's `glibc.pthread.mutex_spin_count` tunable at most
     /// (PTHREAD_MUTEX_ADAPTIVE_NP), which glibc reads once, at start-up.
     pub glibc_spin: bool,
+    /// Has a shared mode that readers hold together ([`RawRwLock`]); takes
+    /// `--read`.
+    pub rw: bool,
 }
 
 impl Caps {
@@ -138,6 +145,7 @@ impl Caps {
         robust: false,
         released_on_death: false,
         glibc_spin: false,
+        rw: false,
         max_workers: u32::MAX,
     };
 

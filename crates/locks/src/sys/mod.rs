@@ -30,6 +30,8 @@ pub mod pthread;
 #[cfg(not(loom))]
 pub mod pthread_cond;
 #[cfg(not(loom))]
+pub mod pthread_rwlock;
+#[cfg(not(loom))]
 pub mod sched;
 #[cfg(not(loom))]
 pub mod shm;

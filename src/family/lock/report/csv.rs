@@ -18,6 +18,7 @@ struct Row<'a> {
     spin: Option<u32>,
     spinners: Option<String>,
     glibc_spin: Option<u32>,
+    read_pct: Option<u32>,
     // Machine columns carry numbers: the length in ns and the mode apart
     // (the table's `1µs` / `sleep:50µs` would need parsing).
     hold_ns: u64,
@@ -58,6 +59,13 @@ struct Row<'a> {
     wait_p99_ns: Option<u64>,
     wait_p999_ns: Option<u64>,
     wait_max_ns: Option<u64>,
+    // A reader-writer lock's point: reads and writes apart (the median
+    // run's rates; waits pooled over the runs).
+    reads_per_s: Option<f64>,
+    writes_per_s: Option<f64>,
+    read_wait_p99_ns: Option<u64>,
+    write_wait_p99_ns: Option<u64>,
+    write_wait_max_ns: Option<u64>,
     interrupted: Option<&'a str>,
 }
 
@@ -78,6 +86,11 @@ pub fn render(results: &[PointResult]) -> String {
         let futex = r.kernel_run().futex;
         let wait = r.acquire_latency();
         let summary = wait.as_ref().and_then(|(_, h)| h.summary());
+        let rw_waits = r.rw_waits();
+        let (read_wait, write_wait) = match &rw_waits {
+            Some((read, write)) => (read.summary(), write.summary()),
+            None => (None, None),
+        };
         Row {
             lock: p.lock,
             mode: p.mode.label(),
@@ -87,6 +100,7 @@ pub fn render(results: &[PointResult]) -> String {
             spin: p.spin,
             spinners: p.spinners.map(|s| s.to_string()),
             glibc_spin: p.glibc_spin,
+            read_pct: p.read_pct,
             hold_ns: p.hold.ns,
             hold_mode: mode(p.hold.mode),
             idle_ns: p.idle.ns,
@@ -124,6 +138,11 @@ pub fn render(results: &[PointResult]) -> String {
             wait_p99_ns: summary.map(|s| s.p99_ns),
             wait_p999_ns: summary.map(|s| s.p999_ns),
             wait_max_ns: summary.map(|s| s.max_ns),
+            reads_per_s: s.rw.as_ref().map(|rw| rw.reads_per_s),
+            writes_per_s: s.rw.as_ref().map(|rw| rw.writes_per_s),
+            read_wait_p99_ns: read_wait.map(|s| s.p99_ns),
+            write_wait_p99_ns: write_wait.map(|s| s.p99_ns),
+            write_wait_max_ns: write_wait.map(|s| s.max_ns),
             interrupted: s.interrupted.as_deref(),
         }
     }))

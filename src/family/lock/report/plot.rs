@@ -23,7 +23,7 @@ struct Axis {
     log: bool,
 }
 
-const AXES: [Axis; 8] = [
+const AXES: [Axis; 9] = [
     Axis {
         name: "duty cycle (hold / (hold + idle)), %",
         short: "duty cycle",
@@ -60,6 +60,12 @@ const AXES: [Axis; 8] = [
         short: "locks",
         value: |r| f64::from(r.locks),
         log: true,
+    },
+    Axis {
+        name: "reads, % of acquisitions",
+        short: "read share",
+        value: |r| f64::from(r.read_pct.unwrap_or(0)),
+        log: false,
     },
     Axis { name: "workers", short: "workers", value: |r| f64::from(r.workers), log: true },
     Axis { name: "hold, ns", short: "hold", value: |r| r.hold.ns as f64, log: false },
@@ -109,6 +115,9 @@ pub struct Dot {
     /// The private futex hash, where set.
     #[serde(default)]
     pub futex_hash: Option<u32>,
+    /// Share of reads, for a reader-writer lock's point.
+    #[serde(default)]
+    pub read_pct: Option<u32>,
     /// Work inside the lock.
     pub hold: Work,
     /// Work outside it.
@@ -126,6 +135,10 @@ pub struct Dot {
     /// (None when acquisitions were not timed, or too few for p99).
     #[serde(skip)]
     pub wait_us: Option<(f64, Option<f64>)>,
+    /// A reader-writer lock's point: the p99 wait of its reads and of its
+    /// writes, µs, each where enough were timed.
+    #[serde(skip)]
+    pub rw_wait_us: Option<(Option<f64>, Option<f64>)>,
 }
 
 impl Dot {
@@ -149,12 +162,26 @@ impl Dot {
             glibc_spin: p.glibc_spin,
             locks: p.locks,
             futex_hash: p.futex_hash,
+            read_pct: p.read_pct,
             hold: p.hold,
             idle: p.idle,
             mean: r.stats.mean,
             ci95: r.stats.ci95,
             jain: r.sample.fairness.jain,
             wait_us: r.acquire_latency().and_then(|(_, h)| wait_us(&h)),
+            rw_wait_us: r.rw_waits().map(|(read, write)| (p99_us(&read), p99_us(&write))),
+        }
+    }
+
+    /// What the wait panel draws for this dot, (dashed, solid), µs: p50
+    /// and p99; or, in a figure with reader-writer points (`rw`), the p99
+    /// of reads and of writes, a mutex's acquisitions counting as writes.
+    fn wait_lines(&self, rw: bool) -> (Option<f64>, Option<f64>) {
+        match (rw, self.rw_wait_us, self.wait_us) {
+            (true, Some(read_write), _) => read_write,
+            (true, None, Some((_, p99))) => (None, p99),
+            (false, _, Some((p50, p99))) => (Some(p50), p99),
+            (_, _, None) => (None, None),
         }
     }
 
@@ -171,7 +198,11 @@ impl Dot {
                 dot.mean = p["stats"]["mean"].as_f64().ok_or_else(|| format!("point {i}: no stats.mean"))?;
                 dot.ci95 = p["stats"]["ci95"].as_f64();
                 dot.jain = p["sample"]["fairness"]["jain"].as_f64().unwrap_or(f64::NAN);
-                dot.wait_us = pooled_wait(p).and_then(|h| wait_us(&h));
+                dot.wait_us = pooled_wait(p, &["acquire_latency", "distribution"]).and_then(|h| wait_us(&h));
+                if dot.read_pct.is_some() {
+                    let p99 = |at: &str| pooled_wait(p, &["rw", at]).and_then(|h| p99_us(&h));
+                    dot.rw_wait_us = dot.wait_us.map(|_| (p99("read_wait"), p99("write_wait")));
+                }
                 Ok(dot)
             })
             .collect()
@@ -188,17 +219,22 @@ fn wait_us(h: &Latencies) -> Option<(f64, Option<f64>)> {
     (!h.is_empty()).then(|| (us(0.5), crate::output::plot::enough_for(0.99, h.len()).then(|| us(0.99))))
 }
 
-/// An exported point's waits, pooled over the runs its statistics use
-/// (the measured ones, or those cut short when no run was measured), as
-/// the table pools them.
-fn pooled_wait(p: &serde_json::Value) -> Option<Latencies> {
+/// p99 of a wait histogram, µs, when enough waits lie above it.
+fn p99_us(h: &Latencies) -> Option<f64> {
+    crate::output::plot::enough_for(0.99, h.len()).then(|| h.quantile(0.99) as f64 / 1e3)
+}
+
+/// An exported point's waits, the distribution at `at` in each run,
+/// pooled over the runs its statistics use (the measured ones, or those
+/// cut short when no run was measured), as the table pools them.
+fn pooled_wait(p: &serde_json::Value, at: &[&str]) -> Option<Latencies> {
     let runs = p["runs"].as_array()?;
     let measured = runs.iter().any(|r| r["status"] == "measured");
     let used = if measured { "measured" } else { "cut_short" };
     let mut h: Option<Latencies> = None;
     for r in runs.iter().filter(|r| r["status"] == used) {
-        let buckets: Vec<Bucket> =
-            serde_json::from_value(r["acquire_latency"]["distribution"]["buckets"].clone()).ok()?;
+        let distribution = at.iter().fold(r, |v, key| &v[*key]);
+        let buckets: Vec<Bucket> = serde_json::from_value(distribution["buckets"].clone()).ok()?;
         h.get_or_insert_with(Latencies::new).merge(&Latencies::from_buckets(&buckets));
     }
     h
@@ -242,14 +278,16 @@ pub fn draw<DB: DrawingBackend>(
     let varies = |f: &dyn Fn(&Dot) -> f64| {
         results.iter().any(|a| results.iter().any(|b| a.series_lock() == b.series_lock() && f(a) != f(b)))
     };
-    let axis = AXES.iter().find(|a| varies(&a.value)).unwrap_or(&AXES[2]);
+    let workers = AXES.iter().find(|a| a.name == "workers").expect("a workers axis");
+    let axis = AXES.iter().find(|a| varies(&a.value)).unwrap_or(workers);
     // Everything else that varies names the series.
-    let labels: [Label; 8] = [
+    let labels: [Label; 9] = [
         ("spinners", |r| r.spinners.as_ref().map_or(String::new(), |s| format!("spinners={s}"))),
         ("spin", |r| r.spin.map_or(String::new(), |s| format!("spin={s}"))),
         ("glibc", |r| r.glibc_spin.map_or(String::new(), |s| format!("glibc-spin={s}"))),
         ("hash", |r| r.futex_hash.map_or(String::new(), |h| format!("futex-hash={h}"))),
         ("locks", |r| format!("locks={}", r.locks)),
+        ("read", |r| r.read_pct.map_or(String::new(), |p| format!("read={p}%"))),
         ("workers", |r| format!("{}={}", r.mode.label(), r.workers)),
         ("hold", |r| format!("hold={}", r.hold)),
         ("idle", |r| format!("idle={}", r.idle)),
@@ -259,6 +297,7 @@ pub fn draw<DB: DrawingBackend>(
         n if n.starts_with("glibc") => "glibc",
         n if n.starts_with("private futex hash") => "hash",
         n if n.starts_with("locks") => "locks",
+        n if n.starts_with("reads") => "read",
         "workers" => "workers",
         n if n.starts_with("hold") || n.starts_with("duty") => "hold",
         _ => "idle",
@@ -395,7 +434,8 @@ fn panels<DB: DrawingBackend>(
     }
 }
 
-/// The wait to acquire, log µs: p99 solid, p50 dashed, per series.
+/// The wait to acquire, log µs, per series: p99 solid, p50 dashed; with
+/// reader-writer points, writes' p99 solid and reads' dashed.
 fn wait_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     xs: std::ops::Range<f64>,
@@ -405,11 +445,14 @@ fn wait_panel<DB: DrawingBackend>(
 ) -> Result<(), String> {
     let x = ticks.x;
     let log = |us: f64| us.max(1e-3).log10();
+    let rw = series.iter().flat_map(|(_, p)| p.iter()).any(|d| d.rw_wait_us.is_some());
     let ys: Vec<f64> = series
         .iter()
         .flat_map(|(_, p)| p.iter())
-        .filter_map(|d| d.wait_us)
-        .flat_map(|(p50, p99)| [Some(p50), p99].into_iter().flatten())
+        .flat_map(|d| {
+            let (dashed, solid) = d.wait_lines(rw);
+            [dashed, solid].into_iter().flatten()
+        })
         .map(log)
         .collect();
     let lo = ys.iter().copied().fold(f64::INFINITY, f64::min).floor();
@@ -419,18 +462,20 @@ fn wait_panel<DB: DrawingBackend>(
         .x_desc(axis.name)
         .x_labels(ticks.count)
         .x_label_formatter(&|v| (ticks.labels)(*v))
-        .y_desc("wait, µs (p99; p50 dashed)")
+        .y_desc(if rw { "wait p99, µs (writes; reads dashed)" } else { "wait, µs (p99; p50 dashed)" })
         .y_label_formatter(&|v| crate::output::plot::decade(*v))
         .draw()
         .map_err(err)?;
     for (i, (_, points)) in series.iter().enumerate() {
         let c = color(i);
-        let p99: Vec<(f64, f64)> = points.iter().filter_map(|d| Some((x(d), log(d.wait_us?.1?)))).collect();
-        chart.draw_series(LineSeries::new(p99.clone(), c.stroke_width(2))).map_err(err)?;
-        chart.draw_series(p99.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err)?;
-        let p50: Vec<(f64, f64)> = points.iter().filter_map(|d| Some((x(d), log(d.wait_us?.0)))).collect();
-        chart.draw_series(DashedLineSeries::new(p50.clone(), 6, 4, c.stroke_width(2))).map_err(err)?;
-        chart.draw_series(p50.iter().map(|&p| Circle::new(p, 3, c.stroke_width(1)))).map_err(err)?;
+        let solid: Vec<(f64, f64)> =
+            points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).1?)))).collect();
+        chart.draw_series(LineSeries::new(solid.clone(), c.stroke_width(2))).map_err(err)?;
+        chart.draw_series(solid.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err)?;
+        let dashed: Vec<(f64, f64)> =
+            points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).0?)))).collect();
+        chart.draw_series(DashedLineSeries::new(dashed.clone(), 6, 4, c.stroke_width(2))).map_err(err)?;
+        chart.draw_series(dashed.iter().map(|&p| Circle::new(p, 3, c.stroke_width(1)))).map_err(err)?;
     }
     Ok(())
 }

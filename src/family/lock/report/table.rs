@@ -46,6 +46,14 @@ pub const GROUPS: &[Group] = &[
                  pooled over the runs; `-` where fewer than 10 timed waits lie above it.\n",
     },
     Group {
+        name: "rw",
+        default: true,
+        legend: "reads/s writes/s: a reader-writer lock's shared and exclusive acquisitions per second (the \
+                 median run); rd p99µs wr p99µs: the 99th percentile wait of reads and of writes, wr maxµs: \
+                 the longest timed write wait (a starved writer's), as for p99µs. eff% is left out where \
+                 readers share the lock.\n",
+    },
+    Group {
         name: "latency",
         default: false,
         legend: "p50µs p99.9µs p99.99µs maxµs: more of the wait's distribution, as for p99µs.\n",
@@ -70,7 +78,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     };
     let varies = |f: &dyn Fn(&PointResult) -> String| results.iter().any(|r| f(r) != f(first));
     type Axis = (&'static str, fn(&PointResult) -> String);
-    let axes: [Axis; 9] = [
+    let axes: [Axis; 10] = [
         ("lock", |r| r.point.lock.to_string()),
         (first.point.mode.label(), |r| r.point.workers.to_string()),
         ("locks", |r| r.point.locks.to_string()),
@@ -78,6 +86,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
         ("spinners", |r| r.point.spinners.map_or("-".into(), |s| s.to_string())),
         ("spin", |r| r.point.spin.map_or("-".into(), |s| s.to_string())),
         ("glibc-spin", |r| r.point.glibc_spin.map_or("-".into(), |s| s.to_string())),
+        ("read", |r| r.point.read_pct.map_or("-".into(), |p| format!("{p}%"))),
         ("hold", |r| r.point.hold.to_string()),
         ("idle", |r| r.point.idle.to_string()),
     ];
@@ -107,6 +116,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     let holds = results.iter().any(|r| r.point.hold.ns > 0);
     let repeated = crate::output::table::shows_intervals(results.iter().map(|r| (&r.stats, r.stopped)));
     let timed = results.iter().any(|r| r.point.latency_every > 0);
+    let rw = results.iter().any(|r| r.point.read_pct.is_some());
     // Each metric column with its group; columns that do not apply to
     // these results (no repeats, no hold) are left out whatever the group.
     let columns: Vec<(&str, &str)> = [
@@ -128,6 +138,11 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
         ("latency", "p99.9µs", timed),
         ("latency", "p99.99µs", timed),
         ("latency", "maxµs", timed),
+        ("rw", "reads/s", rw),
+        ("rw", "writes/s", rw),
+        ("rw", "rd p99µs", rw && timed),
+        ("rw", "wr p99µs", rw && timed),
+        ("rw", "wr maxµs", rw && timed),
         ("kernel", "ctxsw/cs", true),
         ("kernel", "futex/cs", true),
         ("errors", "fail/cs", true),
@@ -146,7 +161,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
         .iter()
         .map(|r| {
             let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
-            row.extend(shown.select(&groups, cells(r, repeated, holds, timed)));
+            row.extend(shown.select(&groups, cells(r, repeated, holds, timed, rw)));
             row
         })
         .collect();
@@ -173,7 +188,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
 
 /// Every metric cell of one row, in the order of the columns above (the
 /// ones that apply).
-fn cells(r: &PointResult, repeated: bool, holds: bool, timed: bool) -> Vec<String> {
+fn cells(r: &PointResult, repeated: bool, holds: bool, timed: bool, rw: bool) -> Vec<String> {
     let s = &r.sample;
     // Futex counts come from the counting run, when there is one.
     let k = r.kernel_run();
@@ -186,7 +201,9 @@ fn cells(r: &PointResult, repeated: bool, holds: bool, timed: bool) -> Vec<Strin
         row.push(r.stats.n.to_string());
     }
     // Per lock: with --locks N, N critical sections can run at once.
-    let hold_s = r.point.hold.ns as f64 / 1e9 / f64::from(r.point.locks.max(1));
+    // Readers hold it together, so a hold is no longer the lock's time.
+    let shared = r.point.read_pct.is_some_and(|p| p > 0);
+    let hold_s = if shared { 0.0 } else { r.point.hold.ns as f64 / 1e9 / f64::from(r.point.locks.max(1)) };
     if holds {
         row.push(if hold_s > 0.0 { format!("{:.1}", 100.0 * cs_per_s * hold_s) } else { "-".into() });
         row.push(if hold_s > 0.0 { si(1.0 / hold_s) } else { "-".into() });
@@ -203,6 +220,9 @@ fn cells(r: &PointResult, repeated: bool, holds: bool, timed: bool) -> Vec<Strin
     ]);
     if timed {
         row.extend(wait_cells(r));
+    }
+    if rw {
+        row.extend(rw_cells(r, timed));
     }
     row.extend([
         ratio(s.per_cs(s.process.context_switches())),
@@ -231,6 +251,37 @@ fn wait_cells(r: &PointResult) -> [String; 5] {
         }
     };
     [at(0.5), at(0.99), at(0.999), at(0.9999), us(h.quantile(1.0))]
+}
+
+/// Reads/s and writes/s of the median run, and with timing the pooled
+/// p99 of reads' and writes' waits and the longest timed write wait, µs;
+/// `-` for a mutex's point.
+fn rw_cells(r: &PointResult, timed: bool) -> Vec<String> {
+    let Some(rw) = &r.sample.rw else {
+        return vec!["-".into(); if timed { 5 } else { 2 }];
+    };
+    // None at all is 0, not a rate rounded down.
+    let rate = |n: u64, per_s: f64| if n == 0 { "0".to_string() } else { si(per_s) };
+    let mut cells = vec![rate(rw.reads, rw.reads_per_s), rate(rw.writes, rw.writes_per_s)];
+    if timed {
+        let us = |ns: u64| ratio(Some(ns as f64 / 1e3));
+        let p99 = |h: &crate::measure::latency::Latencies| {
+            if crate::output::plot::enough_for(0.99, h.len()) {
+                us(h.quantile(0.99))
+            } else {
+                "-".into()
+            }
+        };
+        match r.rw_waits() {
+            Some((read, write)) => cells.extend([
+                p99(&read),
+                p99(&write),
+                if write.is_empty() { "-".into() } else { us(write.quantile(1.0)) },
+            ]),
+            None => cells.extend(["-".into(), "-".into(), "-".into()]),
+        }
+    }
+    cells
 }
 
 /// Says what --kill-holder-after did.

@@ -14,8 +14,14 @@
 //! workers' acquisitions. (Relaxed atomics, not a plain integer, so a broken
 //! lock shows up as a wrong count rather than undefined behaviour; on x86
 //! both compile to the same mov/mov.)
+//!
+//! A reader-writer lock's workers (`rw_worker`, threads only) draw read
+//! or write per acquisition. Its writers keep the witness, which must then
+//! equal the writes; its readers check that no writer was inside while
+//! they were, and a run with one such read fails.
 
 mod fault;
+mod rw_worker;
 mod shared;
 mod stall;
 mod worker;
@@ -29,12 +35,12 @@ use crate::measure::latency::Distribution;
 use crate::measure::shared_hist::Counts;
 use crate::measure::{Probes, UsageSource};
 use crate::model::lock::Point;
-use crate::model::lock::{AcquireLatency, LockCounters, LockSample, MemoryUse, WorkerCounts};
+use crate::model::lock::{AcquireLatency, LockCounters, LockSample, MemoryUse, RwSample, WorkerCounts};
 use anyhow::{anyhow, bail, Context, Result};
 use crossbeam_utils::CachePadded;
 use fault::{fault_report, Injector};
 use locks::sys::lockfile::InlinePath;
-use locks::{LockConfig, ProcessShared, RawLock};
+use locks::{LockConfig, ProcessShared, RawLock, RawRwLock};
 use shared::{witnessed, Header, LockArena, LockCell, LockTable};
 use stall::StallWatch;
 use std::cell::RefCell;
@@ -99,12 +105,7 @@ fn table<L: RawLock>(point: &Point, ctx: &RunContext, shared: bool) -> Result<Op
 /// Runs one point with lock type `L` in worker threads.
 pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
     let n = point.workers as usize;
-    if let Some(buckets) = point.futex_hash {
-        // Before the workers exist: the hash is the process's, and the
-        // kernel resizes it while no futex waits.
-        locks::sys::kernel_knobs::set_futex_hash_slots(buckets)
-            .with_context(|| format!("setting a private futex hash of {buckets} buckets"))?;
-    }
+    set_futex_hash(point)?;
     let arena = LockArena::<L>::private(&lock_config(point, ctx), Header::default(), n, Default::default)
         .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
     let table = table::<L>(point, ctx, false)?;
@@ -116,13 +117,49 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
                 .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
         measure::<L, ()>(point, ctx, arena, table, crew, None)
     })
-    .map(|mut sample| {
-        if point.futex_hash.is_some() {
-            sample.futex_hash_slots = locks::sys::kernel_knobs::futex_hash_slots().ok();
-        }
-        sample
-    })
+    .map(|sample| futex_hash_after(point, sample))
     .with_context(|| format!("running lock `{}`", point.lock))
+}
+
+/// Runs one point of a reader-writer lock `L` in worker threads, each
+/// drawing read or write per acquisition (`point.read_pct`; a point
+/// without one, as the lock checks build, takes it only to write).
+pub fn run_rw<L: RawRwLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
+    let n = point.workers as usize;
+    let read_pct = point.read_pct.unwrap_or(0);
+    set_futex_hash(point)?;
+    let arena = LockArena::<L>::private(&lock_config(point, ctx), Header::default(), n, Default::default)
+        .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
+    let arena = &arena;
+    std::thread::scope(|scope| {
+        let cycle = Cycle::of(point);
+        let crew = Crew::threads(scope, n, &arena.header().gate, move |i| {
+            rw_worker::rw_worker(arena, i, cycle, read_pct)
+        })
+        .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
+        measure::<L, ()>(point, ctx, arena, None, crew, None)
+    })
+    .map(|sample| futex_hash_after(point, sample))
+    .with_context(|| format!("running lock `{}`", point.lock))
+}
+
+/// Sets the process's private futex hash for a point that asks for one,
+/// before its workers exist: the kernel resizes it while no futex waits.
+fn set_futex_hash(point: &Point) -> Result<()> {
+    if let Some(buckets) = point.futex_hash {
+        locks::sys::kernel_knobs::set_futex_hash_slots(buckets)
+            .with_context(|| format!("setting a private futex hash of {buckets} buckets"))?;
+    }
+    Ok(())
+}
+
+/// Records the hash size the kernel reports after the window, for a
+/// point that set one.
+fn futex_hash_after(point: &Point, mut sample: LockSample) -> LockSample {
+    if point.futex_hash.is_some() {
+        sample.futex_hash_slots = locks::sys::kernel_knobs::futex_hash_slots().ok();
+    }
+    sample
 }
 
 /// Runs one point with lock type `L` in forked worker processes.
@@ -173,14 +210,19 @@ fn measure<L: RawLock, T: Send>(
     };
     let probes = Probes::new(ctx.futex.as_ref(), usage);
     let timed = point.latency_every > 0;
+    let rw = point.read_pct.is_some();
     let snapshot = || {
         let counts = (0..n).map(|i| arena.slot(i).read()).collect::<Vec<_>>();
-        let mut latency = Counts(Vec::new());
+        let (mut latency, mut read_latency) = (Counts(Vec::new()), Counts(Vec::new()));
         if timed {
             latency = Counts::default();
             (0..n).for_each(|i| arena.slot(i).latency.add_to(&mut latency.0));
         }
-        (counts, latency)
+        if timed && rw {
+            read_latency = Counts::default();
+            (0..n).for_each(|i| arena.slot(i).read_latency.add_to(&mut read_latency.0));
+        }
+        (counts, latency, read_latency)
     };
     let (window, worker_rss) = {
         // Stops the workers on every way out of this block.
@@ -214,14 +256,25 @@ fn measure<L: RawLock, T: Send>(
     };
 
     let total: u64 = (0..n).map(|i| arena.slot(i).read().acquisitions).sum();
+    // Only writers keep the witness in a reader-writer run.
+    let exclusive = total - (0..n).map(|i| arena.slot(i).read().reads).sum::<u64>();
     let witness = witnessed(arena, table);
-    if L::CAPS.exclusive && witness != total {
+    if L::CAPS.exclusive && witness != exclusive {
         bail!(
             "mutual exclusion violated by lock `{}`: the counters incremented inside the \
-             critical sections read {witness}, but the workers completed {total} critical \
+             critical sections read {witness}, but the workers completed {exclusive} {}critical \
              sections ({} increments lost to overlapping critical sections)",
             point.lock,
-            total.abs_diff(witness)
+            if rw { "write " } else { "" },
+            exclusive.abs_diff(witness)
+        );
+    }
+    let overlaps: u64 = (0..n).map(|i| arena.slot(i).overlaps()).sum();
+    if overlaps > 0 {
+        bail!(
+            "lock `{}` let readers in beside a writer: {overlaps} reads saw a writer inside or its \
+             witness move during their hold",
+            point.lock
         );
     }
     let fault = fault_report::<L>(point, &header.fault, worker_pids.as_deref());
@@ -230,24 +283,43 @@ fn measure<L: RawLock, T: Send>(
         worker_rss_mean_kib: worker_rss.map(|(mean, _)| mean),
         worker_rss_max_kib: worker_rss.map(|(_, max)| max),
     };
-    let mut sample = summarize::<L>(window, total, memory, point.latency_every);
+    let mut sample = summarize::<L>(window, total, memory, point);
     sample.fault = fault;
     Ok(sample)
 }
 
 fn summarize<L: RawLock>(
-    window: Window<(Vec<WorkerCounts>, Counts)>,
+    window: Window<(Vec<WorkerCounts>, Counts, Counts)>,
     total: u64,
     memory: MemoryUse,
-    latency_every: u32,
+    point: &Point,
 ) -> LockSample {
-    let ((end, end_latency), (start, start_latency)) = (&window.end, &window.start);
+    let latency_every = point.latency_every;
+    let ((end, end_latency, end_reads), (start, start_latency, start_reads)) = (&window.end, &window.start);
     let workers: Vec<WorkerCounts> = end.iter().zip(start).map(|(&end, &start)| end - start).collect();
-    let acquire_latency = (latency_every > 0).then(|| AcquireLatency {
-        every: latency_every,
-        distribution: Distribution::of(&end_latency.since(start_latency).to_latencies()),
-    });
     let acquisitions: u64 = workers.iter().map(|w| w.acquisitions).sum();
+    let timed = latency_every > 0;
+    let (writes_waited, reads_waited) =
+        (end_latency.since(start_latency).to_latencies(), end_reads.since(start_reads).to_latencies());
+    let rw = point.read_pct.map(|_| {
+        let reads: u64 = workers.iter().map(|w| w.reads).sum();
+        let writes = acquisitions - reads;
+        RwSample {
+            reads,
+            writes,
+            reads_per_s: reads as f64 / window.seconds,
+            writes_per_s: writes as f64 / window.seconds,
+            read_wait: timed.then(|| Distribution::of(&reads_waited)),
+            write_wait: timed.then(|| Distribution::of(&writes_waited)),
+        }
+    });
+    // Every timed wait, reads and writes together, for the columns and
+    // figures every lock has.
+    let acquire_latency = timed.then(|| {
+        let mut all = writes_waited.clone();
+        all.merge(&reads_waited);
+        AcquireLatency { every: latency_every, distribution: Distribution::of(&all) }
+    });
     let hold_ns: u64 = workers.iter().map(|w| w.hold_ns).sum();
     let counts: Vec<u64> = workers.iter().map(|w| w.acquisitions).collect();
     let lock_counters = L::CAPS.counters.then(|| LockCounters {
@@ -273,6 +345,7 @@ fn summarize<L: RawLock>(
         lock_counters,
         acquire_latency,
         futex_hash_slots: None,
+        rw,
         workers,
         total_acquisitions: total,
     }

@@ -28,9 +28,16 @@ pub struct Slot {
     spins: AtomicU64,
     waits: AtomicU64,
     wakes: AtomicU64,
+    /// Reader-writer runs only, so on the next line: the shared
+    /// acquisitions, and the reads that saw a writer inside.
+    reads: AtomicU64,
+    overlaps: AtomicU64,
     /// Sampled acquisition latencies (after the counters, which the
-    /// worker writes every critical section, so those stay on one line).
+    /// worker writes every critical section, so those stay on one line);
+    /// of the writes, in a reader-writer run.
     pub(super) latency: SharedHistogram,
+    /// Sampled latencies of the reads, in a reader-writer run.
+    pub(super) read_latency: SharedHistogram,
 }
 
 impl Slot {
@@ -45,6 +52,19 @@ impl Slot {
         self.recoveries.store(stats.recoveries, Relaxed);
     }
 
+    /// A reader-writer worker's reads so far, and those that saw a
+    /// writer inside.
+    #[inline(always)]
+    pub(super) fn publish_reads(&self, reads: u64, overlaps: u64) {
+        self.reads.store(reads, Relaxed);
+        self.overlaps.store(overlaps, Relaxed);
+    }
+
+    /// Reads that saw a writer inside (0 for a lock that works).
+    pub(super) fn overlaps(&self) -> u64 {
+        self.overlaps.load(Relaxed)
+    }
+
     pub(super) fn read(&self) -> WorkerCounts {
         WorkerCounts {
             acquisitions: self.acquisitions.load(Relaxed),
@@ -54,6 +74,7 @@ impl Slot {
             waits: self.waits.load(Relaxed),
             wakes: self.wakes.load(Relaxed),
             recoveries: self.recoveries.load(Relaxed),
+            reads: self.reads.load(Relaxed),
         }
     }
 }
@@ -70,6 +91,9 @@ pub(super) struct HoldTally {
 #[derive(Default)]
 pub struct Header {
     pub(super) witness: CachePadded<AtomicU64>,
+    /// 1 while a writer of a reader-writer lock is inside: its readers
+    /// check it on entry and exit.
+    pub(super) writer_in: CachePadded<AtomicU32>,
     pub(super) stop: CachePadded<AtomicBool>,
     pub(super) gate: CachePadded<Gate>,
     pub(super) fault: CachePadded<Fault>,
