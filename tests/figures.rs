@@ -125,3 +125,57 @@ fn what_it_cannot_draw_is_refused_with_status_2() {
     );
     refused(&["/nonexistent.json".as_ref(), "-o".as_ref(), "f.svg".as_ref()], "reading /nonexistent.json");
 }
+
+#[test]
+fn a_lock_export_gives_each_points_waits_by_percentile() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, svg) = (dir.path().join("rw.json"), dir.path().join("waits.svg"));
+    contend()
+        .args([
+            "lock",
+            "--lock",
+            "futex-rw,pthread",
+            "--read",
+            "50%,90%",
+            "--threads",
+            "2",
+            "--hold",
+            "200ns",
+        ])
+        .args(["--latency-every", "1", "--duration", "50ms", "--warmup", "0", "--runs", "2", "--export-json"])
+        .arg(&json)
+        .assert()
+        .success();
+    contend().arg("plot").arg("--percentiles").arg(&json).arg("-o").arg(&svg).assert().success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // A curve per point, a reader-writer lock's reads (dashed) and writes
+    // in one colour, each named by what differs between the points
+    // (pthread has no spin budget, so futex-rw's is named).
+    for needle in [
+        "Wait to acquire by percentile",
+        "wait to acquire, µs (writes; reads dashed)",
+        "futex-rw spin=100 read=50%",
+        "futex-rw spin=100 read=90%",
+        "pthread",
+        "\n50%\n",
+    ] {
+        assert!(text.contains(needle), "the figure lacks `{needle}`");
+    }
+
+    // Nothing timed, nothing to draw: said, with status 2.
+    let off = dir.path().join("off.json");
+    contend()
+        .args(["lock", "--lock", "futex", "--threads", "2", "--latency-every", "off", "--duration", "20ms"])
+        .args(["--warmup", "0", "--runs", "1", "--export-json"])
+        .arg(&off)
+        .assert()
+        .success();
+    contend()
+        .arg("plot")
+        .arg("--percentiles")
+        .arg(&off)
+        .args(["-o", "f.svg"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no timed waits to draw"));
+}

@@ -11,7 +11,11 @@ tunable set), next to glibc's default mutex, at 4 threads and a 1 us hold,
 with the futex calls each spin count leaves; (d) the five reader-writer
 locks against the share of reads, 4 threads, 1 us hold and idle, one
 acquisition in 16 timed, with glibc's mutex as the reference, so that a
-writer's longest wait under a steady read load shows. Each is one contend sweep: its
+writer's longest wait under a steady read load shows; and, drawn against
+percentile (`contend plot --percentiles`), (e) the five mutexes' waits at 4
+threads and a 1 us hold, one acquisition in 16 timed, and (f) the five
+reader-writer locks' reads and writes at 99% reads, every acquisition
+timed. Each is one contend sweep: its
 table goes to docs/results/NAME.md (--export-markdown, the command and the
 machine included) and its figure, drawn by `contend plot`, to
 docs/figures/NAME.png.
@@ -30,16 +34,23 @@ import machine  # noqa: E402  (scripts/lib/machine.py)
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
+# (name, the contend lock sweep, what `contend plot` is asked for).
 FIGURES = [
     ("lock-wait", ["lock", "--lock", "futex,pthread,ticket,mcs,adaptive", "--threads", "1,2,4,8",
-                   "--hold", "1us", "--columns", "default,latency"]),
+                   "--hold", "1us", "--columns", "default,latency"], []),
+    ("lock-wait-percentiles", ["lock", "--lock", "futex,pthread,ticket,mcs,adaptive", "--threads", "4",
+                               "--hold", "1us", "--latency-every", "16", "--columns", "default,latency"],
+     ["--percentiles"]),
     ("futex-hash", ["lock", "--lock", "futex,pthread", "--spin", "1", "--threads", "64", "--locks", "16",
-                    "--futex-hash", "2,16,128,1024", "--hold", "sleep:20us", "--columns", "default,cpu"]),
+                    "--futex-hash", "2,16,128,1024", "--hold", "sleep:20us", "--columns", "default,cpu"], []),
     ("glibc-spin", ["lock", "--lock", "pthread-adaptive,pthread", "--glibc-spin", "0,10,100,1000,10000,32767",
-                    "--threads", "4", "--hold", "1us", "--idle", "1us", "--columns", "default,lock"]),
+                    "--threads", "4", "--hold", "1us", "--idle", "1us", "--columns", "default,lock"], []),
     ("rwlock", ["lock", "--lock", "futex-rw,pthread-rw,pthread-rw-writer,std-rw,parking_lot-rw,pthread",
                 "--threads", "4", "--read", "0%,50%,90%,99%", "--hold", "1us", "--idle", "1us",
-                "--latency-every", "16", "--columns", "default,rw"]),
+                "--latency-every", "16", "--columns", "default,rw"], []),
+    ("rwlock-waits", ["lock", "--lock", "futex-rw,pthread-rw,pthread-rw-writer,std-rw,parking_lot-rw",
+                      "--threads", "4", "--read", "99%", "--hold", "1us", "--idle", "1us",
+                      "--latency-every", "1", "--columns", "default,rw,latency"], ["--percentiles"]),
 ]
 
 
@@ -48,11 +59,11 @@ def main():
     parser.add_argument("--contend", default=os.path.join(ROOT, "target", "release", "contend"))
     parser.add_argument("--duration", default="500ms")
     parser.add_argument("--runs", default="5")
-    parser.add_argument("--only", choices=[name for name, _ in FIGURES], help="make this one alone")
+    parser.add_argument("--only", choices=[name for name, _, _ in FIGURES], help="make this one alone")
     args = parser.parse_args()
     print(machine.header())
     with tempfile.TemporaryDirectory() as tmp:
-        for name, sweep in FIGURES:
+        for name, sweep, plot in FIGURES:
             if args.only and name != args.only:
                 continue
             export = os.path.join(tmp, name + ".json")
@@ -62,7 +73,7 @@ def main():
             print("$ contend " + " ".join(command[1:]), flush=True)
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
             png = os.path.join(ROOT, "docs", "figures", name + ".png")
-            subprocess.run([args.contend, "plot", export, "-o", png], check=True)
+            subprocess.run([args.contend, "plot", *plot, export, "-o", png], check=True)
             print(f"  -> {os.path.relpath(table, ROOT)}, {os.path.relpath(png, ROOT)}", flush=True)
 
 

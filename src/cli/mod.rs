@@ -51,8 +51,10 @@ pub enum Command {
     #[command(after_help = crate::family::program::args::PROGRAM_EXAMPLES)]
     Run(Box<crate::family::program::ProgramArgs>),
     /// Draw a figure from one or more exports, as SVG or PNG: lock
-    /// (throughput with 95% intervals, and fairness, against the swept
-    /// axis) or wakeup (round-trip latency against percentile).
+    /// (throughput with 95% intervals, fairness and the wait to acquire,
+    /// against the swept axis; or with --percentiles each point's wait
+    /// against percentile), wakeup (round-trip latency against
+    /// percentile) or run (each lock's wall time, the top mutexes' waits).
     Plot(crate::exports::plot::PlotArgs),
     /// Write one self-contained HTML page from one or more exports: the
     /// commands, the machines, the warnings, the figures and the tables.

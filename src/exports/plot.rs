@@ -1,13 +1,15 @@
 //! `contend plot FILE.json... -o OUT.svg|OUT.png`: figures from one or
 //! more exports of one family, drawn after the fact: two machines, two
 //! kernels, before and after a change. Lock exports give throughput and
-//! fairness against the swept axis; wakeup exports give latency against
+//! fairness against the swept axis, and with `--percentiles` each point's
+//! wait to acquire against percentile; wakeup exports give latency against
 //! percentile; run exports give each lock's metric with its interval and
 //! the top mutexes' waits by percentile. With several exports each series is named after its file.
 //! The figures are the ones `--plot` draws during a run (the same code);
 //! PNG uses plotters' bitmap backend and the embedded font.
 
 use crate::family::lock::report::plot::{self as lock_plot, Dot};
+use crate::family::lock::report::waits::{self as lock_waits, WaitCurve};
 use crate::family::program::report::plot::{self as program_plot, ProgramFigure};
 use crate::family::wakeup::report::plot::{self as wakeup_plot, Curve};
 use crate::model::family::Figure;
@@ -32,6 +34,12 @@ pub struct PlotArgs {
     #[arg(long)]
     #[arg(value_name = "TEXT")]
     pub title: Option<String>,
+    /// Lock exports: draw each point's wait to acquire against
+    /// percentile (a reader-writer lock's reads and writes apart) in
+    /// place of throughput against the swept axis; the export must have
+    /// timed its acquisitions (--latency-every).
+    #[arg(long)]
+    pub percentiles: bool,
 }
 
 /// The output format, from the file name.
@@ -63,6 +71,7 @@ pub fn export_caption(doc: &Value) -> String {
 /// What one export holds, ready to draw.
 pub(crate) enum Points {
     Lock(Vec<Dot>),
+    LockWaits(Vec<WaitCurve>),
     Wakeup(Vec<Curve>),
     Program(ProgramFigure),
 }
@@ -80,11 +89,29 @@ pub(crate) fn figure_of(doc: &Value, source: Option<&str>) -> Result<Option<Poin
     })
 }
 
-/// Reads one export: its points, and its command and machine in words.
-fn read(path: &Path, source: Option<&str>) -> Result<(Points, String)> {
+/// Reads one export: its points (for `percentiles`, a lock export's
+/// waits by percentile), and its command and machine in words.
+fn read(path: &Path, source: Option<&str>, percentiles: bool) -> Result<(Points, String)> {
     let doc = crate::exports::reader::read_export(path)?;
     let bad = |e: String| SpecError(format!("{}: {e}", path.display()));
-    let points = figure_of(&doc, source).map_err(bad)?.ok_or_else(|| {
+    let figure = match crate::exports::families::of(&doc).map_err(bad)?.figure {
+        Some(Figure::Throughput) if percentiles => {
+            Some(Points::LockWaits(lock_waits::read(&doc, source).map_err(bad)?))
+        }
+        // Wakeup's figure is latency by percentile already.
+        Some(Figure::Latency) | None => figure_of(&doc, source).map_err(bad)?,
+        Some(_) if percentiles => {
+            return Err(SpecError(format!(
+                "{}: --percentiles draws the waits of lock exports (and wakeup's figure is by \
+                 percentile already); a `{}` export has its own figure",
+                path.display(),
+                doc["family"].as_str().unwrap_or("?")
+            ))
+            .into())
+        }
+        Some(_) => figure_of(&doc, source).map_err(bad)?,
+    };
+    let points = figure.ok_or_else(|| {
         SpecError(format!(
             "{}: a `{}` export has no figure; contend plot draws lock, wakeup and run exports (its table \
              is in `contend report`)",
@@ -101,6 +128,7 @@ impl Points {
     fn kind(&self) -> &'static str {
         match self {
             Points::Lock(_) => "lock",
+            Points::LockWaits(_) => "lock wait",
             Points::Wakeup(_) => "wakeup",
             Points::Program(_) => "run",
         }
@@ -110,6 +138,7 @@ impl Points {
     fn join(&mut self, other: Points) -> Result<(), SpecError> {
         match (self, other) {
             (Points::Lock(a), Points::Lock(b)) => a.extend(b),
+            (Points::LockWaits(a), Points::LockWaits(b)) => a.extend(b),
             (Points::Wakeup(a), Points::Wakeup(b)) => a.extend(b),
             (Points::Program(a), Points::Program(b)) => a.extend(b),
             (a, b) => {
@@ -126,6 +155,7 @@ impl Points {
     pub(crate) fn is_empty(&self) -> bool {
         match self {
             Points::Lock(d) => d.is_empty(),
+            Points::LockWaits(c) => c.is_empty(),
             Points::Wakeup(c) => c.is_empty(),
             Points::Program(f) => f.locks.is_empty(),
         }
@@ -135,6 +165,7 @@ impl Points {
     pub(crate) fn size(&self) -> (u32, u32) {
         match self {
             Points::Lock(d) => lock_plot::size(d),
+            Points::LockWaits(_) => lock_waits::SIZE,
             Points::Wakeup(_) => wakeup_plot::SIZE,
             Points::Program(_) => program_plot::SIZE,
         }
@@ -149,6 +180,7 @@ impl Points {
     ) -> Result<(), String> {
         match self {
             Points::Lock(d) => lock_plot::draw(d, root, title, caption),
+            Points::LockWaits(c) => lock_waits::draw(c, root, title, caption),
             Points::Wakeup(c) => wakeup_plot::draw(c, root, title, caption),
             Points::Program(f) => program_plot::draw(f, root, title, caption),
         }
@@ -166,7 +198,7 @@ pub fn run(args: &PlotArgs) -> Result<()> {
     let mut captions = Vec::new();
     for path in &args.files {
         let name = path.file_stem().map(|s| s.to_string_lossy().into_owned());
-        let (points, caption) = read(path, if several { name.as_deref() } else { None })?;
+        let (points, caption) = read(path, if several { name.as_deref() } else { None }, args.percentiles)?;
         match &mut all {
             None => all = Some(points),
             Some(all) => all.join(points)?,

@@ -40,6 +40,19 @@ fn drawn(q: f64, samples: u64) -> bool {
     q == 0.0 || q == 1.0 || crate::output::plot::enough_for(q, samples)
 }
 
+/// How a curve is drawn: solid, or dashed beside a solid one of the same
+/// name (a reader-writer lock's reads beside its writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// A solid line with filled markers.
+    Solid,
+    /// A dashed line with hollow markers.
+    Dashed,
+}
+
+/// A curve ready to draw: its colour, its line, its (x, log y) points.
+type Drawn = (RGBColor, Line, Vec<(f64, f64)>);
+
 /// A percentile figure: what its samples are and the y axis's name.
 pub struct Percentiles {
     /// The samples, plural, for the empty-figure message ("round trips").
@@ -49,35 +62,42 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
-    /// Draws one curve per named histogram on `root`.
+    /// Draws one curve per histogram on `root`. Curves of one name share
+    /// a colour and a legend entry (a solid one and a dashed one).
     pub fn draw<DB: DrawingBackend>(
         &self,
-        curves: &[(String, &Latencies)],
+        curves: &[(String, &Latencies, Line)],
         root: DrawingArea<DB, plotters::coord::Shift>,
         title: &str,
         caption: &str,
     ) -> Result<(), String> {
-        if curves.iter().all(|(_, h)| h.is_empty()) {
+        if curves.iter().all(|(_, h, _)| h.is_empty()) {
             return Err(format!("no {} to draw", self.what));
         }
-        let most = curves.iter().map(|(_, h)| h.len()).max().unwrap_or(0);
-        let curves: Vec<(String, Vec<(f64, f64)>)> = curves
+        let most = curves.iter().map(|(_, h, _)| h.len()).max().unwrap_or(0);
+        let mut legend: Vec<String> = Vec::new();
+        for (name, _, _) in curves {
+            if !legend.contains(name) {
+                legend.push(name.clone());
+            }
+        }
+        let colour_of = |name: &str| color(legend.iter().position(|n| n == name).unwrap_or(0));
+        let curves: Vec<Drawn> = curves
             .iter()
-            .map(|(name, h)| {
+            .map(|(name, h, line)| {
                 let points = QUANTILES
                     .iter()
                     .filter(|&&q| !h.is_empty() && drawn(q, h.len()))
                     .map(|&q| (x_of(q), (h.quantile(q).max(1) as f64 / 1e3).log10()))
                     .collect();
-                (name.clone(), points)
+                (colour_of(name), *line, points)
             })
             .collect();
-        let ys = curves.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y));
+        let ys = curves.iter().flat_map(|(_, _, p)| p.iter().map(|&(_, y)| y));
         let (y_lo, y_hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
         let (y_lo, y_hi) = (y_lo.floor(), y_hi.ceil().max(y_lo.floor() + 1.0));
 
-        let names: Vec<(String, RGBColor)> =
-            curves.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
+        let names: Vec<(String, RGBColor)> = legend.iter().map(|n| (n.clone(), colour_of(n))).collect();
         let data = frame(&root, title, caption, &names)?;
         let mut chart =
             crate::output::plot::chart_on(&data).build_cartesian_2d(-0.1..5.1, y_lo..y_hi).map_err(err)?;
@@ -104,12 +124,20 @@ impl Percentiles {
             let (px, py) = chart.backend_coord(&(x, y_lo));
             root.draw(&Text::new(text.to_string(), (px, py + 6), style.clone())).map_err(err)?;
         }
-        for (i, (_, points)) in curves.into_iter().enumerate() {
-            let c = color(i);
-            chart.draw_series(LineSeries::new(points.clone(), c.stroke_width(2))).map_err(err)?;
-            chart
-                .draw_series(points.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled())))
-                .map_err(err)?;
+        for (c, line, points) in curves {
+            let markers = points.clone();
+            match line {
+                Line::Solid => {
+                    chart.draw_series(LineSeries::new(points, c.stroke_width(2))).map_err(err)?;
+                    chart.draw_series(markers.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err)?;
+                }
+                Line::Dashed => {
+                    chart.draw_series(DashedLineSeries::new(points, 6, 4, c.stroke_width(2))).map_err(err)?;
+                    chart
+                        .draw_series(markers.iter().map(|&p| Circle::new(p, 3, c.stroke_width(1))))
+                        .map_err(err)?;
+                }
+            }
         }
         root.present().map_err(err)
     }

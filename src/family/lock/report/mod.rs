@@ -6,6 +6,7 @@ pub mod gnuplot;
 pub mod plot;
 pub mod seed;
 pub mod table;
+pub mod waits;
 
 use crate::family::lock::args::Format;
 use crate::family::lock::spec::LockSpec;

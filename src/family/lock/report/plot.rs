@@ -75,6 +75,27 @@ const AXES: [Axis; 9] = [
 /// A label that can name a series: the axis it belongs to, and the text.
 type Label = (&'static str, fn(&Dot) -> String);
 
+/// Every label a point can carry besides its lock.
+const LABELS: [Label; 9] = [
+    ("spinners", |r| r.spinners.as_ref().map_or(String::new(), |s| format!("spinners={s}"))),
+    ("spin", |r| r.spin.map_or(String::new(), |s| format!("spin={s}"))),
+    ("glibc", |r| r.glibc_spin.map_or(String::new(), |s| format!("glibc-spin={s}"))),
+    ("hash", |r| r.futex_hash.map_or(String::new(), |h| format!("futex-hash={h}"))),
+    ("locks", |r| format!("locks={}", r.locks)),
+    ("read", |r| r.read_pct.map_or(String::new(), |p| format!("read={p}%"))),
+    ("workers", |r| format!("{}={}", r.mode.label(), r.workers)),
+    ("hold", |r| format!("hold={}", r.hold)),
+    ("idle", |r| format!("idle={}", r.idle)),
+];
+
+/// Each point's name: its lock and every label that differs between the
+/// points (the swept axis's too), for figures with a curve per point.
+pub fn point_names(dots: &[Dot]) -> Vec<String> {
+    let varying: Vec<fn(&Dot) -> String> =
+        LABELS.iter().filter(|(_, f)| dots.iter().any(|d| f(d) != f(&dots[0]))).map(|(_, f)| *f).collect();
+    dots.iter().map(|d| series_name(d, &varying)).collect()
+}
+
 /// The series a point belongs to: its lock, plus every label that varies
 /// across the results other than the x axis.
 fn series_name(r: &Dot, others: &[fn(&Dot) -> String]) -> String {
@@ -227,7 +248,7 @@ fn p99_us(h: &Latencies) -> Option<f64> {
 /// An exported point's waits, the distribution at `at` in each run,
 /// pooled over the runs its statistics use (the measured ones, or those
 /// cut short when no run was measured), as the table pools them.
-fn pooled_wait(p: &serde_json::Value, at: &[&str]) -> Option<Latencies> {
+pub(super) fn pooled_wait(p: &serde_json::Value, at: &[&str]) -> Option<Latencies> {
     let runs = p["runs"].as_array()?;
     let measured = runs.iter().any(|r| r["status"] == "measured");
     let used = if measured { "measured" } else { "cut_short" };
@@ -281,17 +302,7 @@ pub fn draw<DB: DrawingBackend>(
     let workers = AXES.iter().find(|a| a.name == "workers").expect("a workers axis");
     let axis = AXES.iter().find(|a| varies(&a.value)).unwrap_or(workers);
     // Everything else that varies names the series.
-    let labels: [Label; 9] = [
-        ("spinners", |r| r.spinners.as_ref().map_or(String::new(), |s| format!("spinners={s}"))),
-        ("spin", |r| r.spin.map_or(String::new(), |s| format!("spin={s}"))),
-        ("glibc", |r| r.glibc_spin.map_or(String::new(), |s| format!("glibc-spin={s}"))),
-        ("hash", |r| r.futex_hash.map_or(String::new(), |h| format!("futex-hash={h}"))),
-        ("locks", |r| format!("locks={}", r.locks)),
-        ("read", |r| r.read_pct.map_or(String::new(), |p| format!("read={p}%"))),
-        ("workers", |r| format!("{}={}", r.mode.label(), r.workers)),
-        ("hold", |r| format!("hold={}", r.hold)),
-        ("idle", |r| format!("idle={}", r.idle)),
-    ];
+    let labels = LABELS;
     let x_owner = match axis.name {
         n if n.starts_with("spin") => "spin",
         n if n.starts_with("glibc") => "glibc",

@@ -3,7 +3,7 @@
 
 use crate::family::wakeup::sweep::WakeupResult;
 use crate::measure::latency::{Bucket, Latencies};
-use crate::output::percentiles::Percentiles;
+use crate::output::percentiles::{Line, Percentiles};
 use plotters::prelude::*;
 
 /// One curve: its name and its round-trip histogram.
@@ -76,7 +76,8 @@ pub fn draw<DB: DrawingBackend>(
     title: Option<&str>,
     caption: &str,
 ) -> Result<(), String> {
-    let curves: Vec<(String, &Latencies)> = curves.iter().map(|c| (c.name.clone(), &c.histogram)).collect();
+    let curves: Vec<(String, &Latencies, Line)> =
+        curves.iter().map(|c| (c.name.clone(), &c.histogram, Line::Solid)).collect();
     let chart = Percentiles { what: "round trips", y_desc: "round trip, µs" };
     chart.draw(&curves, root, title.unwrap_or("Round-trip latency by percentile"), caption)
 }
