@@ -95,7 +95,7 @@ fn points(doc: &Value, caption: &str) -> Result<(String, String), String> {
     let family = crate::exports::families::of(doc)?;
     let mut svg = String::new();
     let entries = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if let Some(figure) = crate::exports::plot::figure_of(doc, None)?.filter(|f| !f.is_empty()) {
+    if let Some(figure) = crate::exports::plot::figure_of(doc, None, false)?.filter(|f| !f.is_empty()) {
         let area = SVGBackend::with_string(&mut svg, figure.size()).into_drawing_area();
         figure.draw(area, None, caption)?;
     }

@@ -78,12 +78,26 @@ pub(crate) enum Points {
 
 /// The figure of export `doc` as its family draws it (None: the family
 /// has none), its series named after `source` too when a figure joins
-/// several exports.
-pub(crate) fn figure_of(doc: &Value, source: Option<&str>) -> Result<Option<Points>, String> {
+/// several exports; with `percentiles`, a lock export's waits by
+/// percentile (wakeup's figure is by percentile already; a run export's
+/// is refused).
+pub(crate) fn figure_of(
+    doc: &Value,
+    source: Option<&str>,
+    percentiles: bool,
+) -> Result<Option<Points>, String> {
     let family = crate::exports::families::of(doc)?;
     Ok(match family.figure {
+        Some(Figure::Throughput) if percentiles => Some(Points::LockWaits(lock_waits::read(doc, source)?)),
         Some(Figure::Throughput) => Some(Points::Lock(Dot::read(doc, source)?)),
         Some(Figure::Latency) => Some(Points::Wakeup(Curve::read(doc, source)?)),
+        Some(Figure::Program) if percentiles => {
+            return Err(format!(
+                "--percentiles draws the waits of lock exports (and wakeup's figure is by percentile \
+                 already); a `{}` export has its own figure",
+                family.name
+            ))
+        }
         Some(Figure::Program) => Some(Points::Program(ProgramFigure::read(doc, source)?)),
         None => None,
     })
@@ -94,23 +108,7 @@ pub(crate) fn figure_of(doc: &Value, source: Option<&str>) -> Result<Option<Poin
 fn read(path: &Path, source: Option<&str>, percentiles: bool) -> Result<(Points, String)> {
     let doc = crate::exports::reader::read_export(path)?;
     let bad = |e: String| SpecError(format!("{}: {e}", path.display()));
-    let figure = match crate::exports::families::of(&doc).map_err(bad)?.figure {
-        Some(Figure::Throughput) if percentiles => {
-            Some(Points::LockWaits(lock_waits::read(&doc, source).map_err(bad)?))
-        }
-        // Wakeup's figure is latency by percentile already.
-        Some(Figure::Latency) | None => figure_of(&doc, source).map_err(bad)?,
-        Some(_) if percentiles => {
-            return Err(SpecError(format!(
-                "{}: --percentiles draws the waits of lock exports (and wakeup's figure is by \
-                 percentile already); a `{}` export has its own figure",
-                path.display(),
-                doc["family"].as_str().unwrap_or("?")
-            ))
-            .into())
-        }
-        Some(_) => figure_of(&doc, source).map_err(bad)?,
-    };
+    let figure = figure_of(&doc, source, percentiles).map_err(bad)?;
     let points = figure.ok_or_else(|| {
         SpecError(format!(
             "{}: a `{}` export has no figure; contend plot draws lock, wakeup and run exports (its table \

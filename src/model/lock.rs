@@ -353,7 +353,9 @@ impl Point {
     }
 }
 
-fn one() -> u32 {
+/// One: the lock count of a point that has no `locks` field (it
+/// predates `--locks`), here and in the figure's reading of exports.
+pub(crate) fn one() -> u32 {
     1
 }
 

@@ -131,7 +131,7 @@ pub struct Dot {
     #[serde(default)]
     pub glibc_spin: Option<u32>,
     /// Locks the workers were spread over.
-    #[serde(default = "one")]
+    #[serde(default = "crate::model::lock::one")]
     pub locks: u32,
     /// The private futex hash, where set.
     #[serde(default)]
@@ -230,14 +230,9 @@ impl Dot {
     }
 }
 
-fn one() -> u32 {
-    1
-}
-
 /// p50 and p99 (when enough waits lie above it) of a wait histogram, µs.
 fn wait_us(h: &Latencies) -> Option<(f64, Option<f64>)> {
-    let us = |q: f64| h.quantile(q) as f64 / 1e3;
-    (!h.is_empty()).then(|| (us(0.5), crate::output::plot::enough_for(0.99, h.len()).then(|| us(0.99))))
+    (!h.is_empty()).then(|| (h.quantile(0.5) as f64 / 1e3, p99_us(h)))
 }
 
 /// p99 of a wait histogram, µs, when enough waits lie above it.

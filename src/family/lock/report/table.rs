@@ -239,18 +239,21 @@ fn cells(r: &PointResult, repeated: bool, holds: bool, timed: bool, rw: bool) ->
 /// µs; `-` for a percentile too few timed waits lie above, and for a
 /// point that timed none.
 fn wait_cells(r: &PointResult) -> [String; 5] {
-    let Some((_, h)) = r.acquire_latency().filter(|(_, h)| !h.is_empty()) else {
+    let Some((_, h)) = r.acquire_latency() else {
         return std::array::from_fn(|_| "-".into());
     };
-    let us = |ns: u64| ratio(Some(ns as f64 / 1e3));
-    let at = |q: f64| {
-        if crate::output::plot::enough_for(q, h.len()) {
-            us(h.quantile(q))
-        } else {
-            "-".into()
-        }
-    };
-    [at(0.5), at(0.99), at(0.999), at(0.9999), us(h.quantile(1.0))]
+    [0.5, 0.99, 0.999, 0.9999, 1.0].map(|q| percentile_cell(&h, q))
+}
+
+/// Percentile `q` of the waits `h`, µs; `-` where fewer than 10 timed
+/// waits lie above it, and for the maximum (`q` 1) of none.
+fn percentile_cell(h: &crate::measure::latency::Latencies, q: f64) -> String {
+    let drawn = if q < 1.0 { crate::output::plot::enough_for(q, h.len()) } else { !h.is_empty() };
+    if drawn {
+        ratio(Some(h.quantile(q) as f64 / 1e3))
+    } else {
+        "-".into()
+    }
 }
 
 /// Reads/s and writes/s of the median run, and with timing the pooled
@@ -264,19 +267,11 @@ fn rw_cells(r: &PointResult, timed: bool) -> Vec<String> {
     let rate = |n: u64, per_s: f64| if n == 0 { "0".to_string() } else { si(per_s) };
     let mut cells = vec![rate(rw.reads, rw.reads_per_s), rate(rw.writes, rw.writes_per_s)];
     if timed {
-        let us = |ns: u64| ratio(Some(ns as f64 / 1e3));
-        let p99 = |h: &crate::measure::latency::Latencies| {
-            if crate::output::plot::enough_for(0.99, h.len()) {
-                us(h.quantile(0.99))
-            } else {
-                "-".into()
-            }
-        };
         match r.rw_waits() {
             Some((read, write)) => cells.extend([
-                p99(&read),
-                p99(&write),
-                if write.is_empty() { "-".into() } else { us(write.quantile(1.0)) },
+                percentile_cell(&read, 0.99),
+                percentile_cell(&write, 0.99),
+                percentile_cell(&write, 1.0),
             ]),
             None => cells.extend(["-".into(), "-".into(), "-".into()]),
         }

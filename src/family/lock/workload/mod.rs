@@ -255,9 +255,10 @@ fn measure<L: RawLock, T: Send>(
         (Err(e), Err(d)) => bail!("{e:#}: {d:#}"),
     };
 
-    let total: u64 = (0..n).map(|i| arena.slot(i).read().acquisitions).sum();
+    let finals: Vec<WorkerCounts> = (0..n).map(|i| arena.slot(i).read()).collect();
+    let total: u64 = finals.iter().map(|w| w.acquisitions).sum();
     // Only writers keep the witness in a reader-writer run.
-    let exclusive = total - (0..n).map(|i| arena.slot(i).read().reads).sum::<u64>();
+    let exclusive = total - finals.iter().map(|w| w.reads).sum::<u64>();
     let witness = witnessed(arena, table);
     if L::CAPS.exclusive && witness != exclusive {
         bail!(
@@ -316,7 +317,7 @@ fn summarize<L: RawLock>(
     // Every timed wait, reads and writes together, for the columns and
     // figures every lock has.
     let acquire_latency = timed.then(|| {
-        let mut all = writes_waited.clone();
+        let mut all = writes_waited;
         all.merge(&reads_waited);
         AcquireLatency { every: latency_every, distribution: Distribution::of(&all) }
     });

@@ -6,7 +6,7 @@
 
 use crate::family::lock::workload::fault::monotonic_ns;
 use crate::family::lock::workload::shared::{HoldTally, LockArena, HOLDING, IDLE, WAITING};
-use crate::family::lock::workload::worker::Cycle;
+use crate::family::lock::workload::worker::{every_nth_timed, Cycle};
 use locks::{LockStats, RawRwLock};
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -101,19 +101,7 @@ pub(super) fn rw_worker<L: RawRwLock>(arena: &LockArena<L>, me: usize, work: Cyc
             idle.run();
         }};
     }
-    let untimed = if latency_every == 0 { u64::MAX } else { u64::from(latency_every) - 1 };
-    'run: loop {
-        for _ in 0..untimed {
-            if header.stop.load(Relaxed) {
-                break 'run;
-            }
-            cycle!(false);
-        }
-        if header.stop.load(Relaxed) {
-            break;
-        }
-        cycle!(true);
-    }
+    every_nth_timed!(header.stop, latency_every, cycle);
 }
 
 #[cfg(test)]

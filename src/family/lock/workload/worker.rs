@@ -10,6 +10,30 @@ use crate::model::value::Work;
 use locks::{LockStats, RawLock};
 use std::sync::atomic::Ordering::Relaxed;
 
+/// Runs `$cycle!(false)` (an untimed cycle) `$every` - 1 times, then
+/// `$cycle!(true)` (a timed one), over and over until `$stop` rises;
+/// `$every` 0 times none. Both workers' loops: a macro, not a function
+/// taking a closure, so that each worker's `cycle!` expands in place and
+/// the measured loop is the code it was when each spelled the loop out.
+macro_rules! every_nth_timed {
+    ($stop:expr, $every:expr, $cycle:ident) => {{
+        let untimed = if $every == 0 { u64::MAX } else { u64::from($every) - 1 };
+        'run: loop {
+            for _ in 0..untimed {
+                if $stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    break 'run;
+                }
+                $cycle!(false);
+            }
+            if $stop.load(std::sync::atomic::Ordering::Relaxed) {
+                break;
+            }
+            $cycle!(true);
+        }
+    }};
+}
+pub(super) use every_nth_timed;
+
 /// What a worker does each cycle, and how often it times an acquisition.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Cycle {
@@ -96,20 +120,7 @@ pub(super) fn worker<L: RawLock>(
             idle.run();
         }};
     }
-    // `latency_every` - 1 untimed cycles, then a timed one; 0 times none.
-    let untimed = if latency_every == 0 { u64::MAX } else { u64::from(latency_every) - 1 };
-    'run: loop {
-        for _ in 0..untimed {
-            if header.stop.load(Relaxed) {
-                break 'run;
-            }
-            cycle!(false);
-        }
-        if header.stop.load(Relaxed) {
-            break;
-        }
-        cycle!(true);
-    }
+    every_nth_timed!(header.stop, latency_every, cycle);
 }
 
 /// After the acquisition that recovered from the victim's death: records
