@@ -212,7 +212,7 @@ fn measure<L: RawLock, T: Send>(
     let timed = point.latency_every > 0;
     let rw = point.read_pct.is_some();
     let snapshot = || {
-        let counts = (0..n).map(|i| arena.slot(i).read()).collect::<Vec<_>>();
+        let counts = (0..n).map(|i| arena.slot(i).read(rw)).collect::<Vec<_>>();
         let (mut latency, mut read_latency) = (Counts(Vec::new()), Counts(Vec::new()));
         if timed {
             latency = Counts::default();
@@ -255,7 +255,7 @@ fn measure<L: RawLock, T: Send>(
         (Err(e), Err(d)) => bail!("{e:#}: {d:#}"),
     };
 
-    let finals: Vec<WorkerCounts> = (0..n).map(|i| arena.slot(i).read()).collect();
+    let finals: Vec<WorkerCounts> = (0..n).map(|i| arena.slot(i).read(rw)).collect();
     let total: u64 = finals.iter().map(|w| w.acquisitions).sum();
     // Only writers keep the witness in a reader-writer run.
     let exclusive = total - finals.iter().map(|w| w.reads).sum::<u64>();

@@ -97,7 +97,7 @@ pub(super) fn rw_worker<L: RawRwLock>(arena: &LockArena<L>, me: usize, work: Cyc
             acquisitions += 1;
             reads += u64::from(read);
             slot.publish(acquisitions, &held, &stats);
-            slot.publish_reads(reads, overlaps);
+            slot.publish_kinds(reads, acquisitions - reads, overlaps);
             idle.run();
         }};
     }

@@ -28,9 +28,10 @@ pub struct Slot {
     spins: AtomicU64,
     waits: AtomicU64,
     wakes: AtomicU64,
-    /// Reader-writer runs only, so on the next line: the shared
-    /// acquisitions, and the reads that saw a writer inside.
+    /// Reader-writer runs only, so on the next line: the shared and the
+    /// exclusive acquisitions, and the reads that saw a writer inside.
     reads: AtomicU64,
+    writes: AtomicU64,
     overlaps: AtomicU64,
     /// Sampled acquisition latencies (after the counters, which the
     /// worker writes every critical section, so those stay on one line);
@@ -52,11 +53,12 @@ impl Slot {
         self.recoveries.store(stats.recoveries, Relaxed);
     }
 
-    /// A reader-writer worker's reads so far, and those that saw a
-    /// writer inside.
+    /// A reader-writer worker's reads and writes so far, and the reads
+    /// that saw a writer inside.
     #[inline(always)]
-    pub(super) fn publish_reads(&self, reads: u64, overlaps: u64) {
+    pub(super) fn publish_kinds(&self, reads: u64, writes: u64, overlaps: u64) {
         self.reads.store(reads, Relaxed);
+        self.writes.store(writes, Relaxed);
         self.overlaps.store(overlaps, Relaxed);
     }
 
@@ -65,16 +67,27 @@ impl Slot {
         self.overlaps.load(Relaxed)
     }
 
-    pub(super) fn read(&self) -> WorkerCounts {
+    /// The worker's counters now. A reader-writer worker's (`rw`)
+    /// acquisitions are its reads plus its writes, not its acquisitions
+    /// counter: the coordinator loads each counter at its own instant
+    /// while the worker runs, and two counters of one kind (reads and
+    /// acquisitions) loaded a cycle apart gave a window more reads than
+    /// acquisitions (a read counted after the acquisitions were loaded:
+    /// u64::MAX writes). Reads and writes are each exact between their own
+    /// two loads, and add up to the acquisitions by construction.
+    pub(super) fn read(&self, rw: bool) -> WorkerCounts {
+        let reads = self.reads.load(Relaxed);
+        let acquisitions =
+            if rw { reads + self.writes.load(Relaxed) } else { self.acquisitions.load(Relaxed) };
         WorkerCounts {
-            acquisitions: self.acquisitions.load(Relaxed),
+            acquisitions,
             hold_ns: self.hold_ns.load(Relaxed),
             stretched_holds: self.stretched_holds.load(Relaxed),
             spins: self.spins.load(Relaxed),
             waits: self.waits.load(Relaxed),
             wakes: self.wakes.load(Relaxed),
             recoveries: self.recoveries.load(Relaxed),
-            reads: self.reads.load(Relaxed),
+            reads,
         }
     }
 }
@@ -134,5 +147,23 @@ pub(super) fn witnessed<L>(arena: &LockArena<L>, table: Option<&LockTable<L>>) -
     match table {
         Some(t) => (0..t.len()).map(|i| t.slot(i).witness.load(Relaxed)).sum(),
         None => arena.header().witness.load(Relaxed),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_writer_slot_counts_its_acquisitions_as_reads_plus_writes() {
+        let slot = Slot::default();
+        // The acquisitions counter one cycle ahead of the kinds, as the
+        // coordinator can see it between the worker's two stores.
+        slot.publish(6, &HoldTally::default(), &LockStats::default());
+        slot.publish_kinds(3, 2, 0);
+        let rw = slot.read(true);
+        assert_eq!((rw.acquisitions, rw.reads), (5, 3));
+        // A mutex's slot keeps its own counter.
+        assert_eq!(slot.read(false).acquisitions, 6);
     }
 }

@@ -34,7 +34,8 @@ impl StallWatch {
             self.last_change = Instant::now();
             return Ok(());
         }
-        let total: u64 = (0..arena.len()).map(|i| arena.slot(i).read().acquisitions).sum();
+        let rw = point.read_pct.is_some();
+        let total: u64 = (0..arena.len()).map(|i| arena.slot(i).read(rw).acquisitions).sum();
         if total != self.last_total {
             self.last_total = total;
             self.last_change = Instant::now();
