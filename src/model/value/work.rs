@@ -39,6 +39,11 @@ impl Work {
         Work { mode: WorkMode::Busy, ns }
     }
 
+    /// No work at all: not even `sleep:0`, which still yields.
+    pub fn is_none(&self) -> bool {
+        *self == Work::NONE
+    }
+
     /// A hold longer than this (ns) was not just clock-read jitter: the thread
     /// was preempted or slept long (2x the request plus 5 µs). Never for no
     /// work.

@@ -5,7 +5,7 @@
 //! that no writer was inside while they were.
 
 use crate::family::lock::workload::fault::monotonic_ns;
-use crate::family::lock::workload::shared::{HoldTally, LockArena, HOLDING, IDLE, WAITING};
+use crate::family::lock::workload::shared::{LockArena, Tally, HOLDING, IDLE, WAITING};
 use crate::family::lock::workload::worker::{every_nth_timed, Cycle};
 use locks::{LockStats, RawRwLock};
 use std::sync::atomic::Ordering::Relaxed;
@@ -52,8 +52,8 @@ pub(super) fn rw_worker<L: RawRwLock>(arena: &LockArena<L>, me: usize, work: Cyc
     let node = L::Node::default();
     let mut stats = LockStats::default();
     let stretched_above = hold.stretched_above();
-    let (mut acquisitions, mut reads, mut overlaps) = (0u64, 0u64, 0u64);
-    let mut held = HoldTally::default();
+    let (mut tally, mut reads, mut overlaps) = (Tally::default(), 0u64, 0u64);
+    let idles = !idle.is_none();
     let (mut draw, threshold) = (Draw::seeded(me), read_threshold(read_pct));
     // One cycle, as the mutex worker's macro, with the kind drawn first.
     // Whether it is timed is a constant of each copy; which kind it is
@@ -72,7 +72,10 @@ pub(super) fn rw_worker<L: RawRwLock>(arena: &LockArena<L>, me: usize, work: Cyc
                     let (seen, busy) = (witness.load(Relaxed), writer_in.load(Relaxed));
                     let spent = hold.run_from(acquired);
                     let alone = busy == 0 && writer_in.load(Relaxed) == 0 && witness.load(Relaxed) == seen;
-                    overlaps += u64::from(!alone);
+                    if !alone {
+                        overlaps += 1;
+                        slot.publish_overlaps(overlaps);
+                    }
                     (spent, acquired)
                 })
             } else {
@@ -87,17 +90,16 @@ pub(super) fn rw_worker<L: RawRwLock>(arena: &LockArena<L>, me: usize, work: Cyc
                     (spent, acquired)
                 })
             };
-            slot.state.store(IDLE, Relaxed);
+            if idles {
+                slot.state.store(IDLE, Relaxed);
+            }
             if let Some(acquired) = acquired {
                 let into = if read { &slot.read_latency } else { &slot.latency };
                 into.record(acquired.saturating_sub(asked));
             }
-            held.ns += this_hold;
-            held.stretched += u64::from(this_hold > stretched_above);
-            acquisitions += 1;
+            slot.count(&mut tally, this_hold, stretched_above, &stats);
             reads += u64::from(read);
-            slot.publish(acquisitions, &held, &stats);
-            slot.publish_kinds(reads, acquisitions - reads, overlaps);
+            slot.publish_kinds(reads, tally.acquisitions - reads);
             idle.run();
         }};
     }

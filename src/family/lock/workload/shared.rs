@@ -11,7 +11,9 @@ use locks::sys::shm::Arena;
 use locks::LockStats;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
-/// Where a worker is, for diagnosing a stalled lock.
+/// Where a worker is, for diagnosing a stalled lock. With no idle work a
+/// worker does not store IDLE: it stays HOLDING from its unlock to its
+/// next WAITING, a few instructions later (a stall leaves no worker there).
 pub(super) const IDLE: u32 = 0;
 pub(super) const WAITING: u32 = 1;
 pub(super) const HOLDING: u32 = 2;
@@ -42,23 +44,47 @@ pub struct Slot {
 }
 
 impl Slot {
+    /// Counts one more critical section of `this_hold` ns and publishes
+    /// what moved: the acquisitions every cycle, the hold time when the
+    /// hold took any, the stretched holds and the lock's own counters
+    /// when they grew (a preempted hold, the lock's slow path). At hold 0
+    /// the worker loop is bound by its stores (it stored 14 words a cycle,
+    /// 3.9 ns, when each counter was stored every cycle), and a counter
+    /// that did not move stays exact without one.
     #[inline(always)]
-    pub(super) fn publish(&self, acquisitions: u64, hold: &HoldTally, stats: &LockStats) {
-        self.acquisitions.store(acquisitions, Relaxed);
-        self.hold_ns.store(hold.ns, Relaxed);
-        self.stretched_holds.store(hold.stretched, Relaxed);
-        self.spins.store(stats.spins, Relaxed);
-        self.waits.store(stats.waits, Relaxed);
-        self.wakes.store(stats.wakes, Relaxed);
-        self.recoveries.store(stats.recoveries, Relaxed);
+    pub(super) fn count(&self, tally: &mut Tally, this_hold: u64, stretched_above: u64, stats: &LockStats) {
+        tally.acquisitions += 1;
+        self.acquisitions.store(tally.acquisitions, Relaxed);
+        if this_hold != 0 {
+            tally.hold_ns += this_hold;
+            self.hold_ns.store(tally.hold_ns, Relaxed);
+            if this_hold > stretched_above {
+                tally.stretched += 1;
+                self.stretched_holds.store(tally.stretched, Relaxed);
+            }
+        }
+        // Each counter only grows, so their sum moves when any one does.
+        let events = stats.spins + stats.waits + stats.wakes + stats.recoveries;
+        if events != tally.lock_events {
+            tally.lock_events = events;
+            self.spins.store(stats.spins, Relaxed);
+            self.waits.store(stats.waits, Relaxed);
+            self.wakes.store(stats.wakes, Relaxed);
+            self.recoveries.store(stats.recoveries, Relaxed);
+        }
     }
 
-    /// A reader-writer worker's reads and writes so far, and the reads
-    /// that saw a writer inside.
+    /// A reader-writer worker's reads and writes so far.
     #[inline(always)]
-    pub(super) fn publish_kinds(&self, reads: u64, writes: u64, overlaps: u64) {
+    pub(super) fn publish_kinds(&self, reads: u64, writes: u64) {
         self.reads.store(reads, Relaxed);
         self.writes.store(writes, Relaxed);
+    }
+
+    /// A reader-writer worker's reads that saw a writer inside, so far
+    /// (stored when one does: the run then fails).
+    #[cold]
+    pub(super) fn publish_overlaps(&self, overlaps: u64) {
         self.overlaps.store(overlaps, Relaxed);
     }
 
@@ -92,12 +118,14 @@ impl Slot {
     }
 }
 
-/// A worker's running total of hold time and of holds stretched by
-/// preemption.
+/// A worker's running totals, and the sum of its lock's counters when it
+/// last published them.
 #[derive(Default)]
-pub(super) struct HoldTally {
-    pub(super) ns: u64,
-    pub(super) stretched: u64,
+pub(super) struct Tally {
+    pub(super) acquisitions: u64,
+    hold_ns: u64,
+    stretched: u64,
+    lock_events: u64,
 }
 
 /// The arena's shared header.
@@ -159,11 +187,37 @@ mod tests {
         let slot = Slot::default();
         // The acquisitions counter one cycle ahead of the kinds, as the
         // coordinator can see it between the worker's two stores.
-        slot.publish(6, &HoldTally::default(), &LockStats::default());
-        slot.publish_kinds(3, 2, 0);
+        let mut tally = Tally::default();
+        for _ in 0..6 {
+            slot.count(&mut tally, 0, u64::MAX, &LockStats::default());
+        }
+        slot.publish_kinds(3, 2);
         let rw = slot.read(true);
         assert_eq!((rw.acquisitions, rw.reads), (5, 3));
         // A mutex's slot keeps its own counter.
         assert_eq!(slot.read(false).acquisitions, 6);
+    }
+
+    #[test]
+    fn counting_publishes_every_counter_that_moved_and_only_those() {
+        let (slot, mut tally) = (Slot::default(), Tally::default());
+        let mut stats = LockStats::default();
+        slot.count(&mut tally, 0, u64::MAX, &stats);
+        let c = slot.read(false);
+        assert_eq!((c.acquisitions, c.hold_ns, c.spins), (1, 0, 0));
+        // A slow path: every lock counter is published, not only the sum.
+        stats.spins = 3;
+        stats.waits = 1;
+        slot.count(&mut tally, 700, 1_000, &stats);
+        let c = slot.read(false);
+        assert_eq!((c.acquisitions, c.hold_ns, c.stretched_holds, c.spins, c.waits), (2, 700, 0, 3, 1));
+        // A stretched hold, and a wake that moved alone.
+        stats.wakes = 1;
+        slot.count(&mut tally, 9_000, 1_000, &stats);
+        let c = slot.read(false);
+        assert_eq!((c.acquisitions, c.hold_ns, c.stretched_holds, c.wakes, c.spins), (3, 9_700, 1, 1, 3));
+        stats.recoveries = 1;
+        slot.count(&mut tally, 0, u64::MAX, &stats);
+        assert_eq!(slot.read(false).recoveries, 1);
     }
 }

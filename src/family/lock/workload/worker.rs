@@ -3,9 +3,7 @@
 //! critical section when the fault is armed.
 
 use crate::family::lock::workload::fault::{monotonic_ns, Fault, FAULT_ARMED, FAULT_FIRED};
-use crate::family::lock::workload::shared::{
-    lock_of, HoldTally, LockArena, LockTable, HOLDING, IDLE, WAITING,
-};
+use crate::family::lock::workload::shared::{lock_of, LockArena, LockTable, Tally, HOLDING, IDLE, WAITING};
 use crate::model::value::Work;
 use locks::{LockStats, RawLock};
 use std::sync::atomic::Ordering::Relaxed;
@@ -70,8 +68,10 @@ pub(super) fn worker<L: RawLock>(
     let node = L::Node::default();
     let mut stats = LockStats::default();
     let stretched_above = hold.stretched_above();
-    let mut acquisitions = 0u64;
-    let mut held = HoldTally::default();
+    let mut tally = Tally::default();
+    // With no idle the IDLE state would last a few instructions: the
+    // next cycle's WAITING follows at once, and the store is saved.
+    let idles = !idle.is_none();
     // With fault injection: when the last hold began, if the victim had
     // died by then (0 otherwise).
     let entered_after_death = std::cell::Cell::new(0);
@@ -100,7 +100,9 @@ pub(super) fn worker<L: RawLock>(
                 witness.store(seen + 1, Relaxed);
                 (spent, acquired)
             });
-            slot.state.store(IDLE, Relaxed);
+            if idles {
+                slot.state.store(IDLE, Relaxed);
+            }
             if let Some(acquired) = acquired {
                 slot.latency.record(acquired.saturating_sub(asked));
             }
@@ -113,10 +115,7 @@ pub(super) fn worker<L: RawLock>(
             if told || (inject && entered_after_death.get() != 0 && !L::CAPS.robust) {
                 note_recovery(&header.fault, me, entered_after_death.get(), this_hold);
             }
-            held.ns += this_hold;
-            held.stretched += u64::from(this_hold > stretched_above);
-            acquisitions += 1;
-            slot.publish(acquisitions, &held, &stats);
+            slot.count(&mut tally, this_hold, stretched_above, &stats);
             idle.run();
         }};
     }
