@@ -184,7 +184,8 @@ def print_text(a):
     print(f"issue 39: a peer significantly faster and as fair (Jain within {FAIR_MARGIN}) at "
           f"{s['dominated']} points, a faster but less fair peer only at {s['traded']}; criterion "
           f"{'MET' if s['dominated'] == 0 and s['geomean'] >= 1.10 else 'not met'} "
-          f"(no such point, and the geometric mean {s['geomean']:.3f} >= 1.10)")
+          f"(it needs no such point and a geometric mean of at least 1.10; this run's is "
+          f"{s['geomean']:.3f})")
 
 
 def faster_peers(r):
