@@ -92,8 +92,13 @@ const LABELS: [Label; 9] = [
 /// points (the swept axis's too), for figures with a curve per point.
 pub fn point_names(dots: &[Dot]) -> Vec<String> {
     let varying: Vec<fn(&Dot) -> String> =
-        LABELS.iter().filter(|(_, f)| dots.iter().any(|d| f(d) != f(&dots[0]))).map(|(_, f)| *f).collect();
+        LABELS.iter().filter(|(_, f)| differs(dots, *f)).map(|(_, f)| *f).collect();
     dots.iter().map(|d| series_name(d, &varying)).collect()
+}
+
+/// Whether label `f` reads differently on some of `dots`.
+fn differs(dots: &[Dot], f: fn(&Dot) -> String) -> bool {
+    dots.iter().any(|d| f(d) != f(&dots[0]))
 }
 
 /// The series a point belongs to: its lock, plus every label that varies
@@ -296,8 +301,6 @@ pub fn draw<DB: DrawingBackend>(
     };
     let workers = AXES.iter().find(|a| a.name == "workers").expect("a workers axis");
     let axis = AXES.iter().find(|a| varies(&a.value)).unwrap_or(workers);
-    // Everything else that varies names the series.
-    let labels = LABELS;
     let x_owner = match axis.name {
         n if n.starts_with("spin") => "spin",
         n if n.starts_with("glibc") => "glibc",
@@ -308,12 +311,11 @@ pub fn draw<DB: DrawingBackend>(
         n if n.starts_with("hold") || n.starts_with("duty") => "hold",
         _ => "idle",
     };
-    let others: Vec<fn(&Dot) -> String> = labels
+    // Everything else that varies names the series.
+    let others: Vec<fn(&Dot) -> String> = LABELS
         .iter()
         .filter(|(name, f)| {
-            *name != x_owner
-                && !(axis.name.starts_with("duty") && *name == "idle")
-                && results.iter().any(|r| f(r) != f(&results[0]))
+            *name != x_owner && !(axis.name.starts_with("duty") && *name == "idle") && differs(results, *f)
         })
         .map(|(_, f)| *f)
         .collect();
