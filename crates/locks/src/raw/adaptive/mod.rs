@@ -61,6 +61,8 @@
 //! woken sleeper may preempt the owner.
 
 mod layout;
+#[cfg(all(test, not(loom)))]
+mod tests;
 mod unlock;
 mod wait;
 mod word;
@@ -223,7 +225,7 @@ unsafe impl<F: Futex, S: Layout> RawLock for Adaptive<F, S> {
                 self.unlock_slow(w, node, stats);
             }
         } else {
-            self.unlock_slow(guess | LOCKED, node, stats);
+            self.unlock_counted(guess | LOCKED, node, stats);
         }
     }
 }

@@ -80,6 +80,48 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
         }
     }
 
+    /// The unlock of a word that holds counts, `seen` as guessed: a plain
+    /// release in one CAS when there is nothing to decide, else
+    /// `unlock_slow`. Inline: at a 0 ns hold with a spinner and sleepers
+    /// counted every unlock comes here, and out of line (a small function
+    /// of its own) the owner ran at 0.895x (0.849..0.943) at 4 threads.
+    #[inline]
+    pub(super) fn unlock_counted(&self, seen: u32, node: &AdaptiveNode, stats: &mut LockStats) {
+        let Some(next) = Self::plain_release(seen, node) else {
+            return self.unlock_slow(seen, node, stats);
+        };
+        match self.slots.word().compare_exchange(seen, next, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => {
+                node.word.set(next);
+                if sleepers(next) > 0 {
+                    node.countdown.set(node.countdown.get() - 1);
+                }
+            }
+            Err(w) => self.unlock_slow(w, node, stats),
+        }
+    }
+
+    /// What `unlock_slow` would write for `w` (state 1) when that is a
+    /// plain release: the ticks moved on, nothing else changed, no wake,
+    /// no hand-over, the next lock fast. `None` when it has to decide: the
+    /// first unlock after a slow lock, a spinner's turn (WANT), a mark to
+    /// clear, a sleeper to wake, or the quantum due for a look (with
+    /// sleepers, the caller counts the look down once its CAS succeeded,
+    /// as `quantum_over` would have). At a 0 ns hold with a spinner and
+    /// sleepers counted, every unlock took the call, and the owner spent
+    /// about 40% of its samples in it (docs/design/adaptive.md).
+    #[inline(always)]
+    pub(super) fn plain_release(w: u32, node: &AdaptiveNode) -> Option<u32> {
+        let plain = w & WANT == 0
+            && !node.waited.get()
+            && if sleepers(w) == 0 {
+                w & ROTATING == 0
+            } else {
+                node.countdown.get() > 0 && (spinners(w) > 0 || w & (WAKING | ROTATING) != 0)
+            };
+        plain.then(|| (w & !STATE & !TICKS) | ((w + TICK) & TICKS))
+    }
+
     /// The first unlock after a slow lock, `w` the word it found: if the
     /// release would have to wake a sleeper for want of a spinner, waits up
     /// to `GIVER_PAUSES` for a spinner to appear, and returns the word as

@@ -1,0 +1,82 @@
+//! The inline unlock against the one it shortcuts: for every word it
+//! takes, `plain_release` must write what `unlock_slow` writes, wake
+//! nobody, and leave the node as `unlock_slow` would.
+
+use super::word::*;
+use super::*;
+
+/// The words an owner may find with counts in them (the bare lock never
+/// comes here: `unlock` releases it with its own CAS): each
+/// policy-relevant bit, spinner and sleeper counts of 0 to 2, and ticks
+/// about to wrap or not.
+fn words() -> Vec<u32> {
+    let mut out = Vec::new();
+    for bits in 0..8u32 {
+        let marks = [WAKING, WANT, ROTATING]
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| bits & (1 << i) != 0)
+            .fold(0, |acc, (_, &bit)| acc | bit);
+        for spinners in 0..3 {
+            for sleepers in 0..3 {
+                for ticks in [0, 7, 15] {
+                    out.push(LOCKED | marks | ticks * TICK | spinners * SPINNER | sleepers * SLEEPER);
+                }
+            }
+        }
+    }
+    out.retain(|&w| w != LOCKED);
+    out
+}
+
+fn node(waited: bool, countdown: u32) -> AdaptiveNode {
+    let node = AdaptiveNode::default();
+    node.waited.set(waited);
+    node.countdown.set(countdown);
+    node
+}
+
+#[test]
+fn a_plain_release_writes_what_the_slow_unlock_writes() {
+    let mut plain = 0;
+    for w in words() {
+        for waited in [false, true] {
+            for countdown in [0, 1, 5] {
+                let Some(next) = Adaptive::<DefaultFutex>::plain_release(w, &node(waited, countdown)) else {
+                    continue;
+                };
+                plain += 1;
+                let lock = Adaptive::<DefaultFutex>::new(&LockConfig::default());
+                lock.slots.word().store(w, Ordering::Relaxed);
+                let slow = node(waited, countdown);
+                let mut stats = LockStats::default();
+                lock.unlock_slow(w, &slow, &mut stats);
+                let w_hex = format!("{w:#x}");
+                assert_eq!(lock.word(), next, "word {w_hex}");
+                assert_eq!(stats.wakes, 0, "word {w_hex}");
+                assert_eq!(slow.next.get(), Next::Fast, "word {w_hex}");
+                assert_eq!(slow.word.get(), next, "word {w_hex}");
+                let counted = if sleepers(w) > 0 { countdown - 1 } else { countdown };
+                assert_eq!(slow.countdown.get(), counted, "word {w_hex}");
+            }
+        }
+    }
+    // Not vacuous: the grid holds plain releases.
+    assert!(plain > 50, "{plain}");
+}
+
+#[test]
+fn a_release_that_decides_is_left_to_the_slow_unlock() {
+    let quiet = node(false, 5);
+    let with = |bits: u32| Adaptive::<DefaultFutex>::plain_release(LOCKED | bits, &quiet);
+    // A spinner's turn, a sleeper to wake, a mark nobody can claim.
+    assert_eq!(with(WANT | SPINNER), None);
+    assert_eq!(with(SLEEPER), None);
+    assert_eq!(with(ROTATING), None);
+    // The first unlock after a slow lock, and a quantum due for a look.
+    assert_eq!(Adaptive::<DefaultFutex>::plain_release(LOCKED | SPINNER, &node(true, 5)), None);
+    assert_eq!(Adaptive::<DefaultFutex>::plain_release(LOCKED | SPINNER | SLEEPER, &node(false, 0)), None);
+    // A spinner and a sleeper counted, nothing to decide: the ticks move.
+    assert_eq!(with(SPINNER | SLEEPER), Some(SPINNER | SLEEPER | TICK));
+    assert_eq!(with(SPINNER | 15 * TICK), Some(SPINNER));
+}
