@@ -20,7 +20,7 @@ fn words() -> Vec<u32> {
         for spinners in 0..3 {
             for sleepers in 0..3 {
                 for ticks in [0, 7, 15] {
-                    out.push(LOCKED | marks | ticks * TICK | spinners * SPINNER | sleepers * SLEEPER);
+                    out.push(LOCKED | marks | (ticks * TICK) | (spinners * SPINNER) | (sleepers * SLEEPER));
                 }
             }
         }
@@ -78,5 +78,5 @@ fn a_release_that_decides_is_left_to_the_slow_unlock() {
     assert_eq!(Adaptive::<DefaultFutex>::plain_release(LOCKED | SPINNER | SLEEPER, &node(false, 0)), None);
     // A spinner and a sleeper counted, nothing to decide: the ticks move.
     assert_eq!(with(SPINNER | SLEEPER), Some(SPINNER | SLEEPER | TICK));
-    assert_eq!(with(SPINNER | 15 * TICK), Some(SPINNER));
+    assert_eq!(with(SPINNER | (15 * TICK)), Some(SPINNER));
 }
