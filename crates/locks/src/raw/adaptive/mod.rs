@@ -106,10 +106,15 @@ pub struct AdaptiveNode {
     /// 0 and never writes it.
     word: Cell<u32>,
     /// When the thread's stay in the active set began, ns (0: not yet
-    /// measured; set at its first look at the clock after it slept).
+    /// measured; set at its first look at the clock after it slept;
+    /// `u64::MAX`: the quantum is over, and stays over until it sleeps).
     since: Cell<u64>,
-    /// Slow unlocks left before the next look at the clock.
+    /// Unlocks left before the next look at the clock.
     countdown: Cell<u32>,
+    /// When the clock was last looked at, ns, and how many unlocks the
+    /// countdown before it ran: their pace sets the next countdown.
+    #[cfg(not(loom))]
+    looked: Cell<(u64, u32)>,
     /// The thread took the lock on a slow path and has not unlocked since:
     /// the owner it took over from may be on its way back to the spinner
     /// slot, and the first unlock waits a moment for it rather than wake a
@@ -157,9 +162,9 @@ pub fn budgets() -> Budgets {
     }
 }
 
-/// Monotonic ns (about 25 ns through the vDSO, and read once every
-/// `CLOCK_EVERY` slow unlocks; the coarse clock's resolution, a 4 ms tick
-/// at HZ=250, is too coarse for the quantum).
+/// Monotonic ns (about 25 ns through the vDSO, and read about
+/// `LOOKS_PER_QUANTUM` times a quantum by the owner; the coarse clock's
+/// resolution, a 4 ms tick at HZ=250, is too coarse for the quantum).
 #[cfg(not(loom))]
 use crate::sys::clock::monotonic_ns as now_ns;
 

@@ -80,3 +80,47 @@ fn a_release_that_decides_is_left_to_the_slow_unlock() {
     assert_eq!(with(SPINNER | SLEEPER), Some(SPINNER | SLEEPER | TICK));
     assert_eq!(with(SPINNER | (15 * TICK)), Some(SPINNER));
 }
+
+#[test]
+fn a_quantum_once_over_stays_over_without_a_look_until_the_thread_sleeps() {
+    let lock = Adaptive::<DefaultFutex>::new(&LockConfig::default());
+    let node = node(false, 0);
+    // The first look starts the quantum and counts down to the next one.
+    assert!(!lock.quantum_over(&node));
+    let since = node.since.get();
+    assert!(since != 0 && since != u64::MAX);
+    assert_eq!(node.countdown.get(), CLOCK_EVERY - 1);
+    // A stay that began a quantum ago is over, and marked so.
+    node.since.set(since.saturating_sub(lock.slots.quantum_ns() + 1).max(1));
+    node.countdown.set(0);
+    assert!(lock.quantum_over(&node));
+    assert_eq!(node.since.get(), u64::MAX);
+    // Over without a look: the countdown is not restarted.
+    assert!(lock.quantum_over(&node));
+    assert_eq!(node.countdown.get(), 0);
+}
+
+#[test]
+fn the_next_look_is_paced_by_the_unlocks_since_the_last() {
+    let lock = Adaptive::<DefaultFutex>::new(&LockConfig::default());
+    let quantum = lock.slots.quantum_ns();
+    let node = node(false, 0);
+    assert!(!lock.quantum_over(&node));
+    // A stay that began in the future is not over however slow this
+    // thread runs, so only the pace decides the countdown.
+    node.since.set(u64::MAX - 1);
+    // The unlocks since the last look took no time (it lies ahead): the
+    // next look is a sixteenth of the quantum away at 1 ns an unlock, or
+    // as far as allowed.
+    node.looked.set((u64::MAX - 1, CLOCK_EVERY));
+    node.countdown.set(0);
+    assert!(!lock.quantum_over(&node));
+    let far = (quantum / LOOKS_PER_QUANTUM).clamp(1, MAX_EVERY);
+    assert_eq!(u64::from(node.countdown.get()), far - 1);
+    // One unlock took half a quantum or more: the very next unlock looks.
+    let (now, _) = node.looked.get();
+    node.looked.set((now - quantum / 2, 1));
+    node.countdown.set(0);
+    assert!(!lock.quantum_over(&node));
+    assert_eq!(node.countdown.get(), 0);
+}
