@@ -173,12 +173,13 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
             node.countdown.set(left - 1);
             return false;
         }
-        if node.since.get() == u64::MAX {
+        let since = node.since.get();
+        if since == u64::MAX {
             return true;
         }
         let now = now_ns();
         let quantum = self.slots.quantum_ns();
-        let (over, every) = match node.since.get() {
+        let (over, every) = match since {
             0 => {
                 node.since.set(now);
                 (false, CLOCK_EVERY)
