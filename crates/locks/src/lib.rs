@@ -32,4 +32,7 @@ pub mod sys;
 #[cfg(not(loom))]
 pub mod wake;
 
-pub use raw::{Caps, LockConfig, LockStats, ProcessShared, RawLock, RawRwLock, Spinners, TryLock};
+pub use raw::{
+    Caps, LockConfig, LockCounts, LockStats, ProcessShared, RawLock, RawRwLock, SharedCounts, Spinners,
+    TryLock,
+};

@@ -31,7 +31,7 @@ impl Waiting for ExponentialBackoff {
         let mut delay = 1;
         loop {
             while word.is_locked() {
-                stats.spins += 1;
+                stats.add_spins(1);
                 spin_loop();
             }
             if word.attempt() {
@@ -40,7 +40,7 @@ impl Waiting for ExponentialBackoff {
             for _ in 0..delay {
                 spin_loop();
             }
-            stats.spins += u64::from(delay);
+            stats.add_spins(u64::from(delay));
             delay = (delay * 2).min(MAX_BACKOFF);
         }
     }

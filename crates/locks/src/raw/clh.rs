@@ -85,7 +85,7 @@ unsafe impl RawLock for Clh {
         // SAFETY: `pred` stays allocated until its owner takes it over,
         // which happens only after we release (we are its only successor).
         while unsafe { (*pred).locked.load(Ordering::Acquire) } {
-            stats.spins += 1;
+            stats.add_spins(1);
             spin_loop();
         }
         handle.pred.set(pred);

@@ -53,7 +53,7 @@ impl<F: Futex> FutexMutex<F> {
         // not steal the cache line from the owner, and try the CAS only when
         // the word reads unlocked. The first attempt was the fast path's.
         for _ in 1..self.spin {
-            stats.spins += 1;
+            stats.add_spins(1);
             spin_loop();
             if self.word.load(Ordering::Relaxed) == UNLOCKED && self.try_lock() {
                 return;

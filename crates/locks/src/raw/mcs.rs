@@ -74,7 +74,7 @@ unsafe impl RawLock for Mcs {
         // `next` when `tail` is not its own node), so it is alive here.
         unsafe { (*pred).next.store(me, Ordering::Release) };
         while node.locked.load(Ordering::Acquire) {
-            stats.spins += 1;
+            stats.add_spins(1);
             spin_loop();
         }
     }
@@ -93,7 +93,7 @@ unsafe impl RawLock for Mcs {
                 if !succ.is_null() {
                     break;
                 }
-                stats.spins += 1;
+                stats.add_spins(1);
                 spin_loop();
             }
         }

@@ -3,7 +3,8 @@
 //! [`RawLock`] follows lock_api's `RawMutex`, extended with a per-acquisition
 //! `Node` for queue locks (MCS, CLH) and a [`LockStats`] the algorithm bumps
 //! on its slow paths, so every run can report spins, futex waits and wakes
-//! without a shared counter in the hot path.
+//! without a shared counter in the hot path: a count is published where
+//! the harness reads it by the slow path that moves it ([`stats`]).
 
 mod adaptive;
 mod backoff;
@@ -35,6 +36,7 @@ mod posix_sem;
 mod pthread;
 mod rw;
 mod seed;
+mod stats;
 #[cfg(not(loom))]
 mod std_mutex;
 #[cfg(not(loom))]
@@ -78,6 +80,7 @@ pub use rw::{FutexRw, RawRwLock};
 #[cfg(not(loom))]
 pub use rw::{ParkingLotRw, PthreadRw, PthreadRwWriter, RwGuardSlot, StdRw};
 pub use seed::Seed;
+pub use stats::{LockCounts, LockStats, SharedCounts};
 #[cfg(not(loom))]
 pub use std_mutex::{GuardSlot, StdMutex};
 #[cfg(not(loom))]
@@ -200,21 +203,6 @@ impl Default for LockConfig {
             sysv_set: None,
         }
     }
-}
-
-/// Per-worker event counts a lock records on its slow paths. Plain integers:
-/// each worker owns its own, so counting costs no shared-memory traffic.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct LockStats {
-    /// Failed user-space attempts (a CAS that lost, or a poll that saw the
-    /// lock taken) before the lock was acquired or the waiter slept.
-    pub spins: u64,
-    /// Futex waits issued (including ones that returned EAGAIN at once).
-    pub waits: u64,
-    /// Futex wakes issued.
-    pub wakes: u64,
-    /// Acquisitions that found the previous owner dead (robust locks).
-    pub recoveries: u64,
 }
 
 /// A mutual-exclusion lock that `contend` can measure.

@@ -23,7 +23,7 @@ pub(crate) fn try_acquire(word: &AtomicU32) -> bool {
 pub(crate) fn sleep_until_acquired<F: Futex>(word: &AtomicU32, stats: &mut LockStats) {
     let mut c = word.swap(CONTENDED, Ordering::Acquire);
     while c != UNLOCKED {
-        stats.waits += 1;
+        stats.add_wait();
         F::wait(word, CONTENDED);
         c = word.swap(CONTENDED, Ordering::Acquire);
     }
@@ -40,7 +40,7 @@ pub(crate) fn sleep_until_acquired<F: Futex>(word: &AtomicU32, stats: &mut LockS
 #[inline]
 pub(crate) fn release<F: Futex>(word: &AtomicU32, stats: &mut LockStats) {
     if word.swap(UNLOCKED, Ordering::Release) == CONTENDED {
-        stats.wakes += 1;
+        stats.add_wake();
         F::wake(word, 1);
     }
 }

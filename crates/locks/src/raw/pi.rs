@@ -65,7 +65,7 @@ unsafe impl<const SHARED: bool> RawLock for PiFutex<SHARED> {
     fn lock(&self, _node: &(), stats: &mut LockStats) {
         let me = tid::current();
         while !self.fast_lock(me) {
-            stats.waits += 1;
+            stats.add_wait();
             if futex_pi::lock_pi(&self.word, SHARED) {
                 return;
             }
@@ -77,7 +77,7 @@ unsafe impl<const SHARED: bool> RawLock for PiFutex<SHARED> {
         let me = tid::current();
         if self.word.compare_exchange(me, 0, Ordering::Release, Ordering::Relaxed).is_err() {
             // FUTEX_WAITERS is set: the kernel picks the next owner.
-            stats.wakes += 1;
+            stats.add_wake();
             futex_pi::unlock_pi(&self.word, SHARED);
         }
     }

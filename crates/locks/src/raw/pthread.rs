@@ -88,7 +88,7 @@ unsafe impl<const KIND: u8, const SHARED: bool> RawLock for PthreadLock<KIND, SH
     #[inline]
     fn lock(&self, _node: &(), stats: &mut LockStats) {
         if self.inner.lock() {
-            stats.recoveries += 1;
+            stats.add_recovery();
         }
     }
 

@@ -65,9 +65,9 @@ unsafe impl<F: Futex> RawLock for Seed<F> {
                 {
                     return;
                 }
-                stats.spins += 1;
+                stats.add_spins(1);
             }
-            stats.waits += 1;
+            stats.add_wait();
             F::wait(&self.word, BLOCKED);
         }
     }
@@ -75,7 +75,7 @@ unsafe impl<F: Futex> RawLock for Seed<F> {
     #[inline]
     unsafe fn unlock(&self, _node: &(), stats: &mut LockStats) {
         if self.word.compare_exchange(BLOCKED, AVAILABLE, Ordering::Release, Ordering::Relaxed).is_ok() {
-            stats.wakes += 1;
+            stats.add_wake();
             F::wake(&self.word, 1);
         }
     }

@@ -36,7 +36,7 @@ unsafe impl RawLock for Tas {
     #[inline]
     fn lock(&self, _node: &(), stats: &mut LockStats) {
         while self.locked.swap(true, Ordering::Acquire) {
-            stats.spins += 1;
+            stats.add_spins(1);
             spin_loop();
         }
     }

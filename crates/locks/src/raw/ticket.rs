@@ -40,7 +40,7 @@ unsafe impl RawLock for Ticket {
     fn lock(&self, _node: &(), stats: &mut LockStats) {
         let mine = self.next.fetch_add(1, Ordering::Relaxed);
         while self.serving.load(Ordering::Acquire) != mine {
-            stats.spins += 1;
+            stats.add_spins(1);
             spin_loop();
         }
     }

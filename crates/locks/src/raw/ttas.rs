@@ -75,7 +75,7 @@ impl Waiting for Spin {
     fn acquire(word: &TtasWord, stats: &mut LockStats) {
         while !word.attempt() {
             while word.is_locked() {
-                stats.spins += 1;
+                stats.add_spins(1);
                 spin_loop();
             }
         }

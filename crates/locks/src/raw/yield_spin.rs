@@ -27,7 +27,7 @@ impl Waiting for Yield {
     fn acquire(word: &TtasWord, stats: &mut LockStats) {
         while !word.attempt() {
             while word.is_locked() {
-                stats.spins += 1;
+                stats.add_spins(1);
                 yield_now();
             }
         }

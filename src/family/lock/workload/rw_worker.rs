@@ -7,7 +7,7 @@
 use crate::family::lock::workload::fault::monotonic_ns;
 use crate::family::lock::workload::shared::{LockArena, Tally, HOLDING, IDLE, WAITING};
 use crate::family::lock::workload::worker::{every_nth_timed, Cycle};
-use locks::{LockStats, RawRwLock};
+use locks::RawRwLock;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// xorshift64 (Marsaglia 2003): three shifts per draw, no shared state,
@@ -50,7 +50,7 @@ pub(super) fn rw_worker<L: RawRwLock>(arena: &LockArena<L>, me: usize, work: Cyc
     let (lock, slot) = (arena.lock(), arena.slot(me));
     let (witness, writer_in) = (&*header.witness, &*header.writer_in);
     let node = L::Node::default();
-    let mut stats = LockStats::default();
+    let mut stats = slot.lock_stats();
     let stretched_above = hold.stretched_above();
     let (mut tally, mut reads, mut overlaps) = (Tally::default(), 0u64, 0u64);
     let idles = !idle.is_none();
@@ -97,7 +97,7 @@ pub(super) fn rw_worker<L: RawRwLock>(arena: &LockArena<L>, me: usize, work: Cyc
                 let into = if read { &slot.read_latency } else { &slot.latency };
                 into.record(acquired.saturating_sub(asked));
             }
-            slot.count(&mut tally, this_hold, stretched_above, &stats);
+            slot.count(&mut tally, this_hold, stretched_above);
             reads += u64::from(read);
             slot.publish_kinds(reads, tally.acquisitions - reads);
             idle.run();

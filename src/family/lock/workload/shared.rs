@@ -8,7 +8,7 @@ use crate::model::lock::WorkerCounts;
 use crossbeam_utils::CachePadded;
 use locks::gate::Gate;
 use locks::sys::shm::Arena;
-use locks::LockStats;
+use locks::{LockStats, SharedCounts};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Where a worker is, for diagnosing a stalled lock. With no idle work a
@@ -23,13 +23,12 @@ pub(super) const HOLDING: u32 = 2;
 #[derive(Default)]
 pub struct Slot {
     pub(super) state: AtomicU32,
-    recoveries: AtomicU64,
     acquisitions: AtomicU64,
     hold_ns: AtomicU64,
     stretched_holds: AtomicU64,
-    spins: AtomicU64,
-    waits: AtomicU64,
-    wakes: AtomicU64,
+    /// The lock's own counts, which its slow paths store as they move
+    /// ([`Slot::lock_stats`]).
+    lock_counts: SharedCounts,
     /// Reader-writer runs only, so on the next line: the shared and the
     /// exclusive acquisitions, and the reads that saw a writer inside.
     reads: AtomicU64,
@@ -44,15 +43,20 @@ pub struct Slot {
 }
 
 impl Slot {
+    /// The worker's `LockStats`, which publish the lock's counts here as
+    /// its slow paths move them: the loop itself never looks at them.
+    pub(super) fn lock_stats(&self) -> LockStats<'_> {
+        LockStats::published_to(&self.lock_counts)
+    }
+
     /// Counts one more critical section of `this_hold` ns and publishes
     /// what moved: the acquisitions every cycle, the hold time when the
-    /// hold took any, the stretched holds and the lock's own counters
-    /// when they grew (a preempted hold, the lock's slow path). At hold 0
-    /// the worker loop is bound by its stores (it stored 14 words a cycle,
-    /// 3.9 ns, when each counter was stored every cycle), and a counter
-    /// that did not move stays exact without one.
+    /// hold took any, the stretched holds when they grew (a preempted
+    /// hold). At hold 0 the worker loop is bound by its stores (it stored
+    /// 14 words a cycle, 3.9 ns, when each counter was stored every
+    /// cycle), and a counter that did not move stays exact without one.
     #[inline(always)]
-    pub(super) fn count(&self, tally: &mut Tally, this_hold: u64, stretched_above: u64, stats: &LockStats) {
+    pub(super) fn count(&self, tally: &mut Tally, this_hold: u64, stretched_above: u64) {
         tally.acquisitions += 1;
         self.acquisitions.store(tally.acquisitions, Relaxed);
         if this_hold != 0 {
@@ -62,15 +66,6 @@ impl Slot {
                 tally.stretched += 1;
                 self.stretched_holds.store(tally.stretched, Relaxed);
             }
-        }
-        // Each counter only grows, so their sum moves when any one does.
-        let events = stats.spins + stats.waits + stats.wakes + stats.recoveries;
-        if events != tally.lock_events {
-            tally.lock_events = events;
-            self.spins.store(stats.spins, Relaxed);
-            self.waits.store(stats.waits, Relaxed);
-            self.wakes.store(stats.wakes, Relaxed);
-            self.recoveries.store(stats.recoveries, Relaxed);
         }
     }
 
@@ -105,27 +100,26 @@ impl Slot {
         let reads = self.reads.load(Relaxed);
         let acquisitions =
             if rw { reads + self.writes.load(Relaxed) } else { self.acquisitions.load(Relaxed) };
+        let lock = self.lock_counts.load();
         WorkerCounts {
             acquisitions,
             hold_ns: self.hold_ns.load(Relaxed),
             stretched_holds: self.stretched_holds.load(Relaxed),
-            spins: self.spins.load(Relaxed),
-            waits: self.waits.load(Relaxed),
-            wakes: self.wakes.load(Relaxed),
-            recoveries: self.recoveries.load(Relaxed),
+            spins: lock.spins,
+            waits: lock.waits,
+            wakes: lock.wakes,
+            recoveries: lock.recoveries,
             reads,
         }
     }
 }
 
-/// A worker's running totals, and the sum of its lock's counters when it
-/// last published them.
+/// A worker's running totals.
 #[derive(Default)]
 pub(super) struct Tally {
     pub(super) acquisitions: u64,
     hold_ns: u64,
     stretched: u64,
-    lock_events: u64,
 }
 
 /// The arena's shared header.
@@ -189,7 +183,7 @@ mod tests {
         // coordinator can see it between the worker's two stores.
         let mut tally = Tally::default();
         for _ in 0..6 {
-            slot.count(&mut tally, 0, u64::MAX, &LockStats::default());
+            slot.count(&mut tally, 0, u64::MAX);
         }
         slot.publish_kinds(3, 2);
         let rw = slot.read(true);
@@ -199,25 +193,29 @@ mod tests {
     }
 
     #[test]
-    fn counting_publishes_every_counter_that_moved_and_only_those() {
+    fn a_slot_shows_what_its_worker_counted() {
         let (slot, mut tally) = (Slot::default(), Tally::default());
-        let mut stats = LockStats::default();
-        slot.count(&mut tally, 0, u64::MAX, &stats);
+        slot.count(&mut tally, 0, u64::MAX);
         let c = slot.read(false);
         assert_eq!((c.acquisitions, c.hold_ns, c.spins), (1, 0, 0));
-        // A slow path: every lock counter is published, not only the sum.
-        stats.spins = 3;
-        stats.waits = 1;
-        slot.count(&mut tally, 700, 1_000, &stats);
+        // The lock's slow path counts: the slot shows it before the cycle
+        // is counted.
+        let mut stats = slot.lock_stats();
+        stats.add_spins(3);
+        stats.add_wait();
+        let c = slot.read(false);
+        assert_eq!((c.acquisitions, c.spins, c.waits), (1, 3, 1));
+        slot.count(&mut tally, 700, 1_000);
         let c = slot.read(false);
         assert_eq!((c.acquisitions, c.hold_ns, c.stretched_holds, c.spins, c.waits), (2, 700, 0, 3, 1));
-        // A stretched hold, and a wake that moved alone.
-        stats.wakes = 1;
-        slot.count(&mut tally, 9_000, 1_000, &stats);
+        // A stretched hold, a wake and a recovery.
+        stats.add_wake();
+        stats.add_recovery();
+        slot.count(&mut tally, 9_000, 1_000);
         let c = slot.read(false);
-        assert_eq!((c.acquisitions, c.hold_ns, c.stretched_holds, c.wakes, c.spins), (3, 9_700, 1, 1, 3));
-        stats.recoveries = 1;
-        slot.count(&mut tally, 0, u64::MAX, &stats);
-        assert_eq!(slot.read(false).recoveries, 1);
+        assert_eq!(
+            (c.acquisitions, c.hold_ns, c.stretched_holds, c.wakes, c.recoveries),
+            (3, 9_700, 1, 1, 1)
+        );
     }
 }

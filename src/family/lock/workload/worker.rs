@@ -5,7 +5,7 @@
 use crate::family::lock::workload::fault::{monotonic_ns, Fault, FAULT_ARMED, FAULT_FIRED};
 use crate::family::lock::workload::shared::{lock_of, LockArena, LockTable, Tally, HOLDING, IDLE, WAITING};
 use crate::model::value::Work;
-use locks::{LockStats, RawLock};
+use locks::RawLock;
 use std::sync::atomic::Ordering::Relaxed;
 
 /// Runs `$cycle!(false)` (an untimed cycle) `$every` - 1 times, then
@@ -66,7 +66,7 @@ pub(super) fn worker<L: RawLock>(
     }
     let ((lock, witness), slot) = (lock_of(arena, table, me), arena.slot(me));
     let node = L::Node::default();
-    let mut stats = LockStats::default();
+    let mut stats = slot.lock_stats();
     let stretched_above = hold.stretched_above();
     let mut tally = Tally::default();
     // With no idle the IDLE state would last a few instructions: the
@@ -85,7 +85,9 @@ pub(super) fn worker<L: RawLock>(
     macro_rules! cycle {
         ($timed:literal) => {{
             slot.state.store(WAITING, Relaxed);
-            let recovered_before = stats.recoveries;
+            // Only an injected death makes a recovery to note; the loop
+            // reads no lock count otherwise (the slow paths publish them).
+            let recovered_before = if inject { stats.counts().recoveries } else { 0 };
             let asked = if $timed { monotonic_ns() } else { 0 };
             let (this_hold, acquired) = lock.with(&node, &mut stats, || {
                 let acquired = if $timed { Some(monotonic_ns()) } else { None };
@@ -111,11 +113,11 @@ pub(super) fn worker<L: RawLock>(
             // the owner's death (EOWNERDEAD) names the recovery itself; for
             // one the kernel releases, it is the first hold that began
             // after the death.
-            let told = stats.recoveries != recovered_before;
-            if told || (inject && entered_after_death.get() != 0 && !L::CAPS.robust) {
+            let told = stats.counts().recoveries != recovered_before;
+            if inject && (told || (entered_after_death.get() != 0 && !L::CAPS.robust)) {
                 note_recovery(&header.fault, me, entered_after_death.get(), this_hold);
             }
-            slot.count(&mut tally, this_hold, stretched_above, &stats);
+            slot.count(&mut tally, this_hold, stretched_above);
             idle.run();
         }};
     }

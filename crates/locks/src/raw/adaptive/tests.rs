@@ -53,7 +53,7 @@ fn a_plain_release_writes_what_the_slow_unlock_writes() {
                 lock.unlock_slow(w, &slow, &mut stats);
                 let w_hex = format!("{w:#x}");
                 assert_eq!(lock.word(), next, "word {w_hex}");
-                assert_eq!(stats.wakes, 0, "word {w_hex}");
+                assert_eq!(stats.counts().wakes, 0, "word {w_hex}");
                 assert_eq!(slow.next.get(), Next::Fast, "word {w_hex}");
                 assert_eq!(slow.word.get(), next, "word {w_hex}");
                 let counted = if sleepers(w) > 0 { countdown - 1 } else { countdown };

@@ -152,7 +152,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
     /// that sets WAKING, ROTATING or state 2 rings once it succeeded, so a
     /// sleeper never sleeps through a change meant for it.
     pub(super) fn ring(&self, stats: &mut LockStats) {
-        stats.wakes += 1;
+        stats.add_wake();
         self.slots.bell().fetch_add(1, Ordering::Release);
         F::wake(self.slots.bell(), 1);
     }

@@ -130,7 +130,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
                 return Ok(());
             }
             last_ticks = Some(ticks(w));
-            stats.spins += 1;
+            stats.add_spins(1);
             let now = clock.elapsed_ns();
             match asked_at {
                 None if now >= self.slots.turn_ns() => {
@@ -260,7 +260,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
             // a spinner either takes the lock or turns sleeper, awake, in
             // one RMW, so the lock is never left free with only sleepers
             // to notice.
-            stats.waits += 1;
+            stats.add_wait();
             seen = rung;
             F::wait(self.slots.bell(), rung);
         }
@@ -283,11 +283,11 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
         stats: &mut LockStats,
         path: fn(&Self, &mut LockStats),
     ) {
-        let waits = stats.waits;
+        let waits = stats.counts().waits;
         path(self, stats);
         node.word.set(UNLOCKED);
         node.waited.set(true);
-        if stats.waits != waits {
+        if stats.counts().waits != waits {
             node.since.set(0);
             node.countdown.set(0);
         }

@@ -59,7 +59,7 @@ impl<F: Futex> FutexRw<F> {
             }
             if spun < self.spin {
                 spun += 1;
-                stats.spins += 1;
+                stats.add_spins(1);
                 spin_loop();
                 continue;
             }
@@ -70,14 +70,14 @@ impl<F: Futex> FutexRw<F> {
             {
                 continue;
             }
-            stats.waits += 1;
+            stats.add_wait();
             F::wait(&self.word, s | WAITERS);
         }
     }
 
     #[inline]
     fn wake_all(&self, stats: &mut LockStats) {
-        stats.wakes += 1;
+        stats.add_wake();
         F::wake(&self.word, WAKE_ALL);
     }
 }
