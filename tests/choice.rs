@@ -131,28 +131,33 @@ fn the_recommendation_names_a_spinning_lock_for_one_mutex_and_glibc_for_the_othe
             .find(|m| m["waits_at"].as_str().unwrap().starts_with(name))
             .unwrap_or_else(|| panic!("{name} in\n{table}"))
     };
-    // glibc's sleeping waiters win `slow` whatever else runs.
-    assert!(advice("slow_worker")["best"].is_null(), "{table}");
-    // A lock that spins wins `quick` only when the program has the CPUs:
-    // with other work on them (this suite under load), a spinning waiter
-    // burns the time slice its preempted holder needs, and "keep glibc"
-    // is the right answer. contend says which it was: runs re-made for
-    // steal or other load are named in the export's warnings.
+    // With the CPUs to itself the program shows both kinds: glibc's
+    // sleeping waiters win `slow`, and a lock that spins wins `quick`.
+    // With other work on them (this suite under load) neither holds: a
+    // spinning waiter burns the time slice its preempted holder needs, so
+    // "keep glibc" is right for `quick`; and `slow` has been seen to go
+    // to adaptive (0.904, 0.860..0.950, while the load took 72% of the
+    // machine), whose waiters sleep as glibc's do. contend says which it
+    // was: runs re-made for steal or other load are named in the export's
+    // warnings. Busy, each verdict is checked against its intervals only.
     let busy = doc["warnings"]
         .as_array()
         .unwrap()
         .iter()
         .any(|w| w["kind"] == "screening" || w["kind"] == "other_load" || w["kind"] == "steal");
-    let quick = advice("quick_worker");
+    let (quick, slow) = (advice("quick_worker"), advice("slow_worker"));
     if busy {
-        eprintln!("the CPUs were busy: quick's verdict is checked against its intervals only");
-        let beyond = quick["tried"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["vs"]["ci95"][1].as_f64().is_some_and(|hi| hi < 1.0));
-        assert_eq!(quick["best"].is_string(), beyond, "{table}");
+        eprintln!("the CPUs were busy: the verdicts are checked against their intervals only");
+        for advice in [quick, slow] {
+            let beyond = advice["tried"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["vs"]["ci95"][1].as_f64().is_some_and(|hi| hi < 1.0));
+            assert_eq!(advice["best"].is_string(), beyond, "{table}");
+        }
     } else {
+        assert!(slow["best"].is_null(), "{table}");
         assert!(quick["best"].is_string(), "{table}");
         assert!(table.contains("use ") && table.contains("keep glibc"), "{table}");
     }
