@@ -43,6 +43,7 @@ def main():
     parser.add_argument("--threads", default="1,4")
     parser.add_argument("--lock", default="futex")
     parser.add_argument("--hold", default="0")
+    parser.add_argument("--idle", default="0", help="work outside the lock per cycle")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--duration", default="300ms", help="each run's window")
     parser.add_argument("--warmup", default="100ms", help="before each window")
@@ -50,7 +51,7 @@ def main():
     random.seed(args.seed)
     print(machine.header())
     for threads in args.threads.split(","):
-        point = ["--lock", args.lock, "--threads", threads, "--hold", args.hold,
+        point = ["--lock", args.lock, "--threads", threads, "--hold", args.hold, "--idle", args.idle,
                  "--duration", args.duration, "--warmup", args.warmup]
         rounds, runs = [], {args.a: [], args.b: []}
         for _ in range(args.pairs):
@@ -62,7 +63,7 @@ def main():
             rounds.append({"A": r[args.a][0], "B": r[args.b][0]})
         b = paired(args.b, rounds, "A")["B"]
         ci = f"95% CI {b['ci95'][0]:.3f}..{b['ci95'][1]:.3f}" if b["ci95"] else "no interval"
-        print(f"{args.lock} threads {threads} hold {args.hold}: B/A {b['ratio']:.3f}, {ci} ({args.pairs} pairs)")
+        print(f"{args.lock} threads {threads} hold {args.hold} idle {args.idle}: B/A {b['ratio']:.3f}, {ci} ({args.pairs} pairs)")
         for name, binary in (("A", args.a), ("B", args.b)):
             med = [statistics.median(v[i] for v in runs[binary]) for i in range(4)]
             print(f"  {name} medians: {med[0] / 1e6:.1f}M cs/s, Jain {med[1]:.3f}, "

@@ -124,3 +124,27 @@ fn the_next_look_is_paced_by_the_unlocks_since_the_last() {
     assert!(!lock.quantum_over(&node));
     assert_eq!(node.countdown.get(), 0);
 }
+
+/// A lock seen free with the ticks moved by at most one is taken at once
+/// from a slow owner; from one seen cycling fast (whose ticks may have
+/// wrapped) only if the confirming look agrees, and that look is made
+/// only then.
+#[test]
+fn a_fast_owner_is_believed_gone_only_after_a_second_look() {
+    use std::cell::Cell;
+    let looked = Cell::new(0);
+    let look = |answer: bool| {
+        looked.set(looked.get() + 1);
+        answer
+    };
+    assert!(left(Some(1), false, || look(false)), "a slow owner that unlocked once has left");
+    assert!(left(Some(0), false, || look(false)));
+    assert_eq!(looked.get(), 0, "no second look for a slow owner");
+    assert!(!left(Some(2), false, || look(true)), "two unlocks: it is cycling");
+    assert!(!left(None, false, || look(true)), "nothing to compare with at the first look");
+    assert_eq!(looked.get(), 0, "no second look when the ticks already say no");
+    assert!(!left(Some(1), true, || look(false)), "a fast owner whose word changed is still there");
+    assert!(left(Some(1), true, || look(true)), "a fast owner whose word stayed put has left");
+    assert_eq!(looked.get(), 2);
+    assert_eq!(moved(15, 1 << 5), 2, "the ticks wrap modulo 16");
+}

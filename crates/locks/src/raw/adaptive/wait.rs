@@ -105,9 +105,10 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
     ///
     /// Two phases. Waiting its turn, the spinner looks at the word rarely
     /// (backing off to `QUIET_PAUSES`), and takes the lock only if it finds
-    /// it free with the ticks moved by at most one since its last look:
-    /// the owner has left, rather than released and re-locked, so taking
-    /// it steals nothing. After `turn_ns` it sets WANT and polls closely
+    /// it free with the ticks moved by at most one since its last look
+    /// (confirmed by a second look if the owner was seen to cycle fast:
+    /// `left`): the owner has left, rather than released and re-locked, so
+    /// taking it steals nothing. After `turn_ns` it sets WANT and polls closely
     /// until an unlock reserves the lock for it, or until `patience_ns`
     /// pass without one (the owner is preempted or holds for long:
     /// sleeping is then cheaper).
@@ -118,12 +119,17 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
         let mut last_ticks: Option<u32> = None;
         let mut pauses = FIRST_PAUSES;
         let mut quick = false;
+        // The pauses before this look, and whether a short one has seen the
+        // owner unlock twice or more (see `left`).
+        let mut paused = 0;
+        let mut fast = false;
         loop {
             let w = self.slots.word().load(Ordering::Relaxed);
-            let left = last_ticks.is_some_and(|t| left(t, w));
+            let moved = last_ticks.map(|t| moved(t, w));
+            fast |= paused <= FIRST_PAUSES && moved.is_some_and(|m| m > 1);
             let free = match w & STATE {
                 TO_WAITER => true,
-                UNLOCKED => asked_at.is_some() || left,
+                UNLOCKED => asked_at.is_some() || left(moved, fast, || self.stays_free(w)),
                 _ => false,
             };
             if free && self.take(&[UNLOCKED, TO_WAITER], -i64::from(SPINNER), WANT) {
@@ -156,15 +162,23 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
             // ticks move over its 3.5 µs pause and waited its turn while
             // the other CPU idled).
             quick = w & STATE == UNLOCKED && !quick;
-            pause(if asked_at.is_some() {
+            paused = if asked_at.is_some() {
                 1
             } else if quick {
                 FIRST_PAUSES
             } else {
                 pauses
-            });
+            };
+            pause(paused);
             pauses = (pauses * 2).min(QUIET_PAUSES);
         }
+    }
+
+    /// Whether the word seen free, `w`, is unchanged `CONFIRM_PAUSES`
+    /// later (the confirming look of `left`).
+    fn stays_free(&self, w: u32) -> bool {
+        pause(CONFIRM_PAUSES);
+        self.slots.word().load(Ordering::Relaxed) == w
     }
 
     /// From spinner to sleeper in one RMW, so no unlock can see neither;

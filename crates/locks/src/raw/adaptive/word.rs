@@ -51,6 +51,11 @@ pub(super) const GIVER_PAUSES: u32 = 1;
 /// 14 ns a pause): an owner that re-locks at once has cycled a few times
 /// by then, which the ticks show.
 pub(super) const FIRST_PAUSES: u32 = 8;
+/// Pauses before the second look that confirms a lock seen left free
+/// by an owner known to cycle fast (`left`): about 30 ns, when such an
+/// owner has unlocked a few times over, and one that left has not come
+/// back.
+pub(super) const CONFIRM_PAUSES: u32 = 2;
 /// The most pauses between two looks while a spinner waits for its turn
 /// (about 3.5 µs): rare enough not to pull the line away from an owner
 /// that re-locks at once, often enough to see a lock left free.
@@ -106,8 +111,21 @@ pub(super) fn pause(n: u32) {
     }
 }
 
-/// Whether the owner left rather than released and re-locked: the ticks
-/// moved by at most one between two looks.
-pub(super) fn left(before: u32, w: u32) -> bool {
-    ticks(w).wrapping_sub(before) & 0xf <= 1
+/// How far the ticks moved from `before` to `w`: slow-path unlocks
+/// between two looks, modulo 16.
+pub(super) fn moved(before: u32, w: u32) -> u32 {
+    ticks(w).wrapping_sub(before) & 0xf
+}
+
+/// Whether the owner left rather than released and re-locked, from the
+/// ticks `moved` since the spinner's last look: by at most one. The ticks
+/// are four bits, so an owner that unlocks every few ns (a 0 ns hold)
+/// wraps them between two quiet looks, and "at most one" then holds by
+/// chance once in eight looks; a spinner that has seen the owner that
+/// `fast` (two unlocks or more within a short pause) also asks `confirm`,
+/// a second look shortly after, before it believes it. Without that,
+/// half the spins at a 0 ns hold ended in such a take, cutting the
+/// owner's batch short (docs/design/adaptive.md).
+pub(super) fn left(moved: Option<u32>, fast: bool, confirm: impl FnOnce() -> bool) -> bool {
+    moved.is_some_and(|m| m <= 1) && (!fast || confirm())
 }
