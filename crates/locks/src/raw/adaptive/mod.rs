@@ -22,7 +22,8 @@
 //!    state bits) as the guess for its next CAS.
 //! 2. **The owner runs batches.** A spinner waits its turn for twice the
 //!    wake cost measured at start-up (`sys::wake_cost`), looking rarely;
-//!    it takes a free lock early only when the ticks show the owner left.
+//!    it takes a free lock early only when the ticks show the owner left
+//!    (and, for an owner seen to cycle fast, a second look agrees).
 //!    Then it sets WANT, and the next unlock reserves the lock for it
 //!    (state 3). A spinner not served within its patience sleeps.
 //! 3. **No wake for what a spinner does.** An unlock calls FUTEX_WAKE only
