@@ -11,7 +11,7 @@
 //! | 2 | WAKING: a sleeper is awake (woken, or not yet asleep) and will come |
 //! | 3 | WANT: a spinner has waited its turn |
 //! | 4 | ROTATING: a sleeper was woken to take the next spinner slot |
-//! | 5-8 | ticks: slow-path unlocks, modulo 16 |
+//! | 5-8 | ticks: unlocks of a word with counts in it, modulo 16 |
 //! | 9-15 | spinners (at most 127) |
 //! | 16-31 | sleepers: threads in the sleeping loop, asleep or about to be |
 //!

@@ -111,8 +111,9 @@ pub(super) fn pause(n: u32) {
     }
 }
 
-/// How far the ticks moved from `before` to `w`: slow-path unlocks
-/// between two looks, modulo 16.
+/// How far the ticks moved from `before` to `w`: the unlocks between two
+/// looks, modulo 16 (every unlock of a word with counts in it moves them,
+/// and a spinner's own count is one).
 pub(super) fn moved(before: u32, w: u32) -> u32 {
     ticks(w).wrapping_sub(before) & 0xf
 }
