@@ -122,9 +122,9 @@ pub(super) fn moved(before: u32, w: u32) -> u32 {
 /// ticks `moved` since the spinner's last look: by at most one. The ticks
 /// are four bits, so an owner that unlocks every few ns (a 0 ns hold)
 /// wraps them between two quiet looks, and "at most one" then holds by
-/// chance once in eight looks; a spinner that has seen the owner that
-/// `fast` (two unlocks or more within a short pause) also asks `confirm`,
-/// a second look shortly after, before it believes it. Without that,
+/// chance once in eight looks. So a spinner that has seen the owner cycle
+/// fast (`fast`: two unlocks or more within a short pause) believes it
+/// only if `confirm`, a second look shortly after, agrees. Without that,
 /// half the spins at a 0 ns hold ended in such a take, cutting the
 /// owner's batch short (docs/design/adaptive.md).
 pub(super) fn left(moved: Option<u32>, fast: bool, confirm: impl FnOnce() -> bool) -> bool {
