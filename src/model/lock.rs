@@ -81,6 +81,16 @@ pub struct AcquireLatency {
     /// The timed acquisitions in the window (buckets 3.1% wide at most:
     /// each value is within 1.6% of the one reported).
     pub distribution: Distribution,
+    /// The acquisitions, all workers, that the timed window spans are at
+    /// least this many and at most `spans_at_most`: at each edge the
+    /// histograms are read between two reads of the counters, a moment
+    /// apart (longer if the reader is preempted). 0 in older exports.
+    #[serde(default)]
+    pub spans_at_least: u64,
+    /// The most acquisitions the timed window can span (see
+    /// `spans_at_least`).
+    #[serde(default)]
+    pub spans_at_most: u64,
 }
 
 /// A reader-writer lock's run (`--read`): reads and writes apart.

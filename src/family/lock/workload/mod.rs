@@ -211,18 +211,27 @@ fn measure<L: RawLock, T: Send>(
     let probes = Probes::new(ctx.futex.as_ref(), usage);
     let timed = point.latency_every > 0;
     let rw = point.read_pct.is_some();
+    let acquired = || (0..n).map(|i| arena.slot(i).read(rw).acquisitions).sum::<u64>();
     let snapshot = || {
         let counts = (0..n).map(|i| arena.slot(i).read(rw)).collect::<Vec<_>>();
-        let (mut latency, mut read_latency) = (Counts(Vec::new()), Counts(Vec::new()));
+        let mut reading = Reading {
+            counts,
+            latency: Counts(Vec::new()),
+            read_latency: Counts(Vec::new()),
+            acquired_after: 0,
+        };
         if timed {
-            latency = Counts::default();
-            (0..n).for_each(|i| arena.slot(i).latency.add_to(&mut latency.0));
+            reading.latency = Counts::default();
+            (0..n).for_each(|i| arena.slot(i).latency.add_to(&mut reading.latency.0));
         }
         if timed && rw {
-            read_latency = Counts::default();
-            (0..n).for_each(|i| arena.slot(i).read_latency.add_to(&mut read_latency.0));
+            reading.read_latency = Counts::default();
+            (0..n).for_each(|i| arena.slot(i).read_latency.add_to(&mut reading.read_latency.0));
         }
-        (counts, latency, read_latency)
+        // The histograms were read after the counters: the acquisitions
+        // they saw lie between the two counts.
+        reading.acquired_after = if timed { acquired() } else { 0 };
+        reading
     };
     let (window, worker_rss) = {
         // Stops the workers on every way out of this block.
@@ -289,19 +298,40 @@ fn measure<L: RawLock, T: Send>(
     Ok(sample)
 }
 
+/// The workers' counters and latency histograms at one edge of the window.
+struct Reading {
+    counts: Vec<WorkerCounts>,
+    latency: Counts,
+    read_latency: Counts,
+    /// The acquisitions, all workers, read again after the histograms
+    /// (0 when nothing is timed): the reader can be preempted between
+    /// the counters and the histograms, so only this bracket is exact.
+    acquired_after: u64,
+}
+
+impl Reading {
+    /// The acquisitions, all workers, read before the histograms.
+    fn acquired(&self) -> u64 {
+        self.counts.iter().map(|w| w.acquisitions).sum()
+    }
+}
+
 fn summarize<L: RawLock>(
-    window: Window<(Vec<WorkerCounts>, Counts, Counts)>,
+    window: Window<Reading>,
     total: u64,
     memory: MemoryUse,
     point: &Point,
 ) -> LockSample {
     let latency_every = point.latency_every;
-    let ((end, end_latency, end_reads), (start, start_latency, start_reads)) = (&window.end, &window.start);
-    let workers: Vec<WorkerCounts> = end.iter().zip(start).map(|(&end, &start)| end - start).collect();
+    let (end, start) = (&window.end, &window.start);
+    let workers: Vec<WorkerCounts> =
+        end.counts.iter().zip(&start.counts).map(|(&end, &start)| end - start).collect();
     let acquisitions: u64 = workers.iter().map(|w| w.acquisitions).sum();
     let timed = latency_every > 0;
-    let (writes_waited, reads_waited) =
-        (end_latency.since(start_latency).to_latencies(), end_reads.since(start_reads).to_latencies());
+    let (writes_waited, reads_waited) = (
+        end.latency.since(&start.latency).to_latencies(),
+        end.read_latency.since(&start.read_latency).to_latencies(),
+    );
     let rw = point.read_pct.map(|_| {
         let reads: u64 = workers.iter().map(|w| w.reads).sum();
         let writes = acquisitions - reads;
@@ -319,7 +349,12 @@ fn summarize<L: RawLock>(
     let acquire_latency = timed.then(|| {
         let mut all = writes_waited;
         all.merge(&reads_waited);
-        AcquireLatency { every: latency_every, distribution: Distribution::of(&all) }
+        AcquireLatency {
+            every: latency_every,
+            distribution: Distribution::of(&all),
+            spans_at_least: end.acquired().saturating_sub(start.acquired_after),
+            spans_at_most: end.acquired_after.saturating_sub(start.acquired()),
+        }
     });
     let hold_ns: u64 = workers.iter().map(|w| w.hold_ns).sum();
     let counts: Vec<u64> = workers.iter().map(|w| w.acquisitions).collect();
