@@ -48,6 +48,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
+
 LOCKS = ["adaptive", "pthread", "pthread-adaptive", "std", "parking_lot"]
 PEERS = LOCKS[1:]
 THREADS = [1, 2, 4, 16, 256]
@@ -101,6 +104,7 @@ def analyse(source):
         cells.setdefault(key, {})[pt["lock"]] = {
             "mean": p["stats"]["mean"],
             "jain": p["sample"]["fairness"]["jain"],
+            "rounds": {r["round"]: r["cs_per_s"] for r in p["runs"] if r.get("status") == "measured"},
         }
     rows = []
     for threads in THREADS:
@@ -146,7 +150,28 @@ def analyse(source):
         "rounds": doc["spec"]["repeat"]["runs"],
     }
     summary.update(headroom(rows, cells))
+    summary["geomean_ci"] = geomean_interval(rows)
     return {"source": source, "doc": doc, "cells": cells, "rows": rows, "summary": summary}
+
+
+def geomean_interval(rows):
+    """The geometric mean's own 95% interval, over rounds: each round's geometric mean of its 20
+    ratios (adaptive / the row's best peer, both measured in that round), judged as a paired
+    series against 1 by contend compare. None with fewer than two complete rounds."""
+    rounds = set.intersection(*(set(r["cells"]["adaptive"]["rounds"]) & set(r["cells"][r["best"]]["rounds"])
+                                for r in rows)) if rows else set()
+    if len(rounds) < 2:
+        return None
+    series = []
+    for k in sorted(rounds):
+        logs = [math.log(r["cells"]["adaptive"]["rounds"][k] / r["cells"][r["best"]]["rounds"][k]) for r in rows]
+        series.append({"one": 1.0, "geomean": math.exp(sum(logs) / len(logs))})
+    return paired(CONTEND, series, "one")["geomean"]["ci95"]
+
+
+def geomean_text(s):
+    ci = s.get("geomean_ci")
+    return f"{s['geomean']:.3f}" + (f" (95% interval over rounds {ci[0]:.3f}..{ci[1]:.3f})" if ci else "")
 
 
 def headroom(rows, cells):
@@ -199,7 +224,7 @@ def print_text(a):
     print()
     print(f"adaptive against the best peer, paired by round: {s['faster']} faster, "
           f"{s['indistinguishable']} indistinguishable, {s['slower']} SLOWER of {s['points']} points; "
-          f"geometric mean of the ratios {s['geomean']:.3f}; "
+          f"geometric mean of the ratios {geomean_text(s)}; "
           f"Jain more than 0.05 below the best peer's at {s['unfair']}")
     print(f"issue 39: a peer significantly faster and as fair (Jain within {FAIR_MARGIN}) at "
           f"{s['dominated']} points, a faster but less fair peer only at {s['traded']}; criterion "
@@ -253,7 +278,7 @@ def markdown(analyses):
                        f"| {c['adaptive']['jain']:.3f} | {c[r['best']]['jain']:.3f} "
                        f"| {faster_peers(r)} |")
         out += ["", f"{s['faster']} faster, {s['indistinguishable']} indistinguishable, {s['slower']} slower "
-                f"of {s['points']} points; geometric mean {s['geomean']:.3f}; Jain more than 0.05 below the "
+                f"of {s['points']} points; geometric mean {geomean_text(s)}; Jain more than 0.05 below the "
                 f"best peer's at {s['unfair']} points.", ""]
     out += ["## The criteria", "", "| criterion | " + " | ".join(f"run {i}" for i in range(1, len(analyses) + 1))
             + " |", "|---|" + "---|" * len(analyses)]
