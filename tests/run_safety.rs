@@ -251,7 +251,8 @@ fn the_program_gets_a_shells_signals_and_its_own_streams() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stdout.contains("SigBlk:\t0000000000000000"), "{stdout}");
-    assert!(stdout.contains(&inherited_ignored()), "{stdout} (expected {})", inherited_ignored());
+    let ignored = inherited_ignored();
+    assert!(stdout.contains(&ignored), "{stdout} (expected {ignored})");
     assert!(stdout.ends_with("waited\n"), "the program's stdout is contend's stdout: {stdout}");
     assert!(stderr.contains("wall s"), "the table is on stderr: {stderr}");
     // A program that terminates on SIGTERM does: the signal's default.
