@@ -211,27 +211,22 @@ fn measure<L: RawLock, T: Send>(
     let probes = Probes::new(ctx.futex.as_ref(), usage);
     let timed = point.latency_every > 0;
     let rw = point.read_pct.is_some();
-    let acquired = || (0..n).map(|i| arena.slot(i).read(rw).acquisitions).sum::<u64>();
     let snapshot = || {
         let counts = (0..n).map(|i| arena.slot(i).read(rw)).collect::<Vec<_>>();
-        let mut reading = Reading {
-            counts,
-            latency: Counts(Vec::new()),
-            read_latency: Counts(Vec::new()),
-            acquired_after: 0,
-        };
+        let (mut latency, mut read_latency) = (Counts(Vec::new()), Counts(Vec::new()));
         if timed {
-            reading.latency = Counts::default();
-            (0..n).for_each(|i| arena.slot(i).latency.add_to(&mut reading.latency.0));
+            latency = Counts::default();
+            (0..n).for_each(|i| arena.slot(i).latency.add_to(&mut latency.0));
         }
         if timed && rw {
-            reading.read_latency = Counts::default();
-            (0..n).for_each(|i| arena.slot(i).read_latency.add_to(&mut reading.read_latency.0));
+            read_latency = Counts::default();
+            (0..n).for_each(|i| arena.slot(i).read_latency.add_to(&mut read_latency.0));
         }
         // The histograms were read after the counters: the acquisitions
         // they saw lie between the two counts.
-        reading.acquired_after = if timed { acquired() } else { 0 };
-        reading
+        let acquired_after =
+            if timed { (0..n).map(|i| arena.slot(i).read(rw).acquisitions).sum() } else { 0 };
+        Reading { counts, latency, read_latency, acquired_after }
     };
     let (window, worker_rss) = {
         // Stops the workers on every way out of this block.
