@@ -37,7 +37,7 @@
 //!    127); other waiters pause and yield a few times, then sleep, and do
 //!    not take a free lock kept for a spinner or a woken sleeper.
 //! 6. **Rotation by time.** After a quantum of 50 wake costs in the active
-//!    set, the thread's next turn (or unlock) also wakes a sleeper for the
+//!    set (up to 4x that when only one to four threads sleep), the thread's next turn (or unlock) also wakes a sleeper for the
 //!    spinner slot (ROTATING; with no spinner, state 2), and the thread
 //!    sleeps. Sleepers sleep on the bell, a separate word that changes only
 //!    when a wake is rung, and only a sleeper a wake was rung for may act.
@@ -142,7 +142,8 @@ pub struct Budgets {
     pub turn_ns: u64,
     /// How long a spinner that asked waits for its turn before it sleeps.
     pub patience_ns: u64,
-    /// How long a thread stays in the active set before it makes way.
+    /// How long a thread stays in the active set before it makes way,
+    /// with many asleep (`word::quantum_for` stretches it when few are).
     pub quantum_ns: u64,
     /// How many pauses the first unlock after a slow lock waits for the
     /// thread that gave it the turn before it wakes a sleeper.

@@ -81,22 +81,46 @@ fn a_release_that_decides_is_left_to_the_slow_unlock() {
     assert_eq!(with(SPINNER | (15 * TICK)), Some(SPINNER));
 }
 
+/// Enough sleepers for the base quantum, unstretched.
+const MANY_ASLEEP: u32 = 100;
+
+#[test]
+fn few_sleepers_stretch_the_quantum_and_many_do_not() {
+    let base = 500_000;
+    let stretched: Vec<u64> =
+        [1, 2, 3, 4, 5, 8, MANY_ASLEEP, 65_535].iter().map(|&n| quantum_for(base, n) / base).collect();
+    assert_eq!(stretched, [4, 4, 2, 2, 1, 1, 1, 1]);
+    // Through the owner's look: with two asleep, a stay one base quantum
+    // old goes on, and one four base quanta old is over.
+    let lock = Adaptive::<DefaultFutex>::new(&LockConfig::default());
+    let base = lock.slots.quantum_ns();
+    let node = node(false, 0);
+    assert!(!lock.quantum_over(&node, 2));
+    let since = node.since.get();
+    node.since.set(since.saturating_sub(base + 1).max(1));
+    node.countdown.set(0);
+    assert!(!lock.quantum_over(&node, 2));
+    node.since.set(since.saturating_sub(4 * base + 1).max(1));
+    node.countdown.set(0);
+    assert!(lock.quantum_over(&node, 2));
+}
+
 #[test]
 fn a_quantum_once_over_stays_over_without_a_look_until_the_thread_sleeps() {
     let lock = Adaptive::<DefaultFutex>::new(&LockConfig::default());
     let node = node(false, 0);
     // The first look starts the quantum and counts down to the next one.
-    assert!(!lock.quantum_over(&node));
+    assert!(!lock.quantum_over(&node, MANY_ASLEEP));
     let since = node.since.get();
     assert!(since != 0 && since != u64::MAX);
     assert_eq!(node.countdown.get(), CLOCK_EVERY - 1);
     // A stay that began a quantum ago is over, and marked so.
     node.since.set(since.saturating_sub(lock.slots.quantum_ns() + 1).max(1));
     node.countdown.set(0);
-    assert!(lock.quantum_over(&node));
+    assert!(lock.quantum_over(&node, MANY_ASLEEP));
     assert_eq!(node.since.get(), u64::MAX);
     // Over without a look: the countdown is not restarted.
-    assert!(lock.quantum_over(&node));
+    assert!(lock.quantum_over(&node, MANY_ASLEEP));
     assert_eq!(node.countdown.get(), 0);
 }
 
@@ -105,7 +129,7 @@ fn the_next_look_is_paced_by_the_unlocks_since_the_last() {
     let lock = Adaptive::<DefaultFutex>::new(&LockConfig::default());
     let quantum = lock.slots.quantum_ns();
     let node = node(false, 0);
-    assert!(!lock.quantum_over(&node));
+    assert!(!lock.quantum_over(&node, MANY_ASLEEP));
     // A stay that began in the future is not over however slow this
     // thread runs, so only the pace decides the countdown.
     node.since.set(u64::MAX - 1);
@@ -114,14 +138,14 @@ fn the_next_look_is_paced_by_the_unlocks_since_the_last() {
     // as far as allowed.
     node.looked.set((u64::MAX - 1, CLOCK_EVERY));
     node.countdown.set(0);
-    assert!(!lock.quantum_over(&node));
+    assert!(!lock.quantum_over(&node, MANY_ASLEEP));
     let far = (quantum / LOOKS_PER_QUANTUM).clamp(1, MAX_EVERY);
     assert_eq!(u64::from(node.countdown.get()), far - 1);
     // One unlock took half a quantum or more: the very next unlock looks.
     let (now, _) = node.looked.get();
     node.looked.set((now - quantum / 2, 1));
     node.countdown.set(0);
-    assert!(!lock.quantum_over(&node));
+    assert!(!lock.quantum_over(&node, MANY_ASLEEP));
     assert_eq!(node.countdown.get(), 0);
 }
 

@@ -25,7 +25,8 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
                 // Nobody left to take a kept slot.
                 rest &= !ROTATING;
             }
-            let over_now = sleepers(w) > 0 && *over.get_or_insert_with(|| self.quantum_over(node));
+            let over_now =
+                sleepers(w) > 0 && *over.get_or_insert_with(|| self.quantum_over(node, sleepers(w)));
             let (next, wake, retire) = if w == LOCKED {
                 // The guess was a bare lock: nothing to decide.
                 (UNLOCKED, false, false)
@@ -167,7 +168,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
     /// unlock until then cost the owner a clock read a critical section
     /// at a 0 ns hold while it waited for a spinner to ask.
     #[cfg(not(loom))]
-    pub(super) fn quantum_over(&self, node: &AdaptiveNode) -> bool {
+    pub(super) fn quantum_over(&self, node: &AdaptiveNode, sleepers: u32) -> bool {
         let left = node.countdown.get();
         if left > 0 {
             node.countdown.set(left - 1);
@@ -178,7 +179,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
             return true;
         }
         let now = now_ns();
-        let quantum = self.slots.quantum_ns();
+        let quantum = quantum_for(self.slots.quantum_ns(), sleepers);
         let (over, every) = match since {
             0 => {
                 node.since.set(now);
@@ -202,7 +203,7 @@ impl<F: Futex, S: Layout> Adaptive<F, S> {
 
     /// Under loom (no clock): every other call, so the model covers both.
     #[cfg(loom)]
-    pub(super) fn quantum_over(&self, node: &AdaptiveNode) -> bool {
+    pub(super) fn quantum_over(&self, node: &AdaptiveNode, _sleepers: u32) -> bool {
         let left = node.countdown.get();
         node.countdown.set(if left > 0 { left - 1 } else { 1 });
         left == 0
