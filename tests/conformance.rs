@@ -258,3 +258,13 @@ fn a_broken_lock_is_caught_and_named() {
     let msg = format!("{err:#}");
     assert!(msg.contains("mutual exclusion violated by lock `leaky`"), "{msg}");
 }
+
+/// At hold 0 with no idle the workers run their bare loop (no hold, idle
+/// or fault code at all), which must keep the witness.
+#[test]
+fn a_broken_lock_is_caught_by_the_bare_loop_too() {
+    let p = point("leaky", 4, Some(1), Work::NONE);
+    let err = run::<Leaky>(&p, &RunContext::default()).expect_err("the witness must catch it");
+    let msg = format!("{err:#}");
+    assert!(msg.contains("mutual exclusion violated by lock `leaky`"), "{msg}");
+}
