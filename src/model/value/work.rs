@@ -1,15 +1,31 @@
 //! Work inside (`--hold`) and outside (`--idle`) the critical section.
 //!
 //! `1us` or `busy:1us` spins on CLOCK_MONOTONIC until the time has passed, as
-//! futex-scalability.c did, so the CPU stays busy; `sleep:50us` calls
-//! nanosleep, so the thread leaves the CPU. `0` does nothing at all (not
-//! even a clock read).
+//! futex-scalability.c did, so the CPU stays busy (from a dithered phase,
+//! so that its overshoot does not depend on how the loop was compiled);
+//! `sleep:50us` calls nanosleep, so the thread leaves the CPU. `0` does
+//! nothing at all (not even a clock read).
 
 use crate::model::value::duration::{format_nanos, parse_nanos};
 use locks::sys::clock::monotonic_ns;
 use serde::Serialize;
 use std::fmt;
 use std::time::Duration;
+
+/// Busy work ends at the first clock read past its length, and the reads
+/// fall on a grid set by the loop's time per read (25 to 28 ns here): so
+/// the overshoot is a fixed function of that time and of the length, a
+/// sawtooth that moved the median overshoot of a 1 µs hold between 2 and
+/// 27 ns as the length went up by 2 ns at a time. Two compilations of the
+/// same loop (each lock's worker has its own) sat on different teeth:
+/// at one thread and 1 µs, std's hold read 1.011 to 1.012 µs and
+/// adaptive's 1.019, and std came out 0.6 to 0.9% faster than adaptive
+/// and than futex and parking_lot, by the harness alone. Before its first
+/// read the loop therefore steps 0 to `DITHER_STEPS` - 1 times (a cycle or
+/// so each), by the start time's low bits: the phase of the grid is
+/// spread over about a read, and the mean overshoot is about half a read
+/// whatever the code's timing. It costs no clock read and no state.
+const DITHER_STEPS: u64 = 64;
 
 /// How the time is spent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -89,12 +105,17 @@ impl Work {
         // (crate::measure::section).
         let start = start.unwrap_or_else(monotonic_ns);
         match self.mode {
-            WorkMode::Busy => loop {
-                let spent = monotonic_ns().saturating_sub(start);
-                if spent >= self.ns {
-                    return spent;
+            WorkMode::Busy => {
+                for i in 0..start % DITHER_STEPS {
+                    std::hint::black_box(i);
                 }
-            },
+                loop {
+                    let spent = monotonic_ns().saturating_sub(start);
+                    if spent >= self.ns {
+                        return spent;
+                    }
+                }
+            }
             WorkMode::Sleep => {
                 std::thread::sleep(Duration::from_nanos(self.ns));
                 monotonic_ns().saturating_sub(start)
