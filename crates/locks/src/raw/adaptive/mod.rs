@@ -37,10 +37,11 @@
 //!    127); other waiters pause and yield a few times, then sleep, and do
 //!    not take a free lock kept for a spinner or a woken sleeper.
 //! 6. **Rotation by time.** After a quantum of 50 wake costs in the active
-//!    set (up to 4x that when only one to four threads sleep), the thread's next turn (or unlock) also wakes a sleeper for the
-//!    spinner slot (ROTATING; with no spinner, state 2), and the thread
-//!    sleeps. Sleepers sleep on the bell, a separate word that changes only
-//!    when a wake is rung, and only a sleeper a wake was rung for may act.
+//!    set (up to 4x that while only one to four threads sleep), the
+//!    thread's next turn (or unlock) also wakes a sleeper for the spinner
+//!    slot (ROTATING; with no spinner, state 2), and the thread sleeps.
+//!    Sleepers sleep on the bell, a separate word that changes only when a
+//!    wake is rung, and only a sleeper a wake was rung for may act.
 //!
 //! Invariants:
 //! - Every decision (wake or not, hand to whom, sleep or claim) is made on

@@ -85,10 +85,10 @@ pub(super) const TURN_WAKES: u64 = 2;
 pub(super) const PATIENCE_WAKES: u64 = 2;
 /// The quantum, in wake costs: a thread stays in the active set (owner or
 /// spinner) this long before it makes way for a sleeper (longer when few
-/// sleep: `quantum_for`), so a rotation,
-/// which costs one wake, costs about 2% of the time it buys. (At 25, 4
-/// threads at a 1 µs hold lost some 5% of throughput to rotations; at 50,
-/// 256 threads still share within Jain 0.95 at a 1 µs hold over 200 ms.)
+/// sleep: `quantum_for`), so a rotation, which costs one wake, costs
+/// about 2% of the time it buys. (At 25, 4 threads at a 1 µs hold lost
+/// some 5% of throughput to rotations; at 50, 256 threads still share
+/// within Jain 0.95 at a 1 µs hold over 200 ms.)
 #[cfg(not(loom))]
 pub(super) const QUANTUM_WAKES: u64 = 50;
 
