@@ -251,20 +251,23 @@ fn a_rwlock_that_lets_readers_in_beside_a_writer_is_caught() {
     assert!(msg.contains("lock `leaky-rw` let readers in beside a writer"), "{msg}");
 }
 
-#[test]
-fn a_broken_lock_is_caught_and_named() {
-    let p = point("leaky", 4, Some(1), Work::busy(200));
+/// Runs the broken lock at `hold` on 4 threads: the witness must catch it
+/// and the error name the lock.
+fn leaky_is_caught_and_named(hold: Work) {
+    let p = point("leaky", 4, Some(1), hold);
     let err = run::<Leaky>(&p, &RunContext::default()).expect_err("the witness must catch it");
     let msg = format!("{err:#}");
     assert!(msg.contains("mutual exclusion violated by lock `leaky`"), "{msg}");
+}
+
+#[test]
+fn a_broken_lock_is_caught_and_named() {
+    leaky_is_caught_and_named(Work::busy(200));
 }
 
 /// At hold 0 with no idle the workers run their bare loop (no hold, idle
 /// or fault code at all), which must keep the witness.
 #[test]
 fn a_broken_lock_is_caught_by_the_bare_loop_too() {
-    let p = point("leaky", 4, Some(1), Work::NONE);
-    let err = run::<Leaky>(&p, &RunContext::default()).expect_err("the witness must catch it");
-    let msg = format!("{err:#}");
-    assert!(msg.contains("mutual exclusion violated by lock `leaky`"), "{msg}");
+    leaky_is_caught_and_named(Work::NONE);
 }
