@@ -11,25 +11,21 @@ e.g.   scripts/experiments/ab-binaries.py /tmp/contend-old target/release/conten
 """
 
 import argparse
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
+from lockpoint import lock_point  # noqa: E402  (scripts/lib/lockpoint.py)
 from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
 
 
 
 def measure(binary, args):
     """(cs/s, Jain's index, CPU idle %, lock sleeps per second) of one run."""
-    out = subprocess.run([binary, "lock", *args, "--runs", "1", "--count-futex", "off",
-                          "--max-steal", "off", "--no-progress", "--export-json", "-"],
-                         capture_output=True, text=True, check=True).stdout
-    point = json.loads(out)["points"][0]
+    point = lock_point(binary, [*args, "--runs", "1"])
     sample = point["sample"]
     sleeps = (sample["lock_counters"] or {"waits": 0})["waits"] / sample["window_s"]
     return point["stats"]["mean"], sample["fairness"]["jain"], sample["cpu"]["idle_pct"], sleeps

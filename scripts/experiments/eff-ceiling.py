@@ -27,7 +27,6 @@ e.g.   scripts/experiments/eff-ceiling.py --rounds 6
 """
 
 import argparse
-import json
 import os
 import random
 import subprocess
@@ -35,19 +34,18 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
+from lockpoint import lock_point  # noqa: E402  (scripts/lib/lockpoint.py)
 from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
 
 SPIN_LOCKS = ("tas", "ttas", "backoff")
 
 
 def measure(contend, lock, threads, args):
-    """(cs/s mean over the invocation's runs, Jain's index of its median run)."""
-    out = subprocess.run([contend, "lock", "--lock", lock, "--threads", str(threads), "--hold", args.hold,
-                          "--runs", str(args.runs), "--duration", args.duration, "--count-futex", "off",
-                          "--max-steal", "off", "--no-progress", "--export-json", "-"],
-                         capture_output=True, text=True, check=True).stdout
-    point = json.loads(out)["points"][0]
-    return point["stats"]["mean"], point["sample"]["fairness"]["jain"]
+    """(cs/s mean over the invocation's runs, Jain's index of its median
+    run, the hold in ns as contend read `--hold`)."""
+    point = lock_point(contend, ["--lock", lock, "--threads", str(threads), "--hold", args.hold,
+                                 "--runs", str(args.runs), "--duration", args.duration])
+    return point["stats"]["mean"], point["sample"]["fairness"]["jain"], point["point"]["hold"]["ns"]
 
 
 def beside(contend, args):
@@ -76,11 +74,6 @@ def main():
     args = parser.parse_args()
     if args.rounds < 2 or args.threads < 2:
         parser.error("--rounds and --threads must be at least 2")
-    # contend's own reading of --hold, from a 10 ms run of the no-op lock.
-    probe = subprocess.run([args.contend, "lock", "--lock", "noop", "--threads", "1", "--hold", args.hold,
-                            "--runs", "1", "--duration", "10ms", "--no-progress", "--export-json", "-"],
-                           capture_output=True, text=True, check=True).stdout
-    hold_ns = json.loads(probe)["points"][0]["point"]["hold"]["ns"]
     random.seed(args.seed)
     print(machine.header())
     n = args.threads
@@ -95,7 +88,7 @@ def main():
         random.shuffle(order)
         r = {}
         for name in order:
-            r[name], j = variants[name]()
+            r[name], j, hold_ns = variants[name]()
             jain[name].append(j)
         rounds.append(r)
         print(f"round {i + 1}: " + ", ".join(f"{name} {r[name] * hold_ns / 1e7:.1f}" for name in variants),

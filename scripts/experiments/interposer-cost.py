@@ -42,16 +42,15 @@ e.g.   scripts/experiments/interposer-cost.py --rounds 12 --markdown docs/result
 """
 
 import argparse
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
 from emit import emit  # noqa: E402  (scripts/lib/emit.py)
+from lockpoint import lock_point  # noqa: E402  (scripts/lib/lockpoint.py)
 from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
 
 
@@ -79,11 +78,9 @@ def variants(contend, so, other=None):
 def ns_per_cycle(contend, args, env, duration, threads="1", hold="0"):
     full = {**os.environ, **env}
     full.pop("CONTEND_RUN_DIR", None)
-    out = subprocess.run([contend, "lock", *args, "--threads", threads, "--hold", hold, "--idle", "0",
-                          "--duration", duration, "--runs", "1", "--count-futex", "off",
-                          "--max-steal", "off", "--no-progress", "--export-json", "-"],
-                         capture_output=True, text=True, check=True, env=full).stdout
-    return 1e9 / json.loads(out)["points"][0]["stats"]["mean"]
+    point = lock_point(contend, [*args, "--threads", threads, "--hold", hold, "--idle", "0",
+                                 "--duration", duration, "--runs", "1"], env=full)
+    return 1e9 / point["stats"]["mean"]
 
 
 def main():

@@ -15,14 +15,13 @@ e.g.   scripts/experiments/latency-cost.py --rounds 20 --markdown docs/results/l
 """
 
 import argparse
-import json
 import os
 import random
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
+from lockpoint import lock_point  # noqa: E402  (scripts/lib/lockpoint.py)
 from paired import paired  # noqa: E402  (scripts/lib/paired.py)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -31,10 +30,7 @@ DEFAULT_BINARY = os.path.join(HERE, "..", "..", "target", "release", "contend")
 
 def measure(binary, point, every):
     """(cs/s, spacing the run used) of one run."""
-    out = subprocess.run([binary, "lock", *point, "--latency-every", every, "--runs", "1",
-                          "--count-futex", "off", "--max-steal", "off", "--no-progress",
-                          "--export-json", "-"], capture_output=True, text=True, check=True).stdout
-    p = json.loads(out)["points"][0]
+    p = lock_point(binary, [*point, "--latency-every", every, "--runs", "1"])
     return p["stats"]["mean"], p["point"]["latency_every"]
 
 
