@@ -20,19 +20,45 @@
 
 use libc::{pthread_cond_t, pthread_mutex_t};
 use locks::in_mutex::Swap;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 
 /// Mutexes that can be chosen in one execution.
 pub const MAX_MUTEXES: usize = 16;
-/// Condition variables that can be converted in one process.
-const MAX_CONDS: usize = 256;
+/// Condition variables listed per page: a page is 4 KiB.
+const PER_PAGE: usize = 510;
 
 static ADDRESSES: [AtomicUsize; MAX_MUTEXES] = [const { AtomicUsize::new(0) }; MAX_MUTEXES];
 static LOCKS: [AtomicU8; MAX_MUTEXES] = [const { AtomicU8::new(0) }; MAX_MUTEXES];
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 
-static CONDS: [AtomicUsize; MAX_CONDS] = [const { AtomicUsize::new(0) }; MAX_CONDS];
-static CONDS_USED: AtomicUsize = AtomicUsize::new(0);
+/// The converted condition variables: a chain of pages, the first
+/// static, the rest from mmap as the program needs them (no limit: one
+/// chosen mutex may guard a condition variable per connection). All-zero
+/// bytes are an empty page.
+#[repr(C)]
+struct CondPage {
+    next: AtomicPtr<CondPage>,
+    used: AtomicUsize,
+    addresses: [AtomicUsize; PER_PAGE],
+}
+
+static CONDS: CondPage = CondPage {
+    next: AtomicPtr::new(std::ptr::null_mut()),
+    used: AtomicUsize::new(0),
+    addresses: [const { AtomicUsize::new(0) }; PER_PAGE],
+};
+
+/// The pages of [`CONDS`], in order.
+fn pages() -> impl Iterator<Item = &'static CondPage> {
+    let mut page: *const CondPage = &CONDS;
+    std::iter::from_fn(move || {
+        // SAFETY: the static page, or one `list` mapped and published with
+        // Release (read here with Acquire); pages are never unmapped.
+        let p = unsafe { page.as_ref()? };
+        page = p.next.load(Ordering::Acquire);
+        Some(p)
+    })
+}
 
 /// A mutex's address as contend passes it (`0x...`, not 0).
 pub fn address(at: &str) -> Result<usize, String> {
@@ -79,21 +105,39 @@ pub fn lock_of(m: *mut pthread_mutex_t) -> Option<Swap> {
 /// Whether `c` is this library's condition variable.
 #[inline]
 pub fn is_ours(c: *mut pthread_cond_t) -> bool {
-    let n = CONDS_USED.load(Ordering::Acquire).min(MAX_CONDS);
-    CONDS[..n].iter().any(|k| k.load(Ordering::Relaxed) == c as usize)
+    pages().any(|p| {
+        let n = p.used.load(Ordering::Acquire).min(PER_PAGE);
+        p.addresses[..n].iter().any(|k| k.load(Ordering::Relaxed) == c as usize)
+    })
 }
 
 /// Lists `c` as this library's condition variable (the caller, cond.rs,
-/// has converted it, holding [`CONVERTING`]).
+/// has converted it, holding [`CONVERTING`]). A full last page gets a new
+/// one; if the kernel refuses it, the thread says so once and waits for
+/// memory (a condition variable left unlisted would lose its wake-ups).
 pub fn list(c: *mut pthread_cond_t) {
-    let used = CONDS_USED.load(Ordering::Relaxed);
-    if used == MAX_CONDS {
-        locks::sys::process::die(&format!(
-            "contend-interpose: more than {MAX_CONDS} condition variables waited on with chosen mutexes"
-        ));
+    let mut last = pages().last().expect("the static page");
+    let mut said = false;
+    while last.used.load(Ordering::Relaxed) == PER_PAGE {
+        match locks::sys::pages::zeroed(std::mem::size_of::<CondPage>()) {
+            Ok(p) => {
+                last.next.store(p.as_ptr().cast(), Ordering::Release);
+                last = pages().last().expect("just linked");
+            }
+            Err(_) => {
+                if !std::mem::replace(&mut said, true) {
+                    crate::say::say(
+                        locks::in_mutex::said::Gravity::Fault,
+                        "a thread waits for memory to list a condition variable: the kernel refused a page",
+                    );
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
     }
-    CONDS[used].store(c as usize, Ordering::Relaxed);
-    CONDS_USED.store(used + 1, Ordering::Release);
+    let used = last.used.load(Ordering::Relaxed);
+    last.addresses[used].store(c as usize, Ordering::Relaxed);
+    last.used.store(used + 1, Ordering::Release);
 }
 
 /// Held while a condition variable converts (one at a time).
@@ -110,5 +154,17 @@ mod tests {
         assert!(super::parse("pthread@0x1000").is_err());
         assert!(super::parse("tas@4096").is_err());
         assert!(super::parse("tas").is_err());
+    }
+
+    #[test]
+    fn condition_variables_are_listed_past_a_page_without_limit() {
+        let base = 0x7000_0000usize;
+        let n = 3 * super::PER_PAGE + 7;
+        for i in 0..n {
+            super::list((base + 64 * i) as *mut _);
+        }
+        assert!((0..n).all(|i| super::is_ours((base + 64 * i) as *mut _)));
+        assert!(!super::is_ours((base + 64 * n) as *mut _));
+        assert!(super::pages().count() >= 4);
     }
 }

@@ -59,10 +59,7 @@ fn next(name: &[u8]) -> *mut libc::c_void {
     // literal); RTLD_NEXT is a valid pseudo-handle.
     let f = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr() as *const c_char) };
     if f.is_null() {
-        locks::sys::process::die(&format!(
-            "contend-interpose: glibc has no {}",
-            String::from_utf8_lossy(&name[..name.len() - 1])
-        ));
+        crate::say::die(&format!("glibc has no {}", String::from_utf8_lossy(&name[..name.len() - 1])));
     }
     f
 }

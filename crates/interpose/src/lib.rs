@@ -48,6 +48,7 @@ mod profile;
 mod report;
 mod route;
 mod rwlock;
+mod say;
 mod slots;
 mod stack;
 mod swapped;

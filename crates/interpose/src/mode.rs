@@ -5,7 +5,8 @@
 //! profiled (`CONTEND_RUN_PROFILE=1`), whether one mutex's critical
 //! sections are lengthened (`CONTEND_RUN_DELAY`, `delay.rs`), and the wake cost `contend`
 //! measured (`CONTEND_WAKE_NS`, so `adaptive` does not spend 10 ms and two
-//! threads measuring it again in every process).
+//! threads measuring it again in every process, nor allocate inside a
+//! lock: without it, a fallback is assumed).
 //!
 //! Decided on the first pthread call rather than in a constructor, with
 //! getenv (no allocation), because another library's constructor may lock
@@ -103,31 +104,37 @@ fn decide() -> Mode {
         None | Some("") => Swap::Pthread,
         Some(name) => match Swap::parse(name).filter(|s| s.check().is_ok()) {
             Some(s) => s,
-            None => locks::sys::process::die(&format!(
-                "contend-interpose: CONTEND_RUN_LOCK={name} is not a lock that fits in a pthread_mutex_t"
+            None => crate::say::die(&format!(
+                "CONTEND_RUN_LOCK={name} is not a lock that fits in a pthread_mutex_t"
             )),
         },
     };
     let chosen = match env(b"CONTEND_RUN_MUTEXES\0") {
         None | Some("") => 0,
         Some(_) if swap != Swap::Pthread => {
-            locks::sys::process::die("contend-interpose: CONTEND_RUN_LOCK and CONTEND_RUN_MUTEXES both set")
+            crate::say::die("CONTEND_RUN_LOCK and CONTEND_RUN_MUTEXES both set")
         }
         Some(spec) => match crate::chosen::parse(spec) {
             Ok(()) => CHOSEN,
-            Err(why) => locks::sys::process::die(&format!("contend-interpose: CONTEND_RUN_MUTEXES: {why}")),
+            Err(why) => crate::say::die(&format!("CONTEND_RUN_MUTEXES: {why}")),
         },
     };
     let delay = match env(b"CONTEND_RUN_DELAY\0") {
         None | Some("") => 0,
         Some(spec) => match crate::delay::parse(spec) {
             Ok(()) => DELAY,
-            Err(why) => locks::sys::process::die(&format!("contend-interpose: CONTEND_RUN_DELAY: {why}")),
+            Err(why) => crate::say::die(&format!("CONTEND_RUN_DELAY: {why}")),
         },
     };
-    if let Some(ns) = env(b"CONTEND_WAKE_NS\0").and_then(|v| v.parse::<u64>().ok()) {
-        locks::sys::wake_cost::assume(std::time::Duration::from_nanos(ns));
-    }
+    // Never measured here: the measurement's helper threads allocate, and
+    // under a swapped lock their allocations take the program's
+    // allocator's mutexes from inside the lock that wanted the cost
+    // (jemalloc hung that way). Without contend's figure (one CPU: nothing
+    // to measure across), the fallback.
+    let wake = env(b"CONTEND_WAKE_NS\0").and_then(|v| v.parse::<u64>().ok());
+    locks::sys::wake_cost::assume(
+        wake.map_or(locks::sys::wake_cost::FALLBACK, std::time::Duration::from_nanos),
+    );
     let profile = env(b"CONTEND_RUN_PROFILE\0") == Some("1");
     crate::plain::set(swap);
     let bits = swap as u8 | chosen | delay | if profile { PROFILE } else { 0 };

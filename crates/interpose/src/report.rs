@@ -36,6 +36,7 @@ extern "C" fn loaded() {
     // SAFETY: registers a plain function with no preparation or parent
     // handler; it touches only static tables.
     unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
+    locks::in_mutex::nodes::on_starved(crate::say::starved);
     mark_loaded();
 }
 
@@ -213,7 +214,7 @@ fn frames(out: &mut Sink, stack: &Frames) {
 /// everyone else. A process that outlives the run finds it gone, or
 /// finds another directory (another owner or inode) in its place, and
 /// writes nothing; a symlink is not followed.
-fn open_dir() -> Option<libc::c_int> {
+pub(crate) fn open_dir() -> Option<libc::c_int> {
     // SAFETY: NUL-terminated names; getenv's results live with the process.
     let (dir, id) =
         unsafe { (libc::getenv(c"CONTEND_RUN_DIR".as_ptr()), libc::getenv(c"CONTEND_RUN_DIR_ID".as_ptr())) };
@@ -250,7 +251,7 @@ fn open_dir() -> Option<libc::c_int> {
 /// Creates this process's file `<what>.<pid>.tsv` in `dir`, or
 /// `<what>.<pid>.<k>.tsv` if a process of the same pid (recycled within
 /// the run) made one already. Never follows or reuses a file that is there.
-fn create_in(dir: libc::c_int, what: &str, pid: libc::pid_t) -> Option<libc::c_int> {
+pub(crate) fn create_in(dir: libc::c_int, what: &str, pid: libc::pid_t) -> Option<libc::c_int> {
     for k in 0..64u32 {
         let mut name = [0u8; 64];
         let mut w = std::io::Cursor::new(&mut name[..63]);
@@ -278,6 +279,11 @@ fn report() {
     if DONE.swap(true, Relaxed) {
         return;
     }
+    // Decided before any file is opened: a mode that cannot be decided
+    // ends the process with a line on fd 2, which a program that closed
+    // its stderr at exit (coreutils do) would have given to our file.
+    let mode = crate::mode::current();
+    crate::say::node_notes();
     let Some(dir) = open_dir() else { return };
     // SAFETY: getpid cannot fail.
     let pid = unsafe { libc::getpid() };
@@ -288,7 +294,6 @@ fn report() {
     // SAFETY: once per process (the DONE flag above), on this thread.
     let modules = unsafe { crate::modules::Modules::list() };
     let mut out = Sink { fd, buf: [0; 4096], len: 0, modules };
-    let mode = crate::mode::current();
     let inits = Inits {
         swapped: INITS.swapped.load(Relaxed),
         glibc: std::array::from_fn(|i| INITS.glibc[i].load(Relaxed)),

@@ -15,6 +15,7 @@
 
 pub mod nodes;
 pub mod report;
+pub mod said;
 
 pub use nodes::Pooled;
 

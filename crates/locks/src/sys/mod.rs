@@ -19,6 +19,8 @@ pub mod libc_info;
 #[cfg(not(loom))]
 pub mod lockfile;
 #[cfg(not(loom))]
+pub mod pages;
+#[cfg(not(loom))]
 pub mod perf;
 pub mod perf_ring;
 #[cfg(not(loom))]

@@ -27,7 +27,7 @@ const ATTEMPTS_PER_SAMPLE: usize = 25;
 
 /// Used when measuring is impossible (no second thread): between bare
 /// metal (a few µs) and this VM.
-const FALLBACK: Duration = Duration::from_micros(5);
+pub const FALLBACK: Duration = Duration::from_micros(5);
 
 /// The wake cost as measured, with what it was measured from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
