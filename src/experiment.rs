@@ -41,6 +41,10 @@ pub trait Experiment {
     fn measure(spec: &Self::Spec) -> Result<Self::Outcome>;
     /// The outcome's warnings, and the signal that ended it early.
     fn ending(outcome: &Self::Outcome) -> (&[Warning], Option<Signal>);
+    /// Whether some point failed (reported, then exit status 1).
+    fn failed(_outcome: &Self::Outcome) -> bool {
+        false
+    }
     /// The report over it all.
     fn report<'a>(spec: &'a Self::Spec, env: &'a Environment, outcome: &'a Self::Outcome)
         -> impl Report + 'a;
@@ -63,6 +67,7 @@ pub fn run<E: Experiment>(args: &E::Args) -> Result<ExitCode> {
     emit(exports, &E::report(&spec, &environment, &outcome), E::TABLE_ON_STDERR)?;
     Ok(match interrupted {
         Some(sig) => ExitCode::from(signals::exit_status(sig)),
+        None if E::failed(&outcome) => ExitCode::FAILURE,
         None => ExitCode::SUCCESS,
     })
 }

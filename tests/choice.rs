@@ -16,7 +16,7 @@ fn run(exe: &Path, args: &[&str], dir: &Path) -> (Value, String) {
     let json = dir.join("run.json");
     let out = Command::cargo_bin("contend")
         .unwrap()
-        .args(["run", "--count-futex", "off", "--no-progress"])
+        .args(["run", "--count-futex", "off", "--no-progress", "--max-slowdown", "0"])
         .args(args)
         .arg("--export-json")
         .arg(&json)

@@ -28,7 +28,7 @@ fn export(family: &str, dir: &Path) -> (PathBuf, &'static str) {
             "alloc --allocator glibc --threads 2 --pairs 1 --iterations 20 --batch 8".split(' ').collect(),
             "pattern=local",
         ),
-        "run" => (vec!["run", "--lock", "pthread,tas"], "pthread"),
+        "run" => (vec!["run", "--lock", "pthread,tas", "--max-slowdown", "0"], "pthread"),
         other => panic!("no export for the family `{other}`: add one to tests/exports.rs"),
     };
     let mut cmd = contend();

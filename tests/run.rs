@@ -37,7 +37,7 @@ fn run_json(args: &[&str], program: &[&str]) -> Value {
     let json = dir.path().join("run.json");
     let runs: &[&str] = if args.contains(&"--runs") { &[] } else { &["--runs", "1"] };
     let out = contend()
-        .args(["run", "--count-futex", "off", "--no-progress", "--export-json"])
+        .args(["run", "--count-futex", "off", "--no-progress", "--max-slowdown", "0", "--export-json"])
         .arg(&json)
         .args(runs)
         .args(args)

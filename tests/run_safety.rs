@@ -39,7 +39,7 @@ fn interposer() -> PathBuf {
 fn run(args: &[&str], program: &[&str]) -> Output {
     interposer();
     assert_cmd::Command::new(contend_bin())
-        .args(["run", "--runs", "1", "--count-futex", "off", "--no-progress"])
+        .args(["run", "--runs", "1", "--count-futex", "off", "--no-progress", "--max-slowdown", "0"])
         .args(args)
         .arg("--")
         .args(program)

@@ -98,7 +98,13 @@ fn every_family_exports_valid_documents() {
         ),
         // A run with a profile, two locks and a child process (the shell
         // runs `true`), so every part of the run document is there.
-        export(&[&["run", "--profile", "--lock", "pthread,adaptive", "--top", "2"][..], &short].concat()),
+        export(
+            &[
+                &["run", "--profile", "--lock", "pthread,adaptive", "--top", "2", "--max-slowdown", "0"][..],
+                &short,
+            ]
+            .concat(),
+        ),
     ];
     for doc in &docs {
         let errors: Vec<String> =

@@ -38,7 +38,18 @@ fn the_prediction_for_shorter_critical_sections_agrees_with_running_them() {
     let json = dir.path().join("whatif.json");
     let out = Command::cargo_bin("contend")
         .unwrap()
-        .args(["run", "--what-if", &mutex, "--runs", "8", "--count-futex", "off", "--no-progress"])
+        .args([
+            "run",
+            "--what-if",
+            &mutex,
+            "--runs",
+            "8",
+            "--count-futex",
+            "off",
+            "--no-progress",
+            "--max-slowdown",
+            "0",
+        ])
         .arg("--export-json")
         .arg(&json)
         .arg("--")

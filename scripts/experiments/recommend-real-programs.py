@@ -79,8 +79,8 @@ def recommendation_rows(rec):
         for t in m["tried"]:
             v = t.get("vs")
             cells.append(f"{v['ratio']:.3f} ({ci(v)})" if v else
-                         "stopped: over 10x slower" if t.get("stopped") else "not used")
-        moved = all(t.get("vs") is None and not t.get("stopped") for t in m["tried"])
+                         f"failed: {t['failed']}" if t.get("failed") else "not used")
+        moved = all(t.get("vs") is None and not t.get("failed") for t in m["tried"])
         verdict = f"use {m['best']}" if m["best"] else ("unknown: not at its profiled address unprofiled" if moved
                                                         else "keep glibc")
         rows.append(f"| {m['address']:#x} | `{m['waits_at']}` | {m['wait_share']:.0%} | " + " | ".join(cells)
@@ -94,7 +94,7 @@ def reading(rec, w, rate):
     winners = [m for m in rec["mutexes"] if m["best"]]
     if not rec["mutexes"]:
         return ["No mutex a lock can replace was waited on: nothing to recommend."]
-    moved = [m for m in rec["mutexes"] if all(t.get("vs") is None and not t.get("stopped") for t in m["tried"])]
+    moved = [m for m in rec["mutexes"] if all(t.get("vs") is None and not t.get("failed") for t in m["tried"])]
     if moved:
         out.append(f"{len(moved)} of its mutexes (`{moved[0]['waits_at']}`) were not at their profiled address in "
                    "the unprofiled executions, so no lock reached them and nothing is known of them: choosing a "

@@ -48,9 +48,24 @@ pub fn run_rounds<S: RunRecord>(
     run: impl FnMut(usize, Purpose) -> Result<S>,
     after: impl FnMut(usize, &S),
 ) -> Result<Rounds<S>> {
+    run_rounds_from(points, plan, counting, None, run, after)
+}
+
+/// As [`run_rounds`], with point `first` (if any) run first in the first
+/// round, before the shuffled rest: a baseline whose run bounds the others'
+/// (`contend run`'s time limit is a multiple of glibc's execution).
+pub fn run_rounds_from<S: RunRecord>(
+    points: usize,
+    plan: &Repeat,
+    counting: bool,
+    first: Option<usize>,
+    run: impl FnMut(usize, Purpose) -> Result<S>,
+    after: impl FnMut(usize, &S),
+) -> Result<Rounds<S>> {
     let mut rounds = Engine {
         plan,
         counting,
+        first,
         run,
         after,
         state: (0..points)
@@ -77,6 +92,8 @@ struct Engine<'p, R, A, S> {
     plan: &'p Repeat,
     /// A counting run follows: --max-time keeps room for it.
     counting: bool,
+    /// Run first in the first round.
+    first: Option<usize>,
     run: R,
     after: A,
     state: Vec<PointState<S>>,
@@ -117,6 +134,12 @@ where
                 break;
             }
             self.rng.shuffle(&mut active);
+            if let Some(at) =
+                self.first.filter(|_| round == 0).and_then(|f| active.iter().position(|&i| i == f))
+            {
+                let first = active.remove(at);
+                active.insert(0, first);
+            }
             for i in active {
                 if let Some(sig) = self.measure(i, round)? {
                     return Ok(Some(sig));
@@ -128,15 +151,20 @@ where
 
     /// One counting run per point that has a measured one, after them all.
     fn count(&mut self) -> Result<Option<Signal>> {
-        let mut order: Vec<usize> =
-            (0..self.state.len()).filter(|&i| !self.state[i].runs.is_empty()).collect();
+        let mut order: Vec<usize> = (0..self.state.len())
+            .filter(|&i| !self.state[i].runs.is_empty() && self.state[i].stopped != Some(Stopped::Failed))
+            .collect();
         if self.plan.order == Order::Interleaved {
             self.rng.shuffle(&mut order);
         }
         for i in order {
             let round = self.state[i].runs.iter().map(|r| r.info().round + 1).max().unwrap_or(0);
             let (sample, sig) = self.attempt(i, round, Purpose::Count)?;
-            if let Some(s) = sample {
+            if let Some(mut s) = sample {
+                if s.failed() {
+                    s.info_mut().status = RunStatus::Failed;
+                    self.state[i].stopped = Some(Stopped::Failed);
+                }
                 (self.after)(i, &s);
                 self.state[i].runs.push(s);
             }
@@ -156,6 +184,14 @@ where
                 self.state[i].stopped = Some(Stopped::Interrupted);
                 return Ok(sig);
             };
+            if s.failed() && sig.is_none() {
+                // No point running it again: the failure is the result.
+                s.info_mut().status = RunStatus::Failed;
+                (self.after)(i, &s);
+                self.state[i].runs.push(s);
+                self.state[i].stopped = Some(Stopped::Failed);
+                return Ok(crate::session::signals::latched());
+            }
             let disturbed = self.plan.max_steal_pct.zip(s.disturbance_pct()).is_some_and(|(max, d)| d > max);
             let reject = sig.is_none() && disturbed && attempt < MAX_RERUNS;
             if reject {

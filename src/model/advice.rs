@@ -52,9 +52,11 @@ pub struct Tried {
     pub point: String,
     /// Against pthread, paired by round (None: it never ran).
     pub vs: Option<VsGlibc>,
-    /// Its first execution ran past the limit and was ended: it makes the
-    /// program more than ten (`recommend::SLOWEST`) times slower, and was not measured.
-    pub stopped: bool,
+    /// Why it has no ratio, when the program failed under it: its first
+    /// execution ran past the limit (`--max-slowdown` times the profiled
+    /// one) and was ended, or the program failed (an exit status, a
+    /// signal, the interposer's fault).
+    pub failed: Option<String>,
 }
 
 /// The winners together.

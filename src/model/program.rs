@@ -285,6 +285,43 @@ pub struct ProgramSample {
     /// lengthened, over the program's processes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed: Option<Delayed>,
+    /// The program's exit code (None: a signal ended it).
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, by name (`SIGSEGV`).
+    pub signal: Option<String>,
+    /// What the interposer said in any of the program's processes: faults
+    /// (it could not go on as glibc would) and notes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub said: Vec<Said>,
+    /// Why this execution failed: an exit status not accepted
+    /// (`--exit-codes`, `--ignore-failure`), a signal, or the interposer's
+    /// fault. None: it succeeded.
+    pub failure: Option<String>,
+}
+
+/// One thing the interposer said in one process.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Said {
+    /// The process.
+    pub pid: u32,
+    /// A fault (the execution failed because of it) or a note.
+    pub fault: bool,
+    /// What it said.
+    pub text: String,
+}
+
+/// A lock under which the program failed while it succeeds under glibc's
+/// mutex: no statistics and no ratio, only why, and every execution made.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct FailedPoint {
+    /// The lock.
+    pub point: ProgramPoint,
+    /// The failing execution's reason (its `failure`).
+    pub reason: String,
+    /// The round the failure came in (0-based).
+    pub round: u32,
+    /// Every execution made of it, the failing one last.
+    pub runs: Vec<ProgramSample>,
 }
 
 /// What a what-if delay added, as the interposer's clock saw it.
@@ -318,6 +355,9 @@ impl RunRecord for ProgramSample {
     }
     fn disturbance_pct(&self) -> Option<f64> {
         self.cpu.and_then(|cpu| cpu.disturbance_pct(self.wall_s, self.user_s + self.sys_s))
+    }
+    fn failed(&self) -> bool {
+        self.failure.is_some()
     }
 }
 

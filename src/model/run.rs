@@ -17,6 +17,10 @@ pub enum Stopped {
     MaxTime,
     /// SIGINT/SIGTERM.
     Interrupted,
+    /// A run failed (`contend run`: the program failed under this lock
+    /// while it succeeds under glibc's): no more runs, and no statistics
+    /// that a comparison could take for a result.
+    Failed,
 }
 
 impl Stopped {
@@ -27,6 +31,7 @@ impl Stopped {
             Stopped::Precision => "precision reached",
             Stopped::MaxTime => "max time spent before the precision was reached",
             Stopped::Interrupted => "interrupted",
+            Stopped::Failed => "a run failed",
         }
     }
 }
@@ -49,6 +54,10 @@ pub enum RunStatus {
     /// complete run; the only run of its point otherwise, and then the
     /// row says so.
     CutShort,
+    /// The run failed (`contend run`: the program exited with a status not
+    /// accepted, died of a signal, or the interposer said it could not go
+    /// on); its point stops there and is reported as failed.
+    Failed,
 }
 
 /// When and why a run was made; every run in an export carries it.
@@ -76,6 +85,10 @@ pub trait RunRecord {
     /// The share of the machine's CPU time taken from the run by the
     /// hypervisor or by other processes, %; None where not measured.
     fn disturbance_pct(&self) -> Option<f64>;
+    /// Whether the run failed (its point then stops: [`Stopped::Failed`]).
+    fn failed(&self) -> bool {
+        false
+    }
 }
 
 /// Every run of a point and the statistics of its metric over the
@@ -114,12 +127,17 @@ impl<S: RunRecord> Repeated<S> {
 }
 
 /// The status of the runs the statistics are over: measured ones, or the
-/// cut-short run when no measured run exists.
+/// cut-short run when no measured run exists, or else the failed one (a
+/// failed point's numbers are its own, never a result's: see
+/// [`Stopped::Failed`]).
 fn stats_status<S: RunRecord>(runs: &[S]) -> RunStatus {
-    if measured(runs).next().is_some() {
+    let any = |status| runs.iter().any(|r| r.info().status == status);
+    if any(RunStatus::Measured) {
         RunStatus::Measured
-    } else {
+    } else if any(RunStatus::CutShort) || !any(RunStatus::Failed) {
         RunStatus::CutShort
+    } else {
+        RunStatus::Failed
     }
 }
 

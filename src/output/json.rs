@@ -14,9 +14,14 @@ use serde::Serialize;
 /// entries are under `points` (alloc's were under `results`); the spec
 /// carries `export_ndjson`; runs may have status `cut_short`; alloc
 /// samples carry `glibc_tunables`, lock faults `recovered_how`; warnings
-/// are objects (`kind`, `point`, `message`) where they were strings. The schema
+/// are objects (`kind`, `point`, `message`) where they were strings.
+/// Version 4: `contend run` lists the locks the program failed under in
+/// `failed` (with why and every execution), never in `points`; runs may
+/// have status `failed` and points stop `failed`; a run's sample carries
+/// `exit_code`, `signal`, `said` and `failure`; a recommendation's tried
+/// lock carries `failed` (why) where it had `stopped` (a flag). The schema
 /// is published in docs/schema/export.schema.json.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The fields every export starts with.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

@@ -13,6 +13,7 @@ struct Fake {
     value: f64,
     steal: f64,
     signal: Option<Signal>,
+    failed: bool,
 }
 
 impl RunRecord for Fake {
@@ -31,10 +32,13 @@ impl RunRecord for Fake {
     fn disturbance_pct(&self) -> Option<f64> {
         Some(self.steal)
     }
+    fn failed(&self) -> bool {
+        self.failed
+    }
 }
 
 fn fake(point: usize, value: f64) -> Fake {
-    Fake { info: RunInfo::default(), point, value, steal: 0.0, signal: None }
+    Fake { info: RunInfo::default(), point, value, steal: 0.0, signal: None, failed: false }
 }
 
 /// `run_rounds` with no progress callback.
@@ -225,4 +229,53 @@ fn an_interrupt_keeps_what_was_measured() {
     assert_eq!((cut.runs.len(), cut.stopped), (2, Stopped::Interrupted));
     assert!(r.points[2].is_none());
     assert!(crate::engine::repeat::counting_run(&cut.runs).is_none(), "no counting after an interrupt");
+}
+
+#[test]
+fn a_failed_run_stops_its_point_and_the_others_go_on() {
+    let mut runs = [0; 3];
+    let r = rounds(3, &plan(4, Order::Interleaved), true, |i, _| {
+        runs[i] += 1;
+        // Point 1 fails in its second run.
+        Ok(Fake { failed: i == 1 && runs[i] == 2, ..fake(i, 1.0) })
+    })
+    .unwrap();
+    let failed = r.points[1].as_ref().expect("a failed point keeps its runs");
+    assert_eq!(failed.stopped, Stopped::Failed);
+    let statuses: Vec<RunStatus> = failed.runs.iter().map(|s| s.info.status).collect();
+    assert_eq!(statuses, [RunStatus::Measured, RunStatus::Failed], "not run again, not counted");
+    for i in [0, 2] {
+        let p = r.points[i].as_ref().unwrap();
+        assert_eq!(p.stopped, Stopped::Runs);
+        assert_eq!(crate::engine::repeat::measured(&p.runs).count(), 4);
+        assert!(crate::engine::repeat::counting_run(&p.runs).is_some());
+    }
+    // A point whose first run fails still comes back, with that run.
+    let r = rounds(1, &plan(3, Order::Sequential), false, |i, _| Ok(Fake { failed: true, ..fake(i, 1.0) }))
+        .unwrap();
+    let only = r.points[0].as_ref().unwrap();
+    assert_eq!(
+        (only.runs.len(), only.stopped, only.runs[0].info.status),
+        (1, Stopped::Failed, RunStatus::Failed)
+    );
+}
+
+#[test]
+fn the_first_point_opens_the_first_round_only() {
+    let log = RefCell::new(Vec::new());
+    run_rounds_from(
+        5,
+        &plan(8, Order::Interleaved),
+        false,
+        Some(3),
+        |i, _| {
+            log.borrow_mut().push(i);
+            Ok(fake(i, 1.0))
+        },
+        |_, _| {},
+    )
+    .unwrap();
+    let log = log.into_inner();
+    assert_eq!(log[0], 3);
+    assert!(log.chunks(5).skip(1).any(|r| r[0] != 3), "later rounds are shuffled whole: {log:?}");
 }

@@ -86,6 +86,27 @@ pub struct ProgramArgs {
     #[arg(help_heading = crate::output::args::PROGRAM)]
     pub grace: std::time::Duration,
 
+    /// Exit statuses that count as success, besides 0: with no value,
+    /// every one (as hyperfine's flag); or a list (`--ignore-failure=1,2`:
+    /// a grep that found nothing). An execution that exits otherwise, dies
+    /// of a signal, or in which the interposer said it could not go on, has
+    /// failed: under glibc's mutex that ends the run (the program fails
+    /// without contend's locks); under another lock, that lock is reported
+    /// as failed, with no ratio, and contend exits 1.
+    #[arg(long, short = 'i', num_args = 0..=1, require_equals = true,
+          default_missing_value = "all-non-zero", value_name = "CODES")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub ignore_failure: Option<String>,
+
+    /// An execution under a swapped lock is ended once it runs FACTOR times
+    /// as long as glibc's slowest execution so far (and at least 2 s), and
+    /// its lock reported as failed: a queue lock under oversubscription can
+    /// make a program hundreds of times slower. 0: no limit. Glibc's mutex
+    /// runs first in the first round, so the limit holds from the start.
+    #[arg(long, default_value_t = 10.0, value_name = "FACTOR")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub max_slowdown: f64,
+
     /// The interposer library [default: $CONTEND_INTERPOSER, else the one
     /// contend carries inside itself, written on first use to this user's
     /// private directory, $XDG_RUNTIME_DIR/contend or /tmp/contend-UID].

@@ -30,6 +30,24 @@ pub fn read(exec: &ExecDir) -> Result<Vec<Report>> {
     Ok(out)
 }
 
+/// What the interposer said in each process, faults first
+/// (`locks::in_mutex::said`).
+pub fn said(exec: &ExecDir) -> Result<Vec<crate::model::program::Said>> {
+    use locks::in_mutex::said::{parse, Gravity, PREFIX};
+    let mut out = Vec::new();
+    for (name, bytes) in exec.read_files(&format!("{PREFIX}."))? {
+        let (gravity, text) = parse(&String::from_utf8_lossy(&bytes))
+            .map_err(|e| anyhow!("what the interposer said in {name}: {e}"))?;
+        out.push(crate::model::program::Said {
+            pid: pid_of(&name).unwrap_or(0),
+            fault: gravity == Gravity::Fault,
+            text,
+        });
+    }
+    out.sort_by_key(|s| (!s.fault, s.pid));
+    Ok(out)
+}
+
 /// The processes the interposer was loaded into (its marker at load).
 pub fn loaded(exec: &ExecDir) -> Result<Vec<u32>> {
     Ok(exec.read_files("loaded.")?.iter().filter_map(|(name, _)| pid_of(name)).collect())

@@ -33,22 +33,10 @@ pub struct Launch<'a> {
     pub capture: Option<(std::fs::File, std::fs::File)>,
     /// Between SIGTERM and SIGKILL.
     pub grace: Duration,
-    /// Ended (SIGTERM, the grace, SIGKILL) if it runs longer: the call
-    /// then returns [`TooSlow`].
+    /// Ended (SIGTERM, the grace, SIGKILL) if it runs longer: the
+    /// execution then finishes with [`Finished::ended_at`] set.
     pub limit: Option<Duration>,
 }
-
-/// An execution that ran past its [`Launch::limit`] and was ended.
-#[derive(Debug, Clone, Copy)]
-pub struct TooSlow(pub Duration);
-
-impl std::fmt::Display for TooSlow {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ended after {:.1} s, its limit", self.0.as_secs_f64())
-    }
-}
-
-impl std::error::Error for TooSlow {}
 
 /// One finished execution.
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +49,8 @@ pub struct Finished {
     pub wall: Duration,
     /// What it left running.
     pub leftovers: Leftovers,
+    /// The limit that ended it, if one did ([`Launch::limit`]).
+    pub ended_at: Option<Duration>,
 }
 
 /// Runs one execution through a keeper. `at_exit` runs when the keeper
@@ -138,11 +128,8 @@ pub fn execute(l: Launch<'_>, mut at_exit: impl FnMut()) -> Result<Finished> {
     if let Some(sig) = interrupted {
         return Err(anyhow!(Interrupted(sig)));
     }
-    if too_slow {
-        return Err(anyhow!(TooSlow(l.limit.unwrap_or_default())));
-    }
     match finished {
-        Ok(f) => Ok(f),
+        Ok(f) => Ok(Finished { ended_at: l.limit.filter(|_| too_slow), ..f }),
         Err(e) if status.success() => Err(e),
         Err(e) => Err(e.context(format!("contend's keeper process {status}"))),
     }
@@ -188,7 +175,7 @@ fn parse(text: &str) -> Result<Finished> {
     let (Some(pid), Some((usage, wall)), Some(leftovers)) = (pid, exited, leftovers) else {
         bail!("the keeper ended before it reported the program's exit and its leftovers: {text:?}");
     };
-    Ok(Finished { pid, usage, wall, leftovers })
+    Ok(Finished { pid, usage, wall, leftovers, ended_at: None })
 }
 
 #[cfg(test)]

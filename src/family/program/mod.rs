@@ -62,6 +62,9 @@ impl Experiment for Program {
     fn ending(o: &ProgramOutcome) -> (&[Warning], Option<Signal>) {
         (&o.warnings, o.interrupted)
     }
+    fn failed(o: &ProgramOutcome) -> bool {
+        !o.failed.is_empty()
+    }
     fn report<'a>(
         spec: &'a ProgramSpec,
         env: &'a Environment,

@@ -8,10 +8,11 @@
 //! 2. The `--mutexes` most waited-on mutexes of a kind a lock can replace
 //!    (normal or adaptive, not robust, PI, PP or shared) each get every
 //!    candidate lock alone (`LOCK@0xADDR`, the rest glibc's). Each such
-//!    point runs once first, ended if it takes more than [`SLOWEST`] times
-//!    the profiled execution: such a lock is reported as stopped, not
-//!    measured. The others run interleaved in rounds with pthread and are
-//!    paired with it round by round, as any `contend run --lock` is.
+//!    point runs once first, ended if it takes more than `--max-slowdown`
+//!    times the profiled execution: such a lock, or one under which the
+//!    program fails, is reported as failed, not measured. The others run
+//!    interleaved in rounds with pthread and are paired with it round by
+//!    round, as any `contend run --lock` is.
 //! 3. A mutex's best lock is the one with the best ratio among those whose
 //!    95% interval lies wholly on the better side of 1; with none, "keep
 //!    glibc".
@@ -25,23 +26,14 @@
 //! the rounds (the interval narrows with the square root of the rounds).
 
 use crate::engine::futex_plan::FutexPlan;
-use crate::family::program::launch::TooSlow;
-use crate::family::program::sweep::{self, finish, measure, profile_once, run_one, ProgramOutcome, Setting};
+use crate::family::program::sweep::{
+    self, finish, measure, profile_once, run_point, ProgramOutcome, Setting,
+};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{Combination, MutexAdvice, Recommendation, Tried};
-use crate::model::program::{MutexProfile, ProgramPoint, VsGlibc};
+use crate::model::program::{FailedPoint, MutexProfile, ProgramPoint, VsGlibc};
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::Result;
-
-/// A lock whose first execution takes more than this many times the
-/// profiled execution's wall time (and more than [`MIN_LIMIT`]) is ended
-/// and not measured: a queue lock under oversubscription can make a
-/// program hundreds of times slower (mcs on sysbench mutex, 4 threads on
-/// 2 CPUs, ran for over 8 minutes against 0.2 s), and such a lock is no
-/// candidate.
-pub const SLOWEST: f64 = 10.0;
-/// The least time a first execution is given.
-pub const MIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Whether `vs` is better than glibc's mutex beyond its interval.
 pub fn better(vs: &VsGlibc, higher_is_better: bool) -> bool {
@@ -83,33 +75,30 @@ fn candidates(profile: &[MutexProfile], n: usize) -> Vec<&MutexProfile> {
     v
 }
 
-/// Runs each candidate once, ended past its limit: the names of those
-/// that were (their first execution is not kept: it also warms the
+/// Runs each candidate once, ended past its limit (`--max-slowdown`
+/// times the profiled execution): those under which the program failed,
+/// with why (their first execution is not kept: it also warms the
 /// program's files and the caches, as a warm-up run would).
-fn first_executions(cx: &mut Setting<'_>, candidates: &[ProgramPoint], wall_s: f64) -> Result<Vec<String>> {
-    let limit = std::time::Duration::from_secs_f64(wall_s * SLOWEST).max(MIN_LIMIT);
+fn first_executions(cx: &mut Setting<'_>, candidates: &[ProgramPoint]) -> Result<Vec<FailedPoint>> {
     let progress = cx.spec.progress;
-    cx.limit = Some(limit);
-    let mut stopped = Vec::new();
+    let mut failed = Vec::new();
     for p in candidates {
         if progress {
+            let limit = cx.swapped_limit().map_or(String::new(), |l| {
+                format!(" (ended after {:.1} s: --max-slowdown times the profiled one)", l.as_secs_f64())
+            });
             crate::session::terminal::status(&format!(
-                "contend run --recommend: first execution of {} (ended after {:.1} s: {SLOWEST}x the profiled one)",
-                p.lock,
-                limit.as_secs_f64()
+                "contend run --recommend: first execution of {}{limit}",
+                p.lock
             ));
         }
-        match run_one(cx, p, None) {
-            Ok(_) => {}
-            Err(e) if e.downcast_ref::<TooSlow>().is_some() => stopped.push(p.lock.clone()),
-            Err(e) => {
-                cx.limit = None;
-                return Err(e.context(format!("lock {}", p.lock)));
-            }
+        let mut sample = run_point(cx, p, None).map_err(|e| e.context(format!("lock {}", p.lock)))?;
+        if let Some(why) = sample.failure.clone() {
+            sample.run.status = crate::model::run::RunStatus::Failed;
+            failed.push(FailedPoint { point: p.clone(), reason: why, round: 0, runs: vec![sample] });
         }
     }
-    cx.limit = None;
-    Ok(stopped)
+    Ok(failed)
 }
 
 /// Runs the recommendation (see the module's documentation).
@@ -162,9 +151,10 @@ pub(crate) fn run(
     if chosen.is_empty() {
         points.truncate(1);
     }
-    let stopped = first_executions(cx, &points[1..], wall)?;
-    points.retain(|p| !stopped.contains(&p.lock));
+    let mut failed = first_executions(cx, &points[1..])?;
+    points.retain(|p| !failed.iter().any(|f| f.point.lock == p.lock));
     let m = measure(cx, &points, futex, inline, &mut warnings)?;
+    failed.extend(m.failed);
     let vs = sweep::vs_glibc(&m.results);
     let vs_of =
         |point: &str| m.results.iter().zip(&vs).find(|(r, _)| r.point.lock == point).and_then(|(_, v)| *v);
@@ -178,7 +168,7 @@ pub(crate) fn run(
                     Tried {
                         lock: lock.to_string(),
                         vs: vs_of(&point),
-                        stopped: stopped.contains(&point),
+                        failed: failed.iter().find(|f| f.point.lock == point).map(|f| f.reason.clone()),
                         point,
                     }
                 })
@@ -209,6 +199,7 @@ pub(crate) fn run(
         ];
         let both = measure(cx, &pair, futex, inline, &mut warnings)?;
         interrupted = both.interrupted;
+        failed.extend(both.failed);
         let vs = match (both.results.iter().find(|r| r.point.lock == name), both.results.first()) {
             (Some(r), Some(base)) if base.point.lock == "pthread" => sweep::paired(r, base),
             _ => None,
@@ -229,7 +220,7 @@ pub(crate) fn run(
     widths.sort_by(f64::total_cmp);
     let median_half_width_pct = (!widths.is_empty()).then(|| widths[widths.len() / 2]);
     let planned = points.len() + usize::from(combination.is_some());
-    let measured = sweep::Measured { results, interrupted, planned };
+    let measured = sweep::Measured { results, interrupted, planned, failed };
     let kernel_waits_failed = cx.kernel_waits_failed.take();
     let recommendation = Recommendation {
         mutexes: advice,
@@ -250,7 +241,7 @@ mod tests {
 
     fn tried(lock: &str, ratio: f64, lo: f64, hi: f64) -> Tried {
         Tried {
-            stopped: false,
+            failed: None,
             lock: lock.into(),
             point: format!("{lock}@0x10"),
             vs: Some(VsGlibc { ratio, ci95: Some((lo, hi)), rounds: 5 }),

@@ -49,6 +49,57 @@ pub struct ProgramSpec {
     pub progress: bool,
     /// `pthread` was not asked for and was added as the baseline.
     pub baseline_added: bool,
+    /// The exit statuses that count as success.
+    pub success: Success,
+    /// An execution under a swapped lock is ended past this many times
+    /// glibc's slowest (None: no limit).
+    pub max_slowdown: Option<f64>,
+}
+
+/// Which exit statuses count as success (`--ignore-failure`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Success {
+    /// 0 only (the default).
+    Zero,
+    /// Any exit status (signals still fail).
+    AnyExit,
+    /// 0 and these.
+    Codes(Vec<i32>),
+}
+
+impl Success {
+    /// From `--ignore-failure`'s value.
+    pub fn parse(given: Option<&str>) -> Result<Self, String> {
+        let Some(text) = given else { return Ok(Success::Zero) };
+        if text == "all-non-zero" {
+            return Ok(Success::AnyExit);
+        }
+        let mut codes = Vec::new();
+        for item in text.split(',') {
+            let code: i32 = item.trim().parse().ok().filter(|c| (1..=255).contains(c)).ok_or_else(|| {
+                format!(
+                    "--ignore-failure={text}: {item:?} is not an exit status from 1 to 255 (give a list, \
+                     --ignore-failure=1,2, or no value for every one)"
+                )
+            })?;
+            if codes.contains(&code) {
+                return Err(format!("--ignore-failure={text}: {code} given twice"));
+            }
+            codes.push(code);
+        }
+        Ok(Success::Codes(codes))
+    }
+
+    /// Whether exit status `code` counts as success.
+    pub fn accepts(&self, code: i32) -> bool {
+        code == 0
+            || match self {
+                Success::Zero => false,
+                Success::AnyExit => true,
+                Success::Codes(c) => c.contains(&code),
+            }
+    }
 }
 
 /// The lock names, checked: each fits in a pthread_mutex_t, none twice,
@@ -283,6 +334,16 @@ impl ProgramSpec {
             repeat: args.repeat.plan().map_err(SpecError)?,
             progress: !args.output.no_progress,
             baseline_added: added,
+            success: Success::parse(args.ignore_failure.as_deref()).map_err(SpecError)?,
+            max_slowdown: match args.max_slowdown {
+                0.0 => None,
+                f if f.is_finite() && f >= 1.0 => Some(f),
+                f => {
+                    return Err(SpecError(format!(
+                        "--max-slowdown {f}: a factor of at least 1 (0: no limit)"
+                    )))
+                }
+            },
         })
     }
 }
@@ -311,5 +372,18 @@ mod tests {
             names(&["pthread", "tas@0x10", "mcs@f+tas@0x20"])
         );
         assert!(locks(&names(&["clh@0x10"])).is_err());
+    }
+
+    #[test]
+    fn ignore_failure_takes_every_status_or_a_list() {
+        use super::Success;
+        assert_eq!(Success::parse(None).unwrap(), Success::Zero);
+        assert!(!Success::Zero.accepts(1) && Success::Zero.accepts(0));
+        assert!(Success::parse(Some("all-non-zero")).unwrap().accepts(255));
+        let some = Success::parse(Some("1,3")).unwrap();
+        assert!(some.accepts(1) && some.accepts(3) && !some.accepts(2));
+        for bad in ["0", "256", "x", "1,1", ""] {
+            assert!(Success::parse(Some(bad)).is_err(), "{bad}");
+        }
     }
 }

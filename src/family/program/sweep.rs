@@ -6,7 +6,7 @@
 //! each lock's metric is compared with pthread's of the same round.
 
 use crate::engine::futex_plan::FutexPlan;
-use crate::engine::rounds::{run_rounds, Purpose};
+use crate::engine::rounds::{run_rounds_from, Purpose};
 use crate::family::program::interposer;
 use crate::family::program::launch::{self, Launch};
 use crate::family::program::scratch::RunDir;
@@ -16,9 +16,10 @@ use crate::measure::cpu::CpuTicks;
 use crate::measure::futex::FutexCounters;
 use crate::measure::kernel_waits::{KernelWaits, Waits};
 use crate::model::program::{
-    KernelWaitTotals, MutexProfile, ProgramPoint, ProgramResult, ProgramSample, VsGlibc,
+    FailedPoint, KernelWaitTotals, MutexProfile, ProgramPoint, ProgramResult, ProgramSample, VsGlibc,
 };
 use crate::model::run::RunInfo;
+use crate::model::run::Stopped;
 use crate::model::warning::common as notes;
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::{anyhow, bail, Context, Result};
@@ -44,6 +45,8 @@ pub struct ProgramOutcome {
     pub recommendation: Option<crate::model::advice::Recommendation>,
     /// With `--what-if`: the slope and the predictions.
     pub what_if: Option<crate::model::advice::WhatIf>,
+    /// The locks under which the program failed (contend then exits 1).
+    pub failed: Vec<FailedPoint>,
 }
 
 /// The metric in `text`: the last line `re` matches, its first group (or
@@ -97,8 +100,62 @@ pub(crate) struct Setting<'a> {
     /// Why a profiled execution that counts futex calls could not also
     /// count its kernel waits per mutex, once it failed.
     pub(crate) kernel_waits_failed: Option<String>,
-    /// An execution running longer is ended (`launch::TooSlow`).
+    /// An execution running longer is ended ([`launch::Finished::ended_at`]).
     pub(crate) limit: Option<std::time::Duration>,
+    /// The longest execution under glibc's mutex alone so far: what
+    /// `--max-slowdown` multiplies.
+    pub(crate) slowest_glibc: Option<std::time::Duration>,
+}
+
+/// The least time an execution under a swapped lock is given.
+pub const MIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Setting<'_> {
+    /// The limit for an execution under a swapped lock: `--max-slowdown`
+    /// times glibc's slowest execution, at least [`MIN_LIMIT`]; none
+    /// before glibc's mutex has run, or with `--max-slowdown 0`.
+    pub(crate) fn swapped_limit(&self) -> Option<std::time::Duration> {
+        let factor = self.spec.max_slowdown?;
+        Some(self.slowest_glibc?.mul_f64(factor).max(MIN_LIMIT))
+    }
+
+    /// Notes an execution under glibc's mutex alone.
+    fn glibc_ran(&mut self, wall_s: f64) {
+        let wall = std::time::Duration::from_secs_f64(wall_s);
+        self.slowest_glibc = Some(self.slowest_glibc.map_or(wall, |s| s.max(wall)));
+    }
+}
+
+/// Whether `point` runs glibc's mutex alone: nothing swapped, nothing
+/// delayed. Its failure is the program's own.
+pub(crate) fn is_glibc(point: &ProgramPoint) -> bool {
+    point.lock == "pthread" && point.chosen.is_none() && point.delay.is_none()
+}
+
+/// Runs one execution of `point`, with the time limit that applies to it:
+/// a failure under glibc's mutex alone ends the run (an error that says
+/// how to accept an expected exit status); under anything else it is the
+/// sample's `failure`, for the caller to report.
+pub(crate) fn run_point(
+    cx: &mut Setting<'_>,
+    point: &ProgramPoint,
+    futex: Option<&FutexCounters>,
+) -> Result<ProgramSample> {
+    let glibc = is_glibc(point);
+    cx.limit = if glibc { None } else { cx.swapped_limit() };
+    let sample = run_one(cx, point, futex)?;
+    if glibc {
+        if let Some(why) = &sample.failure {
+            bail!(
+                "{} failed under pthread, glibc's own mutex with nothing swapped ({why}): the program fails \
+                 without contend's locks (its output, if any, is above). If that exit status is expected \
+                 (grep finding nothing), accept it: --ignore-failure, or --ignore-failure=CODES",
+                cx.spec.program[0]
+            );
+        }
+        cx.glibc_ran(sample.wall_s);
+    }
+    Ok(sample)
 }
 
 impl Setting<'_> {
@@ -210,25 +267,22 @@ pub(crate) fn run_one(
     let (futex_after, ticks_after) = after.expect("the keeper reported the exit");
     let after = futex_after.transpose()?;
     let cpu = ticks.zip(ticks_after).map(|(a, b)| a.split_until(&b));
+    let usage = done.usage;
+    let said = interposer::said(&exec)?;
+    let mut failure = failure(spec, &done, &said);
     let metric = match kept {
         None => None,
         Some((out, err)) => {
             let from_out = pass_through(out?, &mut std::io::stdout().lock(), cx.metric)?;
             let from_err = pass_through(err?, &mut std::io::stderr().lock(), cx.metric)?;
-            let re = cx.metric.expect("captured for the metric");
-            Some(from_out.or(from_err).ok_or_else(|| {
-                anyhow!("--metric {re}: no line of the program's output matched with a number")
-            })?)
+            let found = from_out.or(from_err);
+            if found.is_none() && failure.is_none() {
+                let re = cx.metric.expect("captured for the metric");
+                failure = Some(format!("no line of its output matched --metric {re} with a number"));
+            }
+            found
         }
     };
-    let usage = done.usage;
-    if usage.exit_code() != Some(0) {
-        let how = match usage.signal() {
-            Some(signal) => format!("was killed by signal {signal}"),
-            None => format!("exited {}", usage.exit_code().unwrap_or(-1)),
-        };
-        bail!("{} {how} under lock {lock} (its output, if any, is above)", spec.program[0]);
-    }
     let reports = interposer::read(&exec)?;
     let loaded = interposer::loaded(&exec)?;
     let program_reported = reports.iter().any(|r| r.pid == done.pid as u32);
@@ -273,7 +327,41 @@ pub(crate) fn run_one(
             .filter_map(|r| r.delayed)
             .reduce(|a, b| (a.0 + b.0, a.1 + b.1))
             .map(|(count, ns)| crate::model::program::Delayed { count, ns }),
+        exit_code: usage.exit_code(),
+        signal: usage.signal().map(signal_name),
+        said,
+        failure,
     })
+}
+
+/// A signal's name (`SIGSEGV`), or its number.
+fn signal_name(n: i32) -> String {
+    Signal::try_from(n).map_or_else(|_| format!("signal {n}"), |s| s.as_str().to_string())
+}
+
+/// Why an execution failed, if it did: ended by its time limit, a signal,
+/// an exit status `--ignore-failure` does not accept, or a fault the
+/// interposer said (each that applies, in that order).
+fn failure(
+    spec: &ProgramSpec,
+    done: &launch::Finished,
+    said: &[crate::model::program::Said],
+) -> Option<String> {
+    let mut why = Vec::new();
+    if let Some(limit) = done.ended_at {
+        why.push(format!(
+            "ended after {:.1} s, its limit (--max-slowdown times glibc's slowest execution)",
+            limit.as_secs_f64()
+        ));
+    } else if let Some(sig) = done.usage.signal() {
+        why.push(format!("killed by {}", signal_name(sig)));
+    } else if let Some(code) = done.usage.exit_code().filter(|&c| !spec.success.accepts(c)) {
+        why.push(format!("exited {code}"));
+    }
+    for s in said.iter().filter(|s| s.fault) {
+        why.push(format!("process {}: {}", s.pid, s.text));
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }
 
 /// Whether the lock of `r` ran at all: some measured run made an
@@ -296,7 +384,8 @@ fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
     // Without the program's own report its counts are unknown: nothing is
     // claimed about them but that.
     let unreported = runs().any(|s| !s.program_reported);
-    let none_at_all = runs().all(|s| s.swapped == 0 && s.to_glibc == 0);
+    // Not said of a run cut short before any execution completed.
+    let none_at_all = runs().next().is_some() && runs().all(|s| s.swapped == 0 && s.to_glibc == 0);
     if unreported {
         out.push(Warning::sweep(
             WarningKind::Unexercised,
@@ -343,6 +432,7 @@ fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
             ));
         }
     }
+    out.extend(exits_and_notes(program, results));
     let left: Vec<_> =
         results.iter().flat_map(|r| &r.runs).map(|s| s.leftovers).filter(|l| l.found > 0).collect();
     if let Some(worst) = left.iter().map(|l| l.found).max() {
@@ -362,6 +452,48 @@ fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
                 }
             ),
         ));
+    }
+    out
+}
+
+/// The executions whose non-zero exit status `--ignore-failure` accepted
+/// (which, and how many), and what the interposer noted: said, since
+/// neither fails a point.
+fn exits_and_notes(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let mut accepted: std::collections::BTreeMap<i32, Vec<String>> = Default::default();
+    let mut notes: Vec<String> = Vec::new();
+    for r in results {
+        for s in &r.runs {
+            if let Some(code) = s.exit_code.filter(|&c| c != 0) {
+                accepted.entry(code).or_default().push(format!("{} round {}", s.lock, s.run.round));
+            }
+            for n in s.said.iter().filter(|n| !n.fault) {
+                if !notes.contains(&n.text) {
+                    notes.push(n.text.clone());
+                }
+            }
+        }
+    }
+    for (code, which) in accepted {
+        let shown: Vec<&str> = which.iter().take(6).map(String::as_str).collect();
+        let more = if which.len() > shown.len() {
+            format!(" and {} more", which.len() - shown.len())
+        } else {
+            String::new()
+        };
+        out.push(Warning::sweep(
+            WarningKind::AcceptedExit,
+            format!(
+                "{program} exited {code} in {} execution(s) ({}{more}), accepted by --ignore-failure: their \
+                 times are in the statistics",
+                which.len(),
+                shown.join(", ")
+            ),
+        ));
+    }
+    for n in notes {
+        out.push(Warning::sweep(WarningKind::InterposerNote, format!("the interposer noted: {n}")));
     }
     out
 }
@@ -418,7 +550,7 @@ pub(crate) fn profile_once(cx: &mut Setting<'_>, why: &str) -> Result<ProgramSam
     if cx.spec.progress {
         crate::session::terminal::status(&format!("contend run {why}"));
     }
-    run_one(cx, &ProgramPoint::new("pthread", true), None).context("profiling the program")
+    run_point(cx, &ProgramPoint::new("pthread", true), None).context("profiling the program")
 }
 
 /// Gives each per-mutex point its mutexes by address: names are looked
@@ -455,6 +587,8 @@ pub(crate) struct Measured {
     pub interrupted: Option<Signal>,
     /// The points planned.
     pub planned: usize,
+    /// The points whose program failed, in the points' order.
+    pub failed: Vec<FailedPoint>,
 }
 
 /// Runs the program at every point, interleaved in rounds; adds the
@@ -480,10 +614,11 @@ pub(crate) fn measure(
     );
     let headers = spec.progress && spec.metric.is_none() && planned > 1;
     let mut started = 0;
-    let rounds = run_rounds(
+    let rounds = run_rounds_from(
         points.len(),
         &spec.repeat,
         futex.separate(),
+        points.iter().position(is_glibc),
         |i, purpose| {
             let point = &points[i];
             let lock = point.label(spec.profile);
@@ -499,15 +634,26 @@ pub(crate) fn measure(
                     "contend run: {lock}, execution {started} of {planned}{what}"
                 ));
             }
-            run_one(cx, point, counted.as_ref().or(inline)).with_context(|| format!("lock {lock}"))
+            run_point(cx, point, counted.as_ref().or(inline)).with_context(|| format!("lock {lock}"))
         },
         |_, s| crate::engine::progress::tick(&bar, s),
     )?;
     bar.finish_and_clear();
     let mut results = Vec::new();
+    let mut failed = Vec::new();
     let what = if spec.metric.is_some() { "metric" } else { "wall s" };
     for (point, r) in points.iter().zip(rounds.points) {
         let Some(r) = r else { continue };
+        if r.stopped == Stopped::Failed {
+            let last = r.runs.last().expect("a failed point has its failed run");
+            failed.push(FailedPoint {
+                point: point.clone(),
+                reason: last.failure.clone().unwrap_or_default(),
+                round: last.run.round,
+                runs: r.runs,
+            });
+            continue;
+        }
         let values: Vec<f64> =
             crate::engine::repeat::measured(&r.runs).map(crate::model::run::RunRecord::metric).collect();
         warnings.extend(notes::outliers(
@@ -519,7 +665,7 @@ pub(crate) fn measure(
         ));
         results.push(ProgramResult::median(point.clone(), r));
     }
-    Ok(Measured { results, interrupted: rounds.interrupted, planned: points.len() })
+    Ok(Measured { results, interrupted: rounds.interrupted, planned: points.len(), failed })
 }
 
 /// What every way of running the program starts with: the futex plan,
@@ -547,6 +693,7 @@ pub(crate) fn with_setting(
         metric: metric.as_ref(),
         kernel_waits_failed: None,
         limit: None,
+        slowest_glibc: None,
     };
     run(&mut cx, &futex, inline.as_ref(), warnings)
 }
@@ -613,7 +760,7 @@ pub(crate) fn finish(
         results.iter().map(|r| r.runs.as_slice()),
     ));
     if let Some(sig) = m.interrupted {
-        warnings.push(notes::interrupted(sig, results.len(), m.planned, ""));
+        warnings.push(notes::interrupted(sig, results.len() + m.failed.len(), m.planned, ""));
     }
     ProgramOutcome {
         results,
@@ -623,6 +770,7 @@ pub(crate) fn finish(
         interrupted: m.interrupted,
         recommendation: None,
         what_if: None,
+        failed: m.failed,
     }
 }
 

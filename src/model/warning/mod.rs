@@ -47,6 +47,12 @@ pub enum WarningKind {
     /// `contend run`: the program left processes running at its exit;
     /// contend ended them.
     LeftRunning,
+    /// `contend run`: executions that exited non-zero with a status
+    /// `--ignore-failure` accepts (their times are in the statistics).
+    AcceptedExit,
+    /// `contend run`: the interposer noted something that did not fail
+    /// the execution (lock nodes from its reserve).
+    InterposerNote,
 }
 
 /// One warning.

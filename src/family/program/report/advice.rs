@@ -35,7 +35,7 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
             Some((t, v)) => (t.lock.clone(), format!("{:.3}", v.ratio), interval(v)),
             None => ("-".into(), "-".into(), "-".into()),
         };
-        let moved = m.tried.iter().all(|t| t.vs.is_none() && !t.stopped);
+        let moved = m.tried.iter().all(|t| t.vs.is_none() && t.failed.is_none());
         let verdict = match &m.best {
             Some(b) => format!("use {b}"),
             None if chosen.is_some() => "keep glibc (closest shown)".into(),
@@ -44,9 +44,10 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
             None if moved => "not taken at that address unprofiled: unknown".into(),
             None => "keep glibc".into(),
         };
-        let stopped: Vec<&str> = m.tried.iter().filter(|t| t.stopped).map(|t| t.lock.as_str()).collect();
+        let failed: Vec<&str> =
+            m.tried.iter().filter(|t| t.failed.is_some()).map(|t| t.lock.as_str()).collect();
         let verdict =
-            if stopped.is_empty() { verdict } else { format!("{verdict}; stopped: {}", stopped.join(", ")) };
+            if failed.is_empty() { verdict } else { format!("{verdict}; failed: {}", failed.join(", ")) };
         t.add_row(vec![
             format!("0x{:x}", m.address),
             m.waits_at.clone(),
@@ -68,11 +69,17 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
          round ({better}); use: the best ratio among the locks whose 95% interval lies wholly beyond 1; \
          keep glibc: none does; unknown: the mutex was not at its profiled address in the unprofiled \
          executions (the profile's stack walks allocate, which can move later heap allocations), so no \
-         lock reached it; stopped: locks whose first execution took more than {}x the profiled one \
-         (at least {} s), ended and not measured.\n",
-        crate::family::program::recommend::SLOWEST,
-        crate::family::program::recommend::MIN_LIMIT.as_secs()
+         lock reached it; failed: locks under which the program failed (the reasons follow) or whose \
+         execution ran past --max-slowdown times the profiled one (at least {} s), ended and not measured.\n",
+        crate::family::program::sweep::MIN_LIMIT.as_secs()
     );
+    for m in &rec.mutexes {
+        for t in &m.tried {
+            if let Some(why) = &t.failed {
+                notes += &format!("{} on 0x{:x} failed: {why}\n", t.lock, m.address);
+            }
+        }
+    }
     if let Some(c) = &rec.combination {
         notes += &match &c.vs {
             Some(v) => format!(

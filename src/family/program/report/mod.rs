@@ -47,6 +47,9 @@ pub struct ProgramExport<'a> {
     pub recommendation: Option<&'a crate::model::advice::Recommendation>,
     /// With `--what-if`: the slope and the predictions.
     pub what_if: Option<&'a crate::model::advice::WhatIf>,
+    /// The locks under which the program failed while it succeeds under
+    /// glibc's mutex: why, and every execution; no statistics, no ratio.
+    pub failed: &'a [crate::model::program::FailedPoint],
 }
 
 /// `contend run`'s results.
@@ -71,6 +74,7 @@ struct Row {
     swapped: u64,
     to_glibc: u64,
     mutexes: usize,
+    failure: Option<String>,
 }
 
 impl Report for ProgramReport<'_> {
@@ -78,7 +82,7 @@ impl Report for ProgramReport<'_> {
         table::table(self.spec, self.outcome, &Shown::planned(table::GROUPS, &self.spec.output), NOTHING)
     }
     fn csv(&self) -> String {
-        crate::output::csv::render(self.outcome.results.iter().zip(&self.outcome.vs_glibc).map(|(r, vs)| {
+        let rows = self.outcome.results.iter().zip(&self.outcome.vs_glibc).map(|(r, vs)| {
             let s = &r.sample;
             Row {
                 lock: r.point.label(self.spec.profile),
@@ -98,8 +102,26 @@ impl Report for ProgramReport<'_> {
                 swapped: s.swapped,
                 to_glibc: s.to_glibc,
                 mutexes: s.mutexes.len(),
+                failure: None,
             }
-        }))
+        });
+        let failed = self.outcome.failed.iter().map(|f| {
+            let s = f.runs.last().expect("a failed point has its failing run");
+            Row {
+                lock: f.point.label(self.spec.profile),
+                metric_mean: f64::NAN,
+                runs: f.runs.len(),
+                wall_s: s.wall_s,
+                user_s: s.user_s,
+                sys_s: s.sys_s,
+                processes: s.processes,
+                swapped: s.swapped,
+                to_glibc: s.to_glibc,
+                failure: Some(f.reason.clone()),
+                ..Row::default()
+            }
+        });
+        crate::output::csv::render(rows.chain(failed))
     }
     fn markdown(&self) -> String {
         table::table(
@@ -125,6 +147,9 @@ impl Report for ProgramReport<'_> {
                     f(vs.and_then(|v| v.ci95).map(|c| c.0)),
                     f(vs.and_then(|v| v.ci95).map(|c| c.1)),
                 );
+        }
+        for failed in &self.outcome.failed {
+            out += &format!("# {} failed: {}\n", failed.point.label(self.spec.profile), failed.reason);
         }
         out
     }
@@ -161,6 +186,7 @@ impl Report for ProgramReport<'_> {
             profile_cost: self.outcome.profile_cost,
             recommendation: self.outcome.recommendation.as_ref(),
             what_if: self.outcome.what_if.as_ref(),
+            failed: &self.outcome.failed,
         })
     }
 }

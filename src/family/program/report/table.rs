@@ -108,6 +108,9 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     for (r, vs) in o.results.iter().zip(&o.vs_glibc) {
         t.add_row(shown.select(&groups, row(r, vs.as_ref(), rate, procs, spec.profile)));
     }
+    for f in &o.failed {
+        t.add_row(shown.select(&groups, failed_row(f, procs, spec.profile)));
+    }
     crate::output::table::align_right(&mut t, 1..headers.len());
     let notes =
         crate::output::table::precision_note(o.results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])));
@@ -150,7 +153,8 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
         })
         .collect();
     let text = format!(
-        "{notes}{chosen}{core}{profiled}{}{}{}",
+        "{}{notes}{chosen}{core}{profiled}{}{}{}",
+        failed_note(o, spec.profile),
         interposer_rate(o),
         shown.legend(GROUPS),
         shown.hidden_note(GROUPS)
@@ -168,6 +172,44 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
         out += &super::whatif::text(w);
     }
     out
+}
+
+/// A failed lock's row: "failed" where its numbers and ratio would be;
+/// the other columns from the failing execution.
+fn failed_row(f: &crate::model::program::FailedPoint, procs: bool, profiled: bool) -> Vec<String> {
+    let s = f.runs.last().expect("a failed point has its failing run");
+    vec![
+        f.point.label(profiled),
+        "failed".into(),
+        "-".into(),
+        f.runs.len().to_string(),
+        "failed".into(),
+        "-".into(),
+        format!("{:.3}", s.user_s),
+        format!("{:.3}", s.sys_s),
+        opt(s.futex.map(|f| f.calls)),
+        s.voluntary_context_switches.to_string(),
+        count(s.swapped),
+        if procs { format!("{} ({} procs)", count(s.to_glibc), s.processes) } else { count(s.to_glibc) },
+    ]
+}
+
+/// Why each failed lock failed, first under the table: the one thing a
+/// reader must not miss.
+fn failed_note(o: &ProgramOutcome, profiled: bool) -> String {
+    o.failed
+        .iter()
+        .map(|f| {
+            format!(
+                "FAILED: {} in execution {} (round {}): {}. It gets no ratio: the program does not run \
+                 under it as it does under glibc's mutex.\n",
+                f.point.label(profiled),
+                f.runs.len(),
+                f.round + 1,
+                f.reason
+            )
+        })
+        .collect()
 }
 
 /// What every ratio carries: the acquisitions each point made through the
