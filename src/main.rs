@@ -194,9 +194,14 @@ fn completing_names(cmd: clap::Command) -> clap::Command {
 fn man(args: &contend::cli::ManArgs) -> Result<ExitCode> {
     let pages = contend::cli::manual::pages(&public_command())?;
     if let Some(dir) = &args.dir {
-        for (name, roff) in &pages {
-            let path = dir.join(format!("{name}.1"));
-            std::fs::write(&path, roff).with_context(|| format!("writing {}", path.display()))?;
+        // Every page checked before any is written; each through the
+        // exports' sink (another user's link or FIFO is refused).
+        let sinks = pages
+            .iter()
+            .map(|(name, _)| contend::output::sink::Sink::open("--dir", &dir.join(format!("{name}.1"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (sink, (_, roff)) in sinks.into_iter().zip(&pages) {
+            sink.write_bytes(roff)?;
         }
         println!("{} pages written to {}", pages.len(), dir.display());
         return Ok(ExitCode::SUCCESS);

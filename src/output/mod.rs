@@ -11,5 +11,6 @@ pub mod number;
 pub mod percentiles;
 pub mod plot;
 pub mod results;
+pub mod safe_path;
 pub mod sink;
 pub mod table;

@@ -4,27 +4,41 @@
 //! results it would then lose. `-` is stdout for every export (and then
 //! the terminal table is left out, so the stream stays machine-readable).
 //!
+//! Another user's link is never followed, and another user's FIFO or
+//! device never written ([`super::safe_path`]): root's export into a
+//! directory someone else can write cannot be turned against a file, a
+//! device or a reader of their choosing. Refused with exit 2, naming the
+//! owner. The process's own streams (`/dev/stdout`, `/dev/fd/N`) are
+//! written as they are.
+//!
 //! A regular file is written whole or not at all: the export goes to a
-//! temporary file beside it (`.contend-PID-N.NAME`), which is renamed
-//! over the target only when complete, so a run killed with SIGKILL
-//! leaves the old file (or none), never an empty or half-written one. An
-//! existing file keeps its permissions (and a symlink stays a symlink:
-//! the file it names is replaced). Anything else that exists (a
-//! FIFO, a device, /dev/stdout) is opened up front, as it is (that open may
-//! block until a FIFO has a reader, and a signal ends it as it would any
-//! program), and written directly.
+//! temporary file beside it (`.contend-PID-N.NAME`), made and renamed
+//! through a descriptor of the directory that holds the name (opened with
+//! no symlink allowed on the way), so a run killed with SIGKILL leaves the
+//! old file (or none), never an empty or half-written one, and a link
+//! planted in the meantime is replaced, not followed. An existing file of
+//! the user's keeps its permissions (and the user's own symlink stays a
+//! symlink: the file it names is replaced). A FIFO or device of the user's
+//! or root's is opened up front, as it is (that open may block until a
+//! FIFO has a reader, and a signal ends it as it would any program), and
+//! written directly.
 
 use crate::model::SpecError;
 use crate::output::args::OutputArgs;
+use crate::output::safe_path;
 use anyhow::{Context, Result};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags};
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// One export's destination.
 #[derive(Debug)]
 pub struct Sink {
+    /// As the user gave it, for messages.
     path: PathBuf,
     to: To,
 }
@@ -32,22 +46,35 @@ pub struct Sink {
 #[derive(Debug)]
 enum To {
     Stdout,
-    /// A FIFO, a device: written directly.
+    /// A FIFO, a device, the process's own stream: written directly.
     Open(File),
-    /// A regular file, or none yet: written by rename.
-    Replace,
+    /// A regular file, or none yet: written by rename in `dir`.
+    Replace {
+        dir: OwnedFd,
+        name: OsString,
+    },
 }
 
-/// A fresh name beside `path` for its temporary twin, ending as `path`
-/// does (a drawing library picks the image format by the extension).
-fn temporary(path: &Path) -> PathBuf {
+/// A fresh name for a temporary twin of `name`, ending as `name` does (a
+/// drawing library picks the image format by the extension).
+fn temporary(name: &std::ffi::OsStr) -> OsString {
     static N: AtomicU32 = AtomicU32::new(0);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    path.with_file_name(format!(
-        ".contend-{}-{}.{name}",
+    format!(
+        ".contend-{}-{}.{}",
         std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ))
+        N.fetch_add(1, Ordering::Relaxed),
+        name.to_string_lossy()
+    )
+    .into()
+}
+
+/// What is at `name` in `dir`, not following a link; None if nothing.
+fn at(dir: &OwnedFd, name: &std::ffi::OsStr) -> std::io::Result<Option<rustix::fs::Stat>> {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => Ok(Some(st)),
+        Err(rustix::io::Errno::NOENT) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 impl Sink {
@@ -57,30 +84,76 @@ impl Sink {
         if path.as_os_str() == "-" {
             return Ok(Self { path: path.to_path_buf(), to: To::Stdout });
         }
-        if path.is_dir() {
-            return Err(bad("is a directory".into()));
+        if safe_path::own_stream(path) {
+            let open = crate::session::signals::interruptible(|| File::options().write(true).open(path));
+            return Ok(Self {
+                path: path.to_path_buf(),
+                to: To::Open(open.map_err(|e| bad(e.to_string()))?),
+            });
         }
-        let to = match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => {
-                // Writable? (Opened without truncating, and closed.)
-                File::options().write(true).open(path).map_err(|e| bad(e.to_string()))?;
-                // A symlink to a file: the file is what gets replaced, not
-                // the link.
-                let real = std::fs::canonicalize(path).map_err(|e| bad(e.to_string()))?;
-                return Ok(Self { path: real, to: To::Replace });
-            }
-            Ok(_) => {
-                let open = crate::session::signals::interruptible(|| File::options().write(true).open(path));
-                To::Open(open.map_err(|e| bad(e.to_string()))?)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let real = safe_path::resolve(path).map_err(bad)?;
+        let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else {
+            return Err(bad("is a directory".into()));
+        };
+        // No symlink is left in `parent`; one put there since is refused.
+        let dir = rustix::fs::openat2(
+            rustix::fs::CWD,
+            parent,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS,
+        )
+        .map_err(|e| bad(format!("{}: {}", parent.display(), std::io::Error::from(e))))?;
+        let name = name.to_os_string();
+        let to = match at(&dir, &name).map_err(|e| bad(e.to_string()))? {
+            None => {
                 // Can a file be made there? Try the temporary name.
-                let probe = temporary(path);
-                File::options().write(true).create_new(true).open(&probe).map_err(|e| bad(e.to_string()))?;
-                let _ = std::fs::remove_file(&probe);
-                To::Replace
+                let probe = temporary(&name);
+                let flags =
+                    OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                rustix::fs::openat(&dir, &probe, flags, Mode::RUSR | Mode::WUSR)
+                    .map_err(|e| bad(std::io::Error::from(e).to_string()))?;
+                let _ = rustix::fs::unlinkat(&dir, &probe, AtFlags::empty());
+                To::Replace { dir, name }
             }
-            Err(e) => return Err(bad(e.to_string())),
+            Some(st) => match FileType::from_raw_mode(st.st_mode) {
+                FileType::Directory => return Err(bad("is a directory".into())),
+                FileType::Symlink => return Err(bad("changed into a symlink while it was checked".into())),
+                FileType::RegularFile => {
+                    // Writable? (Opened without truncating, and closed.)
+                    let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                    rustix::fs::openat(&dir, &name, flags, Mode::empty())
+                        .map_err(|e| bad(std::io::Error::from(e).to_string()))?;
+                    To::Replace { dir, name }
+                }
+                kind => {
+                    let what = match kind {
+                        FileType::Fifo => "a FIFO",
+                        FileType::CharacterDevice => "a character device",
+                        FileType::BlockDevice => "a block device",
+                        FileType::Socket => "a socket",
+                        _ => "not a regular file",
+                    };
+                    if !safe_path::trusted(st.st_uid) {
+                        return Err(bad(format!(
+                            "{what} owned by {}, not by you ({}) or root: contend writes an export only \
+                             to its own user's FIFOs and devices",
+                            safe_path::owner(st.st_uid),
+                            safe_path::me()
+                        )));
+                    }
+                    let flags = OFlags::WRONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                    let fd = crate::session::signals::interruptible(|| {
+                        rustix::fs::openat(&dir, &name, flags, Mode::empty()).map_err(std::io::Error::from)
+                    })
+                    .map_err(|e| bad(e.to_string()))?;
+                    let now = rustix::fs::fstat(&fd).map_err(|e| bad(std::io::Error::from(e).to_string()))?;
+                    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
+                        return Err(bad("was replaced while it was opened".into()));
+                    }
+                    To::Open(fd.into())
+                }
+            },
         };
         Ok(Self { path: path.to_path_buf(), to })
     }
@@ -92,14 +165,19 @@ impl Sink {
 
     /// Writes the export, replacing what a regular file held.
     pub fn write(self, text: &str) -> Result<()> {
-        if self.is_stdout() {
-            return print(text);
-        }
-        self.write_with(|file, _| file.write_all(text.as_bytes()).map_err(Into::into))
+        self.write_bytes(text.as_bytes())
     }
 
-    /// Writes the export with `fill`, given the file to write and its
-    /// path (a drawing library that writes by path uses the latter). Not
+    /// Writes the export's bytes, replacing what a regular file held.
+    pub fn write_bytes(self, bytes: &[u8]) -> Result<()> {
+        if self.is_stdout() {
+            return print_bytes(bytes);
+        }
+        self.write_with(|file, _| file.write_all(bytes).map_err(Into::into))
+    }
+
+    /// Writes the export with `fill`, given the file to write and a path
+    /// to it (a drawing library that writes by path uses the latter). Not
     /// for stdout: the commands that draw ask for a file name.
     pub fn write_with(self, fill: impl FnOnce(&mut File, &Path) -> Result<()>) -> Result<()> {
         let shown = self.path.display().to_string();
@@ -109,20 +187,31 @@ impl Sink {
                 fill(&mut file, &self.path).with_context(|| format!("writing {shown}"))?;
                 file.flush().with_context(|| format!("writing {shown}"))
             }
-            To::Replace => {
-                let tmp = temporary(&self.path);
+            To::Replace { dir, name } => {
+                let tmp = temporary(&name);
                 let result = (|| -> Result<()> {
-                    let mut file = File::options().write(true).create_new(true).open(&tmp)?;
-                    fill(&mut file, &tmp)?;
+                    let flags =
+                        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                    let fd = rustix::fs::openat(&dir, &tmp, flags, Mode::from_raw_mode(0o666))?;
+                    let mut file = File::from(fd);
+                    // The same file by a path through the directory's
+                    // descriptor: no link on the way can redirect it.
+                    let by_path = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd())).join(&tmp);
+                    fill(&mut file, &by_path)?;
                     file.flush()?;
-                    if let Ok(old) = std::fs::metadata(&self.path) {
-                        std::fs::set_permissions(&tmp, old.permissions())?;
+                    // The user's own file keeps its mode; another's does
+                    // not lend it (a 0666 file would open ours to them).
+                    if let Some(old) = at(&dir, &name)? {
+                        let regular = FileType::from_raw_mode(old.st_mode) == FileType::RegularFile;
+                        if regular && old.st_uid == rustix::process::geteuid().as_raw() {
+                            rustix::fs::fchmod(&file, Mode::from_raw_mode(old.st_mode & 0o7777))?;
+                        }
                     }
-                    std::fs::rename(&tmp, &self.path)?;
+                    rustix::fs::renameat(&dir, &tmp, &dir, &name)?;
                     Ok(())
                 })();
                 if result.is_err() {
-                    let _ = std::fs::remove_file(&tmp);
+                    let _ = rustix::fs::unlinkat(&dir, &tmp, AtFlags::empty());
                 }
                 result.with_context(|| format!("writing {shown}"))
             }
@@ -206,8 +295,13 @@ impl Exports {
 /// Writes to stdout; a closed pipe (`| head`) is not an error worth a
 /// trace.
 pub fn print(text: &str) -> Result<()> {
+    print_bytes(text.as_bytes())
+}
+
+/// [`print`], for bytes.
+pub fn print_bytes(bytes: &[u8]) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other.context("writing to stdout"),
     }
