@@ -47,6 +47,7 @@ mod plain;
 mod profile;
 mod report;
 mod route;
+mod rundir;
 mod rwlock;
 mod say;
 mod slots;

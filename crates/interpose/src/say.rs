@@ -64,11 +64,11 @@ pub fn say(gravity: Gravity, text: &str) {
         write_all(2, l.text().as_bytes());
         write_all(2, b"\n");
     }
-    let Some(dir) = crate::report::open_dir() else { return };
+    let Some(dir) = crate::rundir::open() else { return };
     // SAFETY: getpid cannot fail.
     let pid = unsafe { libc::getpid() };
-    let fd = crate::report::create_in(dir, said::PREFIX, pid);
-    // SAFETY: closes the directory `open_dir` opened.
+    let fd = crate::rundir::create(dir, said::PREFIX, pid);
+    // SAFETY: closes the directory `rundir::open` opened.
     unsafe { libc::close(dir) };
     let Some(fd) = fd else { return };
     let mut out = Line::new();

@@ -1,0 +1,70 @@
+//! The directory `contend run` made for this execution, where this
+//! library leaves what contend reads (the report, the loaded marker, what
+//! it said): opened only if it is exactly the directory contend recorded,
+//! and every file created in it fresh (src/family/program/scratch.rs says
+//! why each check is there). Nothing here allocates.
+
+/// The directory `contend run` made for this execution, opened: only if
+/// what `CONTEND_RUN_DIR` names now is the directory of identity
+/// `CONTEND_RUN_DIR_ID` (`DEV:INO:UID`), owned by that user and closed to
+/// everyone else. A process that outlives the run finds it gone, or
+/// finds another directory (another owner or inode) in its place, and
+/// writes nothing; a symlink is not followed.
+pub fn open() -> Option<libc::c_int> {
+    // SAFETY: NUL-terminated names; getenv's results live with the process.
+    let (dir, id) =
+        unsafe { (libc::getenv(c"CONTEND_RUN_DIR".as_ptr()), libc::getenv(c"CONTEND_RUN_DIR_ID".as_ptr())) };
+    if dir.is_null() || id.is_null() {
+        return None;
+    }
+    // SAFETY: a NUL-terminated string from the environment.
+    let id = unsafe { std::ffi::CStr::from_ptr(id) }.to_str().ok()?;
+    let mut parts = id.split(':').map(|p| p.parse::<u64>().ok());
+    let (dev, ino, uid) = (parts.next()??, parts.next()??, parts.next()??);
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: `dir` is a NUL-terminated path from the environment.
+    let fd = unsafe { libc::open(dir, flags) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: plain data for fstat to fill.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat on the descriptor just opened, into a valid struct.
+    let ok = unsafe { libc::fstat(fd, &mut st) } == 0
+        && st.st_mode & libc::S_IFMT == libc::S_IFDIR
+        && st.st_mode & 0o077 == 0
+        && st.st_dev == dev
+        && st.st_ino == ino
+        && u64::from(st.st_uid) == uid;
+    if !ok {
+        // SAFETY: closes the descriptor opened above.
+        unsafe { libc::close(fd) };
+        return None;
+    }
+    Some(fd)
+}
+
+/// Creates this process's file `<what>.<pid>.tsv` in `dir`, or
+/// `<what>.<pid>.<k>.tsv` if a process of the same pid (recycled within
+/// the run) made one already. Never follows or reuses a file that is there.
+pub fn create(dir: libc::c_int, what: &str, pid: libc::pid_t) -> Option<libc::c_int> {
+    for k in 0..64u32 {
+        let mut name = [0u8; 64];
+        let mut w = std::io::Cursor::new(&mut name[..63]);
+        let _ = match k {
+            0 => std::io::Write::write_fmt(&mut w, format_args!("{what}.{pid}.tsv")),
+            k => std::io::Write::write_fmt(&mut w, format_args!("{what}.{pid}.{k}.tsv")),
+        };
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: `name` is NUL-terminated (zero-filled past what was
+        // written, which is at most 63 bytes); `dir` is an open directory.
+        let fd = unsafe { libc::openat(dir, name.as_ptr().cast(), flags, 0o600) };
+        if fd >= 0 {
+            return Some(fd);
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST) {
+            return None;
+        }
+    }
+    None
+}
