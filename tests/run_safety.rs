@@ -18,10 +18,12 @@
 
 mod common;
 
+use common::run::{alive, read_pid, until};
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn contend_bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("contend")
@@ -46,28 +48,6 @@ fn run(args: &[&str], program: &[&str]) -> Output {
         .timeout(Duration::from_secs(600))
         .output()
         .expect("contend runs")
-}
-
-/// Waits until `done` says yes; fails with `what` if it never does (a
-/// guard against a hang, far beyond any healthy wait).
-fn until(what: &str, mut done: impl FnMut() -> bool) {
-    let guard = Instant::now() + Duration::from_secs(120);
-    while !done() {
-        assert!(Instant::now() < guard, "never happened: {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Whether process `pid` exists and is not a zombie.
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| !rest.trim_start().starts_with('Z')))
-        .unwrap_or(false)
-}
-
-fn read_pid(path: &Path) -> Option<i32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
 /// A directory `nobody` can enter (the test's files live in it).
@@ -258,7 +238,7 @@ fn the_program_gets_a_shells_signals_and_its_own_streams() {
     // A program that terminates on SIGTERM does: the signal's default.
     let out = run(&[], &["sh", "-c", "kill -TERM $$; sleep 5; echo survived"]);
     assert!(!String::from_utf8_lossy(&out.stdout).contains("survived"));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("killed by signal 15"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("killed by SIGTERM"));
 }
 
 #[test]

@@ -5,6 +5,12 @@
 //! name has contend's prefix, owned by this user, not a symlink, with the
 //! device and inode the record noted at creation; a SysV set this user
 //! created, of the recorded size. Nothing is followed through a symlink.
+//!
+//! A `contend run` whose contend and keeper both died may have left the
+//! program running (its recorded pid and start time), and what the
+//! program started: every process whose environment names one of the
+//! run's directories (`CONTEND_RUN_DIR=<dir>/...`, inherited from the
+//! program). Those are ended first: SIGTERM, a moment, then SIGKILL.
 
 use crate::session::ledger::{start_ticks, CreatedDir, Record};
 use crate::session::ledger_dir::{self, TrustedDir};
@@ -61,6 +67,7 @@ fn sweep_dir(dir: &TrustedDir, take: &impl Fn(&Record) -> Result<(), String>, re
             }
             continue;
         }
+        report.extend(end_programs(&record));
         for set in &record.sem_sets {
             let id = set.id;
             report.push(match SemSet::remove_id(id, set.nsems) {
@@ -114,4 +121,57 @@ fn remove_dir(created: &CreatedDir, pid: i32) -> String {
         Ok(()) => format!("removed {} (run {pid})", path.display()),
         Err(e) => format!("{}: {e}", path.display()),
     }
+}
+
+/// How long what a dead run left gets between SIGTERM and SIGKILL.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Ends the program a dead `contend run` recorded, and every process that
+/// carries one of its directories in `CONTEND_RUN_DIR`.
+fn end_programs(record: &Record) -> Vec<String> {
+    use crate::session::tree::{self, Seen};
+    use nix::sys::signal::Signal;
+    let mut left: Vec<Seen> =
+        record.programs.iter().map(|p| Seen { pid: p.pid, start: p.start_ticks }).collect();
+    for dir in &record.dirs {
+        let mark = format!("CONTEND_RUN_DIR={}/", dir.path.display());
+        for p in tree::marked(&mark) {
+            if !left.contains(&p) {
+                left.push(p);
+            }
+        }
+    }
+    // Only those alive now (not zombies), as they were recorded or seen.
+    let alive = |p: &Seen| start_ticks(p.pid) == Some(p.start) && !zombie(p.pid);
+    left.retain(alive);
+    if left.is_empty() {
+        return Vec::new();
+    }
+    for &p in &left {
+        tree::signal(p, Signal::SIGTERM);
+        tree::signal(p, Signal::SIGCONT);
+    }
+    let deadline = std::time::Instant::now() + GRACE;
+    while std::time::Instant::now() < deadline && left.iter().any(alive) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed: Vec<i32> = left
+        .iter()
+        .filter(|p| alive(p))
+        .filter(|&&p| tree::signal(p, Signal::SIGKILL))
+        .map(|p| p.pid)
+        .collect();
+    let pids: Vec<String> = left.iter().map(|p| p.pid.to_string()).collect();
+    vec![format!(
+        "ended {} process(es) run {} left running: {} ({} needed SIGKILL)",
+        left.len(),
+        record.pid,
+        pids.join(", "),
+        killed.len()
+    )]
+}
+
+/// Whether `pid` is a zombie (dead, not yet reaped by its parent).
+fn zombie(pid: i32) -> bool {
+    crate::measure::children::stat_fields(pid).and_then(|f| f.first().cloned()).is_some_and(|s| s == "Z")
 }

@@ -58,6 +58,21 @@ pub struct Record {
     pub sem_sets: Vec<CreatedSet>,
     /// Temporary directories.
     pub dirs: Vec<CreatedDir>,
+    /// `contend run`: the program running now (pid and start time), for
+    /// `cleanup` to end if contend and its keeper both died. Processes the
+    /// program started are found by the run directory in their
+    /// environment (`CONTEND_RUN_DIR`), which is under one of `dirs`.
+    #[serde(default)]
+    pub programs: Vec<RecordedProcess>,
+}
+
+/// A process a run started, named for ever by its pid and start time.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+pub struct RecordedProcess {
+    /// Its pid.
+    pub pid: i32,
+    /// Its start time, clock ticks since boot.
+    pub start_ticks: u64,
 }
 
 /// Start time of `pid` in clock ticks since boot, if it is alive.
@@ -122,6 +137,15 @@ impl Ledger {
         std::fs::File::from(fd).write_all(&serde_json::to_vec(&self.record)?)?;
         renameat(dir, &tmp, dir, format!("{}.json", self.name))?;
         Ok(())
+    }
+
+    /// Records the program running now (None: none is).
+    pub fn set_program(&mut self, pid: Option<i32>) -> std::io::Result<()> {
+        self.record.programs = pid
+            .and_then(|pid| Some(RecordedProcess { pid, start_ticks: start_ticks(pid)? }))
+            .into_iter()
+            .collect();
+        self.save()
     }
 
     /// Removes the record (the resources themselves are gone).

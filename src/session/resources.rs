@@ -86,6 +86,12 @@ impl Resources {
         self.sem_set.as_ref().map(SemSet::id)
     }
 
+    /// Records the program `contend run` runs now, for `cleanup` (None:
+    /// it ended).
+    pub fn program(&mut self, pid: Option<i32>) -> Result<()> {
+        self.ledger.set_program(pid).context("writing the cleanup ledger")
+    }
+
     /// The lock directory, if one was made.
     pub fn dir(&self) -> Option<&Path> {
         self.dir.as_deref()

@@ -12,9 +12,11 @@
 //! A second SIGINT/SIGTERM takes the emergency exit at once: resources are
 //! removed through the ledger and the process exits, even if a worker is
 //! stuck in a lock. Every coordinator wait is a poll on the signal fd, so
-//! the second interrupt is seen within milliseconds. This is the one place
-//! below `report` that prints: the user must learn at once what the second
-//! Ctrl-C does.
+//! the second interrupt is seen within milliseconds. The same signal from
+//! the same sender within 50 ms is one event that reached contend twice
+//! (GNU timeout signals its child, then its process group), not a second
+//! interrupt. This is the one place below `report` that prints: the user
+//! must learn at once what the second Ctrl-C does.
 //!
 //! Outside the measurement, a blocking call that only a signal can end (an
 //! `open` of a FIFO that has no reader yet) runs inside [`interruptible`]:
@@ -206,12 +208,36 @@ pub fn wait_for(d: Duration) -> Event {
     wait_until(Instant::now() + d)
 }
 
+/// How close together one sender's same signal arrives when it is one
+/// event sent twice: GNU timeout signals its child and then its process
+/// group, which holds the child too, microseconds apart.
+const ECHO: Duration = Duration::from_millis(50);
+
+/// The first ending signal: which, from whom (pid), when.
+static FIRST: std::sync::Mutex<Option<(Signal, u32, Instant)>> = std::sync::Mutex::new(None);
+
+/// Whether `sig` from `sender` is the first one again, within [`ECHO`]:
+/// not a second interrupt. The first one is recorded here.
+fn echo(sig: Signal, sender: u32) -> bool {
+    let mut first = FIRST.lock().unwrap_or_else(|e| e.into_inner());
+    match *first {
+        Some((s, from, at)) => s == sig && from == sender && at.elapsed() < ECHO,
+        None => {
+            *first = Some((sig, sender, Instant::now()));
+            false
+        }
+    }
+}
+
 /// Reads pending signals; an interrupt wins over a child event.
 fn drain(fd: &SignalFd) -> Option<Event> {
     let mut event = None;
     while let Ok(Some(info)) = fd.read_signal() {
         match Signal::try_from(info.ssi_signo as i32) {
-            Ok(sig) if ENDING.contains(&sig) => event = Some(Event::Interrupted(sig)),
+            // An echo of the first was acted on already.
+            Ok(sig) if ENDING.contains(&sig) && !echo(sig, info.ssi_pid) => {
+                event = Some(Event::Interrupted(sig))
+            }
             Ok(Signal::SIGCHLD) if event.is_none() => event = Some(Event::Child),
             _ => {}
         }

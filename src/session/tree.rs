@@ -1,5 +1,6 @@
 //! The processes a program started, found from /proc and signalled
-//! without hitting a stranger.
+//! without hitting a stranger; and those that carry a run's mark in their
+//! environment, for `contend cleanup`.
 //!
 //! The keeper (`keeper.rs`) is a child subreaper, so a descendant whose
 //! parent exits (a daemon that double-forks, a `setsid` child) becomes the
@@ -71,6 +72,26 @@ pub fn signal(p: Seen, sig: Signal) -> bool {
     let same = stat_fields(p.pid).and_then(|f| f.get(19)?.parse::<u64>().ok()) == Some(p.start);
     let Some(sig) = rustix::process::Signal::from_named_raw(sig as i32) else { return false };
     same && pidfd_send_signal(&fd, sig).is_ok()
+}
+
+/// Every living process whose initial environment holds `mark` (a
+/// `NAME=VALUE` prefix) and that this user may read: what a `contend run`
+/// started carries its run directory in `CONTEND_RUN_DIR`, even after the
+/// keeper that was its parent is gone.
+pub fn marked(mark: &str) -> Vec<Seen> {
+    let mut out = Vec::new();
+    let me = std::process::id() as i32;
+    for (pid, (_, start)) in table() {
+        if pid == me {
+            continue;
+        }
+        let Ok(env) = std::fs::read(format!("/proc/{pid}/environ")) else { continue };
+        if env.split(|&b| b == 0).any(|kv| kv.starts_with(mark.as_bytes())) {
+            out.push(Seen { pid, start });
+        }
+    }
+    out.sort_by_key(|s| s.pid);
+    out
 }
 
 /// Sends `sig` to every descendant of `root`; returns how many got it.

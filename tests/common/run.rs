@@ -80,6 +80,21 @@ pub fn alive(pid: i32) -> bool {
         .is_some_and(|zombie| !zombie)
 }
 
+/// Waits until `done` says yes; fails with `what` if it never does (a
+/// guard against a hang, far beyond any healthy wait).
+pub fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let guard = Instant::now() + Duration::from_secs(120);
+    while !done() {
+        assert!(Instant::now() < guard, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The pid a program wrote to `path`, once it is whole.
+pub fn read_pid(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
 /// Waits for the coordinator to exit, at most `limit`.
 pub fn finish(run: &mut Run, limit: Duration) -> (Option<i32>, String, String) {
     let deadline = Instant::now() + limit;

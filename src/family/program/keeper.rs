@@ -39,7 +39,7 @@
 //! which was never its descendant; and if the keeper itself is SIGKILLed,
 //! the program dies (its death signal) but its own descendants go to init.
 
-use crate::family::program::tree;
+use crate::session::tree;
 use anyhow::{anyhow, Context, Result};
 use clap::Args;
 use locks::sys::spawn::{self, SignalState};

@@ -53,16 +53,28 @@ pub struct Finished {
     pub ended_at: Option<Duration>,
 }
 
-/// Runs one execution through a keeper. `at_exit` runs when the keeper
-/// reports the program's exit, before it ends what the program left
-/// running: the caller's probes (futex counts, CPU split) close there, so
-/// that the grace given to leftovers is not measured as the program's.
-/// An ending signal during the execution is passed on (SIGTERM to the
-/// program and its descendants, SIGKILL after the grace); the call
-/// returns [`Interrupted`] once the keeper has ended them all. A second
-/// signal exits contend at once, and the keeper, seeing contend gone,
-/// kills everything.
-pub fn execute(l: Launch<'_>, mut at_exit: impl FnMut()) -> Result<Finished> {
+/// What the keeper reported, as it happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Told {
+    /// The program started with this pid.
+    Started(i32),
+    /// The program exited; the keeper now ends what it left running.
+    Exited,
+}
+
+/// Runs one execution through a keeper. `told` hears the program start
+/// (the caller records it for `contend cleanup`) and exit, before the
+/// keeper ends what the program left running: the caller's probes (futex
+/// counts, CPU split) close there, so that the grace given to leftovers is
+/// not measured as the program's. An ending signal during the execution is
+/// passed on (SIGTERM to the program and its descendants, SIGKILL after
+/// the grace); the call returns [`Interrupted`] once the keeper has ended
+/// them all. A second signal exits contend at once, and the keeper, seeing
+/// contend gone, kills everything. A keeper that dies first (SIGKILL) takes
+/// the program with it (its death signal); what the program started comes
+/// to contend, a child subreaper while it runs programs ([`adopt_orphans`]),
+/// which ends it all before it reports the error.
+pub fn execute(l: Launch<'_>, mut told: impl FnMut(Told)) -> Result<Finished> {
     let (mut ours, theirs) = UnixStream::pair().context("a socket to the keeper")?;
     let mut cmd = Command::new("/proc/self/exe");
     cmd.arg0("contend")
@@ -87,6 +99,7 @@ pub fn execute(l: Launch<'_>, mut at_exit: impl FnMut()) -> Result<Finished> {
     let mut text = String::new();
     let mut interrupted: Option<Signal> = None;
     let mut exited = false;
+    let mut started = false;
     let mut buf = [0u8; 4096];
     let deadline = l.limit.map(|d| std::time::Instant::now() + d);
     let mut too_slow = false;
@@ -112,11 +125,17 @@ pub fn execute(l: Launch<'_>, mut at_exit: impl FnMut()) -> Result<Finished> {
             Ok(0) => break,
             Ok(n) => {
                 text.push_str(&String::from_utf8_lossy(&buf[..n]));
+                if !started {
+                    if let Some(pid) = started_pid(&text) {
+                        started = true;
+                        told(Told::Started(pid));
+                    }
+                }
                 // The keeper writes this line the moment it has reaped
                 // the program.
                 if !exited && text.contains("exited ") {
                     exited = true;
-                    at_exit();
+                    told(Told::Exited);
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -125,6 +144,19 @@ pub fn execute(l: Launch<'_>, mut at_exit: impl FnMut()) -> Result<Finished> {
     }
     let status = child.wait().context("reaping the keeper")?;
     let finished = parse(&text);
+    if finished.is_err() && std::os::unix::process::ExitStatusExt::signal(&status).is_some() {
+        // The keeper was killed before it ended everything: what the
+        // program started is contend's now.
+        let (found, killed) = end_orphans(l.grace);
+        let ended = match found {
+            0 => "nothing the program started was left".to_string(),
+            n => format!("contend ended the {n} process(es) the program left ({killed} needed SIGKILL)"),
+        };
+        let e = finished.expect_err("checked above");
+        return Err(e.context(format!(
+            "contend's keeper process was killed ({status}) before the program ended; {ended}"
+        )));
+    }
     if let Some(sig) = interrupted {
         return Err(anyhow!(Interrupted(sig)));
     }
@@ -133,6 +165,68 @@ pub fn execute(l: Launch<'_>, mut at_exit: impl FnMut()) -> Result<Finished> {
         Err(e) if status.success() => Err(e),
         Err(e) => Err(e.context(format!("contend's keeper process {status}"))),
     }
+}
+
+/// The pid in the keeper's `started PID` line, once it is whole.
+fn started_pid(text: &str) -> Option<i32> {
+    let rest = &text[text.find("started ")? + "started ".len()..];
+    let line = &rest[..rest.find('\n')?];
+    line.trim().parse().ok()
+}
+
+/// Makes contend a child subreaper while it runs programs: a process
+/// whose parent dies becomes contend's child rather than init's, so that
+/// if the keeper (the program's own subreaper) dies, what the program
+/// started is still contend's to end. Off again when the returned guard
+/// drops.
+pub fn adopt_orphans() -> Result<Adopting> {
+    nix::sys::prctl::set_child_subreaper(true).context("PR_SET_CHILD_SUBREAPER")?;
+    Ok(Adopting)
+}
+
+/// contend is a child subreaper while this lives.
+pub struct Adopting;
+
+impl Drop for Adopting {
+    fn drop(&mut self) {
+        let _ = nix::sys::prctl::set_child_subreaper(false);
+    }
+}
+
+/// Ends every process below contend (what a dead keeper left: SIGTERM,
+/// the grace, SIGKILL) and reaps them: (found, needed SIGKILL).
+fn end_orphans(grace: Duration) -> (usize, usize) {
+    use crate::session::tree;
+    let me = std::process::id() as i32;
+    let reap = || {
+        use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+        while let Ok(s) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            if s == WaitStatus::StillAlive {
+                break;
+            }
+        }
+    };
+    reap();
+    let found = tree::descendants(me);
+    for &p in &found {
+        tree::signal(p, Signal::SIGTERM);
+        tree::signal(p, Signal::SIGCONT);
+    }
+    let deadline = std::time::Instant::now() + grace;
+    // Bounded by the grace; a process that takes it all is killed.
+    while std::time::Instant::now() < deadline && !tree::descendants(me).is_empty() {
+        std::thread::sleep(Duration::from_millis(10));
+        reap();
+    }
+    let killed = tree::signal_all(me, Signal::SIGKILL);
+    let give_up = std::time::Instant::now() + Duration::from_secs(10);
+    while !tree::descendants(me).is_empty() && std::time::Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(10));
+        reap();
+    }
+    // The last to die are zombies, which `descendants` leaves out.
+    reap();
+    (found.len(), killed)
 }
 
 /// The keeper's lines, as a [`Finished`].

@@ -16,7 +16,6 @@ pub mod scratch;
 pub mod spec;
 pub mod sweep;
 pub mod symbols;
-pub mod tree;
 pub mod whatif;
 
 use crate::experiment::Experiment;

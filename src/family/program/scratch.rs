@@ -35,7 +35,7 @@ pub struct RunDir {
     dir: TrustedDir,
     next: u32,
     // Last: dropped after the descriptor above.
-    _resources: Resources,
+    resources: Resources,
 }
 
 impl RunDir {
@@ -44,12 +44,19 @@ impl RunDir {
         let mut resources = Resources::new();
         let path = resources.scratch_dir(&ledger_dir::temp_base())?;
         let dir = ledger_dir::open_trusted(&path).map_err(|e| anyhow!("the run's directory: {e}"))?;
-        Ok(Self { dir, next: 0, _resources: resources })
+        Ok(Self { dir, next: 0, resources })
     }
 
     /// Its path.
     pub fn path(&self) -> &std::path::Path {
         &self.dir.path
+    }
+
+    /// Records the program running now in the ledger, so that `contend
+    /// cleanup` ends it should contend and its keeper both die (None: it
+    /// ended).
+    pub fn running(&mut self, pid: Option<i32>) -> Result<()> {
+        self.resources.program(pid)
     }
 
     /// A fresh subdirectory for one execution.

@@ -260,10 +260,20 @@ pub(crate) fn run_one(
         limit: cx.limit,
     };
     // Read when the program exits, before its leftovers are ended.
-    let done = launch::execute(launch, || {
-        after.get_or_insert_with(|| (futex.map(|f| f.read()), CpuTicks::read().ok()));
-        kernel_waits = kernel.take().map(KernelWaits::finish);
-    })?;
+    let dir = &mut *cx.dir;
+    let mut ledger = Ok(());
+    let done = launch::execute(launch, |told| match told {
+        launch::Told::Started(pid) => ledger = dir.running(Some(pid)),
+        launch::Told::Exited => {
+            after.get_or_insert_with(|| (futex.map(|f| f.read()), CpuTicks::read().ok()));
+            kernel_waits = kernel.take().map(KernelWaits::finish);
+        }
+    });
+    // The keeper has ended everything the program started, whatever
+    // happened: nothing for cleanup to end.
+    cx.dir.running(None)?;
+    let done = done?;
+    ledger?;
     let (futex_after, ticks_after) = after.expect("the keeper reported the exit");
     let after = futex_after.transpose()?;
     let cpu = ticks.zip(ticks_after).map(|(a, b)| a.split_until(&b));
@@ -680,6 +690,7 @@ pub(crate) fn with_setting(
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
     let mut symbols = Symbolizer::default();
     let mut dir = RunDir::create()?;
+    let _adopting = launch::adopt_orphans()?;
     crate::session::signals::set_stopping(format!(
         "the program (SIGTERM to it and everything it started, SIGKILL after the {} grace)",
         crate::model::value::format_nanos(spec.grace_ns)
