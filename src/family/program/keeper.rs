@@ -36,8 +36,11 @@
 //! user often does not; the subreaper works for any user, in containers,
 //! on any kernel since 3.4. What neither would catch: a process the
 //! program asks a service to start (systemd-run, at, D-Bus activation),
-//! which was never its descendant; and if the keeper itself is SIGKILLed,
-//! the program dies (its death signal) but its own descendants go to init.
+//! which was never its descendant. If the keeper itself is SIGKILLed, the
+//! program dies (its death signal) and its own descendants go to contend,
+//! a child subreaper too while it runs programs, which ends them
+//! (`launch.rs`); if contend dies with it, `contend cleanup` finds them by
+//! the run directory in their environment.
 
 use crate::session::tree;
 use anyhow::{anyhow, Context, Result};
