@@ -61,6 +61,7 @@ pub fn run<E: Experiment>(args: &E::Args) -> Result<ExitCode> {
     let (warnings, interrupted) = E::ending(&outcome);
     if !crate::session::terminal::quiet() {
         for line in crate::model::warning::terminal_lines(warnings) {
+            let line = crate::session::visible::text(&line).into_owned();
             eprint!("{}", crate::output::table::fit(&format!("warning: {line}")));
         }
     }

@@ -70,19 +70,22 @@ fn main() -> ExitCode {
         }
         Command::Man(args) => man(&args),
     };
+    // An error may quote what a program named (its path, a function):
+    // shown escaped.
+    let say = |text: String| eprintln!("{}", contend::session::visible::text(&text));
     match outcome {
         Ok(code) => code,
         Err(e) if e.is::<Interrupted>() => {
             let Some(Interrupted(sig)) = e.downcast_ref::<Interrupted>() else { unreachable!() };
-            eprintln!("{e:#}");
+            say(format!("{e:#}"));
             ExitCode::from(signals::exit_status(*sig))
         }
         Err(e) if e.is::<SpecError>() => {
-            eprintln!("error: {e}");
+            say(format!("error: {e}"));
             ExitCode::from(2)
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            say(format!("error: {e:#}"));
             ExitCode::FAILURE
         }
     }

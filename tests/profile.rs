@@ -314,3 +314,29 @@ fn a_contend_copied_alone_profiles_with_the_interposer_it_carries() {
         sample["mutexes"].as_array().unwrap().iter().map(|m| m["acquisitions"].as_u64().unwrap()).sum();
     assert_eq!(acquisitions, 240, "two_mutexes takes each of its two mutexes 120 times");
 }
+
+#[test]
+fn a_function_named_with_escape_sequences_reaches_no_terminal_raw() {
+    // A program may name its functions anything: this one calls the
+    // function that waits on `a` ESC[2J (clear the screen) ESC]0;...BEL
+    // (retitle the window).
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("two_mutexes", dir.path());
+    objcopy(
+        &["--strip-debug", "--redefine-sym", "waiter_a=waiter_a\x1b[2J\x1b]0;pwned\x07", "two_mutexes"],
+        dir.path(),
+    );
+    let json = dir.path().join("run.json");
+    let (doc, table) = profile_into(&exe, &json, &["--runs", "1"]);
+    assert!(!table.contains('\x1b') && !table.contains('\x07'), "a raw control character: {table:?}");
+    assert!(table.contains("waiter_a\\x1b[2J\\x1b]0;pwned\\x07"), "shown escaped: {table}");
+    // The export keeps the name as it is (JSON escapes it its own way).
+    let text = doc.to_string();
+    assert!(text.contains("waiter_a\\u001b[2J"), "the export has the real name");
+    // So does what is made from the export: the page and the Markdown.
+    let page = dir.path().join("page.html");
+    let out = contend().args(["report"]).arg(&json).arg("-o").arg(&page).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(!html.contains('\x1b') && html.contains("waiter_a\\x1b[2J"), "the page escapes it");
+}

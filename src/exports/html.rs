@@ -32,6 +32,7 @@ pub struct ReportArgs {
 
 /// `text` with the five characters HTML gives meaning to escaped.
 pub fn escape(text: &str) -> String {
+    let text = crate::session::visible::text(text);
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -27,13 +27,15 @@ pub trait Report {
 /// Writes `report` to the terminal (stdout, unless an export took it; or
 /// stderr with `on_stderr`) and to each open export.
 pub fn emit(exports: Exports, report: &dyn Report, on_stderr: bool) -> Result<()> {
+    // What a program named (its functions, its path) is shown escaped.
+    let visible = crate::session::visible::text;
     if on_stderr {
-        eprint!("{}", report.terminal());
+        eprint!("{}", visible(&report.terminal()));
     } else if !exports.stdout_taken() {
-        sink::print(&report.terminal())?;
+        sink::print(&visible(&report.terminal()))?;
     }
     sink::emit(exports.csv, || Ok(report.csv()))?;
-    sink::emit(exports.markdown, || Ok(report.markdown()))?;
+    sink::emit(exports.markdown, || Ok(visible(&report.markdown()).into_owned()))?;
     sink::emit(exports.gnuplot, || Ok(report.gnuplot()))?;
     sink::emit(exports.plot, || {
         report.plot().unwrap_or_else(|| Err("this command draws no plot".into())).map_err(anyhow::Error::msg)

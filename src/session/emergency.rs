@@ -20,7 +20,7 @@ pub fn exiting() -> bool {
 /// with `code`. Never returns.
 pub fn exit(code: u8, message: &str) -> ! {
     EXITING.store(true, Ordering::Relaxed);
-    eprintln!("error: {message}");
+    eprintln!("error: {}", crate::session::visible::text(message));
     for line in cleanup::remove_own() {
         eprintln!("cleanup: {line}");
     }

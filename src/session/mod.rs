@@ -15,3 +15,4 @@ pub mod resources;
 pub mod signals;
 pub mod terminal;
 pub mod tree;
+pub mod visible;

@@ -31,6 +31,7 @@ pub fn quiet() -> bool {
 /// redrawn below it), so the bar's next redraw cannot overwrite it. Used
 /// for the lines that must be seen: the interrupt notice, errors.
 pub fn say(line: &str) {
+    let line = crate::session::visible::text(line);
     let live = LIVE.lock().unwrap_or_else(|e| e.into_inner()).clone();
     match live {
         Some(bar) if !bar.is_hidden() && !bar.is_finished() => bar.suspend(|| eprintln!("{line}")),

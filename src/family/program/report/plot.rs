@@ -79,7 +79,9 @@ impl ProgramFigure {
             let mutexes = run["mutexes"].as_array().map_or(&[][..], Vec::as_slice);
             let shown: Vec<&serde_json::Value> =
                 mutexes.iter().filter(|m| m["contended"].as_u64().unwrap_or(0) > 0).take(TOP).collect();
-            let at = |m: &serde_json::Value| m["waits_at"].as_str().unwrap_or("?").to_string();
+            let at = |m: &serde_json::Value| {
+                crate::session::visible::text(m["waits_at"].as_str().unwrap_or("?")).into_owned()
+            };
             for m in &shown {
                 let buckets: Vec<Bucket> = serde_json::from_value(m["wait_histogram"].clone())
                     .map_err(|e| format!("point {i}: wait_histogram: {e}"))?;
