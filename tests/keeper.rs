@@ -117,3 +117,23 @@ fn timeout_around_a_server_script_gives_it_its_grace() {
         assert!(mark.exists(), "round {round}: the server was killed without its grace: {err}");
     }
 }
+
+#[test]
+fn a_run_interrupted_before_any_execution_ended_says_nothing_of_the_programs_mutexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = dir.path().join("started");
+    let script = format!("touch {}; exec sleep 300", started.display());
+    let contend = Command::new(contend_bin())
+        .args(["run", "--runs", "3", "--count-futex", "off", "--no-progress", "--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    until("the program starts", || started.exists());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(contend.id() as i32), nix::sys::signal::Signal::SIGINT)
+        .unwrap();
+    let out = contend.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(!err.contains("took no pthread mutex"), "nothing is known of its mutexes: {err}");
+}

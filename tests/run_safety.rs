@@ -342,3 +342,57 @@ fn a_lock_that_never_ran_gets_no_ratio_and_a_process_that_never_reported_is_name
     );
     assert!(!err.contains("statically linked") && !err.contains("took no pthread mutex"), "{err}");
 }
+
+#[test]
+fn address_randomization_is_off_only_where_a_choice_by_address_needs_it() {
+    // The program prints its personality: 0x0040000 is ADDR_NO_RANDOMIZE.
+    let personality = |args: &[&str]| -> (String, String) {
+        let out = run(args, &["sh", "-c", "cat /proc/self/personality"]);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        let first =
+            String::from_utf8_lossy(&out.stdout).lines().next().unwrap_or_default().trim().to_string();
+        (first, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let off = |p: &str| u32::from_str_radix(p, 16).unwrap() & 0x0040000 != 0;
+    for args in [&[][..], &["--profile"], &["--lock", "pthread,tas"]] {
+        let (p, table) = personality(args);
+        assert!(!off(&p), "{args:?}: randomization stays on ({p})");
+        assert!(!table.contains("address randomization off"), "{args:?}: {table}");
+    }
+    let (p, table) = personality(&["--lock", "tas@0x10"]);
+    assert!(off(&p), "a choice by address turns it off ({p})");
+    assert!(table.contains("address randomization off"), "and says so: {table}");
+    let (p, _) = personality(&["--lock", "tas@0x10", "--aslr", "on"]);
+    assert!(!off(&p), "--aslr on refuses it ({p})");
+    let (p, _) = personality(&["--aslr", "off"]);
+    assert!(off(&p), "--aslr off asks for it ({p})");
+    // A profile made with it on says its addresses are its own.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::compile("two_mutexes", dir.path());
+    let out = run(&["--profile"], &[exe.to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && table.contains("addresses are this execution's"), "{table}");
+}
+
+#[test]
+fn a_program_that_drops_root_still_reports_its_mutexes() {
+    if !common::root_or_skip("a program that changes its user id needs root to start") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::compile("drops_root", dir.path());
+    let json = dir.path().join("r.json");
+    let out =
+        run(&["--lock", "pthread,tas", "--export-json", json.to_str().unwrap()], &[exe.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("left without running library destructors"), "{err}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    for p in doc["points"].as_array().unwrap() {
+        let s = &p["sample"];
+        assert_eq!(s["program_reported"], true, "{}", p["point"]["lock"]);
+        // 2 threads x 1000, before and after the drop, one mutex.
+        let took = s["swapped"].as_u64().unwrap() + s["to_glibc"].as_u64().unwrap();
+        assert_eq!(took, 2000, "{}: every acquisition, before and after setuid", p["point"]["lock"]);
+    }
+}

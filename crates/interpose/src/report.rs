@@ -11,7 +11,10 @@
 //! a raw exit_group (Go's runtime), writes none. So that `contend run` can
 //! still tell "loaded, but no report" from "never loaded" (a static or
 //! set-uid program), the library's constructor leaves an empty
-//! `loaded.<pid>.tsv` beside it in every process it enters by exec.
+//! `loaded.<pid>.tsv` beside it in every process it enters by exec. As
+//! root, the constructor also makes the (empty) report file then, and the
+//! report is written through it at exit, so that a server that drops root
+//! still reports (`rundir::prepare_report`); one left empty is no report.
 //! Without `CONTEND_RUN_DIR` and its identity nothing is written. A vfork
 //! child that calls `_exit` through the PLT reports its parent's profile
 //! as its own (vfork shares the memory); glibc's posix_spawn calls its
@@ -38,6 +41,7 @@ extern "C" fn loaded() {
     unsafe { libc::pthread_atfork(None, None, Some(in_child)) };
     locks::in_mutex::nodes::on_starved(crate::say::starved);
     mark_loaded();
+    crate::rundir::prepare_report();
 }
 
 /// A forked child counts from zero: its parent reports what came before.
@@ -219,13 +223,9 @@ fn report() {
     // its stderr at exit (coreutils do) would have given to our file.
     let mode = crate::mode::current();
     crate::say::node_notes();
-    let Some(dir) = crate::rundir::open() else { return };
     // SAFETY: getpid cannot fail.
     let pid = unsafe { libc::getpid() };
-    let fd = crate::rundir::create(dir, "interpose", pid);
-    // SAFETY: closes the directory opened by `rundir::open`.
-    unsafe { libc::close(dir) };
-    let Some(fd) = fd else { return };
+    let Some(fd) = crate::rundir::report_file(pid) else { return };
     // SAFETY: once per process (the DONE flag above), on this thread.
     let modules = unsafe { crate::modules::Modules::list() };
     let mut out = Sink { fd, buf: [0; 4096], len: 0, modules };

@@ -4,6 +4,8 @@
 //! and every file created in it fresh (src/family/program/scratch.rs says
 //! why each check is there). Nothing here allocates.
 
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
+
 /// The directory `contend run` made for this execution, opened: only if
 /// what `CONTEND_RUN_DIR` names now is the directory of identity
 /// `CONTEND_RUN_DIR_ID` (`DEV:INO:UID`), owned by that user and closed to
@@ -67,4 +69,62 @@ pub fn create(dir: libc::c_int, what: &str, pid: libc::pid_t) -> Option<libc::c_
         }
     }
     None
+}
+
+/// The report file made at load by a process running as root, while it
+/// still may write the run's directory: a server that drops root
+/// (setuid) could not create one there at exit. Its pid, descriptor, and
+/// the file's device and inode (to know it is still that file: a program
+/// may close or reuse descriptors it did not open).
+static EARLY_PID: AtomicI32 = AtomicI32::new(0);
+static EARLY_FD: AtomicI32 = AtomicI32::new(-1);
+static EARLY_DEV: AtomicU64 = AtomicU64::new(0);
+static EARLY_INO: AtomicU64 = AtomicU64::new(0);
+
+/// The device and inode of `fd`, if it is a regular file.
+fn identity(fd: libc::c_int) -> Option<(u64, u64, i64)> {
+    // SAFETY: plain data for fstat to fill.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat of a descriptor number into a valid struct; a closed
+    // or foreign descriptor only fails or tells another file.
+    let ok = unsafe { libc::fstat(fd, &mut st) } == 0 && st.st_mode & libc::S_IFMT == libc::S_IFREG;
+    ok.then_some((st.st_dev, st.st_ino, st.st_size))
+}
+
+/// At load, as root: makes this process's report file now (see
+/// [`EARLY_PID`]).
+pub fn prepare_report() {
+    // SAFETY: geteuid and getpid cannot fail.
+    let (euid, pid) = unsafe { (libc::geteuid(), libc::getpid()) };
+    if euid != 0 {
+        return;
+    }
+    let Some(dir) = open() else { return };
+    let fd = create(dir, "interpose", pid);
+    // SAFETY: closes the directory `open` opened.
+    unsafe { libc::close(dir) };
+    let Some(fd) = fd else { return };
+    let Some((dev, ino, _)) = identity(fd) else { return };
+    EARLY_DEV.store(dev, Relaxed);
+    EARLY_INO.store(ino, Relaxed);
+    EARLY_FD.store(fd, Relaxed);
+    EARLY_PID.store(pid, Relaxed);
+}
+
+/// This process's report file, to write once: the one made at load if it
+/// is still this process's, still that file and still empty (a forked
+/// child shares the descriptor, and makes its own), else a new one.
+pub fn report_file(pid: libc::pid_t) -> Option<libc::c_int> {
+    let fd = EARLY_FD.load(Relaxed);
+    if EARLY_PID.load(Relaxed) == pid && fd >= 0 {
+        let want = (EARLY_DEV.load(Relaxed), EARLY_INO.load(Relaxed), 0);
+        if identity(fd) == Some(want) {
+            return Some(fd);
+        }
+    }
+    let dir = open()?;
+    let fd = create(dir, "interpose", pid);
+    // SAFETY: closes the directory `open` opened.
+    unsafe { libc::close(dir) };
+    fd
 }

@@ -16,6 +16,18 @@ Examples:
   contend run --lock pthread,adaptive --metric 'events/s \\(eps\\): *([0-9.]+)' \\
       -- sysbench mutex run";
 
+/// When the program runs without address randomization (`--aslr`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Aslr {
+    /// Off only where mutexes are chosen by address.
+    Auto,
+    /// Never turned off.
+    On,
+    /// Always off.
+    Off,
+}
+
 /// `contend run`.
 #[derive(Debug, Args)]
 #[command(mut_args(crate::output::args::fit_to(
@@ -106,6 +118,18 @@ pub struct ProgramArgs {
     #[arg(long, default_value_t = 10.0, value_name = "FACTOR")]
     #[arg(help_heading = crate::output::args::PROGRAM)]
     pub max_slowdown: f64,
+
+    /// The program's address randomization (ASLR). `auto` turns it off,
+    /// as `setarch -R` does, only where mutexes are chosen by address
+    /// (`--lock LOCK@MUTEX`, --recommend, --what-if), so that an address
+    /// the profile printed names the same mutex in the next execution;
+    /// `on` never turns it off (a chosen mutex may then move: contend says
+    /// when none was taken); `off` always. A server run without it is
+    /// easier to attack: the choice is the user's, and the table says
+    /// when it was off.
+    #[arg(long, value_enum, default_value_t = Aslr::Auto, value_name = "WHEN")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub aslr: Aslr,
 
     /// The interposer library [default: $CONTEND_INTERPOSER, else the one
     /// contend carries inside itself, written on first use to this user's

@@ -5,8 +5,9 @@
 //! A point is one lock for the whole program (`adaptive`) or a choice:
 //! `LOCK@MUTEX`, several joined by `+` (`adaptive@0x4040c0+mcs@queue_put`).
 //! MUTEX is an address from a profile (`0x4040c0`; the program runs
-//! without address randomization, so it names the same mutex in the next
-//! execution) or a name the profile prints: the function or `file:line`
+//! without address randomization wherever mutexes are chosen by address,
+//! `--aslr`, so it names the same mutex in the next execution of a
+//! profile made so) or a name the profile prints: the function or `file:line`
 //! of its "waits at" or first acquisition, the whole "waits at" text, or
 //! `module+0xoffset`. A name is turned into addresses by one profiled
 //! execution under glibc's mutex before the measured ones (every mutex

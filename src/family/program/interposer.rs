@@ -21,6 +21,11 @@ fn pid_of(name: &str) -> Option<u32> {
 pub fn read(exec: &ExecDir) -> Result<Vec<Report>> {
     let mut out = Vec::new();
     for (name, bytes) in exec.read_files("interpose.")? {
+        // Made at load (as root), never written: the process left without
+        // its report.
+        if bytes.is_empty() {
+            continue;
+        }
         // Module paths are bytes; a path that is not UTF-8 is shown lossily.
         let r = locks::in_mutex::report::parse(&String::from_utf8_lossy(&bytes))
             .map_err(|e| anyhow!("the interposer's report {name}: {e}"))?;

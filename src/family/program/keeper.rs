@@ -8,9 +8,10 @@
 //! process below it whose parent exits becomes its child, not init's),
 //! starts the program with the signal state contend itself was given and
 //! a SIGKILL should the keeper die (`locks::sys::spawn::as_program`), and
-//! times it from spawn to exit with a pidfd. The program runs without
-//! address randomization (as under `setarch -R`), so that its mutexes
-//! have the same addresses in every execution. Then it ends whatever the
+//! times it from spawn to exit with a pidfd. Where contend asks
+//! (`--fixed-addresses`: mutexes chosen by address), the program runs
+//! without address randomization (as under `setarch -R`), so that its
+//! mutexes have the same addresses in every execution. Then it ends whatever the
 //! program left running: SIGTERM (and SIGCONT, for a stopped one) to every
 //! descendant, the grace for them to exit, then SIGKILL; and it reaps
 //! them all before it exits.
@@ -72,6 +73,9 @@ pub struct KeeperArgs {
     /// (`locks::sys::spawn::SignalState`, BLOCKED:IGNORED in hex).
     #[arg(long)]
     pub signals: String,
+    /// Start the program with address randomization off.
+    #[arg(long)]
+    pub fixed_addresses: bool,
     /// KEY=VALUE to add to the program's environment (not the keeper's:
     /// the interposer must not load into the keeper).
     #[arg(long = "env", value_name = "KEY=VALUE")]
@@ -124,10 +128,13 @@ fn keep(args: &KeeperArgs, sock: &mut UnixStream) -> Result<()> {
         cmd.env(std::ffi::OsStr::from_bytes(&bytes[..eq]), std::ffi::OsStr::from_bytes(&bytes[eq + 1..]));
     }
     spawn::as_program(&mut cmd, state, true);
-    // A mutex keeps its address from one execution to the next (per-mutex
-    // choice names it by address). Where a sandbox forbids it, addresses
-    // move, and contend run notices that a chosen mutex was never taken.
-    let _ = spawn::fixed_addresses();
+    // Asked for where mutexes are chosen by address: a mutex keeps its
+    // address from one execution to the next. Where a sandbox forbids it,
+    // addresses move, and contend run notices that a chosen mutex was
+    // never taken.
+    if args.fixed_addresses {
+        let _ = spawn::fixed_addresses();
+    }
     let t0 = Instant::now();
     let child = cmd.spawn().with_context(|| format!("starting {}", args.program[0].to_string_lossy()))?;
     let pid = child.id() as i32;

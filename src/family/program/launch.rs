@@ -33,6 +33,8 @@ pub struct Launch<'a> {
     pub capture: Option<(std::fs::File, std::fs::File)>,
     /// Between SIGTERM and SIGKILL.
     pub grace: Duration,
+    /// Run it with address randomization off (`--aslr`).
+    pub fixed_addresses: bool,
     /// Ended (SIGTERM, the grace, SIGKILL) if it runs longer: the
     /// execution then finishes with [`Finished::ended_at`] set.
     pub limit: Option<Duration>,
@@ -83,6 +85,9 @@ pub fn execute(l: Launch<'_>, mut told: impl FnMut(Told)) -> Result<Finished> {
         .arg(l.grace.as_millis().to_string())
         .arg("--signals")
         .arg(signals::original().to_arg());
+    if l.fixed_addresses {
+        cmd.arg("--fixed-addresses");
+    }
     for (k, v) in &l.env {
         let mut kv = k.clone();
         kv.push("=");

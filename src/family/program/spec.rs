@@ -54,6 +54,11 @@ pub struct ProgramSpec {
     /// An execution under a swapped lock is ended past this many times
     /// glibc's slowest (None: no limit).
     pub max_slowdown: Option<f64>,
+    /// `--aslr` as given.
+    pub aslr: crate::family::program::args::Aslr,
+    /// Whether the program runs with address randomization off: asked
+    /// for, or needed by a choice of mutexes by address.
+    pub fixed_addresses: bool,
 }
 
 /// Which exit statuses count as success (`--ignore-failure`).
@@ -317,6 +322,13 @@ impl ProgramSpec {
                 )));
             }
         }
+        // Mutexes are named by address from one execution to the next.
+        let by_address = args.recommend || args.what_if.is_some() || locks.iter().any(|l| l.contains('@'));
+        let fixed_addresses = match args.aslr {
+            crate::family::program::args::Aslr::Auto => by_address,
+            crate::family::program::args::Aslr::On => false,
+            crate::family::program::args::Aslr::Off => true,
+        };
         Ok(ProgramSpec {
             program,
             argv,
@@ -335,6 +347,8 @@ impl ProgramSpec {
             progress: !args.output.no_progress,
             baseline_added: added,
             success: Success::parse(args.ignore_failure.as_deref()).map_err(SpecError)?,
+            aslr: args.aslr,
+            fixed_addresses,
             max_slowdown: match args.max_slowdown {
                 0.0 => None,
                 f if f.is_finite() && f >= 1.0 => Some(f),

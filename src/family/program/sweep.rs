@@ -257,6 +257,7 @@ pub(crate) fn run_one(
         env,
         capture,
         grace: std::time::Duration::from_nanos(spec.grace_ns),
+        fixed_addresses: spec.fixed_addresses,
         limit: cx.limit,
     };
     // Read when the program exits, before its leftovers are ended.

@@ -152,8 +152,14 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
             format!("{lock}: swapped the mutexes {}; every other one stayed glibc's.\n", c.replace(';', ", "))
         })
         .collect();
+    let aslr = if spec.fixed_addresses {
+        "The program ran with address randomization off (as under setarch -R), so that a mutex chosen by \
+         address is the same one in every execution; --aslr on keeps it on.\n"
+    } else {
+        ""
+    };
     let text = format!(
-        "{}{notes}{chosen}{core}{profiled}{}{}{}",
+        "{}{notes}{chosen}{aslr}{core}{profiled}{}{}{}",
         failed_note(o, spec.profile),
         interposer_rate(o),
         shown.legend(GROUPS),
@@ -162,7 +168,7 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     let mut out = format!("{t}\n\n{}", crate::output::table::fit(&text));
     if spec.profile {
         for r in o.results.iter().filter(|r| r.point.profiled) {
-            out += &profile(r, spec.top, preset);
+            out += &profile(r, spec.top, preset, spec.fixed_addresses);
         }
     }
     if let Some(rec) = &o.recommendation {
@@ -268,7 +274,7 @@ fn mutex_label(mutexes: &[MutexProfile]) -> impl Fn(&MutexProfile) -> String {
 
 /// One lock's profile: the top mutexes by total wait of its futex-counting
 /// run (which has the kernel waits), else of its median run.
-fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
+fn profile(r: &ProgramResult, top: usize, preset: &str, fixed_addresses: bool) -> String {
     let s = r.kernel_run();
     let which = if std::ptr::eq(s, &r.sample) {
         "median run"
@@ -356,6 +362,17 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
                   waits that released and re-took it; wait: from the failed try-lock to the acquisition; \
                   p99 to 12.5%; hold: from acquisition to unlock; kind: shown when a mutex is not a \
                   plain (normal) one.\n";
+    // With randomization on, another execution puts a PIE's mutexes
+    // elsewhere: the address is no name for them.
+    let legend = if fixed_addresses {
+        legend.to_string()
+    } else {
+        format!(
+            "{legend}The addresses are this execution's (address randomization was on): to choose a mutex \
+             in another run, name it by its function or file:line (--lock tas@FUNCTION), or profile with \
+             --aslr off.\n"
+        )
+    };
     let mut stacks = String::new();
     for (m, st) in s.mutexes.iter().take(top).flat_map(|m| m.stacks.iter().take(2).map(move |st| (m, st))) {
         if st.frames.is_empty() {
@@ -383,7 +400,7 @@ fn profile(r: &ProgramResult, top: usize, preset: &str) -> String {
     format!(
         "{}{t}\n{}{}{}{}{}",
         crate::output::table::fit(&head),
-        crate::output::table::fit(legend),
+        crate::output::table::fit(&legend),
         stacks,
         holders(s, top, preset),
         super::rwlocks::table(s, top, preset),
