@@ -2,7 +2,8 @@
 //! `plot`, `report`): one reader, so each refuses the same things the same
 //! way. What is read is capped at [`MAX_EXPORT`]: a path that names a
 //! device or an endless stream (`/dev/urandom`) is refused once the cap is
-//! passed, instead of filling memory. A FIFO's open and read run with the
+//! passed, instead of filling memory, and what is read is held slimmed,
+//! within a budget of values ([`crate::exports::slim`]). A FIFO's open and read run with the
 //! ending signals unblocked, so Ctrl-C ends a wait for a writer. Every
 //! refusal is the user's mistake (exit 2) and names the path.
 
@@ -30,7 +31,9 @@ pub fn read_export(path: &Path) -> Result<Value, SpecError> {
             MAX_EXPORT >> 20
         )));
     }
-    serde_json::from_slice(&bytes).map_err(|e| SpecError(format!("{}: not JSON: {e}", path.display())))
+    // Slimmed as it is read: the runs' profiles no reader uses are dropped,
+    // and no file can hold more values than memory can (exports/slim.rs).
+    crate::exports::slim::parse(&bytes).map_err(|e| SpecError(format!("{}: not JSON: {e}", path.display())))
 }
 
 #[cfg(test)]
