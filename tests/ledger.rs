@@ -137,3 +137,57 @@ fn cleanup_refuses_a_directory_that_is_not_the_one_recorded() {
     assert_eq!(report.matches("refused to remove").count(), 2, "{report}");
     assert!(replaced.is_dir() && target.is_dir() && link.exists(), "{report}");
 }
+
+#[test]
+fn a_planted_ledger_directory_costs_one_fallback_which_cleanup_removes_when_spare() {
+    if !common::root_or_skip("planting a directory owned by another user") {
+        return;
+    }
+    let uid = nix::unistd::geteuid().as_raw();
+    if Path::new(&format!("/run/user/{uid}")).is_dir() {
+        common::skip("the ledger lives in /run/user/UID here: the /tmp fallback is not used");
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let planted = base.path().join(format!("contend-{uid}"));
+    std::fs::create_dir(&planted).unwrap();
+    nix::unistd::chown(&planted, Some(NOBODY.into()), Some(NOBODY.into())).unwrap();
+    let fallbacks = || -> Vec<std::path::PathBuf> {
+        let prefix = format!("contend-{uid}.");
+        let mut v: Vec<_> = std::fs::read_dir(base.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        v
+    };
+    // Every `contend run` writes the interposer copy into the ledger
+    // directory: three runs, one fallback, one copy.
+    for _ in 0..3 {
+        let out = contend(base.path())
+            .env_remove("CONTEND_INTERPOSER")
+            .args(["run", "--runs", "1", "--count-futex", "off", "--no-progress", "--", "true"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains(&format!("To repair it: rm -r -- {}", planted.display())), "{err}");
+    }
+    let made = fallbacks();
+    assert_eq!(made.len(), 1, "one fallback, reused: {made:?}");
+    let copies = std::fs::read_dir(&made[0]).unwrap().count();
+    assert_eq!(copies, 1, "one interposer copy in it");
+    // Left alone while it may be in use; removed when spare.
+    let cleanup = || {
+        String::from_utf8_lossy(&contend(base.path()).arg("cleanup").output().unwrap().stdout).into_owned()
+    };
+    assert!(!cleanup().contains("spare"), "written just now: kept");
+    let old = Command::new("touch").args(["-d", "2 hours ago"]).arg(&made[0]).status().unwrap();
+    assert!(old.success());
+    let said = cleanup();
+    assert!(said.contains("removed the spare ledger directory"), "{said}");
+    assert!(fallbacks().is_empty() && planted.is_dir(), "the planted directory is not ours to touch");
+}

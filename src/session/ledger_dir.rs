@@ -11,9 +11,12 @@
 //! Where: `$XDG_RUNTIME_DIR/contend`, else `/run/user/UID/contend`, else
 //! `${TMPDIR:-/tmp}/contend-UID`. The last sits in a world-writable
 //! directory where anyone may have created that name first; if what is
-//! there fails the checks, the run uses a fresh private directory made by
-//! mkdtemp beside it (`contend-UID.XXXXXX`) and says so, and cleanup looks
-//! in those too, each checked the same way.
+//! there fails the checks, the run uses a private directory beside it
+//! (`contend-UID.XXXXXX`): the first trusted one already there, else a
+//! fresh one made by mkdtemp, so that runs do not each leave another
+//! (with another copy of the interposer). It says so, with the command
+//! that repairs the usual place; cleanup looks in those too, each checked
+//! the same way, and removes the spare ones once they hold no record.
 
 use rustix::fs::{fstat, mkdirat, openat, statat, AtFlags, Mode, OFlags, CWD};
 use std::os::fd::OwnedFd;
@@ -131,18 +134,62 @@ fn choose() -> Result<(TrustedDir, Option<String>), String> {
     match create_trusted(&path) {
         Ok(dir) => Ok((dir, None)),
         Err(why) if in_temp => {
-            let template = path.with_file_name(format!("contend-{}.XXXXXX", euid()));
-            let fresh = nix::unistd::mkdtemp(&template)
-                .map_err(|e| format!("{why}; and creating {}: {e}", template.display()))?;
-            let dir = open_trusted(&fresh)?;
+            let reused = fallbacks(&path).into_iter().find_map(|p| open_trusted(&p).ok());
+            let dir = match reused {
+                Some(dir) => dir,
+                None => {
+                    let template = path.with_file_name(format!("contend-{}.XXXXXX", euid()));
+                    let fresh = nix::unistd::mkdtemp(&template)
+                        .map_err(|e| format!("{why}; and creating {}: {e}", template.display()))?;
+                    open_trusted(&fresh)?
+                }
+            };
             let warning = format!(
-                "not trusting the ledger directory: {why}; this run's cleanup record is in {} \
-                 (`contend cleanup` looks there too)",
-                fresh.display()
+                "not trusting the ledger directory: {why}; this run's cleanup record (and the interposer \
+                 copy) are in {} instead, reused by later runs (`contend cleanup` looks there too). To \
+                 repair it: {}",
+                dir.path.display(),
+                repair(&path)
             );
             Ok((dir, Some(warning)))
         }
         Err(why) => Err(why),
+    }
+}
+
+/// The fallback directories beside `path` (`contend-UID.XXXXXX`), by name.
+fn fallbacks(path: &Path) -> Vec<PathBuf> {
+    let prefix = format!("contend-{}.", euid());
+    let parent = path.parent().unwrap_or(Path::new("/tmp"));
+    let mut found: Vec<PathBuf> = std::fs::read_dir(parent)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found
+}
+
+/// The one command that makes `path` usable again, for the warning.
+fn repair(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let shown = path.display();
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.uid() == euid() && m.is_dir() => format!("chmod 700 {shown}"),
+        Ok(m) if m.uid() == euid() => format!("rm {shown} (it is not a directory)"),
+        Ok(m) if euid() == 0 => {
+            format!("rm -r -- {shown} (uid {} put it there; rm follows no link inside it)", m.uid())
+        }
+        Ok(m) => format!(
+            "it belongs to uid {}: ask root to remove it, or export XDG_RUNTIME_DIR=DIR, a directory of \
+             yours that only you can enter",
+            m.uid()
+        ),
+        Err(e) => format!("{shown}: {e}"),
     }
 }
 
@@ -156,19 +203,30 @@ pub fn for_cleanup() -> Vec<Result<TrustedDir, String>> {
         found.push(open_trusted(&path));
     }
     if in_temp {
-        let prefix = format!("contend-{}.", euid());
-        let parent = path.parent().unwrap_or(Path::new("/tmp"));
-        if let Ok(entries) = std::fs::read_dir(parent) {
-            let mut fresh: Vec<PathBuf> = entries
-                .flatten()
-                .filter(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)))
-                .map(|e| e.path())
-                .collect();
-            fresh.sort();
-            found.extend(fresh.iter().map(|p| open_trusted(p)));
-        }
+        found.extend(fallbacks(&path).iter().map(|p| open_trusted(p)));
     }
     found
+}
+
+/// The fallback directories that are this user's and hold no record, not
+/// written for an hour (a run writes its interposer copy there before its
+/// record): spare, for cleanup to remove.
+pub fn spare_fallbacks() -> Vec<TrustedDir> {
+    let (path, in_temp) = preferred();
+    if !in_temp {
+        return Vec::new();
+    }
+    let idle = |dir: &TrustedDir| {
+        fstat(&dir.fd).is_ok_and(|st| {
+            let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(st.st_mtime.max(0) as u64);
+            at.elapsed().is_ok_and(|age| age > std::time::Duration::from_secs(3600))
+        })
+    };
+    fallbacks(&path)
+        .iter()
+        .filter_map(|p| open_trusted(p).ok())
+        .filter(|dir| idle(dir) && !dir.names().iter().any(|n| n.ends_with(".json")))
+        .collect()
 }
 
 #[cfg(test)]
