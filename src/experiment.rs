@@ -7,7 +7,6 @@
 
 use crate::measure::env::Environment;
 use crate::model::warning::Warning;
-use crate::model::SpecError;
 use crate::output::args::OutputArgs;
 use crate::output::columns::{Group, Shown};
 use crate::output::document::{emit, Report};
@@ -33,8 +32,10 @@ pub trait Experiment {
     /// stdout belongs to the program it runs (as time(1) and perf stat do).
     const TABLE_ON_STDERR: bool = false;
 
-    /// Validates the arguments; a mistake names the flag that fixes it.
-    fn plan(args: &Self::Args) -> Result<Self::Spec, SpecError>;
+    /// Validates the arguments; a mistake names the flag that fixes it
+    /// (a [`crate::model::SpecError`]: exit 2). Anything else that fails here (a full
+    /// disk where a file must be written) fails the run: exit 1.
+    fn plan(args: &Self::Args) -> Result<Self::Spec>;
     /// Where the spec sends its results.
     fn output(spec: &Self::Spec) -> &OutputArgs;
     /// Runs every point.

@@ -242,3 +242,116 @@ fn a_sigkilled_run_leaves_no_empty_export() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
     assert!(left.is_empty(), "a killed run left {left:?}");
 }
+
+/// A large valid export is read in memory bounded by a small multiple of
+/// its size: a profiled run whose executions each carry their whole
+/// profile, grown to 80 MB, is reported and plotted under a 600 MB
+/// address-space limit (held as JSON values whole, it took about 17
+/// times its size).
+#[test]
+fn a_large_export_is_read_within_a_small_multiple_of_its_size() {
+    let Some(prlimit) = common::which("prlimit") else {
+        common::skip("needs prlimit to bound the reader's memory");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::compile("two_mutexes", dir.path());
+    let small = dir.path().join("small.json");
+    let out = Command::new(bin())
+        .args(["run", "--profile", "--runs", "1", "--count-futex", "off", "--no-progress", "--export-json"])
+        .arg(&small)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // Each point's runs: its first run, again and again, to 80 MB.
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&small).unwrap()).unwrap();
+    let mut runs = Vec::new();
+    for (i, p) in doc["points"].as_array_mut().unwrap().iter_mut().enumerate() {
+        runs.push(p["runs"][0].to_string());
+        p["runs"] = serde_json::json!([format!("@RUNS{i}@")]);
+    }
+    let per_copy: usize = runs.iter().map(String::len).sum();
+    let copies = 80_000_000 / per_copy;
+    let mut text = doc.to_string();
+    for (i, run) in runs.iter().enumerate() {
+        text = text.replace(&format!("\"@RUNS{i}@\""), &vec![run.as_str(); copies].join(","));
+    }
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, &text).unwrap();
+    drop(text);
+    for (what, out) in [("report", "big.html"), ("plot", "big.svg")] {
+        let status = Command::new(&prlimit)
+            .arg("--as=600000000")
+            .arg(bin())
+            .arg(what)
+            .arg(&big)
+            .arg("-o")
+            .arg(dir.path().join(out))
+            .status()
+            .unwrap();
+        assert!(status.success(), "{what} of an 80 MB export within 600 MB: {status}");
+    }
+}
+
+/// A tiny tmpfs, full, mounted for one test and unmounted after.
+struct FullDisk(tempfile::TempDir);
+
+impl FullDisk {
+    fn mount() -> Option<Self> {
+        if !common::root_or_skip("mounting a full file system") {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=8k,mode=1777", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            common::skip("cannot mount a tmpfs here (a container without CAP_SYS_ADMIN?)");
+            return None;
+        }
+        // Fill it: what fits, then nothing.
+        let _ = std::fs::write(dir.path().join("fill"), vec![0u8; 64 << 10]);
+        Some(FullDisk(dir))
+    }
+}
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+/// A full disk where contend must write its record or its interposer copy
+/// fails the run (1), for every command alike, naming the directory, and
+/// blames no flag that was not given (`lock` blamed --lock-dir).
+#[test]
+fn a_full_disk_fails_every_command_with_1_and_names_where() {
+    if std::path::Path::new(&format!("/run/user/{}", nix::unistd::geteuid())).is_dir() {
+        common::skip("the ledger lives in /run/user/UID here, not in TMPDIR");
+        return;
+    }
+    let Some(full) = FullDisk::mount() else { return };
+    let tmp = full.0.path().to_str().unwrap().to_string();
+    let quick = ["--duration", "50ms", "--runs", "1", "--no-progress"];
+    for args in [
+        &[&["lock", "--lock", "flock", "--threads", "2"][..], &quick[..]].concat(),
+        &[&["wakeup", "--pairs", "1", "--no-progress"][..]].concat(),
+        &[&["run", "--runs", "1", "--no-progress", "--", "true"][..]].concat(),
+    ] {
+        let out = Command::new(bin())
+            .args(args)
+            .env_remove("XDG_RUNTIME_DIR")
+            .env_remove("CONTEND_INTERPOSER")
+            .env("TMPDIR", &tmp)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(&tmp) && err.contains("No space left"), "{args:?}: names where: {err}");
+        assert!(!err.contains("--lock-dir"), "{args:?}: --lock-dir was not given: {err}");
+    }
+}

@@ -22,6 +22,15 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["run", "--what-if", "0x10", "--profile", "--", "true"], "--what-if with --profile");
     refused(&["run", "--recommend", "--profile", "--", "true"], "--recommend with --profile");
     refused(&["run", "--recommend", "--mutexes", "17", "--", "true"], "--mutexes 17: from 1 to 16");
+    // As `--lock tas@0x0` is, before anything runs.
+    refused(&["run", "--what-if", "0x0", "--", "true"], "--what-if 0x0: not an address");
+    // Every list flag refuses a repeated value, and a choice a repeated mutex.
+    refused(&["run", "--what-if", "0x10", "--delays", "1ns,1ns", "--", "true"], "1ns is given twice");
+    refused(&["run", "--lock", "tas@work+tas@work", "--", "true"], "work is chosen twice");
+    refused(&["run", "--lock", "tas@0x10+mcs@0x10", "--", "true"], "0x10 is chosen twice");
+    refused(&["run", "--interposer", "/dev/null", "--", "true"], "/dev/null: not a regular file");
+    refused(&["run", "--ignore-failure=0", "--", "true"], "not an exit status from 1 to 255");
+    refused(&["run", "--max-slowdown", "0.5", "--", "true"], "a factor of at least 1");
     refused(&["compare", "a.json", "b.json", "--threshold", "-3%"], "for '--threshold <PERCENT>'");
     refused(&["lock", "--max-steal", "-3"], "for '--max-steal <PERCENT|off>'");
     // A percent flag takes a %: a bare fraction is refused with what it

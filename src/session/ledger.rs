@@ -123,6 +123,11 @@ impl Ledger {
             Some(dir) => dir,
             None => *self.dir.insert(ledger_dir::for_writing().map_err(std::io::Error::other)?),
         };
+        // Said with the directory: a full disk there is the usual reason.
+        self.write_in(dir).map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.path.display())))
+    }
+
+    fn write_in(&self, dir: &TrustedDir) -> std::io::Result<()> {
         let dir = &dir.fd;
         let tmp = format!("{}.tmp", self.name);
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;

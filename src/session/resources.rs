@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 /// filesystem is not what is measured.
 pub const DEFAULT_LOCK_DIR: &str = "/dev/shm";
 
+/// What a failed ledger write says: where, and what to do about it.
+const LEDGER: &str = "writing the cleanup ledger (free space there, or point XDG_RUNTIME_DIR at another \
+                      directory only you can enter)";
+
 /// Prefix of every directory contend creates (cleanup removes only these).
 pub const DIR_PREFIX: &str = "contend-";
 
@@ -35,15 +39,21 @@ impl Resources {
     /// `base`, once, and returns it. Worker processes of `contend wakeup`
     /// leave their records there.
     pub fn scratch_dir(&mut self, base: &Path) -> Result<PathBuf> {
+        self.scratch_dir_for(base, "")
+    }
+
+    /// [`Self::scratch_dir`], with `flag` (the one that chose `base`, if
+    /// any) named when the directory cannot be made there.
+    fn scratch_dir_for(&mut self, base: &Path, flag: &str) -> Result<PathBuf> {
         if let Some(dir) = &self.dir {
             return Ok(dir.clone());
         }
         let template = base.join(format!("{DIR_PREFIX}XXXXXX"));
         let dir = nix::unistd::mkdtemp(&template)
-            .with_context(|| format!("creating a private directory in {}", base.display()))?;
+            .with_context(|| format!("creating a private directory in {}{flag}", base.display()))?;
         // Owned before anything else can fail, so drop removes it.
         self.dir = Some(dir.clone());
-        self.ledger.add_dir(&dir).context("writing the cleanup ledger")?;
+        self.ledger.add_dir(&dir).context(LEDGER)?;
         Ok(dir)
     }
 
@@ -51,7 +61,7 @@ impl Resources {
     /// an empty lock file, once.
     pub fn lock_file(&mut self, base: &Path) -> Result<InlinePath> {
         if self.file.is_none() {
-            let dir = self.scratch_dir(base).context("(--lock-dir)")?;
+            let dir = self.scratch_dir_for(base, " (choose another with --lock-dir)")?;
             let file = dir.join("contend.lock");
             std::fs::File::create(&file).with_context(|| format!("creating {}", file.display()))?;
             self.file = Some(file);
@@ -74,7 +84,7 @@ impl Resources {
             let set = SemSet::create(size as u16).with_context(|| {
                 format!("creating a SysV semaphore set of {size} (limits: kernel.sem, SEMMNI/SEMMNS)")
             })?;
-            self.ledger.add_sem_set(set.id(), set.size()).context("writing the cleanup ledger")?;
+            self.ledger.add_sem_set(set.id(), set.size()).context(LEDGER)?;
             self.sem_set = Some(set);
         }
         let set = self.sem_set.as_ref().expect("created above");
@@ -89,7 +99,7 @@ impl Resources {
     /// Records the program `contend run` runs now, for `cleanup` (None:
     /// it ended).
     pub fn program(&mut self, pid: Option<i32>) -> Result<()> {
-        self.ledger.set_program(pid).context("writing the cleanup ledger")
+        self.ledger.set_program(pid).context(LEDGER)
     }
 
     /// The lock directory, if one was made.

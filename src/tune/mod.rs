@@ -10,7 +10,6 @@ pub mod table;
 use crate::experiment::Experiment;
 use crate::measure::env::Environment;
 use crate::model::warning::Warning;
-use crate::model::SpecError;
 use crate::output::args::OutputArgs;
 use crate::output::columns::Group;
 use crate::output::document::Report;
@@ -29,8 +28,8 @@ impl Experiment for Tune {
     const PLOTS: bool = true;
     const COLUMNS: &'static [Group] = crate::family::lock::report::table::GROUPS;
 
-    fn plan(args: &TuneArgs) -> Result<TuneSpec, SpecError> {
-        TuneSpec::from_args(args)
+    fn plan(args: &TuneArgs) -> anyhow::Result<TuneSpec> {
+        Ok(TuneSpec::from_args(args)?)
     }
     fn output(spec: &TuneSpec) -> &OutputArgs {
         &spec.output

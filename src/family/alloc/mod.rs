@@ -13,7 +13,6 @@ use crate::experiment::Experiment;
 use crate::family::alloc::args::AllocArgs;
 use crate::measure::env::Environment;
 use crate::model::warning::Warning;
-use crate::model::SpecError;
 use crate::output::args::OutputArgs;
 use crate::output::columns::Group;
 use crate::output::document::Report;
@@ -31,8 +30,8 @@ impl Experiment for Alloc {
     const PLOTS: bool = false;
     const COLUMNS: &'static [Group] = report::table::GROUPS;
 
-    fn plan(args: &AllocArgs) -> Result<AllocSpec, SpecError> {
-        AllocSpec::from_args(args)
+    fn plan(args: &AllocArgs) -> anyhow::Result<AllocSpec> {
+        Ok(AllocSpec::from_args(args)?)
     }
     fn output(spec: &AllocSpec) -> &OutputArgs {
         &spec.output

@@ -14,7 +14,6 @@ use crate::experiment::Experiment;
 use crate::family::lock::args::LockArgs;
 use crate::measure::env::Environment;
 use crate::model::warning::Warning;
-use crate::model::SpecError;
 use crate::output::args::OutputArgs;
 use crate::output::columns::Group;
 use crate::output::document::Report;
@@ -32,8 +31,8 @@ impl Experiment for Lock {
     const PLOTS: bool = true;
     const COLUMNS: &'static [Group] = report::table::GROUPS;
 
-    fn plan(args: &LockArgs) -> Result<LockSpec, SpecError> {
-        LockSpec::from_args(args)
+    fn plan(args: &LockArgs) -> anyhow::Result<LockSpec> {
+        Ok(LockSpec::from_args(args)?)
     }
     fn output(spec: &LockSpec) -> &OutputArgs {
         &spec.output

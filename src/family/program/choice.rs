@@ -69,7 +69,11 @@ pub fn parse(point: &str) -> Result<Option<Vec<Choice>>, String> {
                 "{item}: no mutex after @ (an address from the profile, or a name it prints)"
             ));
         }
-        out.push(Choice { lock: swap, target: target(at)? });
+        let target = target(at)?;
+        if out.iter().any(|c: &Choice| c.target == target) {
+            return Err(format!("{point}: {at} is chosen twice (a mutex takes one lock)"));
+        }
+        out.push(Choice { lock: swap, target });
     }
     Ok(Some(out))
 }

@@ -69,7 +69,11 @@ fn install_in(dir: &TrustedDir) -> Result<PathBuf, String> {
         .and_then(|()| renameat(&dir.fd, &tmp, &dir.fd, &name).map_err(std::io::Error::from));
     if let Err(e) = written {
         let _ = unlinkat(&dir.fd, &tmp, AtFlags::empty());
-        return Err(fail("writing", &e));
+        return Err(format!(
+            "{} (free space there, point XDG_RUNTIME_DIR at another directory only you can enter, or \
+             give --interposer FILE.so)",
+            fail("writing", &e)
+        ));
     }
     prune_old_versions(dir, &name);
     Ok(path)

@@ -21,7 +21,6 @@ pub mod whatif;
 use crate::experiment::Experiment;
 use crate::measure::env::Environment;
 use crate::model::warning::Warning;
-use crate::model::SpecError;
 use crate::output::args::OutputArgs;
 use crate::output::columns::Group;
 use crate::output::document::Report;
@@ -41,7 +40,7 @@ impl Experiment for Program {
     const COLUMNS: &'static [Group] = report::table::GROUPS;
     const TABLE_ON_STDERR: bool = true;
 
-    fn plan(args: &ProgramArgs) -> Result<ProgramSpec, SpecError> {
+    fn plan(args: &ProgramArgs) -> anyhow::Result<ProgramSpec> {
         ProgramSpec::from_args(args)
     }
     fn output(spec: &ProgramSpec) -> &OutputArgs {

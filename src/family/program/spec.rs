@@ -174,27 +174,35 @@ fn resolve(name: &std::ffi::OsStr) -> Result<OsString, String> {
 
 /// The interposer: `--interposer`, $CONTEND_INTERPOSER, or the copy
 /// contend carries inside itself, written out on first use
-/// (`embedded.rs`).
-fn interposer(given: Option<&Path>) -> Result<PathBuf, String> {
-    let path =
-        match given.map(Path::to_path_buf).or_else(|| std::env::var_os("CONTEND_INTERPOSER").map(Into::into))
-        {
-            Some(p) => p,
-            None => crate::family::program::embedded::installed()?,
-        };
-    if !path.is_file() {
-        return Err(format!(
-            "the interposer {} does not exist (leave out --interposer and $CONTEND_INTERPOSER to \
-             use the one contend carries)",
-            path.display()
-        ));
+/// (`embedded.rs`). A file the user named that will not do is their
+/// mistake ([`SpecError`]); a copy that cannot be written (a full disk)
+/// fails the run.
+fn interposer(given: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let named =
+        given.map(Path::to_path_buf).or_else(|| std::env::var_os("CONTEND_INTERPOSER").map(Into::into));
+    let path = match named {
+        Some(p) => p,
+        None => crate::family::program::embedded::installed().map_err(anyhow::Error::msg)?,
+    };
+    let bad = |why: String| SpecError(format!("the interposer {}: {why}", path.display()));
+    let use_ours = "leave out --interposer and $CONTEND_INTERPOSER to use the one contend carries";
+    match std::fs::metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(bad(format!("does not exist ({use_ours})")).into())
+        }
+        Err(e) => return Err(bad(e.to_string()).into()),
+        Ok(m) if !m.is_file() => return Err(bad(format!("not a regular file ({use_ours})")).into()),
+        Ok(_) => {}
     }
     // LD_PRELOAD takes an absolute path without spaces or colons best.
-    let abs = std::fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    check_interposer(&abs)?;
+    let abs = std::fs::canonicalize(&path).map_err(|e| bad(e.to_string()))?;
+    check_interposer(&abs).map_err(SpecError)?;
     let text = abs.display().to_string();
     if text.contains([' ', ':']) {
-        return Err(format!("the interposer's path {text} has a space or colon, which LD_PRELOAD splits on"));
+        return Err(SpecError(format!(
+            "the interposer's path {text} has a space or colon, which LD_PRELOAD splits on"
+        ))
+        .into());
     }
     Ok(abs)
 }
@@ -259,8 +267,17 @@ fn check_interposer(path: &Path) -> Result<(), String> {
 }
 
 impl ProgramSpec {
-    /// Validates the arguments of `contend run`.
-    pub fn from_args(args: &ProgramArgs) -> Result<Self, SpecError> {
+    /// Validates the arguments of `contend run`, then finds (or writes out)
+    /// the interposer: a mistake in the arguments is a [`SpecError`]; a
+    /// copy that cannot be written fails the run.
+    pub fn from_args(args: &ProgramArgs) -> anyhow::Result<Self> {
+        let mut spec = Self::checked(args)?;
+        spec.interposer = interposer(args.interposer.as_deref())?;
+        Ok(spec)
+    }
+
+    /// The arguments checked; the interposer is left for [`Self::from_args`].
+    fn checked(args: &ProgramArgs) -> Result<Self, SpecError> {
         let (locks, added) = locks(&args.lock).map_err(SpecError)?;
         let mut argv = args.program.clone();
         argv[0] = resolve(&argv[0]).map_err(SpecError)?;
@@ -303,7 +320,13 @@ impl ProgramSpec {
             (Some(_), Some(d)) => {
                 let mut ns: Vec<u64> = d.iter().map(|d| d.as_nanos().min(u64::MAX as u128) as u64).collect();
                 ns.sort_unstable();
-                ns.dedup();
+                if let Some(w) = ns.windows(2).find(|w| w[0] == w[1]) {
+                    return Err(SpecError(format!(
+                        "--delays: {} is given twice: the values of a list must differ (to measure a point \
+                         more often, raise --runs)",
+                        crate::model::value::format_nanos(w[0])
+                    )));
+                }
                 if ns.first() == Some(&0) {
                     return Err(SpecError(
                         "--delays: no delay is the baseline, always run; give delays above 0".into(),
@@ -312,7 +335,8 @@ impl ProgramSpec {
                 Some(ns)
             }
         };
-        if args.what_if.is_some() {
+        if let Some(what) = &args.what_if {
+            crate::family::program::choice::target(what).map_err(|e| SpecError(format!("--what-if {e}")))?;
             let clash =
                 [(args.recommend, "--recommend"), (args.profile, "--profile"), (locks.len() > 1, "--lock")];
             if let Some((_, flag)) = clash.iter().find(|(on, _)| *on) {
@@ -341,7 +365,7 @@ impl ProgramSpec {
             what_if: args.what_if.clone(),
             delays_ns,
             metric: args.metric.clone(),
-            interposer: interposer(args.interposer.as_deref()).map_err(SpecError)?,
+            interposer: PathBuf::new(),
             output: args.output.clone(),
             repeat: args.repeat.plan().map_err(SpecError)?,
             progress: !args.output.no_progress,

@@ -14,7 +14,6 @@ pub mod workload;
 use crate::experiment::Experiment;
 use crate::measure::env::Environment;
 use crate::model::warning::Warning;
-use crate::model::SpecError;
 use crate::output::args::OutputArgs;
 use crate::output::columns::Group;
 use crate::output::document::Report;
@@ -33,8 +32,8 @@ impl Experiment for Wakeup {
     const PLOTS: bool = true;
     const COLUMNS: &'static [Group] = report::table::GROUPS;
 
-    fn plan(args: &WakeupArgs) -> Result<WakeupSpec, SpecError> {
-        WakeupSpec::from_args(args)
+    fn plan(args: &WakeupArgs) -> anyhow::Result<WakeupSpec> {
+        Ok(WakeupSpec::from_args(args)?)
     }
     fn output(spec: &WakeupSpec) -> &OutputArgs {
         &spec.output
