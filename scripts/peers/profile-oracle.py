@@ -112,8 +112,11 @@ def main():
         # bpftrace's maps hold 4096 keys by default and drop the rest
         # silently: sysbench's mutex test alone has 4096 mutexes.
         env = {**os.environ, "BPFTRACE_MAP_KEYS_MAX": str(1 << 20)}
+        # The program's own output is mixed into bpftrace's, and may be
+        # binary (a compressor's): read as text, undecodable bytes replaced
+        # (only the map lines are parsed).
         bt = subprocess.run(["bpftrace", "-e", program(comm), "-c", shlex.join(cmd)],
-                            capture_output=True, text=True, env=env)
+                            capture_output=True, text=True, errors="replace", env=env)
         if bt.returncode != 0 or not os.path.exists(export):
             sys.exit(f"profile-oracle.py: bpftrace or contend failed:\n{bt.stderr[-3000:]}")
         doc = json.load(open(export))

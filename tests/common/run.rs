@@ -8,8 +8,41 @@ use std::time::{Duration, Instant};
 
 pub static SERIAL: Mutex<()> = Mutex::new(());
 
-pub fn sem_sets() -> usize {
-    std::fs::read_to_string("/proc/sysvipc/sem").map_or(0, |s| s.lines().count().saturating_sub(1))
+/// Whether a SysV semaphore set of this id exists now. Ids carry a
+/// sequence number, so one removed is not soon another set's.
+pub fn set_exists(id: i64) -> bool {
+    std::fs::read_to_string("/proc/sysvipc/sem").is_ok_and(|s| {
+        s.lines().skip(1).any(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()) == Some(id))
+    })
+}
+
+/// The SysV set ids the run's ledger records (while it runs): the sets
+/// this run made, and the only ones a test checks (others on the machine
+/// come and go).
+pub fn recorded_sets(run: &Run) -> Vec<i64> {
+    let dir = run.ledger_dir.path().join("contend");
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .filter_map(|e| std::fs::read(e.path()).ok())
+        .filter_map(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .flat_map(|v| v["sem_sets"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| s["id"].as_i64())
+        .collect()
+}
+
+/// Waits until the run records `n` SysV sets (each existing); their ids.
+pub fn wait_recorded_sets(run: &Run, n: usize) -> Vec<i64> {
+    let mut ids = Vec::new();
+    until(&format!("the run records {n} SysV set(s)"), || {
+        ids = recorded_sets(run);
+        ids.len() >= n
+    });
+    assert_eq!(ids.len(), n, "the run's sets: {ids:?}");
+    assert!(ids.iter().all(|&id| set_exists(id)), "recorded sets exist: {ids:?}");
+    ids
 }
 
 pub fn entries(dir: &Path) -> usize {
@@ -111,8 +144,12 @@ pub fn finish(run: &mut Run, limit: Duration) -> (Option<i32>, String, String) {
     )
 }
 
-pub fn assert_clean(run: &Run, sets_before: usize, workers: &[i32]) {
-    assert_eq!(sem_sets(), sets_before, "a SysV set was left behind");
+/// Nothing of the run is left: its SysV sets (`sets`, from its record),
+/// its lock directory, its ledger record, its worker processes.
+pub fn assert_clean(run: &Run, sets: &[i64], workers: &[i32]) {
+    for &id in sets {
+        assert!(!set_exists(id), "the run's SysV set {id} was left behind");
+    }
     assert_eq!(entries(run.lock_dir.path()), 0, "the lock directory was left behind");
     assert_eq!(entries(&run.ledger_dir.path().join("contend")), 0, "the ledger record was left behind");
     for &w in workers {
