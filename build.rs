@@ -20,8 +20,12 @@ fn git_hash() {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "unknown".into());
+    // --no-optional-locks: a plain `git status` refreshes and rewrites
+    // .git/index, which this script watches below; every later cargo
+    // command then saw the index changed and rebuilt contend's library
+    // (clippy, build, test and install each did, in CI).
     let dirty = Command::new("git")
-        .args(["status", "--porcelain", "--untracked-files=no"])
+        .args(["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"])
         .output()
         .ok()
         .is_some_and(|o| o.status.success() && !o.stdout.is_empty());
