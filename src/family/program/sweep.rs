@@ -146,10 +146,18 @@ pub(crate) fn run_point(
     let sample = run_one(cx, point, futex)?;
     if glibc {
         if let Some(why) = &sample.failure {
+            // Only an exit status can be accepted; a signal or a metric
+            // that is not there cannot.
+            let exited = sample.exit_code.is_some_and(|c| !cx.spec.success.accepts(c));
+            let advice = if exited {
+                " If that exit status is expected (grep finding nothing), accept it: --ignore-failure, or \
+                 --ignore-failure=CODES"
+            } else {
+                ""
+            };
             bail!(
                 "{} failed under pthread, glibc's own mutex with nothing swapped ({why}): the program fails \
-                 without contend's locks (its output, if any, is above). If that exit status is expected \
-                 (grep finding nothing), accept it: --ignore-failure, or --ignore-failure=CODES",
+                 without contend's locks (its output, if any, is above).{advice}",
                 cx.spec.program[0]
             );
         }
