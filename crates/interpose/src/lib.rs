@@ -51,6 +51,7 @@ mod rundir;
 mod rwlock;
 mod say;
 mod slots;
+mod speedup;
 mod stack;
 mod swapped;
 mod tally;
@@ -62,7 +63,7 @@ mod tally;
 /// `locks::in_mutex::report` (a unit test checks).
 #[used]
 #[unsafe(no_mangle)]
-pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 6";
+pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 7";
 
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};
 use libc::{pthread_rwlock_t, pthread_spinlock_t, timespec};
@@ -150,7 +151,11 @@ unsafe extern "C" fn mutex_trylock_at(m: *mut pthread_mutex_t, site: usize) -> c
         if mode.profiling() {
             profile::try_lock(m, site, mode)
         } else {
-            mutex::try_acquire(m, mode)
+            let rc = mutex::try_acquire(m, mode);
+            if mode.speeding() && mutex::holds(rc) {
+                speedup::acquired(m, None);
+            }
+            rc
         }
     }
 }
@@ -161,6 +166,14 @@ unsafe fn timed(m: *mut pthread_mutex_t, c: Option<clockid_t>, t: *const timespe
     unsafe {
         if mode.profiling() {
             profile::timed_lock(m, site, mode, c, t)
+        } else if mode.speeding() {
+            speedup::pay();
+            let since = speedup::blocking();
+            let rc = mutex::timed_acquire(m, mode, c, t);
+            if mutex::holds(rc) {
+                speedup::acquired(m, Some(since));
+            }
+            rc
         } else {
             mutex::timed_acquire(m, mode, c, t)
         }
@@ -269,7 +282,17 @@ unsafe fn cond_wait_any(
             Some((Some(k), t)) => (real.cond_clockwait)(c, m, k, t),
         }
     };
-    let rc = if mode.profiling() { profile::around_glibc_wait(m, site, wait) } else { wait() };
+    let rc = if mode.profiling() {
+        profile::around_glibc_wait(m, site, wait)
+    } else if mode.speeding() {
+        speedup::releasing(m);
+        let since = speedup::blocking();
+        let rc = wait();
+        speedup::woken(c, m, since, rc);
+        rc
+    } else {
+        wait()
+    };
     // glibc re-took the mutex inside the wait (timed out or not): a
     // critical section begins.
     if mode.delaying() && (mutex::holds(rc) || rc == libc::ETIMEDOUT) {
@@ -344,7 +367,11 @@ pub unsafe extern "C" fn pthread_cond_destroy(c: *mut pthread_cond_t) -> c_int {
 pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: the program's contract.
     unsafe {
-        if glibc_cond(mode::current(), c) {
+        let mode = mode::current();
+        if mode.speeding() {
+            speedup::signalling(c);
+        }
+        if glibc_cond(mode, c) {
             (glibc::real().cond_signal)(c)
         } else {
             cond::signal(c, false)
@@ -360,7 +387,11 @@ pub unsafe extern "C" fn pthread_cond_signal(c: *mut pthread_cond_t) -> c_int {
 pub unsafe extern "C" fn pthread_cond_broadcast(c: *mut pthread_cond_t) -> c_int {
     // SAFETY: the program's contract.
     unsafe {
-        if glibc_cond(mode::current(), c) {
+        let mode = mode::current();
+        if mode.speeding() {
+            speedup::signalling(c);
+        }
+        if glibc_cond(mode, c) {
             (glibc::real().cond_broadcast)(c)
         } else {
             cond::signal(c, true)

@@ -3,7 +3,8 @@
 //! (`CONTEND_RUN_LOCK`, default `pthread`: none) or which lock replaces it
 //! in which mutexes alone (`CONTEND_RUN_MUTEXES`, `chosen.rs`), whether every mutex is
 //! profiled (`CONTEND_RUN_PROFILE=1`), whether one mutex's critical
-//! sections are lengthened (`CONTEND_RUN_DELAY`, `delay.rs`), and the wake cost `contend`
+//! sections are lengthened (`CONTEND_RUN_DELAY`, `delay.rs`) or virtually
+//! shortened (`CONTEND_RUN_SPEEDUP`, `speedup.rs`), and the wake cost `contend`
 //! measured (`CONTEND_WAKE_NS`, so `adaptive` does not spend 10 ms and two
 //! threads measuring it again in every process, nor allocate inside a
 //! lock: without it, a fallback is assumed).
@@ -23,7 +24,8 @@ const PROFILE: u8 = 0x80;
 /// Only the chosen mutexes are swapped, each with its own lock (the low
 /// bits then say `pthread`: no lock for the rest).
 const CHOSEN: u8 = 0x40;
-/// One mutex's critical sections are lengthened (`delay.rs`).
+/// One mutex's critical sections are lengthened (`delay.rs`) or
+/// virtually shortened (`speedup.rs`).
 const DELAY: u8 = 0x20;
 const FLAGS: u8 = PROFILE | CHOSEN | DELAY;
 const _: () = assert!(locks::in_mutex::Swap::MAX_REPR < DELAY, "a lock's number must not reach the flags");
@@ -45,10 +47,17 @@ impl Mode {
     pub fn glibc_only(self) -> bool {
         self.0 & !(PROFILE | DELAY) == Swap::Pthread as u8
     }
-    /// Whether a mutex's critical sections are lengthened.
+    /// Whether a mutex's critical sections are lengthened or virtually
+    /// shortened.
     #[inline]
     pub fn delaying(self) -> bool {
         self.0 & DELAY != 0
+    }
+    /// Whether a mutex's critical sections are virtually shortened
+    /// (`speedup.rs`): every mutex and condition call keeps the accounts.
+    #[inline]
+    pub fn speeding(self) -> bool {
+        self.delaying() && crate::speedup::on()
     }
     /// What the report names as the lock: the swapped lock's name, or the
     /// per-mutex choice as it was given.
@@ -124,6 +133,14 @@ fn decide() -> Mode {
         Some(spec) => match crate::delay::parse(spec) {
             Ok(()) => DELAY,
             Err(why) => crate::say::die(&format!("CONTEND_RUN_DELAY: {why}")),
+        },
+    };
+    let delay = match env(b"CONTEND_RUN_SPEEDUP\0") {
+        None | Some("") => delay,
+        Some(_) if delay != 0 => crate::say::die("CONTEND_RUN_DELAY and CONTEND_RUN_SPEEDUP both set"),
+        Some(spec) => match crate::speedup::parse(spec) {
+            Ok(()) => DELAY,
+            Err(why) => crate::say::die(&format!("CONTEND_RUN_SPEEDUP: {why}")),
         },
     };
     // Never measured here: the measurement's helper threads allocate, and

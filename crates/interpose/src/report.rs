@@ -26,7 +26,8 @@ use crate::rwlock::{Record as RwRecord, SLOTS as RW_SLOTS};
 use crate::stack::Frames;
 use locks::in_mutex::report::{
     write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock,
-    write_stack, write_unattributed, write_waits, Inits, MutexCounts, ReportSink, RwCounts, SideCounts,
+    write_sped, write_stack, write_unattributed, write_waits, Inits, MutexCounts, ReportSink, RwCounts,
+    SideCounts,
 };
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -48,6 +49,7 @@ extern "C" fn loaded() {
 extern "C" fn in_child() {
     crate::tally::clear_in_child();
     crate::delay::clear_in_child();
+    crate::speedup::clear_in_child();
     if crate::mode::current().profiling() {
         crate::profile::clear_in_child();
         crate::rwlock::clear_in_child();
@@ -237,6 +239,9 @@ fn report() {
         write_header(&mut out, pid as u32, mode.label(), mode.profiling(), crate::tally::totals(), &inits);
     if let Some((count, ns)) = crate::delay::totals() {
         let _ = write_delayed(&mut out, count, ns);
+    }
+    if let Some(sped) = crate::speedup::totals() {
+        let _ = write_sped(&mut out, sped);
     }
     if mode.profiling() {
         // A forked child keeps its parent's keys with the counts zeroed:

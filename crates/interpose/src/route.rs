@@ -1,10 +1,11 @@
 //! Where a lock or unlock goes: through the profile when the process
-//! profiles, straight to the mutex otherwise. Shared by the exported entry
+//! profiles, through the virtual speedup's accounts under one
+//! (`speedup.rs`), straight to the mutex otherwise. Shared by the exported entry
 //! points (lib.rs) and by this library's condition variables (cond.rs),
 //! which re-take the mutex after a wait as the program's lock call would.
 
 use crate::mode::Mode;
-use crate::{mutex, profile};
+use crate::{mutex, profile, speedup};
 use libc::{c_int, pthread_mutex_t};
 
 /// Locks `m`, profiled if the process profiles.
@@ -17,10 +18,38 @@ pub(crate) unsafe fn lock_mutex(m: *mut pthread_mutex_t, site: usize, mode: Mode
     unsafe {
         if mode.profiling() {
             profile::lock(m, site, mode)
+        } else if mode.speeding() {
+            speeding_lock(m, mode)
         } else {
             mutex::acquire(m, mode)
         }
     }
+}
+
+/// A lock under a virtual speedup (`speedup.rs`): the debt is paid before,
+/// and the acquisition tells whether the thread waited (a try first), so
+/// that a wait inherits the releaser's debt.
+///
+/// # Safety
+/// As [`lock_mutex`].
+#[inline(never)]
+unsafe fn speeding_lock(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
+    speedup::pay();
+    // SAFETY: the caller's contract.
+    let rc = unsafe { mutex::try_acquire(m, mode) };
+    if rc != libc::EBUSY {
+        if mutex::holds(rc) {
+            speedup::acquired(m, None);
+        }
+        return rc;
+    }
+    let since = speedup::blocking();
+    // SAFETY: the caller's contract.
+    let rc = unsafe { mutex::acquire(m, mode) };
+    if mutex::holds(rc) {
+        speedup::acquired(m, Some(since));
+    }
+    rc
 }
 
 /// Unlocks `m` (at `site`), profiled if the process profiles.
@@ -33,6 +62,11 @@ pub(crate) unsafe fn unlock_mutex(m: *mut pthread_mutex_t, site: usize, mode: Mo
     unsafe {
         if mode.profiling() {
             profile::unlock(m, site, mode)
+        } else if mode.speeding() {
+            speedup::releasing(m);
+            let rc = mutex::release(m, mode);
+            speedup::pay();
+            rc
         } else {
             mutex::release(m, mode)
         }

@@ -12,6 +12,9 @@
 //! profile            0 | 1
 //! acquired           <by the swapped lock> <by glibc's mutex>
 //! inits              <swapped> <recursive> <errorcheck> <robust> <pi/pp> <pshared>
+//! delayed            <sections lengthened> <ns added>      (under a what-if delay)
+//! sped               <percent> <sections> <their virtual ns> <pause owed ns>
+//!                    <ns waited to pay it>                 (under a virtual speedup)
 //! mutex              <address> <kind> <acquisitions> <contended> <try failed>
 //!                    <condition waits> <wait ns> <max wait ns> <p50 wait ns> <p99 wait ns>
 //!                    <holds> <hold ns> <site> <module> <module base>
@@ -46,7 +49,7 @@ use std::fmt::{self, Write};
 /// The first word of a report.
 pub const MAGIC: &str = "contend-interpose";
 /// The format this crate writes and reads.
-pub const VERSION: u32 = 6;
+pub const VERSION: u32 = 7;
 
 /// Where a report is written: text, and the loader's names as bytes.
 pub trait ReportSink: Write {
@@ -230,6 +233,10 @@ pub struct ProcessReport {
     /// Under a what-if delay: the critical sections lengthened and the
     /// time they were lengthened by, ns, as measured.
     pub delayed: Option<(u64, u64)>,
+    /// Under a virtual speedup: the percent, the sections of the mutex
+    /// ended, their virtual length in all, the pause every thread owed in
+    /// all and what was waited to pay it, ns.
+    pub sped: Option<[u64; 5]>,
 }
 
 /// Writes the lines before the mutexes.
@@ -340,6 +347,11 @@ pub fn write_delayed(out: &mut impl ReportSink, count: u64, ns: u64) -> fmt::Res
     writeln!(out, "delayed\t{count}\t{ns}")
 }
 
+/// Writes what a virtual speedup did (see [`Report::sped`]).
+pub fn write_sped(out: &mut impl ReportSink, s: [u64; 5]) -> fmt::Result {
+    writeln!(out, "sped\t{}\t{}\t{}\t{}\t{}", s[0], s[1], s[2], s[3], s[4])
+}
+
 /// Writes a mutex's waits whose releaser is not known.
 pub fn write_unattributed(out: &mut impl ReportSink, mutex: u64, ns: u64) -> fmt::Result {
     writeln!(out, "unattributed\t{mutex:#x}\t{ns}")
@@ -444,6 +456,7 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
             ("profile", 2) => r.profile = f[1] == "1",
             ("acquired", 3) => (r.swapped, r.glibc) = (num(f[1])?, num(f[2])?),
             ("delayed", 3) => r.delayed = Some((num(f[1])?, num(f[2])?)),
+            ("sped", 6) => r.sped = Some([num(f[1])?, num(f[2])?, num(f[3])?, num(f[4])?, num(f[5])?]),
             ("inits", 7) => {
                 r.inits = Inits {
                     swapped: num(f[1])?,
@@ -652,5 +665,8 @@ mod tests {
         assert!(parse(&format!("{head}mutex\t1\n")).unwrap_err().contains("unexpected line"));
         assert!(parse(&format!("{head}stack\t0x10\t1\t5\n")).unwrap_err().contains("no mutex"));
         assert_eq!(parse(&format!("{head}delayed\t3\t4500\n")).unwrap().delayed, Some((3, 4500)));
+        let mut line = String::new();
+        write_sped(&mut line, [50, 2, 300, 150, 0]).unwrap();
+        assert_eq!(parse(&format!("{head}{line}")).unwrap().sped, Some([50, 2, 300, 150, 0]));
     }
 }
