@@ -13,21 +13,7 @@ use std::path::Path;
 
 /// `contend run ARGS -- EXE`, exported: the export and contend's stderr.
 fn run(exe: &Path, args: &[&str], dir: &Path) -> (Value, String) {
-    let json = dir.join("run.json");
-    let out = Command::cargo_bin("contend")
-        .unwrap()
-        .args(["run", "--count-futex", "off", "--no-progress", "--max-slowdown", "0"])
-        .args(args)
-        .arg("--export-json")
-        .arg(&json)
-        .arg("--")
-        .arg(exe)
-        .timeout(std::time::Duration::from_secs(900))
-        .output()
-        .expect("contend runs");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{stderr}");
-    (serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap(), stderr)
+    common::run::exported(&[exe.as_os_str()], args, dir)
 }
 
 fn point<'a>(doc: &'a Value, lock: &str) -> &'a Value {

@@ -1,5 +1,6 @@
-//! `contend run --what-if`: the prediction made from lengthened critical
-//! sections, checked against the program run with shorter ones.
+//! `contend run --what-if`: the predictions (by virtual speedup, and by
+//! lengthened critical sections with `--delays`), checked against the
+//! program run with shorter ones.
 //!
 //! Needs a C compiler (scripts/test.sh runs where Rust builds).
 
@@ -42,6 +43,8 @@ fn the_prediction_for_shorter_critical_sections_agrees_with_running_them() {
             "run",
             "--what-if",
             &mutex,
+            "--delays",
+            "10us,20us,40us",
             "--runs",
             "8",
             "--count-futex",
@@ -93,4 +96,60 @@ fn the_prediction_for_shorter_critical_sections_agrees_with_running_them() {
     let actual: Vec<f64> = (0..8).map(|_| wall(&exe, shorter) / wall(&exe, 20_000)).collect();
     let (alo, ahi) = interval(&actual);
     assert!(lo <= ahi && alo <= hi, "predicted {lo:.3}..{hi:.3}, ran {alo:.3}..{ahi:.3}\n{table}");
+}
+
+/// `contend run ARGS --export-json` on `exe 20000`: the export and the
+/// table.
+fn what_if(exe: &Path, dir: &Path, args: &[&str]) -> (Value, String) {
+    common::run::exported(&[exe.as_os_str(), "20000".as_ref()], args, dir)
+}
+
+#[test]
+fn the_virtual_speedup_predicts_sections_half_as_long_as_running_them_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("hold_param", dir.path());
+    let direct =
+        String::from_utf8(std::process::Command::new(&exe).arg("1000").output().unwrap().stdout).unwrap();
+    let mutex = direct.split_whitespace().find_map(|w| w.strip_prefix("mutex=")).unwrap().to_string();
+    let (doc, table) = what_if(&exe, dir.path(), &["--what-if", &mutex, "--runs", "6"]);
+    let m = &doc["speedup"]["mutexes"][0];
+    assert_eq!(m["acquisitions"].as_u64(), Some(8000), "four threads × 2000 rounds");
+    assert!(m["sections"].as_f64().unwrap() >= 8000.0, "every section of the mutex was sped up: {m}");
+    assert!(
+        table.contains("what-if by virtual speedup") && table.contains("sections half as long"),
+        "{table}"
+    );
+    let ci = |e: &Value| (e["ci95"][0].as_f64().unwrap(), e["ci95"][1].as_f64().unwrap());
+    let (lo, hi) = ci(&m["half"]);
+    let (nlo, nhi) = ci(&m["none"]);
+    assert!(lo > 0.0 && nlo > 0.0, "a prediction is a ratio above 0: {m}");
+    assert!(nhi < hi, "no section at all buys more than half a section: {m}");
+    let hold = m["mean_hold_ns"].as_f64().unwrap();
+    if hold > 30_000.0 {
+        eprintln!("holds of {hold:.0} ns against 20 µs of work: the CPUs are busy; prediction not checked");
+        return;
+    }
+    // Against the program run with 10 µs of work per hold, in rounds with
+    // 20 µs: interval against interval.
+    let actual: Vec<f64> = (0..8).map(|_| wall(&exe, 10_000) / wall(&exe, 20_000)).collect();
+    let (alo, ahi) = interval(&actual);
+    assert!(lo <= ahi && alo <= hi, "predicted {lo:.3}..{hi:.3}, ran {alo:.3}..{ahi:.3}\n{table}");
+}
+
+#[test]
+fn what_if_top_n_ranks_the_most_waited_on_mutexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("hold_param", dir.path());
+    // hold_param has one mutex: top:3 ranks what there is.
+    let (doc, table) = what_if(&exe, dir.path(), &["--what-if", "top:3", "--runs", "2"]);
+    let ranked = doc["speedup"]["mutexes"].as_array().unwrap();
+    assert!(!ranked.is_empty() && ranked.len() <= 3, "{table}");
+    assert!(ranked[0]["half"]["value"].as_f64().is_some_and(|v| v > 0.0), "{table}");
+    assert_eq!(
+        ranked.len() == 1,
+        !ranked[0]["none"].is_null(),
+        "sections gone are measured for one mutex alone"
+    );
+    assert!(table.contains("1. 0x"), "{table}");
+    assert!(doc["speedup"]["accounts_cost"]["value"].as_f64().is_some_and(|v| v > 0.0));
 }

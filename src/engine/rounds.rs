@@ -140,13 +140,56 @@ where
                 let first = active.remove(at);
                 active.insert(0, first);
             }
-            for i in active {
-                if let Some(sig) = self.measure(i, round)? {
-                    return Ok(Some(sig));
+            for remake in 0..=MAX_RERUNS {
+                for &i in &active {
+                    // A re-made round measures again the points it reopened.
+                    if remake > 0 && self.state[i].stopped.is_some() {
+                        continue;
+                    }
+                    if let Some(sig) = self.measure(i, round)? {
+                        return Ok(Some(sig));
+                    }
+                }
+                if remake == MAX_RERUNS || !self.round_disturbed(&active, round) {
+                    break;
                 }
             }
         }
         Ok(None)
+    }
+
+    /// Judges the round when some of its kept runs were too short to
+    /// judge alone: their windows together, so that every point of the
+    /// round gets the same verdict (a baseline of 0.1 s runs was never
+    /// screened while a slower variant's runs were, and each ratio then
+    /// compared a screened side with an unscreened one). A disturbed
+    /// round's kept runs are marked rejected and their points measured
+    /// again in the same round.
+    fn round_disturbed(&mut self, active: &[usize], round: u32) -> bool {
+        let Some(max) = self.plan.max_steal_pct else { return false };
+        let kept = |s: &S| s.info().round == round && s.info().status == RunStatus::Measured;
+        let runs: Vec<&S> =
+            active.iter().flat_map(|&i| self.state[i].runs.iter().filter(|s| kept(s))).collect();
+        if !runs.iter().any(|s| s.disturbance_pct().is_none()) {
+            return false;
+        }
+        let windows: Vec<crate::measure::cpu::Window> = runs.iter().filter_map(|s| s.window()).collect();
+        if windows.len() < runs.len() {
+            return false;
+        }
+        let disturbed =
+            crate::measure::cpu::Window::pooled_disturbance_pct(&windows).is_some_and(|d| d > max);
+        if disturbed {
+            for &i in active {
+                for s in self.state[i].runs.iter_mut().filter(|s| kept(s)) {
+                    s.info_mut().status = RunStatus::Rejected;
+                }
+                if matches!(self.state[i].stopped, Some(Stopped::Runs | Stopped::Precision)) {
+                    self.state[i].stopped = None;
+                }
+            }
+        }
+        disturbed
     }
 
     /// One counting run per point that has a measured one, after them all.

@@ -66,6 +66,37 @@ impl CpuSplit {
     }
 }
 
+/// One run's window, for judging several short runs together: each alone
+/// spans too few ticks, their sum may not.
+#[derive(Debug, Clone, Copy)]
+pub struct Window {
+    /// Its length, s.
+    pub window_s: f64,
+    /// The CPU time the run itself used, s.
+    pub own_cpu_s: f64,
+    /// The machine's split over it.
+    pub split: CpuSplit,
+}
+
+impl Window {
+    /// [`CpuSplit::disturbance_pct`] over the windows together: steal and
+    /// other processes' CPU time summed, over their summed capacity. None
+    /// when even together they are too short to tell.
+    pub fn pooled_disturbance_pct(windows: &[Window]) -> Option<f64> {
+        let cpus = crate::measure::env::cpus_online() as f64;
+        let capacity: f64 = windows.iter().map(|w| w.window_s * cpus).sum();
+        if capacity < SCREEN_MIN_CPU_S {
+            return None;
+        }
+        let steal: f64 = windows.iter().map(|w| w.window_s * cpus * w.split.steal_pct / 100.0).sum();
+        let other: f64 = windows
+            .iter()
+            .map(|w| w.window_s * cpus * (w.split.usr_pct + w.split.sys_pct) / 100.0 - w.own_cpu_s)
+            .sum();
+        Some(100.0 * steal.max(other) / capacity)
+    }
+}
+
 impl CpuTicks {
     /// Reads /proc/stat now.
     pub fn read() -> std::io::Result<Self> {

@@ -19,6 +19,8 @@ pub struct Recommendation {
     /// Whether a higher metric is better (`--metric`: a rate) or a lower
     /// one (wall time).
     pub higher_is_better: bool,
+    /// The smallest gain worth a change, percent (`--threshold`).
+    pub threshold_pct: f64,
     /// The median half-width of the intervals of phase 2, in percent of
     /// the ratio.
     pub median_half_width_pct: Option<f64>,
@@ -39,8 +41,14 @@ pub struct MutexAdvice {
     pub wait_share: f64,
     /// Each lock tried on it alone, against pthread.
     pub tried: Vec<Tried>,
-    /// The best lock beyond its interval; None: keep glibc's mutex.
+    /// The best lock beyond its interval; None: keep glibc's mutex, or
+    /// cannot tell.
     pub best: Option<String>,
+    /// With no best lock: the closest one's interval reaches a gain of
+    /// the threshold or more, so the data cannot tell a win from none:
+    /// about how many rounds in all would (None: glibc's mutex is kept
+    /// for a reason: no lock can gain the threshold).
+    pub undecided_rounds: Option<usize>,
 }
 
 /// One lock on one mutex.
@@ -124,4 +132,54 @@ pub struct WhatIf {
     pub half: Estimate,
     /// Predicted ratio with no critical section (the contention gone).
     pub none: Estimate,
+}
+
+/// What `--what-if` found by virtual speedup (src/family/program/
+/// speedup.rs): each mutex's critical sections virtually shortened, the
+/// mutexes ranked by what that would buy.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SpeedupWhatIf {
+    /// Whether a higher metric is better (`--metric`: a rate) or a lower
+    /// one (wall time).
+    pub higher_is_better: bool,
+    /// The metric with the accounts kept and nothing sped up (median).
+    pub baseline: f64,
+    /// That over glibc's mutex with no accounts, paired by round: what
+    /// keeping the accounts costs the program (a probe measured on and
+    /// off).
+    pub accounts_cost: Option<Estimate>,
+    /// The mutexes, ranked: the one whose shorter sections buy the most
+    /// first.
+    pub mutexes: Vec<SpedMutex>,
+}
+
+/// One mutex sped up.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct SpedMutex {
+    /// Its address.
+    pub address: u64,
+    /// Where it waits (the profile's name).
+    pub waits_at: String,
+    /// Its acquisitions in the profiled execution.
+    pub acquisitions: u64,
+    /// Its mean hold there, ns (the profile's own cost included).
+    pub mean_hold_ns: f64,
+    /// Its wait in the profiled execution, ns.
+    pub wait_ns: u64,
+    /// Critical sections ended per execution under the speedup (mean):
+    /// 0 means the speedup never reached the mutex.
+    pub sections: f64,
+    /// Predicted metric ratio with its critical sections half as long
+    /// (geometric mean over the rounds, t interval on the log scale, so
+    /// always above 0).
+    pub half: Option<Estimate>,
+    /// Predicted ratio with the sections gone (measured when one mutex
+    /// alone is sped up).
+    pub none: Option<Estimate>,
+    /// Why there is no prediction, and what would give one.
+    pub cannot_tell: Option<String>,
+    /// Against the next mutex in the ranking, paired by round: whether
+    /// their predictions differ beyond their interval (None: the last, or
+    /// no prediction).
+    pub apart_from_next: Option<bool>,
 }

@@ -285,6 +285,11 @@ pub struct ProgramSample {
     /// lengthened, over the program's processes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delayed: Option<Delayed>,
+    /// Under a virtual speedup (`--what-if`): what the interposer's
+    /// accounts said, from the process that owed the most (the one whose
+    /// mutex was sped up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sped: Option<Sped>,
     /// The program's exit code (None: a signal ended it).
     pub exit_code: Option<i32>,
     /// The signal that ended it, by name (`SIGSEGV`).
@@ -333,6 +338,23 @@ pub struct Delayed {
     pub ns: u64,
 }
 
+/// What a virtual speedup did in one execution (crates/interpose
+/// `speedup.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Sped {
+    /// The speedup asked, percent of each critical section.
+    pub percent: u64,
+    /// Critical sections of the mutex ended.
+    pub sections: u64,
+    /// Their virtual length in all, ns.
+    pub section_ns: u64,
+    /// The pause every thread owed in all, ns: what the program's time
+    /// with the speedup is shorter than its measured time.
+    pub owed_ns: u64,
+    /// What its threads busy-waited to pay, ns (in all threads).
+    pub paid_ns: u64,
+}
+
 impl Delayed {
     /// The mean added per critical section, ns.
     pub fn mean_ns(&self) -> Option<f64> {
@@ -355,6 +377,13 @@ impl RunRecord for ProgramSample {
     }
     fn disturbance_pct(&self) -> Option<f64> {
         self.cpu.and_then(|cpu| cpu.disturbance_pct(self.wall_s, self.user_s + self.sys_s))
+    }
+    fn window(&self) -> Option<crate::measure::cpu::Window> {
+        self.cpu.map(|split| crate::measure::cpu::Window {
+            window_s: self.wall_s,
+            own_cpu_s: self.user_s + self.sys_s,
+            split,
+        })
     }
     fn failed(&self) -> bool {
         self.failure.is_some()
@@ -383,12 +412,17 @@ pub struct ProgramPoint {
     /// (`0xADDRESS@NS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delay: Option<String>,
+    /// For a what-if point by virtual speedup: the mutex and the percent
+    /// its sections were virtually shortened by, as the interposer was
+    /// given them (`0xADDRESS@PERCENT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speedup: Option<String>,
 }
 
 impl ProgramPoint {
     /// A whole-program lock's point, or a choice's before its mapping.
     pub fn new(lock: &str, profiled: bool) -> Self {
-        ProgramPoint { lock: lock.into(), profiled, chosen: None, delay: None }
+        ProgramPoint { lock: lock.into(), profiled, chosen: None, delay: None, speedup: None }
     }
 
     /// How tables and figures name it: the lock, and "(unprofiled)" for

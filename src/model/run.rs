@@ -85,6 +85,12 @@ pub trait RunRecord {
     /// The share of the machine's CPU time taken from the run by the
     /// hypervisor or by other processes, %; None where not measured.
     fn disturbance_pct(&self) -> Option<f64>;
+    /// The run's window for judging it together with the other runs of
+    /// its round, when it is too short to judge alone (see
+    /// [`crate::measure::cpu::Window`]); None where not measured.
+    fn window(&self) -> Option<crate::measure::cpu::Window> {
+        None
+    }
     /// Whether the run failed (its point then stops: [`Stopped::Failed`]).
     fn failed(&self) -> bool {
         false

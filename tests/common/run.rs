@@ -158,3 +158,24 @@ pub fn assert_clean(run: &Run, sets: &[i64], workers: &[i32]) {
 }
 
 pub const LONG_RUN: &[&str] = &["--hold", "sleep:50us", "--duration", "30s", "--warmup", "100ms"];
+
+/// `contend run ARGS --export-json -- PROGRAM...` with the correctness
+/// tests' settings (no futex counting, no progress, no time limit): the
+/// export and contend's stderr (its table). Panics unless it succeeds.
+pub fn exported(program: &[&std::ffi::OsStr], args: &[&str], dir: &Path) -> (serde_json::Value, String) {
+    let json = dir.join("run.json");
+    let out = assert_cmd::Command::cargo_bin("contend")
+        .unwrap()
+        .args(["run", "--count-futex", "off", "--no-progress", "--max-slowdown", "0"])
+        .args(args)
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--")
+        .args(program)
+        .timeout(Duration::from_secs(900))
+        .output()
+        .expect("contend runs");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    (serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap(), stderr)
+}

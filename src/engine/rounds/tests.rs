@@ -14,6 +14,8 @@ struct Fake {
     steal: f64,
     signal: Option<Signal>,
     failed: bool,
+    /// Too short to judge alone: its window, judged with its round's.
+    short: Option<crate::measure::cpu::Window>,
 }
 
 impl RunRecord for Fake {
@@ -30,7 +32,10 @@ impl RunRecord for Fake {
         self.signal
     }
     fn disturbance_pct(&self) -> Option<f64> {
-        Some(self.steal)
+        self.short.is_none().then_some(self.steal)
+    }
+    fn window(&self) -> Option<crate::measure::cpu::Window> {
+        self.short
     }
     fn failed(&self) -> bool {
         self.failed
@@ -38,7 +43,7 @@ impl RunRecord for Fake {
 }
 
 fn fake(point: usize, value: f64) -> Fake {
-    Fake { info: RunInfo::default(), point, value, steal: 0.0, signal: None, failed: false }
+    Fake { info: RunInfo::default(), point, value, steal: 0.0, signal: None, failed: false, short: None }
 }
 
 /// `run_rounds` with no progress callback.
@@ -106,6 +111,53 @@ fn the_same_seed_gives_the_same_order() {
     };
     assert_eq!(order(3), order(3));
     assert_ne!(order(3), order(4));
+}
+
+/// A 0.2 s window of a run that used one CPU, with `other`% of the
+/// machine taken by other processes.
+fn short_window(other: f64) -> crate::measure::cpu::Window {
+    let cpus = crate::measure::env::cpus_online() as f64;
+    let own = 100.0 / cpus;
+    crate::measure::cpu::Window {
+        window_s: 0.2,
+        own_cpu_s: 0.2,
+        split: crate::measure::cpu::CpuSplit {
+            usr_pct: own + other,
+            idle_pct: 100.0 - own - other,
+            ..Default::default()
+        },
+    }
+}
+
+#[test]
+fn runs_too_short_to_judge_alone_are_judged_by_round_on_both_sides_alike() {
+    // A CPU burner runs during the first three executions made (round 0,
+    // whatever its order), and stops before the rest: each run alone is
+    // too short to screen, so the round is judged, and both points get
+    // the same verdict.
+    let made = RefCell::new(0u32);
+    let r = rounds(2, &plan(2, Order::Interleaved), false, |i, _| {
+        let n = {
+            let mut m = made.borrow_mut();
+            *m += 1;
+            *m
+        };
+        let other = if n <= 3 { 60.0 } else { 0.0 };
+        Ok(Fake { short: Some(short_window(other)), ..fake(i, f64::from(n)) })
+    })
+    .unwrap();
+    use RunStatus::{Measured as M, Rejected as X};
+    for p in 0..2 {
+        let runs = &r.points[p].as_ref().unwrap().runs;
+        let statuses: Vec<RunStatus> = runs.iter().map(|s| s.info.status).collect();
+        // Round 0 twice (burner, then the second try with the burner in
+        // its first execution), then quiet; round 1 quiet.
+        assert_eq!(statuses, [X, X, M, M], "point {p}");
+        assert!(
+            runs.iter().filter(|s| s.info.status == M).all(|s| s.value > 3.0),
+            "no kept run saw the burner"
+        );
+    }
 }
 
 #[test]

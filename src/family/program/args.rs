@@ -12,7 +12,8 @@ Examples:
   contend run --lock pthread,adaptive,mcs --runs 5 -- pigz -p 4 -k -f big.tar
   contend run --lock adaptive@0x4040c0,tas@queue_put --runs 5 -- ./prog
   contend run --recommend --lock adaptive,tas,mcs --runs 5 -- pigz -p 4 -k -f big.tar
-  contend run --what-if 0x4040c0 --runs 8 -- ./prog
+  contend run --what-if top:3 --runs 8 -- ./prog
+  contend run --what-if 0x4040c0,queue_put --runs 8 -- ./prog
   contend run --lock pthread,adaptive --metric 'events/s \\(eps\\): *([0-9.]+)' \\
       -- sysbench mutex run";
 
@@ -65,17 +66,26 @@ pub struct ProgramArgs {
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub mutexes: usize,
 
-    /// What shortening one mutex's critical sections would buy: profile
-    /// once, then lengthen every critical section of MUTEX (an address
-    /// or a name the profile prints) by each of --delays, interleaved
-    /// with no delay, fit the program's time against the delay, and
-    /// predict it with the critical sections half as long and gone.
-    #[arg(long, value_name = "MUTEX")]
+    /// With --recommend: the smallest gain worth a change, percent. A
+    /// lock whose interval reaches past it on the winning side without
+    /// clearing 1 reads "cannot tell" (with the runs that would decide),
+    /// not "keep glibc" [default: 5%].
+    #[arg(long, value_parser = parse_pct, value_name = "PCT")]
+    pub threshold: Option<f64>,
+
+    /// What shorter critical sections would buy: profile once, then, by
+    /// virtual speedup (Coz's method: every other thread paused instead),
+    /// predict the program with each MUTEX's sections half as long (and
+    /// gone, for one mutex), interleaved in rounds, and rank the mutexes.
+    /// MUTEX: an address or a name the profile prints, several joined by
+    /// commas, or `top:N` for the N most waited-on.
+    #[arg(long, value_name = "MUTEX[,...]|top:N")]
     pub what_if: Option<String>,
 
-    /// With --what-if: the delays added to each critical section
-    /// [default: a quarter, a half and all of twice the mean hold, at
-    /// least 200ns, capped by the program's wall time].
+    /// With --what-if MUTEX: predict by lengthening its critical sections
+    /// by each of these delays instead, and fitting a line through them
+    /// (the older method: it extrapolates, and fails for sections of tens
+    /// of ns).
     #[arg(long, value_delimiter = ',', value_parser = crate::model::value::parse_duration, value_name = "DURATION[,...]")]
     pub delays: Option<Vec<std::time::Duration>>,
 
@@ -152,4 +162,13 @@ pub struct ProgramArgs {
     #[arg(required = true, last = true, num_args = 1.., value_name = "PROGRAM",
           value_parser = clap::value_parser!(OsString))]
     pub program: Vec<OsString>,
+}
+
+/// A percentage: `5%` or `5`, in (0, 100).
+fn parse_pct(v: &str) -> Result<f64, String> {
+    let n: f64 = v.trim().trim_end_matches('%').parse().map_err(|_| format!("{v}: not a percentage (5%)"))?;
+    if !(n > 0.0 && n < 100.0) {
+        return Err(format!("{v}: a percentage above 0 and below 100"));
+    }
+    Ok(n)
 }

@@ -14,6 +14,7 @@ pub mod recommend;
 pub mod report;
 pub mod scratch;
 pub mod spec;
+pub mod speedup;
 pub mod sweep;
 pub mod symbols;
 pub mod whatif;
@@ -50,8 +51,10 @@ impl Experiment for Program {
         sweep::with_setting(spec, |cx, futex, inline, warnings| {
             if spec.recommend {
                 recommend::run(cx, futex, inline, warnings)
-            } else if spec.what_if.is_some() {
+            } else if spec.what_if.is_some() && spec.delays_ns.is_some() {
                 whatif::run(cx, futex, inline, warnings)
+            } else if spec.what_if.is_some() {
+                speedup::run(cx, futex, inline, warnings)
             } else {
                 sweep::run_locks(cx, futex, inline, warnings)
             }

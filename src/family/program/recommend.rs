@@ -63,6 +63,39 @@ pub fn best(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
         .min_by(|a, b| score(a).total_cmp(&score(b)))
 }
 
+/// The tried lock nearest to winning (the best ratio).
+pub fn closest(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
+    let key = |t: &Tried| score(t, higher_is_better);
+    tried.iter().filter(|t| key(t).is_some()).min_by(|a, b| key(a).unwrap().total_cmp(&key(b).unwrap()))
+}
+
+/// With no lock beyond its interval: whether the closest lock's interval
+/// still reaches a gain of `threshold_pct` or more (the data cannot tell
+/// a win from none), and if so about how many rounds in all would decide
+/// it, either way: the interval narrows with the square root of the
+/// rounds, until it clears 1 (a win) or the threshold (no gain worth a
+/// change). None: no lock can gain the threshold, glibc's mutex stays.
+pub fn undecided(tried: &[Tried], higher_is_better: bool, threshold_pct: f64) -> Option<usize> {
+    let v = closest(tried, higher_is_better)?.vs.as_ref()?;
+    let (lo, hi) = v.ci95?;
+    // On the winning side, as a gain: the ratio r and its interval's far
+    // end, in the direction of "better".
+    let (r, far) = if higher_is_better { (v.ratio, hi) } else { (v.ratio, lo) };
+    let thr = threshold_pct / 100.0;
+    let reaches = if higher_is_better { far > 1.0 + thr } else { far < 1.0 - thr };
+    if !reaches {
+        return None;
+    }
+    let half = (hi - lo) / 2.0;
+    // The half-width that decides: to clear 1 (r on the winning side) or
+    // to clear the threshold (r short of it), whichever is wider.
+    let to_one = if higher_is_better { r - 1.0 } else { 1.0 - r };
+    let to_thr = thr - to_one;
+    let needed = to_one.max(to_thr).max(1e-4);
+    let n = v.rounds.max(2) as f64;
+    Some(((n * (half / needed).powi(2)).ceil() as usize).clamp(v.rounds + 1, 100_000))
+}
+
 /// The mutexes worth trying: waited on, of a kind a lock replaces, most
 /// waited-on first.
 fn candidates(profile: &[MutexProfile], n: usize) -> Vec<&MutexProfile> {
@@ -127,7 +160,10 @@ pub(crate) fn run(
     let rounds = spec.repeat.runs.max(1) as usize;
     let combination_runs = if chosen.len() > 1 { 2 * rounds } else { 0 };
     // Each candidate's first execution, then the rounds.
-    let executions = (points.len() - 1) + points.len() * rounds + combination_runs;
+    // With futex counting in separate runs, one more per point (and per
+    // point of the combination).
+    let counting = if futex.separate() { points.len() + if chosen.len() > 1 { 2 } else { 0 } } else { 0 };
+    let executions = (points.len() - 1) + points.len() * rounds + combination_runs + counting;
     let wall = profiled.wall_s;
     if chosen.is_empty() {
         warnings.push(Warning::sweep(
@@ -139,10 +175,13 @@ pub(crate) fn run(
                 profiled.mutexes.len()
             ),
         ));
-    } else if spec.progress {
+    } else {
+        // The plan, with or without a progress bar (--quiet silences it).
+        let counted =
+            if counting > 0 { format!(", {counting} of them counting futex calls") } else { String::new() };
         crate::session::terminal::status(&format!(
             "contend run --recommend: {} mutex(es) × {} lock(s), then the winners together: up to {executions} \
-             executions of about {wall:.2} s (~{:.0} s); the intervals narrow with the square root of --runs ({rounds})",
+             executions{counted} of about {wall:.2} s (~{:.0} s); the intervals narrow with the square root of --runs ({rounds})",
             chosen.len(),
             locks.len(),
             executions as f64 * wall
@@ -174,7 +213,10 @@ pub(crate) fn run(
                 })
                 .collect();
             let best = best(&tried, higher_is_better).map(|t| t.lock.clone());
+            let undecided_rounds =
+                if best.is_none() { undecided(&tried, higher_is_better, spec.threshold_pct) } else { None };
             MutexAdvice {
+                undecided_rounds,
                 pid: mp.pid,
                 address: mp.address,
                 waits_at: mp.waits_at.clone(),
@@ -228,6 +270,7 @@ pub(crate) fn run(
         profile_wall_s: wall,
         executions,
         higher_is_better,
+        threshold_pct: spec.threshold_pct,
         median_half_width_pct,
     };
     let mut outcome = finish(spec, measured, vs_all, None, kernel_waits_failed, warnings);
@@ -259,5 +302,22 @@ mod tests {
         assert!(best(&t[1..2], false).is_none());
         let rates = [tried("tas", 1.2, 1.1, 1.3), tried("mcs", 1.3, 1.25, 1.35)];
         assert_eq!(best(&rates, true).unwrap().lock, "mcs", "a rate: higher is better");
+    }
+
+    #[test]
+    fn an_interval_wider_than_the_threshold_cannot_tell_and_says_what_would() {
+        // ±51%: a 16% win or a 30% loss alike; 5 rounds cannot tell.
+        let wide = [tried("tas", 0.97, 0.47, 1.47)];
+        let n = undecided(&wide, false, 5.0).expect("cannot tell");
+        assert!(n > 5 && n < 100_000, "{n}");
+        // Within the threshold on the winning side: glibc is kept for a
+        // reason.
+        assert_eq!(undecided(&[tried("tas", 1.01, 0.97, 1.05)], false, 5.0), None);
+        // A rate: the winning side is above 1.
+        assert!(undecided(&[tried("tas", 1.02, 0.90, 1.14)], true, 5.0).is_some());
+        assert_eq!(undecided(&[tried("tas", 0.99, 0.95, 1.03)], true, 5.0), None);
+        // Narrower intervals need fewer rounds.
+        let narrower = undecided(&[tried("tas", 0.97, 0.90, 1.04)], false, 5.0).unwrap();
+        assert!(narrower < n, "{narrower} vs {n}");
     }
 }

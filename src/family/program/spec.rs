@@ -32,9 +32,12 @@ pub struct ProgramSpec {
     pub recommend: bool,
     /// With `recommend`: how many mutexes.
     pub mutexes: usize,
-    /// `--what-if MUTEX`: the mutex (an address or a name).
+    /// With `recommend`: the smallest gain worth a change, percent.
+    pub threshold_pct: f64,
+    /// `--what-if`: the mutexes (addresses or names, or `top:N`).
     pub what_if: Option<String>,
-    /// With `what_if`: the delays, ns (None: from the mutex's hold).
+    /// With `what_if`: the delays of the delay method, ns (None: by
+    /// virtual speedup).
     pub delays_ns: Option<Vec<u64>>,
     /// The regex the metric is taken with, if any.
     pub metric: Option<String>,
@@ -335,8 +338,19 @@ impl ProgramSpec {
                 Some(ns)
             }
         };
+        if args.threshold.is_some() && !args.recommend {
+            return Err(SpecError("--threshold goes with --recommend".into()));
+        }
         if let Some(what) = &args.what_if {
-            crate::family::program::choice::target(what).map_err(|e| SpecError(format!("--what-if {e}")))?;
+            let asked = crate::family::program::speedup::asked(what)
+                .map_err(|e| SpecError(format!("--what-if {e}")))?;
+            let one = matches!(&asked, crate::family::program::speedup::Asked::These(t) if t.len() == 1);
+            if delays_ns.is_some() && !one {
+                return Err(SpecError(format!(
+                    "--what-if {what} with --delays: the delay method fits one mutex at a time; without --delays, \
+                     the virtual speedup ranks several"
+                )));
+            }
             let clash =
                 [(args.recommend, "--recommend"), (args.profile, "--profile"), (locks.len() > 1, "--lock")];
             if let Some((_, flag)) = clash.iter().find(|(on, _)| *on) {
@@ -362,6 +376,7 @@ impl ProgramSpec {
             top: args.top,
             recommend: args.recommend,
             mutexes: args.mutexes,
+            threshold_pct: args.threshold.unwrap_or(5.0),
             what_if: args.what_if.clone(),
             delays_ns,
             metric: args.metric.clone(),

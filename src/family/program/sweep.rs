@@ -45,6 +45,9 @@ pub struct ProgramOutcome {
     pub recommendation: Option<crate::model::advice::Recommendation>,
     /// With `--what-if`: the slope and the predictions.
     pub what_if: Option<crate::model::advice::WhatIf>,
+    /// With `--what-if` by virtual speedup: the predictions and the
+    /// ranking.
+    pub speedup: Option<crate::model::advice::SpeedupWhatIf>,
     /// The locks under which the program failed (contend then exits 1).
     pub failed: Vec<FailedPoint>,
 }
@@ -129,7 +132,7 @@ impl Setting<'_> {
 /// Whether `point` runs glibc's mutex alone: nothing swapped, nothing
 /// delayed. Its failure is the program's own.
 pub(crate) fn is_glibc(point: &ProgramPoint) -> bool {
-    point.lock == "pthread" && point.chosen.is_none() && point.delay.is_none()
+    point.lock == "pthread" && point.chosen.is_none() && point.delay.is_none() && point.speedup.is_none()
 }
 
 /// Runs one execution of `point`, with the time limit that applies to it:
@@ -226,16 +229,17 @@ pub(crate) fn run_one(
     };
     // A per-mutex choice swaps only its mutexes; the rest are glibc's.
     // A what-if point runs glibc's mutex.
-    let (whole, reported_as) = match (&point.chosen, &point.delay) {
+    let (whole, reported_as) = match (&point.chosen, point.delay.is_some() || point.speedup.is_some()) {
         (Some(chosen), _) => ("", chosen.as_str()),
-        (None, Some(_)) => ("pthread", "pthread"),
-        (None, None) => (lock, lock),
+        (None, true) => ("pthread", "pthread"),
+        (None, false) => (lock, lock),
     };
     let mut env: Vec<(OsString, OsString)> = vec![
         ("LD_PRELOAD".into(), preload),
         ("CONTEND_RUN_LOCK".into(), whole.into()),
         ("CONTEND_RUN_MUTEXES".into(), point.chosen.clone().unwrap_or_default().into()),
         ("CONTEND_RUN_DELAY".into(), point.delay.clone().unwrap_or_default().into()),
+        ("CONTEND_RUN_SPEEDUP".into(), point.speedup.clone().unwrap_or_default().into()),
         ("CONTEND_RUN_PROFILE".into(), if profiled { "1" } else { "0" }.into()),
     ];
     env.extend(exec.env());
@@ -346,6 +350,15 @@ pub(crate) fn run_one(
             .filter_map(|r| r.delayed)
             .reduce(|a, b| (a.0 + b.0, a.1 + b.1))
             .map(|(count, ns)| crate::model::program::Delayed { count, ns }),
+        sped: reports.iter().filter_map(|r| r.sped).max_by_key(|s| s[3]).map(|s| {
+            crate::model::program::Sped {
+                percent: s[0],
+                sections: s[1],
+                section_ns: s[2],
+                owed_ns: s[3],
+                paid_ns: s[4],
+            }
+        }),
         exit_code: usage.exit_code(),
         signal: usage.signal().map(signal_name),
         said,
@@ -389,6 +402,7 @@ fn failure(
 fn exercised(r: &ProgramResult) -> bool {
     r.point.lock == "pthread"
         || r.point.delay.is_some()
+        || r.point.speedup.is_some()
         || crate::engine::repeat::measured(&r.runs).any(|s| s.swapped > 0)
 }
 
@@ -790,6 +804,7 @@ pub(crate) fn finish(
         interrupted: m.interrupted,
         recommendation: None,
         what_if: None,
+        speedup: None,
         failed: m.failed,
     }
 }

@@ -40,7 +40,7 @@ use crate::model::warning::Warning;
 use anyhow::{anyhow, Result};
 
 /// The mean of `v` with its Student's t 95% interval.
-fn estimate(v: &[f64]) -> Estimate {
+pub(crate) fn estimate(v: &[f64]) -> Estimate {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n.max(1.0);
     if v.len() < 2 {

@@ -2,19 +2,12 @@
 //! "keep glibc", the closest lock when none wins, the winners together,
 //! and what the plan cost and the precision it gave.
 
-use crate::family::program::recommend::score;
-use crate::model::advice::{Recommendation, Tried};
+use crate::family::program::recommend::closest;
+use crate::model::advice::Recommendation;
 use crate::model::program::VsGlibc;
 
 fn interval(v: &VsGlibc) -> String {
     v.ci95.map_or("- (1 round)".into(), |(lo, hi)| format!("{lo:.3}..{hi:.3}"))
-}
-
-/// The tried lock nearest to winning (the best ratio), for a mutex that
-/// keeps glibc's.
-fn closest(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
-    let key = |t: &Tried| score(t, higher_is_better);
-    tried.iter().filter(|t| key(t).is_some()).min_by(|a, b| key(a).unwrap().total_cmp(&key(b).unwrap()))
 }
 
 /// The recommendation as text.
@@ -38,6 +31,10 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
         let moved = m.tried.iter().all(|t| t.vs.is_none() && t.failed.is_none());
         let verdict = match &m.best {
             Some(b) => format!("use {b}"),
+            None if m.undecided_rounds.is_some() => format!(
+                "cannot tell (closest shown): about {} rounds would",
+                m.undecided_rounds.unwrap_or_default()
+            ),
             None if chosen.is_some() => "keep glibc (closest shown)".into(),
             // Its address held another mutex, or none, in the unprofiled
             // executions: nothing was swapped, nothing is known.
@@ -67,10 +64,13 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
         "of wait: the mutex's share of all mutex wait in the profiled execution; vs pthread: the program's \
          metric with that lock on that mutex alone (every other mutex glibc's) over pthread's in the same \
          round ({better}); use: the best ratio among the locks whose 95% interval lies wholly beyond 1; \
-         keep glibc: none does; unknown: the mutex was not at its profiled address in the unprofiled \
+         keep glibc: none does, and none can gain --threshold ({:.0}%) or more; cannot tell: none clears 1, \
+         but the closest one's interval reaches a gain of the threshold, so the data cannot tell a win from \
+         none (rounds: about how many --runs in all would decide it, either way); unknown: the mutex was not at its profiled address in the unprofiled \
          executions (the profile's stack walks allocate, which can move later heap allocations), so no \
          lock reached it; failed: locks under which the program failed (the reasons follow) or whose \
          execution ran past --max-slowdown times the profiled one (at least {} s), ended and not measured.\n",
+        rec.threshold_pct,
         crate::family::program::sweep::MIN_LIMIT.as_secs()
     );
     for m in &rec.mutexes {

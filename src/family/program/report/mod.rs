@@ -3,6 +3,7 @@
 pub mod advice;
 pub mod plot;
 pub mod rwlocks;
+pub mod speedup;
 pub mod table;
 pub mod whatif;
 
@@ -47,6 +48,9 @@ pub struct ProgramExport<'a> {
     pub recommendation: Option<&'a crate::model::advice::Recommendation>,
     /// With `--what-if`: the slope and the predictions.
     pub what_if: Option<&'a crate::model::advice::WhatIf>,
+    /// With `--what-if` by virtual speedup: the mutexes ranked, each
+    /// prediction with its interval.
+    pub speedup: Option<&'a crate::model::advice::SpeedupWhatIf>,
     /// The locks under which the program failed while it succeeds under
     /// glibc's mutex: why, and every execution; no statistics, no ratio.
     pub failed: &'a [crate::model::program::FailedPoint],
@@ -186,6 +190,7 @@ impl Report for ProgramReport<'_> {
             profile_cost: self.outcome.profile_cost,
             recommendation: self.outcome.recommendation.as_ref(),
             what_if: self.outcome.what_if.as_ref(),
+            speedup: self.outcome.speedup.as_ref(),
             failed: &self.outcome.failed,
         })
     }

@@ -177,6 +177,9 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     if let Some(w) = &o.what_if {
         out += &super::whatif::text(w);
     }
+    if let Some(w) = &o.speedup {
+        out += &super::speedup::text(w);
+    }
     out
 }
 

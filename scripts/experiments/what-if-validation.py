@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""`contend run --what-if` and `--lock` against real changes made in source.
+
+The programs in scripts/experiments/what-if-validation/ (not the tests'
+programs) each have the real change under test behind a compile-time
+flag. For each program the script
+
+1. asks `contend run --what-if NAME[,NAME]` (virtual speedup) for the
+   mutexes the changes touch, with the unchanged build;
+2. times the unchanged build and every changed build directly, with no
+   contend, interleaved in rounds (a shuffled order per round), and gives
+   each change's ratio to the unchanged build in the same round
+   (geometric mean, t interval on the log scale);
+3. says whether the real ratio lies inside the prediction's interval, and
+   for programs with two mutexes, whether the ranking is right (the
+   change that really gains more is ranked first).
+
+Then, for spin2.c (two threads, short holds), each source-compiled lock
+(tas, ttas with pause, pthread_spin) against glibc's mutex, timed
+directly, beside `contend run --lock` swapping the same lock in, and
+`contend run --recommend`'s verdict.
+
+Writes docs/results/what-if-validation.md (or --markdown FILE).
+Needs cc.   e.g.   scripts/experiments/what-if-validation.py --runs 10
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SRC = os.path.join(ROOT, "scripts", "experiments", "what-if-validation")
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+import machine  # noqa: E402
+
+CONTEND = os.path.join(ROOT, "target", "release", "contend")
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 19: 2.093, 24: 2.064, 29: 2.045, 39: 2.023}
+
+# program: [(the mutex's variable, change label, its flags, "half" or "none")]
+PROGRAMS = {
+    "stats_phase": [("stats_lock", "stats section halved", "-DSTATS_PCT=50", "half"),
+                    ("phase_lock", "phase section halved", "-DPHASE_PCT=50", "half")],
+    "global": [("global_lock", "section halved", "-DGLOBAL_PCT=50", "half"),
+               ("global_lock", "section's work removed", "-DGLOBAL_PCT=0", "none")],
+    "prodcons": [("queue_lock", "copy under the lock halved", "-DCOPY_PCT=50", "half")],
+    "striped": [("hot_stripe_lock", "hot stripe's section halved", "-DHOT_PCT=50", "half"),
+                ("table_lock", "table section halved", "-DTABLE_PCT=50", "half")],
+    "rwmutex": [("config_lock", "every section halved", "-DRW_PCT=50", "half")],
+    "chain": [("outer_lock", "outer section's own work halved", "-DOUTER_PCT=50", "half"),
+              ("inner_lock", "inner section halved", "-DINNER_PCT=50", "half")],
+}
+# Where the loader puts a position-independent executable when address
+# randomization is off, as contend runs a program whose mutexes it names
+# by address (--aslr auto).
+PIE_BASE = 0x555555554000
+SPIN_LOCKS = [("tas", "1"), ("ttas", "2")]
+
+
+def t95(df):
+    return T95.get(df) or T95[max(k for k in T95 if k <= df)]
+
+
+def geometric(ratios):
+    """Geometric mean with its t interval on the log scale."""
+    logs = [math.log(r) for r in ratios]
+    m = statistics.fmean(logs)
+    if len(logs) < 2:
+        return math.exp(m), None
+    half = t95(len(logs) - 1) * statistics.stdev(logs) / len(logs) ** 0.5
+    return math.exp(m), (math.exp(m - half), math.exp(m + half))
+
+
+def shown(value, ci):
+    return f"{value:.3f}" + (f" ({ci[0]:.3f}..{ci[1]:.3f})" if ci else "")
+
+
+def build(tmp, name, flags):
+    out = os.path.join(tmp, name + flags.replace("-D", "_").replace("=", "").replace(" ", ""))
+    if not os.path.exists(out):
+        subprocess.run(["cc", "-O2", "-pthread", *flags.split(), os.path.join(SRC, name + ".c"), "-o", out],
+                       check=True)
+    return out
+
+
+def wall(path):
+    t = time.perf_counter()
+    subprocess.run([path], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def real_ratios(binaries, runs):
+    """{label: per-round ratio to 'base'}, interleaved in shuffled rounds."""
+    times = {k: [] for k in binaries}
+    for _ in range(runs):
+        order = list(binaries)
+        random.shuffle(order)
+        for k in order:
+            times[k].append(wall(binaries[k]))
+    return {k: [v / b for v, b in zip(times[k], times["base"])] for k in binaries if k != "base"}
+
+
+def contend(args, tmp):
+    out = os.path.join(tmp, "run.json")
+    cmd = [CONTEND, "run", "--quiet", "--no-progress", "--export-json", out, *args]
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{p.stderr}")
+    with open(out) as f:
+        return json.load(f)
+
+
+def predictions(doc):
+    """{address: sped mutex} from a what-if export."""
+    return {m["address"]: m for m in (doc.get("speedup") or {}).get("mutexes", [])}
+
+
+def address(binary, variable):
+    """The mutex variable's address in the program as contend runs it."""
+    out = subprocess.run(["nm", binary], check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[2] == variable:
+            return PIE_BASE + int(f[0], 16)
+    raise SystemExit(f"{binary}: no symbol {variable}")
+
+
+def validate(tmp, name, changes, runs, lines, tally):
+    base = build(tmp, name, "")
+    names = sorted({c[0] for c in changes})
+    at = {n: address(base, n) for n in names}
+    doc = contend(["--runs", str(runs), "--what-if", ",".join(hex(at[n]) for n in names), "--", base], tmp)
+    sped = predictions(doc)
+    binaries = {"base": base}
+    binaries.update({label: build(tmp, name, flags) for _, label, flags, _ in changes})
+    real = real_ratios(binaries, runs)
+    lines += [f"### {name}.c", "",
+              "| mutex | change | predicted | real (no contend) | inside? |", "|---|---|---|---|---|"]
+    gains = []
+    for mutex, label, flags, which in changes:
+        value, ci = geometric(real[label])
+        m = sped.get(at[mutex])
+        est = m and m.get(which)
+        if not est:
+            why = (m or {}).get("cannot_tell") or "no prediction"
+            lines.append(f"| {mutex} | {label} (`{flags}`) | cannot tell: {why} | {shown(value, ci)} | - |")
+            tally["cannot"] += 1
+            continue
+        lo, hi = est["ci95"] or (est["value"], est["value"])
+        inside = lo <= value <= hi
+        tally["inside" if inside else "outside"] += 1
+        tally["bad"] += not (0 < est["value"] < math.inf)
+        lines.append(f"| {mutex} | {label} (`{flags}`) | {shown(est['value'], est['ci95'])} | "
+                     f"{shown(value, ci)} | {'yes' if inside else 'no'} |")
+        if which == "half":
+            gains.append((mutex, est["value"], value))
+    lines.append("")
+    if len(gains) == 2:
+        (a, pa, ra), (b, pb, rb) = gains
+        predicted_first = a if pa < pb else b
+        real_first = a if ra < rb else b
+        apart = [m.get("apart_from_next") for m in (doc.get("speedup") or {}).get("mutexes", [])]
+        right = predicted_first == real_first
+        tally["rank_right" if right else "rank_wrong"] += 1
+        lines += [f"Ranking: contend puts **{predicted_first}** first, the real changes **{real_first}** "
+                  f"({'right' if right else 'backwards'}; contend "
+                  f"{'tells them apart' if apart and apart[0] else 'cannot tell them apart'}).", ""]
+    cost = (doc.get("speedup") or {}).get("accounts_cost")
+    if cost:
+        lines += [f"The accounts (no speedup) cost this program x{shown(cost['value'], cost['ci95'])} "
+                  "of its time under glibc's mutex.", ""]
+
+
+def swaps(tmp, runs, lines):
+    base = build(tmp, "spin2", "")
+    binaries = {"base": base}
+    binaries.update({lock: build(tmp, "spin2", f"-DLOCK={n}") for lock, n in SPIN_LOCKS})
+    real = real_ratios(binaries, runs)
+    doc = contend(["--runs", str(runs), "--lock", ",".join(l for l, _ in SPIN_LOCKS), "--", base], tmp)
+    swapped = {v["lock"]: v for v in doc.get("vs_glibc", []) if v.get("ratio")}
+    lines += ["## A swap against the same lock compiled in (spin2.c: two threads, short holds)", "",
+              "| lock | compiled into the source, vs glibc | swapped in by contend, vs glibc | difference |",
+              "|---|---|---|---|"]
+    for lock, _ in SPIN_LOCKS:
+        value, ci = geometric(real[lock])
+        vs = swapped.get(lock, {})
+        ratio = vs.get("ratio")
+        diff = f"{(ratio / value - 1) * 100:+.1f}%" if ratio else "-"
+        sw = shown(ratio, vs.get("ci95")) if ratio else "no ratio"
+        lines.append(f"| {lock} | {shown(value, ci)} | {sw} | {diff} |")
+    lines.append("")
+    doc = contend(["--runs", str(runs), "--recommend", "--lock", "pthread,tas,ttas,adaptive", "--", base], tmp)
+    rec = doc.get("recommendation") or {}
+    verdicts = [f"{m['waits_at']}: {m.get('best') or 'keep glibc'}" for m in rec.get("mutexes", [])]
+    lines += [f"`contend run --recommend` on spin2.c: {'; '.join(verdicts) or 'no verdict'}.", ""]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=10, help="rounds for contend and for the direct timing")
+    ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "results", "what-if-validation.md"))
+    ap.add_argument("--only", help="one program (a name in PROGRAMS, or spin2)")
+    a = ap.parse_args()
+    tally = {"inside": 0, "outside": 0, "cannot": 0, "bad": 0, "rank_right": 0, "rank_wrong": 0}
+    lines = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, changes in PROGRAMS.items():
+            if a.only in (None, name):
+                print(f"{name} ...", file=sys.stderr)
+                validate(tmp, name, changes, a.runs, lines, tally)
+        if a.only in (None, "spin2"):
+            print("spin2 ...", file=sys.stderr)
+            swaps(tmp, a.runs, lines)
+    done = tally["inside"] + tally["outside"]
+    head = ["# `contend run --what-if` and swaps against real changes", "", machine.header(), "",
+            f"Generated by `scripts/experiments/what-if-validation.py --runs {a.runs}` (the programs are in "
+            "scripts/experiments/what-if-validation/; each real change is a compile-time flag, timed with no "
+            "contend, interleaved with the unchanged build). Predictions: `contend run --what-if` by virtual "
+            "speedup, geometric mean over the rounds with its 95% interval.", "",
+            f"**{tally['inside']} of {done} real changes inside their prediction's interval**; "
+            f"{tally['cannot']} said \"cannot tell\"; predictions outside (0, ∞): {tally['bad']}; rankings "
+            f"right {tally['rank_right']}, backwards {tally['rank_wrong']}.", ""]
+    with open(a.markdown, "w") as f:
+        f.write("\n".join(head + lines))
+    print("\n".join(head + lines))
+
+
+if __name__ == "__main__":
+    main()
