@@ -31,6 +31,9 @@ fn wall(exe: &Path, hold_ns: u64) -> f64 {
 
 #[test]
 fn the_prediction_for_shorter_critical_sections_agrees_with_running_them() {
+    // One at a time: each times the program, and the others would be
+    // its load.
+    let _serial = common::run::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("hold_param", dir.path());
     let direct =
@@ -106,6 +109,9 @@ fn what_if(exe: &Path, dir: &Path, args: &[&str]) -> (Value, String) {
 
 #[test]
 fn the_virtual_speedup_predicts_sections_half_as_long_as_running_them_does() {
+    // One at a time: each times the program, and the others would be
+    // its load.
+    let _serial = common::run::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("hold_param", dir.path());
     let direct =
@@ -129,6 +135,21 @@ fn the_virtual_speedup_predicts_sections_half_as_long_as_running_them_does() {
         eprintln!("holds of {hold:.0} ns against 20 µs of work: the CPUs are busy; prediction not checked");
         return;
     }
+    // Pauses paid by busy waiting stand for the program's own pauses only
+    // while the CPUs are its own (docs/experiments/run.md): with other
+    // load taking the machine (the export keeps the runs the screening
+    // rejected), the prediction is not checked against a direct run.
+    let rejected = doc["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["runs"].as_array().unwrap())
+        .filter(|r| r["status"] == "rejected")
+        .count();
+    if rejected > 0 {
+        eprintln!("{rejected} executions re-made for other load: the host is busy; prediction not checked");
+        return;
+    }
     // Against the program run with 10 µs of work per hold, in rounds with
     // 20 µs: interval against interval.
     let actual: Vec<f64> = (0..8).map(|_| wall(&exe, 10_000) / wall(&exe, 20_000)).collect();
@@ -138,6 +159,9 @@ fn the_virtual_speedup_predicts_sections_half_as_long_as_running_them_does() {
 
 #[test]
 fn what_if_top_n_ranks_the_most_waited_on_mutexes() {
+    // One at a time: each times the program, and the others would be
+    // its load.
+    let _serial = common::run::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("hold_param", dir.path());
     // hold_param has one mutex: top:3 ranks what there is.
