@@ -1,8 +1,9 @@
 //! Where a lock or unlock goes: through the profile when the process
 //! profiles, through the virtual speedup's accounts under one
-//! (`speedup.rs`), straight to the mutex otherwise. Shared by the exported entry
-//! points (lib.rs) and by this library's condition variables (cond.rs),
-//! which re-take the mutex after a wait as the program's lock call would.
+//! (`speedup.rs`), straight to the mutex otherwise. Shared by the
+//! exported entry points (lib.rs) and by this library's condition
+//! variables (cond.rs), which re-take the mutex after a wait as the
+//! program's lock call would.
 
 use crate::mode::Mode;
 use crate::{mutex, profile, speedup};
