@@ -6,7 +6,6 @@
 
 mod common;
 
-use assert_cmd::Command;
 use common::compile;
 use serde_json::Value;
 use std::path::Path;
@@ -29,44 +28,25 @@ fn wall(exe: &Path, hold_ns: u64) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
+/// tests/programs/hold_param.c built in `dir`, and its mutex's address
+/// (the program prints it).
+fn hold_param(dir: &Path) -> (std::path::PathBuf, String) {
+    let exe = compile("hold_param", dir);
+    let direct =
+        String::from_utf8(std::process::Command::new(&exe).arg("1000").output().unwrap().stdout).unwrap();
+    let mutex = direct.split_whitespace().find_map(|w| w.strip_prefix("mutex=")).unwrap().to_string();
+    (exe, mutex)
+}
+
 #[test]
 fn the_prediction_for_shorter_critical_sections_agrees_with_running_them() {
     // One at a time: each times the program, and the others would be
     // its load.
     let _serial = common::run::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let exe = compile("hold_param", dir.path());
-    let direct =
-        String::from_utf8(std::process::Command::new(&exe).arg("1000").output().unwrap().stdout).unwrap();
-    let mutex = direct.split_whitespace().find_map(|w| w.strip_prefix("mutex=")).unwrap().to_string();
-    let json = dir.path().join("whatif.json");
-    let out = Command::cargo_bin("contend")
-        .unwrap()
-        .args([
-            "run",
-            "--what-if",
-            &mutex,
-            "--delays",
-            "10us,20us,40us",
-            "--runs",
-            "8",
-            "--count-futex",
-            "off",
-            "--no-progress",
-            "--max-slowdown",
-            "0",
-        ])
-        .arg("--export-json")
-        .arg(&json)
-        .arg("--")
-        .arg(&exe)
-        .arg("20000")
-        .timeout(std::time::Duration::from_secs(900))
-        .output()
-        .unwrap();
-    let table = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{table}");
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (exe, mutex) = hold_param(dir.path());
+    let (doc, table) =
+        what_if(&exe, dir.path(), &["--what-if", &mutex, "--delays", "10us,20us,40us", "--runs", "8"]);
     let w = &doc["what_if"];
     assert_eq!(w["acquisitions"].as_u64(), Some(8000), "four threads × 2000 rounds");
     let hold = w["mean_hold_ns"].as_f64().unwrap();
@@ -113,10 +93,7 @@ fn the_virtual_speedup_predicts_a_gain_of_about_the_size_running_half_sections_g
     // its load.
     let _serial = common::run::SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let exe = compile("hold_param", dir.path());
-    let direct =
-        String::from_utf8(std::process::Command::new(&exe).arg("1000").output().unwrap().stdout).unwrap();
-    let mutex = direct.split_whitespace().find_map(|w| w.strip_prefix("mutex=")).unwrap().to_string();
+    let (exe, mutex) = hold_param(dir.path());
     let (doc, table) = what_if(&exe, dir.path(), &["--what-if", &mutex, "--runs", "6"]);
     let m = &doc["speedup"]["mutexes"][0];
     assert_eq!(m["acquisitions"].as_u64(), Some(8000), "four threads × 2000 rounds");
