@@ -8,7 +8,6 @@
  * Prints its pid, the locks' addresses and the counts, on one line. Built by tests/profile.rs. */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
@@ -21,7 +20,7 @@ static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_rwlock_t wpref; /* writer-preferring, initialized in main */
 static pthread_spinlock_t spin;
 static atomic_long reads, writes, read_busy, write_busy, spins, spin_busy;
-static atomic_int asking;
+static atomic_int asking, holding;
 static pthread_barrier_t step;
 
 static struct timespec later(clockid_t clock) {
@@ -34,10 +33,14 @@ static struct timespec later(clockid_t clock) {
 /* Holds until the other thread says it is about to ask, then a little
  * longer, so that its try-lock finds the lock held. */
 static void hold_for_asker(void) {
-    for (int spins = 0; !atomic_load(&asking) && spins < 100000; spins++)
-        sched_yield();
+    atomic_store(&holding, 1);
+    /* Sleeping polls, not yields: a yield on a busy machine can cost a
+     * time slice, and 100000 of them ran for minutes. */
+    for (int polls = 0; !atomic_load(&asking) && polls < 1000; polls++)
+        usleep(20);
     usleep(2000);
     atomic_store(&asking, 0);
+    atomic_store(&holding, 0);
 }
 
 static void every_call(pthread_rwlock_t *l) {
@@ -113,8 +116,11 @@ static void *worker(void *arg) {
             }
         } else if (id == 1) {
             int what = i % 3;
-            for (int spins = 0; spins < 100; spins++)
-                sched_yield(); /* let thread 0 take it first */
+            /* Thread 0 takes it first: a bounded number of sleeping
+             * polls, since on a busy machine 100 yields could pass
+             * before thread 0 ran at all (no wait was then seen). */
+            for (int polls = 0; !atomic_load(&holding) && polls < 10000; polls++)
+                usleep(20);
             atomic_store(&asking, 1);
             if (what == 0) {
                 pthread_rwlock_rdlock(&rw);

@@ -6,7 +6,6 @@
  * callers. Each thread runs ROUNDS rounds: the work is bounded, not the
  * time. Built by tests/profile.rs. */
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -23,8 +22,11 @@ __attribute__((noinline)) static void give(pthread_mutex_t *m) { pthread_mutex_u
  * longer, so that its try-lock almost always finds `a` held. */
 __attribute__((noinline)) static void long_holder(void) {
     take(&a);
-    for (int spins = 0; !atomic_load(&waiting) && spins < 100000; spins++)
-        sched_yield();
+    /* Polled by sleeping, not by sched_yield: on a busy machine each
+     * yield can cost a whole time slice of another program, and the
+     * flag never comes once the waiter has finished its rounds. */
+    for (int polls = 0; !atomic_load(&waiting) && polls < 1000; polls++)
+        usleep(20);
     usleep(5000);
     give(&a);
 }
