@@ -143,7 +143,7 @@ fn end_programs(record: &Record) -> Vec<String> {
     let mut left: Vec<Seen> =
         record.programs.iter().map(|p| Seen { pid: p.pid, start: p.start_ticks }).collect();
     for dir in &record.dirs {
-        let mark = format!("CONTEND_RUN_DIR={}/", dir.path.display());
+        let mark = format!("{}={}/", locks::in_mutex::input::DIR.name, dir.path.display());
         for p in tree::marked(&mark) {
             if !left.contains(&p) {
                 left.push(p);

@@ -60,24 +60,12 @@ fn pages() -> impl Iterator<Item = &'static CondPage> {
     })
 }
 
-/// A mutex's address as contend passes it (`0x...`, not 0).
-pub fn address(at: &str) -> Result<usize, String> {
-    at.strip_prefix("0x")
-        .and_then(|h| usize::from_str_radix(h, 16).ok())
-        .filter(|&a| a != 0)
-        .ok_or_else(|| format!("{at}: not a mutex address (0x...)"))
-}
-
 /// Parses `LOCK@0xADDR[;LOCK@0xADDR...]` into the table (once, from
 /// `mode::decide`); the error says what is wrong.
 pub fn parse(spec: &str) -> Result<(), String> {
     let mut n = 0;
-    for item in spec.split(';').filter(|s| !s.is_empty()) {
-        let (lock, at) = item.split_once('@').ok_or_else(|| format!("{item}: not LOCK@0xADDRESS"))?;
-        let swap = Swap::parse(lock)
-            .filter(|s| *s != Swap::Pthread && s.check().is_ok())
-            .ok_or_else(|| format!("{lock}: not a lock that fits in a pthread_mutex_t"))?;
-        let address = address(at)?;
+    for item in locks::in_mutex::input::chosen_items(spec) {
+        let (swap, address) = item?;
         if n == MAX_MUTEXES {
             return Err(format!("more than {MAX_MUTEXES} mutexes chosen"));
         }

@@ -41,9 +41,7 @@ pub fn clear_in_child() {
 
 /// Parses `0xADDR@NS` (once, from `mode::decide`).
 pub fn parse(spec: &str) -> Result<(), String> {
-    let (at, ns) = spec.split_once('@').ok_or_else(|| format!("{spec}: not 0xADDRESS@NS"))?;
-    let address = crate::chosen::address(at)?;
-    let ns: u64 = ns.parse().map_err(|_| format!("{ns}: not a number of nanoseconds"))?;
+    let (address, ns) = locks::in_mutex::input::parse_at(spec, "nanoseconds")?;
     ADDRESS.store(address, Relaxed);
     NS.store(ns, Relaxed);
     Ok(())

@@ -285,7 +285,8 @@ unsafe fn cond_wait_any(
     let rc = if mode.profiling() {
         profile::around_glibc_wait(m, site, wait)
     } else if mode.speeding() {
-        speedup::releasing(m);
+        // SAFETY: the program's contract: it holds `m` to wait with it.
+        speedup::releasing(m, !unsafe { mutex::none_asleep(m, mode) });
         let since = speedup::blocking();
         let rc = wait();
         speedup::woken(c, m, since, rc);

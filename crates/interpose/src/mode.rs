@@ -14,7 +14,7 @@
 //! a mutex before this library's constructor runs, and a mutex locked by
 //! one lock must be unlocked by the same one.
 
-use locks::in_mutex::Swap;
+use locks::in_mutex::{input, Swap};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The decision packed in a byte: the [`Swap`] in the low bits,
@@ -63,7 +63,7 @@ impl Mode {
     /// per-mutex choice as it was given.
     pub fn label(self) -> &'static str {
         if self.per_mutex() {
-            env(b"CONTEND_RUN_MUTEXES\0").unwrap_or("-")
+            env(input::MUTEXES).unwrap_or("-")
         } else {
             self.swap().name()
         }
@@ -95,11 +95,11 @@ pub fn current() -> Mode {
     }
 }
 
-fn env(name: &[u8]) -> Option<&'static str> {
+fn env(var: input::Var) -> Option<&'static str> {
     // SAFETY: `name` is NUL-terminated; getenv returns null or a pointer
     // into the environment, which lives as long as the process (a program
     // that rewrites its own environment concurrently is outside POSIX).
-    let p = unsafe { libc::getenv(name.as_ptr() as *const libc::c_char) };
+    let p = unsafe { libc::getenv(var.c_name.as_ptr()) };
     if p.is_null() {
         return None;
     }
@@ -109,38 +109,41 @@ fn env(name: &[u8]) -> Option<&'static str> {
 
 #[cold]
 fn decide() -> Mode {
-    let swap = match env(b"CONTEND_RUN_LOCK\0") {
+    let swap = match env(input::LOCK) {
         None | Some("") => Swap::Pthread,
         Some(name) => match Swap::parse(name).filter(|s| s.check().is_ok()) {
             Some(s) => s,
             None => crate::say::die(&format!(
-                "CONTEND_RUN_LOCK={name} is not a lock that fits in a pthread_mutex_t"
+                "{}={name} is not a lock that fits in a pthread_mutex_t",
+                input::LOCK.name
             )),
         },
     };
-    let chosen = match env(b"CONTEND_RUN_MUTEXES\0") {
+    let chosen = match env(input::MUTEXES) {
         None | Some("") => 0,
         Some(_) if swap != Swap::Pthread => {
-            crate::say::die("CONTEND_RUN_LOCK and CONTEND_RUN_MUTEXES both set")
+            crate::say::die(&format!("{} and {} both set", input::LOCK.name, input::MUTEXES.name))
         }
         Some(spec) => match crate::chosen::parse(spec) {
             Ok(()) => CHOSEN,
-            Err(why) => crate::say::die(&format!("CONTEND_RUN_MUTEXES: {why}")),
+            Err(why) => crate::say::die(&format!("{}: {why}", input::MUTEXES.name)),
         },
     };
-    let delay = match env(b"CONTEND_RUN_DELAY\0") {
+    let delay = match env(input::DELAY) {
         None | Some("") => 0,
         Some(spec) => match crate::delay::parse(spec) {
             Ok(()) => DELAY,
-            Err(why) => crate::say::die(&format!("CONTEND_RUN_DELAY: {why}")),
+            Err(why) => crate::say::die(&format!("{}: {why}", input::DELAY.name)),
         },
     };
-    let delay = match env(b"CONTEND_RUN_SPEEDUP\0") {
+    let delay = match env(input::SPEEDUP) {
         None | Some("") => delay,
-        Some(_) if delay != 0 => crate::say::die("CONTEND_RUN_DELAY and CONTEND_RUN_SPEEDUP both set"),
+        Some(_) if delay != 0 => {
+            crate::say::die(&format!("{} and {} both set", input::DELAY.name, input::SPEEDUP.name))
+        }
         Some(spec) => match crate::speedup::parse(spec) {
             Ok(()) => DELAY,
-            Err(why) => crate::say::die(&format!("CONTEND_RUN_SPEEDUP: {why}")),
+            Err(why) => crate::say::die(&format!("{}: {why}", input::SPEEDUP.name)),
         },
     };
     // Never measured here: the measurement's helper threads allocate, and
@@ -148,11 +151,11 @@ fn decide() -> Mode {
     // allocator's mutexes from inside the lock that wanted the cost
     // (jemalloc hung that way). Without contend's figure (one CPU: nothing
     // to measure across), the fallback.
-    let wake = env(b"CONTEND_WAKE_NS\0").and_then(|v| v.parse::<u64>().ok());
+    let wake = env(input::WAKE_NS).and_then(|v| v.parse::<u64>().ok());
     locks::sys::wake_cost::assume(
         wake.map_or(locks::sys::wake_cost::FALLBACK, std::time::Duration::from_nanos),
     );
-    let profile = env(b"CONTEND_RUN_PROFILE\0") == Some("1");
+    let profile = env(input::PROFILE) == Some(input::PROFILE_ON);
     crate::plain::set(swap);
     let bits = swap as u8 | chosen | delay | if profile { PROFILE } else { 0 };
     // Two threads deciding at once decide the same.

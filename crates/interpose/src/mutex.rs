@@ -31,6 +31,24 @@ pub unsafe fn kind(m: *mut pthread_mutex_t) -> i32 {
     unsafe { (*((m as *const u8).add(KIND_OFFSET) as *const AtomicI32)).load(Ordering::Relaxed) }
 }
 
+/// Whether a held mutex is known to have no thread asleep on it: glibc's
+/// lock word (`__lock`, offset 0) of a mutex neither robust, PI nor
+/// priority-protected is 1 while held with none waiting and 2 once one
+/// waits (lowlevellock's protocol). Any other kind or word, or a swapped
+/// lock, answers false: a waiter may be there.
+///
+/// # Safety
+/// `m` points at a live `pthread_mutex_t` the caller holds.
+#[inline(always)]
+pub unsafe fn none_asleep(m: *mut pthread_mutex_t, mode: Mode) -> bool {
+    const ROBUST_PI_PP: i32 = 16 | 32 | 64;
+    // SAFETY: the caller's contract; offset 0 is the 4-aligned `__lock`
+    // int, which glibc changes only with atomic operations.
+    mode.glibc_only()
+        && unsafe { kind(m) } & ROBUST_PI_PP == 0
+        && unsafe { (*(m as *const AtomicI32)).load(Ordering::Relaxed) } == 1
+}
+
 /// Whether a lock call's result means the caller now holds the mutex: 0,
 /// or EOWNERDEAD (a robust mutex whose owner died is acquired, and the
 /// caller must make it consistent).
@@ -150,6 +168,9 @@ unsafe fn acquisition(
     // SAFETY: the caller's contract.
     let rc = match unsafe { swapped_in(m, mode) } {
         None => {
+            if !mode.glibc_only() {
+                tally::forget(m as usize);
+            }
             let rc = glibc();
             if holds(rc) {
                 tally::glibc();
@@ -180,6 +201,9 @@ unsafe fn acquisition(
 pub unsafe fn acquire_plain(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
     // SAFETY: the caller's contract (kind reads offset 16).
     if mode.glibc_only() || !swappable(unsafe { kind(m) }) {
+        if !mode.glibc_only() {
+            tally::forget(m as usize);
+        }
         // SAFETY: the caller's contract, passed on to glibc.
         let rc = unsafe { (real().mutex_lock)(m) };
         if holds(rc) {
@@ -204,7 +228,9 @@ pub unsafe fn acquire_plain(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
 pub unsafe fn release_plain(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
     // SAFETY: the caller's contract.
     unsafe {
-        if mode.glibc_only() || !swappable(kind(m)) {
+        // A mutex this thread took by the swapped lock is unlocked
+        // without reading its type (tally.rs says why).
+        if mode.glibc_only() || (!tally::let_go(m as usize) && !swappable(kind(m))) {
             return (real().mutex_unlock)(m);
         }
         match crate::plain::unlock() {

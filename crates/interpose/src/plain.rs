@@ -23,7 +23,7 @@ pub type Plain = unsafe extern "C" fn(*mut pthread_mutex_t) -> c_int;
 unsafe extern "C" fn plain_lock<L: InMutex>(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the caller's contract.
     unsafe { swapped::lock::<L>(m) };
-    tally::swapped();
+    tally::swapped_holding(m as usize);
     0
 }
 

@@ -64,7 +64,7 @@ pub(crate) unsafe fn unlock_mutex(m: *mut pthread_mutex_t, site: usize, mode: Mo
         if mode.profiling() {
             profile::unlock(m, site, mode)
         } else if mode.speeding() {
-            speedup::releasing(m);
+            speedup::releasing(m, !mutex::none_asleep(m, mode));
             let rc = mutex::release(m, mode);
             speedup::pay();
             rc

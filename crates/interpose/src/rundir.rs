@@ -4,6 +4,7 @@
 //! and every file created in it fresh (src/family/program/scratch.rs says
 //! why each check is there). Nothing here allocates.
 
+use locks::in_mutex::input;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
 
 /// The directory `contend run` made for this execution, opened: only if
@@ -15,14 +16,13 @@ use std::sync::atomic::{AtomicI32, AtomicU64, Ordering::Relaxed};
 pub fn open() -> Option<libc::c_int> {
     // SAFETY: NUL-terminated names; getenv's results live with the process.
     let (dir, id) =
-        unsafe { (libc::getenv(c"CONTEND_RUN_DIR".as_ptr()), libc::getenv(c"CONTEND_RUN_DIR_ID".as_ptr())) };
+        unsafe { (libc::getenv(input::DIR.c_name.as_ptr()), libc::getenv(input::DIR_ID.c_name.as_ptr())) };
     if dir.is_null() || id.is_null() {
         return None;
     }
     // SAFETY: a NUL-terminated string from the environment.
     let id = unsafe { std::ffi::CStr::from_ptr(id) }.to_str().ok()?;
-    let mut parts = id.split(':').map(|p| p.parse::<u64>().ok());
-    let (dev, ino, uid) = (parts.next()??, parts.next()??, parts.next()??);
+    let (dev, ino, uid) = input::parse_dir_id(id)?;
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     // SAFETY: `dir` is a NUL-terminated path from the environment.
     let fd = unsafe { libc::open(dir, flags) };
@@ -37,7 +37,7 @@ pub fn open() -> Option<libc::c_int> {
         && st.st_mode & 0o077 == 0
         && st.st_dev == dev
         && st.st_ino == ino
-        && u64::from(st.st_uid) == uid;
+        && st.st_uid == uid;
     if !ok {
         // SAFETY: closes the descriptor opened above.
         unsafe { libc::close(fd) };

@@ -15,7 +15,7 @@
 //! them all).
 
 use crate::model::program::MutexProfile;
-use locks::in_mutex::Swap;
+use locks::in_mutex::{input, Swap};
 
 /// Which mutexes a choice names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,7 +138,7 @@ pub fn env(choices: &[Choice], mapped: Option<&[MutexProfile]>) -> Result<String
     if out.len() > MAX_MUTEXES {
         return Err(format!("{} mutexes chosen: at most {MAX_MUTEXES} can be", out.len()));
     }
-    Ok(out.iter().map(|(s, a)| format!("{}@0x{a:x}", s.name())).collect::<Vec<_>>().join(";"))
+    Ok(input::write_chosen(&out))
 }
 
 /// The addresses an interposer's report label chooses (None: not a
@@ -147,13 +147,7 @@ pub fn chosen_in(label: &str) -> Option<Vec<u64>> {
     if !label.contains('@') {
         return None;
     }
-    Some(
-        label
-            .split(';')
-            .filter_map(|item| item.split_once('@'))
-            .filter_map(|(_, a)| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok())
-            .collect(),
-    )
+    Some(input::chosen_items(label).filter_map(Result::ok).map(|(_, a)| a as u64).collect())
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 use crate::session::ledger_dir::{self, TrustedDir};
 use crate::session::resources::Resources;
 use anyhow::{anyhow, Context, Result};
+use locks::in_mutex::input;
 use rustix::fs::{fstat, mkdirat, openat, Dir, FileType, Mode, OFlags};
 use std::ffi::OsString;
 use std::io::Read;
@@ -70,7 +71,7 @@ impl RunDir {
         let st = fstat(&fd)?;
         Ok(ExecDir {
             dir: TrustedDir { fd, path: self.dir.path.join(&name) },
-            id: format!("{}:{}:{}", st.st_dev, st.st_ino, st.st_uid),
+            id: input::write_dir_id(st.st_dev, st.st_ino, st.st_uid),
         })
     }
 }
@@ -85,8 +86,8 @@ impl ExecDir {
     /// What the interposer needs to find it, for the program's environment.
     pub fn env(&self) -> [(OsString, OsString); 2] {
         [
-            ("CONTEND_RUN_DIR".into(), self.dir.path.clone().into_os_string()),
-            ("CONTEND_RUN_DIR_ID".into(), self.id.clone().into()),
+            (input::DIR.name.into(), self.dir.path.clone().into_os_string()),
+            (input::DIR_ID.name.into(), self.id.clone().into()),
         ]
     }
 

@@ -23,6 +23,7 @@ use crate::model::run::Stopped;
 use crate::model::warning::common as notes;
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::{anyhow, bail, Context, Result};
+use locks::in_mutex::{input, Swap};
 use nix::sys::signal::Signal;
 use std::ffi::OsString;
 
@@ -189,7 +190,7 @@ impl Setting<'_> {
 const ENV_BYTES: usize = 2048;
 
 fn pad(env: &[(OsString, OsString)]) -> (OsString, OsString) {
-    const NAME: &str = "CONTEND_RUN_PAD";
+    const NAME: &str = input::PAD.name;
     // Each entry is `NAME=VALUE\0`.
     let used: usize = env.iter().map(|(k, v)| k.len() + v.len() + 2).sum::<usize>() + NAME.len() + 2;
     (NAME.into(), "x".repeat(ENV_BYTES.saturating_sub(used)).into())
@@ -231,20 +232,20 @@ pub(crate) fn run_one(
     // A what-if point runs glibc's mutex.
     let (whole, reported_as) = match (&point.chosen, point.delay.is_some() || point.speedup.is_some()) {
         (Some(chosen), _) => ("", chosen.as_str()),
-        (None, true) => ("pthread", "pthread"),
+        (None, true) => (Swap::Pthread.name(), Swap::Pthread.name()),
         (None, false) => (lock, lock),
     };
     let mut env: Vec<(OsString, OsString)> = vec![
         ("LD_PRELOAD".into(), preload),
-        ("CONTEND_RUN_LOCK".into(), whole.into()),
-        ("CONTEND_RUN_MUTEXES".into(), point.chosen.clone().unwrap_or_default().into()),
-        ("CONTEND_RUN_DELAY".into(), point.delay.clone().unwrap_or_default().into()),
-        ("CONTEND_RUN_SPEEDUP".into(), point.speedup.clone().unwrap_or_default().into()),
-        ("CONTEND_RUN_PROFILE".into(), if profiled { "1" } else { "0" }.into()),
+        (input::LOCK.name.into(), whole.into()),
+        (input::MUTEXES.name.into(), point.chosen.clone().unwrap_or_default().into()),
+        (input::DELAY.name.into(), point.delay.clone().unwrap_or_default().into()),
+        (input::SPEEDUP.name.into(), point.speedup.clone().unwrap_or_default().into()),
+        (input::PROFILE.name.into(), if profiled { input::PROFILE_ON } else { "0" }.into()),
     ];
     env.extend(exec.env());
     if let Some(ns) = locks::sys::wake_cost::measured() {
-        env.push(("CONTEND_WAKE_NS".into(), ns.as_nanos().to_string().into()));
+        env.push((input::WAKE_NS.name.into(), ns.as_nanos().to_string().into()));
     }
     env.push(pad(&env));
     // Captured only when the metric must be read from them; passed on

@@ -122,7 +122,7 @@ pub(crate) fn run(
     for &d in &delays {
         let label = format!("+{}@0x{:x}", crate::model::value::format_nanos(d), m.address);
         let mut p = ProgramPoint::new(&label, false);
-        p.delay = Some(format!("0x{:x}@{d}", m.address));
+        p.delay = Some(locks::in_mutex::input::write_at(m.address, d));
         points.push(p);
     }
     if spec.progress {
@@ -175,9 +175,9 @@ fn analyse(
     for &(round, b, _) in &base_rounds {
         let (mut ratios, mut added) = (Vec::new(), Vec::new());
         for &d in delays {
-            let r = results
-                .iter()
-                .find(|r| r.point.delay.as_deref() == Some(&format!("0x{:x}@{d}", m.address)))?;
+            let r = results.iter().find(|r| {
+                r.point.delay.as_deref() == Some(&locks::in_mutex::input::write_at(m.address, d))
+            })?;
             let (_, v, real) = by_round(r).into_iter().find(|(x, _, _)| *x == round)?;
             ratios.push(v / b);
             added.push(real.unwrap_or(d as f64));

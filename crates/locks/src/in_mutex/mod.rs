@@ -13,6 +13,7 @@
 //! the file and SysV locks (kernel objects per lock), and the `pthread-*`
 //! variants (they are glibc's mutex: `pthread` covers them).
 
+pub mod input;
 pub mod nodes;
 pub mod report;
 pub mod said;

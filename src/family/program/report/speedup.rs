@@ -55,7 +55,7 @@ pub fn text(w: &SpeedupWhatIf) -> String {
     }
     if let Some(c) = &w.accounts_cost {
         out += &crate::output::table::fit(&format!(
-            "the accounts themselves (every mutex call reads the clock): {metric} {} of glibc's mutex without \
+            "the accounts themselves (a try-lock before each lock, the clock read where a thread waits): {metric} {} of glibc's mutex without \
              them; the predictions are relative to a run that keeps them.",
             ratio(c)
         ));
