@@ -19,6 +19,7 @@ fn bad_input_is_refused_with_status_2() {
     refused(&["run", "--lock", "tas@", "--", "true"], "no mutex after @");
     refused(&["run", "--delays", "1us", "--", "true"], "--delays goes with --what-if");
     refused(&["run", "--threshold", "5%", "--", "true"], "--threshold goes with --recommend");
+    refused(&["run", "--mutexes", "5", "--", "true"], "--mutexes goes with --recommend");
     refused(&["run", "--recommend", "--threshold", "0", "--", "true"], "a percentage above 0");
     refused(&["run", "--what-if", "top:0", "--", "true"], "top:N ranks 1 to 8 mutexes");
     refused(&["run", "--what-if", "0x10,0x20", "--delays", "1us", "--", "true"], "one mutex at a time");

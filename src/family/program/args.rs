@@ -63,7 +63,7 @@ pub struct ProgramArgs {
     pub recommend: bool,
 
     /// With --recommend: the mutexes tried, the most waited-on first.
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = crate::family::program::run_mode::MUTEXES, value_name = "N")]
     pub mutexes: usize,
 
     /// With --recommend: the smallest gain worth a change, percent. A

@@ -12,6 +12,7 @@ pub mod keeper;
 pub mod launch;
 pub mod recommend;
 pub mod report;
+pub mod run_mode;
 pub mod scratch;
 pub mod spec;
 pub mod speedup;
@@ -27,6 +28,7 @@ use crate::output::columns::Group;
 use crate::output::document::Report;
 pub use args::ProgramArgs;
 use nix::sys::signal::Signal;
+use run_mode::RunMode;
 use spec::ProgramSpec;
 use sweep::ProgramOutcome;
 
@@ -48,16 +50,15 @@ impl Experiment for Program {
         &spec.output
     }
     fn measure(spec: &ProgramSpec) -> anyhow::Result<ProgramOutcome> {
-        sweep::with_setting(spec, |cx, futex, inline, warnings| {
-            if spec.recommend {
-                recommend::run(cx, futex, inline, warnings)
-            } else if spec.what_if.is_some() && spec.delays_ns.is_some() {
-                whatif::run(cx, futex, inline, warnings)
-            } else if spec.what_if.is_some() {
-                speedup::run(cx, futex, inline, warnings)
-            } else {
-                sweep::run_locks(cx, futex, inline, warnings)
+        sweep::with_setting(spec, |cx, futex, inline, warnings| match &spec.mode {
+            RunMode::Recommend { mutexes, threshold_pct } => {
+                recommend::run(cx, (*mutexes, *threshold_pct), futex, inline, warnings)
             }
+            RunMode::WhatIf { asked, delays_ns: Some(d) } => {
+                whatif::run(cx, asked, d, futex, inline, warnings)
+            }
+            RunMode::WhatIf { asked, delays_ns: None } => speedup::run(cx, asked, futex, inline, warnings),
+            RunMode::Locks => sweep::run_locks(cx, futex, inline, warnings),
         })
     }
     fn ending(o: &ProgramOutcome) -> (&[Warning], Option<Signal>) {

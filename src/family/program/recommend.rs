@@ -137,6 +137,7 @@ fn first_executions(cx: &mut Setting<'_>, candidates: &[ProgramPoint]) -> Result
 /// Runs the recommendation (see the module's documentation).
 pub(crate) fn run(
     cx: &mut Setting<'_>,
+    (mutexes, threshold_pct): (usize, f64),
     futex: &FutexPlan,
     inline: Option<&FutexCounters>,
     mut warnings: Vec<Warning>,
@@ -146,7 +147,7 @@ pub(crate) fn run(
     let profiled =
         profile_once(cx, "--recommend: one profiled execution under pthread, to find the mutexes")?;
     let all_wait: u64 = profiled.mutexes.iter().map(|m| m.counts.wait_ns).sum();
-    let chosen = candidates(&profiled.mutexes, spec.mutexes);
+    let chosen = candidates(&profiled.mutexes, mutexes);
     let locks: Vec<&String> = spec.locks.iter().filter(|l| *l != "pthread").collect();
     let mut points = vec![ProgramPoint::new("pthread", false)];
     for m in &chosen {
@@ -214,7 +215,7 @@ pub(crate) fn run(
                 .collect();
             let best = best(&tried, higher_is_better).map(|t| t.lock.clone());
             let undecided_rounds =
-                if best.is_none() { undecided(&tried, higher_is_better, spec.threshold_pct) } else { None };
+                if best.is_none() { undecided(&tried, higher_is_better, threshold_pct) } else { None };
             MutexAdvice {
                 undecided_rounds,
                 pid: mp.pid,
@@ -270,7 +271,7 @@ pub(crate) fn run(
         profile_wall_s: wall,
         executions,
         higher_is_better,
-        threshold_pct: spec.threshold_pct,
+        threshold_pct,
         median_half_width_pct,
     };
     let mut outcome = finish(spec, measured, vs_all, None, kernel_waits_failed, warnings);

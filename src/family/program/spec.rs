@@ -3,6 +3,7 @@
 //! the interposer found.
 
 use crate::family::program::args::ProgramArgs;
+use crate::family::program::run_mode::{self, RunMode};
 use crate::model::SpecError;
 use locks::in_mutex::Swap;
 use serde::Serialize;
@@ -27,18 +28,10 @@ pub struct ProgramSpec {
     pub profile: bool,
     /// Mutexes shown per lock in the profile.
     pub top: usize,
-    /// `--recommend`: try `locks` (but pthread) on the most waited-on
-    /// mutexes, one at a time.
-    pub recommend: bool,
-    /// With `recommend`: how many mutexes.
-    pub mutexes: usize,
-    /// With `recommend`: the smallest gain worth a change, percent.
-    pub threshold_pct: f64,
-    /// `--what-if`: the mutexes (addresses or names, or `top:N`).
-    pub what_if: Option<String>,
-    /// With `what_if`: the delays of the delay method, ns (None: by
-    /// virtual speedup).
-    pub delays_ns: Option<Vec<u64>>,
+    /// What is done with the program: run it under each lock, recommend
+    /// a lock per mutex, or predict what shorter sections would buy.
+    #[serde(flatten)]
+    pub mode: RunMode,
     /// The regex the metric is taken with, if any.
     pub metric: Option<String>,
     /// The interposer library.
@@ -341,6 +334,9 @@ impl ProgramSpec {
         if args.threshold.is_some() && !args.recommend {
             return Err(SpecError("--threshold goes with --recommend".into()));
         }
+        if args.mutexes != run_mode::MUTEXES && !args.recommend {
+            return Err(SpecError("--mutexes goes with --recommend (--what-if top:N names how many)".into()));
+        }
         if let Some(what) = &args.what_if {
             let asked = crate::family::program::speedup::asked(what)
                 .map_err(|e| SpecError(format!("--what-if {e}")))?;
@@ -374,11 +370,14 @@ impl ProgramSpec {
             locks,
             profile: args.profile,
             top: args.top,
-            recommend: args.recommend,
-            mutexes: args.mutexes,
-            threshold_pct: args.threshold.unwrap_or(5.0),
-            what_if: args.what_if.clone(),
-            delays_ns,
+            mode: match (&args.what_if, args.recommend) {
+                (Some(asked), _) => RunMode::WhatIf { asked: asked.clone(), delays_ns },
+                (None, true) => RunMode::Recommend {
+                    mutexes: args.mutexes,
+                    threshold_pct: args.threshold.unwrap_or(run_mode::THRESHOLD_PCT),
+                },
+                (None, false) => RunMode::Locks,
+            },
             metric: args.metric.clone(),
             interposer: PathBuf::new(),
             output: args.output.clone(),

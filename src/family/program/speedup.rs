@@ -110,12 +110,12 @@ const BASE: &str = "accounts, no speedup";
 /// Runs the what-if (see the module's documentation).
 pub(crate) fn run(
     cx: &mut Setting<'_>,
+    what: &str,
     futex: &FutexPlan,
     inline: Option<&FutexCounters>,
     mut warnings: Vec<Warning>,
 ) -> Result<ProgramOutcome> {
     let spec = cx.spec;
-    let what = spec.what_if.as_deref().expect("a what-if spec");
     let asked = asked(what).map_err(|e| anyhow!("--what-if {e}"))?;
     let profiled =
         profile_once(cx, &format!("--what-if: one profiled execution under pthread, to find {what}"))?;

@@ -71,19 +71,6 @@ fn overlap(a: &Estimate, b: &Estimate) -> bool {
     }
 }
 
-/// The delays to try: `given`, or a quarter, a half and the whole of
-/// twice the mean hold (at least 200 ns), capped so that the largest adds
-/// no more than half the profiled wall time if every acquisition were
-/// serialized.
-pub fn default_delays(mean_hold_ns: f64, acquisitions: u64, wall_s: f64) -> Vec<u64> {
-    let mut top = (2.0 * mean_hold_ns).max(200.0);
-    if acquisitions > 0 {
-        top = top.min(0.5 * wall_s * 1e9 / acquisitions as f64);
-    }
-    let top = top.max(4.0) as u64;
-    vec![top / 4, top / 2, top]
-}
-
 /// The rounds' metrics of one point, by round, with the delay each run
 /// really added per critical section (the interposer's measurement).
 fn by_round(r: &ProgramResult) -> Vec<(u32, f64, Option<f64>)> {
@@ -104,22 +91,19 @@ fn find<'a>(target: &Target, profile: &'a [MutexProfile]) -> Result<&'a MutexPro
 /// Runs the what-if (see the module's documentation).
 pub(crate) fn run(
     cx: &mut Setting<'_>,
+    what: &str,
+    delays: &[u64],
     futex: &FutexPlan,
     inline: Option<&FutexCounters>,
     mut warnings: Vec<Warning>,
 ) -> Result<ProgramOutcome> {
     let spec = cx.spec;
-    let what = spec.what_if.as_deref().expect("a what-if spec");
     let target = choice::target(what).map_err(|e| anyhow!("--what-if {e}"))?;
     let profiled =
         profile_once(cx, &format!("--what-if: one profiled execution under pthread, to find {what}"))?;
     let m = find(&target, &profiled.mutexes)?.clone();
-    let delays = match &spec.delays_ns {
-        Some(d) => d.clone(),
-        None => default_delays(m.mean_hold_ns, m.counts.acquisitions, profiled.wall_s),
-    };
     let mut points = vec![ProgramPoint::new("pthread", false)];
-    for &d in &delays {
+    for &d in delays {
         let label = format!("+{}@0x{:x}", crate::model::value::format_nanos(d), m.address);
         let mut p = ProgramPoint::new(&label, false);
         p.delay = Some(locks::in_mutex::input::write_at(m.address, d));
@@ -152,7 +136,7 @@ pub(crate) fn run(
         ));
     }
     let base = measured.results.iter().find(|r| r.point.lock == "pthread").filter(|_| delayed);
-    let analysis = base.and_then(|base| analyse(&m, &delays, base, &measured.results, spec.metric.is_some()));
+    let analysis = base.and_then(|base| analyse(&m, delays, base, &measured.results, spec.metric.is_some()));
     let vs = crate::family::program::sweep::vs_glibc(&measured.results);
     let kernel_waits_failed = cx.kernel_waits_failed.take();
     let mut outcome = finish(spec, measured, vs, None, kernel_waits_failed, warnings);
@@ -244,13 +228,5 @@ mod tests {
         assert!((slope(&d, &[1.1, 1.2, 1.4]) - 0.001).abs() < 1e-12);
         assert!(slope(&d, &[1.0, 1.0, 1.0]).abs() < 1e-12);
         assert!((predict(&[0.001, 0.001], 500.0).value - 0.5).abs() < 1e-12);
-    }
-
-    #[test]
-    fn default_delays_follow_the_hold_and_stay_within_the_budget() {
-        assert_eq!(default_delays(1000.0, 100, 1.0), vec![500, 1000, 2000]);
-        assert_eq!(default_delays(10.0, 100, 1.0), vec![50, 100, 200], "at least 200 ns");
-        // A million acquisitions in 0.1 s: at most 50 ns each.
-        assert_eq!(default_delays(1000.0, 1_000_000, 0.1), vec![12, 25, 50]);
     }
 }
