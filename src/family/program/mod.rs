@@ -7,12 +7,15 @@
 pub mod args;
 pub mod choice;
 pub mod embedded;
+pub mod execution;
 pub mod interposer;
 pub mod keeper;
 pub mod launch;
+pub mod pairing;
 pub mod recommend;
 pub mod report;
 pub mod run_mode;
+pub mod run_warnings;
 pub mod scratch;
 pub mod spec;
 pub mod speedup;

@@ -26,9 +26,9 @@
 //! the rounds (the interval narrows with the square root of the rounds).
 
 use crate::engine::futex_plan::FutexPlan;
-use crate::family::program::sweep::{
-    self, finish, measure, profile_once, run_point, ProgramOutcome, Setting,
-};
+use crate::family::program::execution::{run_point, Setting};
+use crate::family::program::pairing;
+use crate::family::program::sweep::{self, finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{Combination, MutexAdvice, Recommendation, Tried};
 use crate::model::program::{FailedPoint, MutexProfile, ProgramPoint, VsGlibc};
@@ -195,7 +195,7 @@ pub(crate) fn run(
     points.retain(|p| !failed.iter().any(|f| f.point.lock == p.lock));
     let m = measure(cx, &points, futex, inline, &mut warnings)?;
     failed.extend(m.failed);
-    let vs = sweep::vs_glibc(&m.results);
+    let vs = pairing::vs_glibc(&m.results);
     let vs_of =
         |point: &str| m.results.iter().zip(&vs).find(|(r, _)| r.point.lock == point).and_then(|(_, v)| *v);
     let mut advice: Vec<MutexAdvice> = chosen
@@ -244,7 +244,7 @@ pub(crate) fn run(
         interrupted = both.interrupted;
         failed.extend(both.failed);
         let vs = match (both.results.iter().find(|r| r.point.lock == name), both.results.first()) {
-            (Some(r), Some(base)) if base.point.lock == "pthread" => sweep::paired(r, base),
+            (Some(r), Some(base)) if base.point.lock == "pthread" => pairing::paired(r, base),
             _ => None,
         };
         if let Some(r) = both.results.into_iter().find(|r| r.point.lock == name) {

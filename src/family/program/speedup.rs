@@ -29,7 +29,8 @@
 
 use crate::engine::futex_plan::FutexPlan;
 use crate::family::program::choice::{self, Target};
-use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome, Setting};
+use crate::family::program::execution::Setting;
+use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{Estimate, SpedMutex, SpeedupWhatIf};
 use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult, ProgramSample};
@@ -145,7 +146,7 @@ pub(crate) fn run(
     let measured = measure(cx, &points, futex, inline, &mut warnings)?;
     let higher_is_better = spec.metric.is_some();
     let analysis = analyse(&chosen, &measured.results, higher_is_better);
-    let vs = crate::family::program::sweep::vs_glibc(&measured.results);
+    let vs = crate::family::program::pairing::vs_glibc(&measured.results);
     let kernel_waits_failed = cx.kernel_waits_failed.take();
     let mut outcome = finish(spec, measured, vs, None, kernel_waits_failed, warnings);
     outcome.speedup = analysis;

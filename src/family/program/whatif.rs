@@ -32,7 +32,8 @@
 
 use crate::engine::futex_plan::FutexPlan;
 use crate::family::program::choice::{self, Target};
-use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome, Setting};
+use crate::family::program::execution::Setting;
+use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{DelayPoint, Estimate, WhatIf};
 use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult};
@@ -137,7 +138,7 @@ pub(crate) fn run(
     }
     let base = measured.results.iter().find(|r| r.point.lock == "pthread").filter(|_| delayed);
     let analysis = base.and_then(|base| analyse(&m, delays, base, &measured.results, spec.metric.is_some()));
-    let vs = crate::family::program::sweep::vs_glibc(&measured.results);
+    let vs = crate::family::program::pairing::vs_glibc(&measured.results);
     let kernel_waits_failed = cx.kernel_waits_failed.take();
     let mut outcome = finish(spec, measured, vs, None, kernel_waits_failed, warnings);
     outcome.what_if = analysis;

@@ -71,7 +71,7 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
          lock reached it; failed: locks under which the program failed (the reasons follow) or whose \
          execution ran past --max-slowdown times the profiled one (at least {} s), ended and not measured.\n",
         rec.threshold_pct,
-        crate::family::program::sweep::MIN_LIMIT.as_secs()
+        crate::family::program::execution::MIN_LIMIT.as_secs()
     );
     for m in &rec.mutexes {
         for t in &m.tried {

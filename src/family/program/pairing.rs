@@ -1,0 +1,61 @@
+//! Each point of `contend run` against glibc's mutex, round by round:
+//! the geometric mean of the same round's ratios with its interval, and
+//! what the profile itself costs (the profiled pthread against the
+//! unprofiled one). A lock that never ran gets no ratio.
+
+use crate::model::program::{ProgramResult, VsGlibc};
+
+/// Whether the lock of `r` ran at all: some measured run made an
+/// acquisition by it (pthread always "runs": it is glibc's, and so do
+/// the what-if's delayed points).
+pub(crate) fn exercised(r: &ProgramResult) -> bool {
+    r.point.lock == "pthread"
+        || r.point.delay.is_some()
+        || r.point.speedup.is_some()
+        || crate::engine::repeat::measured(&r.runs).any(|s| s.swapped > 0)
+}
+
+/// Each lock's metric against pthread's of the same round; none for a
+/// lock that never ran.
+pub(crate) fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
+    // The baseline runs as the locks do (profiled or not); the unprofiled
+    // pthread of `--profile` measures the profile, not a lock.
+    let profiled = results.first().is_some_and(|r| r.point.profiled);
+    let Some(base) = results.iter().find(|r| r.point.lock == "pthread" && r.point.profiled == profiled)
+    else {
+        return vec![None; results.len()];
+    };
+    results
+        .iter()
+        .map(|r| {
+            if r.point.lock == "pthread" || !exercised(r) {
+                return None;
+            }
+            paired(r, base)
+        })
+        .collect()
+}
+
+/// `r` against `base`, round by round: the geometric mean of the ratios
+/// of their metrics, with its interval.
+pub(crate) fn paired(r: &ProgramResult, base: &ProgramResult) -> Option<VsGlibc> {
+    let rounds = |r: &ProgramResult| -> Vec<(u32, f64)> {
+        crate::engine::repeat::measured(&r.runs)
+            .map(|s| (s.run.round, crate::model::run::RunRecord::metric(s)))
+            .collect()
+    };
+    let b = rounds(base);
+    let pairs: Vec<(f64, f64)> = rounds(r)
+        .into_iter()
+        .filter_map(|(round, v)| b.iter().find(|(x, _)| *x == round).map(|&(_, base)| (v, base)))
+        .collect();
+    let (ratio, ci95) = crate::measure::stats::paired_ratio(&pairs)?;
+    Some(VsGlibc { ratio, ci95, rounds: pairs.len() })
+}
+
+/// The profiled pthread against the unprofiled one (None without both).
+pub(crate) fn profile_cost(results: &[ProgramResult]) -> Option<VsGlibc> {
+    let pthread =
+        |profiled: bool| results.iter().find(|r| r.point.lock == "pthread" && r.point.profiled == profiled);
+    paired(pthread(true)?, pthread(false)?)
+}
