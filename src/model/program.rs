@@ -52,6 +52,24 @@ pub struct MutexCounts {
     pub p99_wait_ns: u64,
 }
 
+/// The export's counts of a mutex, from the report's line (which also
+/// carries its address, kind, site and holds, kept elsewhere in
+/// [`MutexProfile`]).
+impl From<&locks::in_mutex::report::ReportedCounts> for MutexCounts {
+    fn from(c: &locks::in_mutex::report::ReportedCounts) -> Self {
+        MutexCounts {
+            acquisitions: c.acquisitions,
+            contended: c.contended,
+            try_failed: c.try_failed,
+            cond_waits: c.cond_waits,
+            wait_ns: c.wait_ns,
+            max_wait_ns: c.max_wait_ns,
+            p50_wait_ns: c.p50_wait_ns,
+            p99_wait_ns: c.p99_wait_ns,
+        }
+    }
+}
+
 /// One mutex of one process, as `--profile` saw it.
 #[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct MutexProfile {
@@ -133,6 +151,19 @@ pub struct SideProfile {
     pub wait_ns: u64,
     /// The longest, ns.
     pub max_wait_ns: u64,
+}
+
+/// The export's side of a rwlock or spinlock, from the report's.
+impl From<&locks::in_mutex::report::SideCounts> for SideProfile {
+    fn from(s: &locks::in_mutex::report::SideCounts) -> Self {
+        SideProfile {
+            acquisitions: s.acquisitions,
+            contended: s.contended,
+            try_failed: s.try_failed,
+            wait_ns: s.wait_ns,
+            max_wait_ns: s.max_wait_ns,
+        }
+    }
 }
 
 /// Whether a lock the profile counted apart from the mutexes is a rwlock

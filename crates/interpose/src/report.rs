@@ -26,7 +26,7 @@ use crate::rwlock::{Record as RwRecord, SLOTS as RW_SLOTS};
 use crate::stack::Frames;
 use locks::in_mutex::report::{
     write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock,
-    write_sped, write_stack, write_unattributed, write_waits, Inits, MutexCounts, ReportSink, RwCounts,
+    write_sped, write_stack, write_unattributed, write_waits, Inits, ReportSink, ReportedCounts, RwCounts,
     SideCounts,
 };
 use std::sync::atomic::AtomicBool;
@@ -131,7 +131,7 @@ impl ReportSink for Sink {
 
 fn mutex_line(out: &mut Sink, r: &Record) {
     let site = r.site.load(Relaxed);
-    let counts = MutexCounts {
+    let counts = ReportedCounts {
         address: r.key() as u64,
         kind: r.kind.load(Relaxed),
         acquisitions: r.hot.acquisitions.load(Relaxed),

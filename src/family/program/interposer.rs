@@ -149,16 +149,7 @@ pub fn profiles(
                         Some(chosen) => chosen.contains(&c.address),
                         None => r.lock != "pthread",
                     },
-                counts: MutexCounts {
-                    acquisitions: c.acquisitions,
-                    contended: c.contended,
-                    try_failed: c.try_failed,
-                    cond_waits: c.cond_waits,
-                    wait_ns: c.wait_ns,
-                    max_wait_ns: c.max_wait_ns,
-                    p50_wait_ns: c.p50_wait_ns,
-                    p99_wait_ns: c.p99_wait_ns,
-                },
+                counts: MutexCounts::from(c),
                 mean_hold_ns: if c.holds > 0 { c.hold_ns as f64 / c.holds as f64 } else { 0.0 },
                 kernel_waits: None,
                 stacks,
@@ -186,13 +177,6 @@ pub fn profiles(
 /// Every rwlock and spinlock of every process, named, most waited-on
 /// first.
 pub fn rwlocks(reports: &[Report], symbols: &mut Symbolizer) -> Vec<RwLockProfile> {
-    let side = |s: &locks::in_mutex::report::SideCounts| SideProfile {
-        acquisitions: s.acquisitions,
-        contended: s.contended,
-        try_failed: s.try_failed,
-        wait_ns: s.wait_ns,
-        max_wait_ns: s.max_wait_ns,
-    };
     let mut out: Vec<RwLockProfile> = reports
         .iter()
         .flat_map(|r| r.rwlocks.iter().map(move |l| (r.pid, l)))
@@ -213,8 +197,8 @@ pub fn rwlocks(reports: &[Report], symbols: &mut Symbolizer) -> Vec<RwLockProfil
                 kind: if c.spin { RwKind::Spinlock } else { RwKind::Rwlock },
                 site: symbols.name(c.site, &at.module, at.module_base, dynamic).text,
                 first_stack,
-                read: side(&c.read),
-                write: side(&c.write),
+                read: SideProfile::from(&c.read),
+                write: SideProfile::from(&c.write),
             }
         })
         .collect();

@@ -73,9 +73,10 @@ pub struct Inits {
     pub glibc: [u64; 5],
 }
 
-/// One mutex's numbers.
+/// One mutex's numbers as the interposer wrote them (the export's
+/// `MutexCounts`, in contend's model, is made from these).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MutexCounts {
+pub struct ReportedCounts {
     /// Its address (0: the mutexes beyond the profile's table, together).
     pub address: u64,
     /// glibc's kind field at its first acquisition.
@@ -141,7 +142,7 @@ pub struct StackLine {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MutexLine {
     /// Its numbers.
-    pub counts: MutexCounts,
+    pub counts: ReportedCounts,
     /// Its site's module and symbol.
     pub site: Site,
     /// The stack of its first acquisition, innermost first.
@@ -277,7 +278,7 @@ fn name(out: &mut impl ReportSink, bytes: Option<&[u8]>) {
 /// (None when it found nothing).
 pub fn write_mutex(
     out: &mut impl ReportSink,
-    m: &MutexCounts,
+    m: &ReportedCounts,
     module: Option<(&[u8], u64)>,
     symbol: Option<(&[u8], u64)>,
 ) -> fmt::Result {
@@ -467,7 +468,7 @@ pub fn parse(text: &str) -> Result<ProcessReport, String> {
                 frames_of = FramesOf::Nothing;
                 after_rwlock = false;
                 r.mutexes.push(MutexLine {
-                    counts: MutexCounts {
+                    counts: ReportedCounts {
                         address: hex(f[1])?,
                         kind: num(f[2])?,
                         acquisitions: num(f[3])?,
@@ -576,7 +577,7 @@ mod tests {
     #[test]
     fn what_the_writer_writes_the_reader_reads() {
         let inits = Inits { swapped: 3, glibc: [1, 2, 0, 0, 5] };
-        let m = MutexCounts {
+        let m = ReportedCounts {
             address: 0x10,
             kind: 3,
             acquisitions: 100,
