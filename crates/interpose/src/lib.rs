@@ -154,6 +154,7 @@ unsafe extern "C" fn mutex_trylock_at(m: *mut pthread_mutex_t, site: usize) -> c
             let rc = mutex::try_acquire(m, mode);
             if mode.speeding() && mutex::holds(rc) {
                 speedup::acquired(m, None);
+                speedup::nest_begin(m);
             }
             rc
         }
@@ -167,11 +168,14 @@ unsafe fn timed(m: *mut pthread_mutex_t, c: Option<clockid_t>, t: *const timespe
         if mode.profiling() {
             profile::timed_lock(m, site, mode, c, t)
         } else if mode.speeding() {
+            let nested = speedup::nest_begin(m);
             speedup::pay();
             let since = speedup::blocking();
             let rc = mutex::timed_acquire(m, mode, c, t);
             if mutex::holds(rc) {
                 speedup::acquired(m, Some(since));
+            } else {
+                speedup::nest_end(nested);
             }
             rc
         } else {

@@ -35,12 +35,15 @@ pub(crate) unsafe fn lock_mutex(m: *mut pthread_mutex_t, site: usize, mode: Mode
 /// As [`lock_mutex`].
 #[inline(never)]
 unsafe fn speeding_lock(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
+    let nested = speedup::nest_begin(m);
     speedup::pay();
     // SAFETY: the caller's contract.
     let rc = unsafe { mutex::try_acquire(m, mode) };
     if rc != libc::EBUSY {
         if mutex::holds(rc) {
             speedup::acquired(m, None);
+        } else {
+            speedup::nest_end(nested);
         }
         return rc;
     }
@@ -49,6 +52,8 @@ unsafe fn speeding_lock(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
     let rc = unsafe { mutex::acquire(m, mode) };
     if mutex::holds(rc) {
         speedup::acquired(m, Some(since));
+    } else {
+        speedup::nest_end(nested);
     }
     rc
 }
