@@ -168,7 +168,8 @@ unsafe fn acquisition(
     // SAFETY: the caller's contract.
     let rc = match unsafe { swapped_in(m, mode) } {
         None => {
-            if !mode.glibc_only() {
+            // Only a plain process remembers what it holds (tally.rs).
+            if mode.plain() && !mode.glibc_only() {
                 tally::forget(m as usize);
             }
             let rc = glibc();
