@@ -71,11 +71,7 @@ const UNSET: i64 = i64::MIN;
 thread_local! {
     /// This thread's `L` (module doc), UNSET until its first call.
     static LOCAL: Cell<i64> = const { Cell::new(UNSET) };
-    /// The virtual time at which it took the sped-up mutex.
-    static ENTERED: Cell<i64> = const { Cell::new(0) };
-    /// Inside its section of the sped-up mutex: other mutexes being taken
-    /// or held (the nesting's depth), the virtual time the outermost of
-    /// them began, and the virtual time spent in them so far ([`Nest`]).
+    /// Its section of the sped-up mutex, if it holds it ([`Nest`]).
     static NEST: Cell<Nest> = const { Cell::new(Nest::OUT) };
 }
 
@@ -90,14 +86,20 @@ thread_local! {
 /// other way round from the real changes.
 #[derive(Clone, Copy)]
 struct Nest {
+    /// The thread holds the sped-up mutex.
     holding: bool,
+    /// The virtual time at which it took it.
+    entered: i64,
+    /// Other mutexes being taken or held inside the section.
     depth: u32,
+    /// The virtual time the outermost of them began.
     since: i64,
+    /// The virtual time spent in them so far.
     nested: i64,
 }
 
 impl Nest {
-    const OUT: Nest = Nest { holding: false, depth: 0, since: 0, nested: 0 };
+    const OUT: Nest = Nest { holding: false, entered: 0, depth: 0, since: 0, nested: 0 };
 }
 
 /// Before this thread takes `m` (or right after a try-lock took it):
@@ -132,8 +134,7 @@ pub fn nest_end(begun: bool) {
 
 /// The sped-up section begins at virtual time `v`.
 fn section_begins(v: i64) {
-    ENTERED.with(|e| e.set(v));
-    NEST.with(|c| c.set(Nest { holding: true, ..Nest::OUT }));
+    NEST.with(|c| c.set(Nest { holding: true, entered: v, ..Nest::OUT }));
 }
 
 /// Whether a speedup is asked (the mode's DELAY flag covers both).
@@ -334,7 +335,7 @@ pub fn releasing(m: *mut pthread_mutex_t, asleep: bool) {
         // A mutex taken inside and still held (hand over hand) counts
         // until now.
         let nested = n.nested + if n.depth > 0 { v - n.since } else { 0 };
-        let h = (v - ENTERED.with(|e| e.get()) - nested).max(0);
+        let h = (v - n.entered - nested).max(0);
         let d = h * PERCENT.load(Relaxed) as i64 / 100;
         GLOBAL.fetch_add(d, Relaxed);
         set_local(l + d);

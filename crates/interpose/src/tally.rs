@@ -130,26 +130,25 @@ pub fn swapped_holding(m: usize) {
 #[inline(always)]
 pub fn let_go(m: usize) -> bool {
     let s = slot();
+    if std::ptr::eq(s, &OVERFLOW) {
+        return false;
+    }
     match s.held.iter().find(|h| h.load(Relaxed) == m) {
-        Some(h) if !std::ptr::eq(s, &OVERFLOW) => {
+        Some(h) => {
             h.store(0, Relaxed);
             true
         }
-        _ => false,
+        None => false,
     }
 }
 
-/// Forgets `m` if this thread remembers holding it: called where `m` is
+/// Forgets `m` if this thread remembers holding it (every entry: one
+/// left by an unlock in another thread can repeat): called where `m` is
 /// found to be glibc's (re-initialized with another type since, or
 /// unlocked by another thread, which glibc tolerates for a normal mutex).
 #[cold]
 pub fn forget(m: usize) {
-    let s = slot();
-    if !std::ptr::eq(s, &OVERFLOW) {
-        for h in s.held.iter().filter(|h| h.load(Relaxed) == m) {
-            h.store(0, Relaxed);
-        }
-    }
+    while let_go(m) {}
 }
 
 /// One acquisition of glibc's mutex through the interposer.
