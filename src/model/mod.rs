@@ -7,6 +7,7 @@ pub mod advice;
 pub mod alloc;
 pub mod family;
 pub mod lock;
+pub mod mutex_profile;
 pub mod program;
 pub mod run;
 pub mod value;

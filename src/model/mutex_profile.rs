@@ -1,0 +1,237 @@
+//! What `contend run --profile` says of each lock of a program: a
+//! mutex's counts, stacks and holders, its kernel waits, the rwlocks and
+//! spinlocks counted apart, and the `pthread_mutex_init` calls by what
+//! became of the mutex; with the conversions from the interposer's
+//! report (`locks::in_mutex::report`). Re-exported by `model::program`,
+//! of which it is the profile's part.
+
+use serde::Serialize;
+/// `pthread_mutex_init` calls, by what became of the mutex.
+#[derive(Debug, Clone, Copy, Default, Serialize, schemars::JsonSchema)]
+pub struct MutexInits {
+    /// Holding the swapped lock.
+    pub swapped: u64,
+    /// Left to glibc: recursive.
+    pub recursive: u64,
+    /// Left to glibc: error-checking.
+    pub errorcheck: u64,
+    /// Left to glibc: robust.
+    pub robust: u64,
+    /// Left to glibc: priority-inheritance or priority-protected.
+    pub pi_or_pp: u64,
+    /// Left to glibc: process-shared.
+    pub pshared: u64,
+}
+
+/// One mutex's acquisitions and waits, as the interposer counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct MutexCounts {
+    /// Acquisitions (lock, successful try-lock and timed lock, and the
+    /// re-acquisition at the end of a condition wait).
+    pub acquisitions: u64,
+    /// Of those, the ones that had to wait: their first try-lock failed
+    /// (the table's "had to wait").
+    pub contended: u64,
+    /// The program's own try-locks that failed.
+    pub try_failed: u64,
+    /// Condition waits that released and re-took it (each re-acquisition
+    /// is also one of `acquisitions`; under glibc's condition variable its
+    /// wait is inside glibc, and shows only in `kernel_waits`).
+    pub cond_waits: u64,
+    /// Time the contended acquisitions waited, ns.
+    pub wait_ns: u64,
+    /// The longest, ns.
+    pub max_wait_ns: u64,
+    /// Median wait of the contended acquisitions, ns (to 12.5%).
+    pub p50_wait_ns: u64,
+    /// 99th percentile, ns (to 12.5%).
+    pub p99_wait_ns: u64,
+}
+
+/// The export's counts of a mutex, from the report's line (which also
+/// carries its address, kind, site and holds, kept elsewhere in
+/// [`MutexProfile`]).
+impl From<&locks::in_mutex::report::ReportedCounts> for MutexCounts {
+    fn from(c: &locks::in_mutex::report::ReportedCounts) -> Self {
+        MutexCounts {
+            acquisitions: c.acquisitions,
+            contended: c.contended,
+            try_failed: c.try_failed,
+            cond_waits: c.cond_waits,
+            wait_ns: c.wait_ns,
+            max_wait_ns: c.max_wait_ns,
+            p50_wait_ns: c.p50_wait_ns,
+            p99_wait_ns: c.p99_wait_ns,
+        }
+    }
+}
+
+/// One mutex of one process, as `--profile` saw it.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct MutexProfile {
+    /// The process.
+    pub pid: u32,
+    /// The mutex's address in it (0: the mutexes beyond the interposer's
+    /// table, together).
+    pub address: u64,
+    /// The call site of its first acquisition, symbolized where the
+    /// module has symbols (`function (file:line)`), else `module+0xoffset`.
+    pub site: String,
+    /// Where it is contended: the site of its most-waited stack, past
+    /// the wrapper frames it shares with other mutexes (a function that
+    /// locks several mutexes for several callers, as pigz's `possess`);
+    /// when it never waited, the same of its first acquisition's stack.
+    pub waits_at: String,
+    /// Its contended acquisitions by stack, most waited first (up to four
+    /// stacks; an entry without frames counts the others together), as
+    /// sampled (see [`StackProfile::contended`]).
+    pub stacks: Vec<StackProfile>,
+    /// The stack of its first acquisition (its counts are 0).
+    pub first_stack: Option<StackProfile>,
+    /// The holders' side: its releases while others waited, by release
+    /// site (up to four; an entry without frames counts the others), most
+    /// wait caused first.
+    pub holders: Vec<HolderProfile>,
+    /// Waits whose releaser is not known (a release that came between the
+    /// waiter's failed try-lock and its saying that it waits), ns.
+    pub unattributed_wait_ns: u64,
+    /// The module of the site, and the site's offset in it.
+    pub module: String,
+    /// Offset of the call (the return address less one) in the module.
+    pub offset: u64,
+    /// glibc's mutex kind (0 normal, 1 recursive, 2 error-checking, 3
+    /// adaptive, plus robust 16, PI 32, PP 64, shared 128).
+    pub kind: i32,
+    /// Whether it held the swapped lock (false: glibc's mutex).
+    pub swapped: bool,
+    /// Its acquisitions and waits.
+    #[serde(flatten)]
+    pub counts: MutexCounts,
+    /// Mean hold, from acquisition to unlock, ns.
+    pub mean_hold_ns: f64,
+    /// Times a thread blocked in the kernel on it: FUTEX_WAIT (or
+    /// FUTEX_LOCK_PI) calls on its address, by any thread of its process,
+    /// including the re-acquisitions inside glibc's condition wait. None
+    /// when they could not be counted (the run's warnings say why). A
+    /// swapped lock that waits elsewhere than the mutex's own word (mcs,
+    /// on each waiter's node) shows 0.
+    pub kernel_waits: Option<u64>,
+    /// Its contended waits by size (buckets 12.5% wide; `value_ns` is a
+    /// bucket's upper edge): what `contend plot` draws per top mutex.
+    pub wait_histogram: Vec<crate::measure::latency::Bucket>,
+}
+
+/// The program's sleeping futex calls over one execution.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct KernelWaitTotals {
+    /// By every process of the program.
+    pub all: u64,
+    /// Of those, on the address of a mutex the profile saw.
+    pub on_mutexes: u64,
+    /// Calls the kernel could not record (its buffers were full): when not
+    /// zero, every count is a lower bound.
+    pub lost: u64,
+}
+
+/// One side of a rwlock (its readers or its writers), as `--profile` saw
+/// it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct SideProfile {
+    /// Acquisitions (lock, successful try-lock and timed lock).
+    pub acquisitions: u64,
+    /// Of those, the ones whose first try-lock failed.
+    pub contended: u64,
+    /// The program's own try-locks that failed.
+    pub try_failed: u64,
+    /// Time the contended acquisitions waited, ns.
+    pub wait_ns: u64,
+    /// The longest, ns.
+    pub max_wait_ns: u64,
+}
+
+/// The export's side of a rwlock or spinlock, from the report's.
+impl From<&locks::in_mutex::report::SideCounts> for SideProfile {
+    fn from(s: &locks::in_mutex::report::SideCounts) -> Self {
+        SideProfile {
+            acquisitions: s.acquisitions,
+            contended: s.contended,
+            try_failed: s.try_failed,
+            wait_ns: s.wait_ns,
+            max_wait_ns: s.max_wait_ns,
+        }
+    }
+}
+
+/// Whether a lock the profile counted apart from the mutexes is a rwlock
+/// or a spinlock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RwKind {
+    /// pthread_rwlock_t.
+    Rwlock,
+    /// pthread_spinlock_t (its holders count as writers).
+    Spinlock,
+}
+
+/// One pthread rwlock or spinlock of one process, as `--profile` saw it
+/// (always glibc's: nothing swaps them).
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct RwLockProfile {
+    /// The process.
+    pub pid: u32,
+    /// Its address (0: the locks beyond the interposer's table, together).
+    pub address: u64,
+    /// A rwlock or a spinlock.
+    pub kind: RwKind,
+    /// The call site of its first acquisition, named as a mutex's site is.
+    pub site: String,
+    /// The stack of its first acquisition, innermost first, named.
+    pub first_stack: Vec<String>,
+    /// Its readers (0 for a spinlock).
+    pub read: SideProfile,
+    /// Its writers, or a spinlock's holders.
+    pub write: SideProfile,
+}
+
+impl RwLockProfile {
+    /// Both sides' wait, ns.
+    pub fn wait_ns(&self) -> u64 {
+        self.read.wait_ns + self.write.wait_ns
+    }
+}
+
+/// The contended acquisitions of one mutex from one stack.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct StackProfile {
+    /// Contended acquisitions from it whose stack was walked: all of a
+    /// mutex's first 64 contended acquisitions, then one in 16 (a sample:
+    /// the mutex's own counts are exact).
+    pub contended: u64,
+    /// Their total wait, ns.
+    pub wait_ns: u64,
+    /// The call site and its callers, innermost first, named (up to 8).
+    pub frames: Vec<String>,
+    /// How many of the first frames are wrappers (shared with other
+    /// mutexes); `frames[wrappers]` is where it waits.
+    pub wrappers: usize,
+}
+
+/// The releases of one mutex from one site while others waited for it:
+/// whose critical section caused the waits.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct HolderProfile {
+    /// Releases with at least one waiter.
+    pub releases: u64,
+    /// The holds those releases ended, ns.
+    pub held_ns: u64,
+    /// The waits those releases ended, ns: each contended acquisition's
+    /// wait is charged to the release just before it (as Go's mutex
+    /// profile charges the unlocker).
+    pub caused_wait_ns: u64,
+    /// The release site (an unlock, or a condition wait that released
+    /// the mutex) and its callers, innermost first, named.
+    pub frames: Vec<String>,
+    /// How many of the first frames are wrappers; `frames[wrappers]` is
+    /// where it held the mutex.
+    pub wrappers: usize,
+}
