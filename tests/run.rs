@@ -184,12 +184,24 @@ fn sysbench_threads_profiled_names_its_contended_mutex_and_its_wait() {
     }
     let doc = run_json(
         &["--profile"],
-        &["sysbench", "threads", "--threads=4", "--thread-locks=1", "--thread-yields=100", "--time=1", "run"],
+        // Bounded by work, not time: 200 events of 100 acquisitions each,
+        // however slowly a loaded machine runs them (`--time=1` once gave
+        // exactly 1000 acquisitions under load).
+        &[
+            "sysbench",
+            "threads",
+            "--threads=4",
+            "--thread-locks=1",
+            "--thread-yields=100",
+            "--events=200",
+            "--time=0",
+            "run",
+        ],
     );
     let s = sample(&doc, "pthread");
     let top = &s["mutexes"][0];
     let n = |k: &str| top[k].as_u64().unwrap_or_else(|| panic!("{k} in {top}"));
-    assert!(n("acquisitions") > 1000, "{top}");
+    assert!(n("acquisitions") >= 20_000, "{top}");
     assert!(n("contended") > 0 && n("wait_ns") > 0, "the contended mutex comes first: {top}");
     assert!(n("p50_wait_ns") <= n("p99_wait_ns") && n("p99_wait_ns") <= n("max_wait_ns"), "{top}");
     assert!(top["mean_hold_ns"].as_f64().unwrap() > 0.0, "{top}");
@@ -199,7 +211,7 @@ fn sysbench_threads_profiled_names_its_contended_mutex_and_its_wait() {
     // And the table says it.
     let out = contend()
         .args(["run", "--profile", "--runs", "1", "--count-futex", "off", "--top", "3", "--"])
-        .args(["sysbench", "threads", "--threads=4", "--thread-locks=1", "--time=1", "run"])
+        .args(["sysbench", "threads", "--threads=4", "--thread-locks=1", "--events=200", "--time=0", "run"])
         .output()
         .unwrap();
     // The table is on stderr: stdout is sysbench's.
