@@ -19,7 +19,7 @@
 //!   the mutexes chosen by address, each with its own lock; the rest and
 //!   their condition variables are glibc's (`chosen.rs`).
 //! - **Profile** (`CONTEND_RUN_PROFILE=1`): every acquisition is counted
-//!   per mutex, with its wait and hold (`profile.rs`), and per rwlock and
+//!   per mutex, with its wait and hold (`profile/`), and per rwlock and
 //!   spinlock, readers and writers apart (`rwlock.rs`; they are never
 //!   swapped, and without a profile go straight to glibc).
 //!

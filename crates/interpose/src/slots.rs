@@ -1,7 +1,7 @@
 //! The profile's tables of records keyed by a lock's address: found by
 //! hashing and linear probing, claimed with one CAS, never freed (a table
 //! is static: the program's allocator may itself lock mutexes). Shared by
-//! the mutexes' table (`profile.rs`) and the rwlocks' and spinlocks'
+//! the mutexes' table (`profile/record.rs`) and the rwlocks' and spinlocks'
 //! (`rwlock.rs`).
 
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
