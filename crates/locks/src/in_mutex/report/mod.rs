@@ -44,7 +44,15 @@
 //! inside the allocator whose locks it reports): it writes numbers through
 //! `core::fmt` and the loader's strings byte by byte.
 
-use std::fmt::{self, Write};
+use std::fmt::Write;
+
+mod parse;
+mod write;
+pub use parse::parse;
+pub use write::{
+    write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock,
+    write_sped, write_stack, write_unattributed, write_waits,
+};
 
 /// The first word of a report.
 pub const MAGIC: &str = "contend-interpose";
@@ -240,334 +248,33 @@ pub struct ProcessReport {
     pub sped: Option<[u64; 5]>,
 }
 
-/// Writes the lines before the mutexes.
-pub fn write_header(
-    out: &mut impl ReportSink,
-    pid: u32,
-    lock: &str,
-    profile: bool,
-    (swapped, glibc): (u64, u64),
-    inits: &Inits,
-) -> fmt::Result {
-    writeln!(out, "{MAGIC}\t{VERSION}")?;
-    writeln!(out, "pid\t{pid}")?;
-    writeln!(out, "lock\t{lock}")?;
-    writeln!(out, "profile\t{}", u8::from(profile))?;
-    writeln!(out, "acquired\t{swapped}\t{glibc}")?;
-    write!(out, "inits\t{}", inits.swapped)?;
-    for g in inits.glibc {
-        write!(out, "\t{g}")?;
+/// Each kind of line and its number of tab-separated fields, the kind
+/// included: the writer's test checks every line it writes against this,
+/// and the reader refuses a line that does not match it. `waits` has
+/// one field per non-empty bucket, so any number from two.
+const FIELDS: [(&str, usize); 14] = [
+    ("pid", 2),
+    ("lock", 2),
+    ("profile", 2),
+    ("acquired", 3),
+    ("inits", 7),
+    ("delayed", 3),
+    ("sped", 6),
+    ("mutex", 18),
+    ("rwlock", 18),
+    ("first", 2),
+    ("stack", 4),
+    ("holder", 5),
+    ("unattributed", 3),
+    ("frame", 6),
+];
+
+/// Whether a line of `kind` may have `n` fields.
+fn fits(kind: &str, n: usize) -> bool {
+    match kind {
+        "waits" => n >= 2,
+        _ => FIELDS.iter().any(|&(k, want)| k == kind && want == n),
     }
-    writeln!(out)
-}
-
-/// A loader string with the format's separators (tab, newline) shown as
-/// spaces; `-` when absent or empty.
-fn name(out: &mut impl ReportSink, bytes: Option<&[u8]>) {
-    match bytes {
-        Some(b) if !b.is_empty() => {
-            for &c in b {
-                out.raw(&[if c == b'\t' || c == b'\n' { b' ' } else { c }]);
-            }
-        }
-        _ => out.raw(b"-"),
-    }
-}
-
-/// Writes one mutex line; `module` and `symbol` are dladdr's strings
-/// (None when it found nothing).
-pub fn write_mutex(
-    out: &mut impl ReportSink,
-    m: &ReportedCounts,
-    module: Option<(&[u8], u64)>,
-    symbol: Option<(&[u8], u64)>,
-) -> fmt::Result {
-    write!(
-        out,
-        "mutex\t{:#x}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{:#x}\t",
-        m.address,
-        m.kind,
-        m.acquisitions,
-        m.contended,
-        m.try_failed,
-        m.cond_waits,
-        m.wait_ns,
-        m.max_wait_ns,
-        m.p50_wait_ns,
-        m.p99_wait_ns,
-        m.holds,
-        m.hold_ns,
-        m.site,
-    )?;
-    write_where(out, module, symbol)
-}
-
-/// Writes one rwlock or spinlock line.
-pub fn write_rwlock(
-    out: &mut impl ReportSink,
-    r: &RwCounts,
-    module: Option<(&[u8], u64)>,
-    symbol: Option<(&[u8], u64)>,
-) -> fmt::Result {
-    write!(out, "rwlock\t{:#x}\t{}", r.address, if r.spin { "spin" } else { "rwlock" })?;
-    for side in [&r.read, &r.write] {
-        write!(
-            out,
-            "\t{}\t{}\t{}\t{}\t{}",
-            side.acquisitions, side.contended, side.try_failed, side.wait_ns, side.max_wait_ns
-        )?;
-    }
-    write!(out, "\t{:#x}\t", r.site)?;
-    write_where(out, module, symbol)
-}
-
-/// Writes the line before the frames of a mutex's first stack.
-pub fn write_first(out: &mut impl ReportSink, mutex: u64) -> fmt::Result {
-    writeln!(out, "first\t{mutex:#x}")
-}
-
-/// Writes the line of one of a mutex's stacks (its frames follow).
-pub fn write_stack(out: &mut impl ReportSink, mutex: u64, count: u64, wait_ns: u64) -> fmt::Result {
-    writeln!(out, "stack\t{mutex:#x}\t{count}\t{wait_ns}")
-}
-
-/// Writes the line of one of a mutex's release sites (its frames follow).
-pub fn write_holder(
-    out: &mut impl ReportSink,
-    mutex: u64,
-    releases: u64,
-    held_ns: u64,
-    caused_ns: u64,
-) -> fmt::Result {
-    writeln!(out, "holder\t{mutex:#x}\t{releases}\t{held_ns}\t{caused_ns}")
-}
-
-/// Writes what a what-if delay added: critical sections lengthened and
-/// their total added time, ns, as measured.
-pub fn write_delayed(out: &mut impl ReportSink, count: u64, ns: u64) -> fmt::Result {
-    writeln!(out, "delayed\t{count}\t{ns}")
-}
-
-/// Writes what a virtual speedup did (see [`Report::sped`]).
-pub fn write_sped(out: &mut impl ReportSink, s: [u64; 5]) -> fmt::Result {
-    writeln!(out, "sped\t{}\t{}\t{}\t{}\t{}", s[0], s[1], s[2], s[3], s[4])
-}
-
-/// Writes a mutex's waits whose releaser is not known.
-pub fn write_unattributed(out: &mut impl ReportSink, mutex: u64, ns: u64) -> fmt::Result {
-    writeln!(out, "unattributed\t{mutex:#x}\t{ns}")
-}
-
-/// Writes a mutex's wait histogram: `(upper edge ns, count)` per
-/// non-empty bucket.
-pub fn write_waits(
-    out: &mut impl ReportSink,
-    mutex: u64,
-    buckets: impl Iterator<Item = (u64, u64)>,
-) -> fmt::Result {
-    write!(out, "waits\t{mutex:#x}")?;
-    for (edge, count) in buckets {
-        write!(out, "\t{edge}:{count}")?;
-    }
-    writeln!(out)
-}
-
-/// Writes one frame of the stack before it.
-pub fn write_frame(
-    out: &mut impl ReportSink,
-    address: u64,
-    module: Option<(&[u8], u64)>,
-    symbol: Option<(&[u8], u64)>,
-) -> fmt::Result {
-    write!(out, "frame\t{address:#x}\t")?;
-    write_where(out, module, symbol)
-}
-
-/// Module, base, symbol and its address, to the end of the line.
-fn write_where(
-    out: &mut impl ReportSink,
-    module: Option<(&[u8], u64)>,
-    symbol: Option<(&[u8], u64)>,
-) -> fmt::Result {
-    name(out, module.map(|(n, _)| n));
-    write!(out, "\t{:#x}\t", module.map_or(0, |(_, base)| base))?;
-    name(out, symbol.map(|(n, _)| n));
-    writeln!(out, "\t{:#x}", symbol.map_or(0, |(_, at)| at))
-}
-
-fn site(f: &[&str]) -> Result<Site, String> {
-    Ok(Site {
-        module: f[0].to_string(),
-        module_base: hex(f[1])?,
-        symbol: (f[2] != "-").then(|| f[2].to_string()),
-        symbol_address: hex(f[3])?,
-    })
-}
-
-fn hex(s: &str) -> Result<u64, String> {
-    u64::from_str_radix(s.trim_start_matches("0x"), 16).map_err(|e| format!("{s:?}: {e}"))
-}
-
-fn num<T: std::str::FromStr>(s: &str) -> Result<T, String>
-where
-    T::Err: fmt::Display,
-{
-    s.parse().map_err(|e| format!("{s:?}: {e}"))
-}
-
-/// The stack the next frame lines belong to.
-#[derive(Clone, Copy)]
-enum FramesOf {
-    Nothing,
-    First,
-    Stack,
-    Holder,
-    RwFirst,
-}
-
-/// One side's five numbers.
-fn side(f: &[&str]) -> Result<SideCounts, String> {
-    Ok(SideCounts {
-        acquisitions: num(f[0])?,
-        contended: num(f[1])?,
-        try_failed: num(f[2])?,
-        wait_ns: num(f[3])?,
-        max_wait_ns: num(f[4])?,
-    })
-}
-
-/// Reads one report.
-pub fn parse(text: &str) -> Result<ProcessReport, String> {
-    let mut r = ProcessReport::default();
-    let mut lines = text.lines();
-    if lines.next() != Some(&format!("{MAGIC}\t{VERSION}")) {
-        return Err(format!(
-            "not an interposer report of format {VERSION} (an interposer of another contend version?)"
-        ));
-    }
-    // Which stack of the last mutex frame lines now belong to.
-    let mut frames_of = FramesOf::Nothing;
-    // Whether the last lock line was a rwlock's (its `first` follows).
-    let mut after_rwlock = false;
-    for line in lines {
-        let f: Vec<&str> = line.split('\t').collect();
-        match (f[0], f.len()) {
-            ("pid", 2) => r.pid = num(f[1])?,
-            ("lock", 2) => r.lock = f[1].to_string(),
-            ("profile", 2) => r.profile = f[1] == "1",
-            ("acquired", 3) => (r.swapped, r.glibc) = (num(f[1])?, num(f[2])?),
-            ("delayed", 3) => r.delayed = Some((num(f[1])?, num(f[2])?)),
-            ("sped", 6) => r.sped = Some([num(f[1])?, num(f[2])?, num(f[3])?, num(f[4])?, num(f[5])?]),
-            ("inits", 7) => {
-                r.inits = Inits {
-                    swapped: num(f[1])?,
-                    glibc: [num(f[2])?, num(f[3])?, num(f[4])?, num(f[5])?, num(f[6])?],
-                }
-            }
-            ("mutex", 18) => {
-                frames_of = FramesOf::Nothing;
-                after_rwlock = false;
-                r.mutexes.push(MutexLine {
-                    counts: ReportedCounts {
-                        address: hex(f[1])?,
-                        kind: num(f[2])?,
-                        acquisitions: num(f[3])?,
-                        contended: num(f[4])?,
-                        try_failed: num(f[5])?,
-                        cond_waits: num(f[6])?,
-                        wait_ns: num(f[7])?,
-                        max_wait_ns: num(f[8])?,
-                        p50_wait_ns: num(f[9])?,
-                        p99_wait_ns: num(f[10])?,
-                        holds: num(f[11])?,
-                        hold_ns: num(f[12])?,
-                        site: hex(f[13])?,
-                    },
-                    site: site(&f[14..])?,
-                    first: Vec::new(),
-                    stacks: Vec::new(),
-                    holders: Vec::new(),
-                    unattributed_ns: 0,
-                    waits: Vec::new(),
-                })
-            }
-            ("rwlock", 18) => {
-                frames_of = FramesOf::Nothing;
-                after_rwlock = true;
-                let spin = match f[2] {
-                    "spin" => true,
-                    "rwlock" => false,
-                    other => return Err(format!("a lock of no known kind {other:?}")),
-                };
-                r.rwlocks.push(RwLine {
-                    counts: RwCounts {
-                        address: hex(f[1])?,
-                        spin,
-                        read: side(&f[3..8])?,
-                        write: side(&f[8..13])?,
-                        site: hex(f[13])?,
-                    },
-                    site: site(&f[14..])?,
-                    first: Vec::new(),
-                });
-            }
-            // The first stack of the rwlock line just before.
-            ("first", 2) if after_rwlock => {
-                let l = r.rwlocks.last().filter(|l| hex(f[1]).ok() == Some(l.counts.address));
-                l.ok_or_else(|| format!("a stack of no rwlock before it: {line:?}"))?;
-                frames_of = FramesOf::RwFirst;
-            }
-            ("first" | "stack" | "holder" | "unattributed" | "waits", _) => {
-                let m =
-                    r.mutexes.last_mut().filter(|m| f.len() > 1 && hex(f[1]).ok() == Some(m.counts.address));
-                let m = m.ok_or_else(|| format!("a stack of no mutex before it: {line:?}"))?;
-                match (f[0], f.len()) {
-                    ("first", 2) => frames_of = FramesOf::First,
-                    ("stack", 4) => {
-                        frames_of = FramesOf::Stack;
-                        m.stacks.push(StackLine {
-                            count: num(f[2])?,
-                            wait_ns: num(f[3])?,
-                            frames: Vec::new(),
-                        });
-                    }
-                    ("holder", 5) => {
-                        frames_of = FramesOf::Holder;
-                        m.holders.push(HolderLine {
-                            releases: num(f[2])?,
-                            held_ns: num(f[3])?,
-                            caused_ns: num(f[4])?,
-                            frames: Vec::new(),
-                        });
-                    }
-                    ("unattributed", 3) => m.unattributed_ns = num(f[2])?,
-                    ("waits", _) => {
-                        for b in &f[2..] {
-                            let (edge, count) = b
-                                .split_once(':')
-                                .ok_or_else(|| format!("a bucket without a count: {b:?}"))?;
-                            m.waits.push((num(edge)?, num(count)?));
-                        }
-                    }
-                    _ => return Err(format!("unexpected line {line:?}")),
-                }
-            }
-            ("frame", 6) => {
-                let frame = Frame { address: hex(f[1])?, site: site(&f[2..])? };
-                let m = r.mutexes.last_mut();
-                let frames = match frames_of {
-                    FramesOf::First => m.map(|m| &mut m.first),
-                    FramesOf::Stack => m.and_then(|m| m.stacks.last_mut()).map(|st| &mut st.frames),
-                    FramesOf::Holder => m.and_then(|m| m.holders.last_mut()).map(|h| &mut h.frames),
-                    FramesOf::RwFirst => r.rwlocks.last_mut().map(|l| &mut l.first),
-                    FramesOf::Nothing => None,
-                };
-                frames.ok_or_else(|| format!("a frame of no stack before it: {line:?}"))?.push(frame);
-            }
-            _ => return Err(format!("unexpected line {line:?}")),
-        }
-    }
-    Ok(r)
 }
 
 #[cfg(test)]
@@ -619,6 +326,10 @@ mod tests {
         write_frame(&mut text, 0x5100, Some((b"/bin/x", 0x4000)), None).unwrap();
         let spin = RwCounts { address: 0x90, spin: true, ..RwCounts::default() };
         write_rwlock(&mut text, &spin, None, None).unwrap();
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split('\t').collect();
+            assert!(fits(f[0], f.len()), "{} fields in {line:?}", f.len());
+        }
         let r = parse(&text).unwrap();
         assert_eq!((r.pid, r.lock.as_str(), r.profile, r.swapped, r.glibc), (42, "mcs", true, 90, 7));
         assert_eq!(r.inits, inits);
