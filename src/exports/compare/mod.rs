@@ -14,97 +14,23 @@
 //! `--baseline`, [`paired`] compares its points with each other, run
 //! against run of the same round.
 
+mod entries;
 pub mod export;
 pub mod invocations;
+mod judge;
 pub mod paired;
 pub mod table;
 
-use crate::measure::stats::{t95, welch, Stats};
-use crate::model::family::{KeyIn, Metric};
-use crate::model::run::RunStatus;
-use export::{Export, Run};
+pub(crate) use entries::{entries, label, Entry};
+use judge::judge_invocations;
+pub(crate) use judge::{judge, judge_runs};
+
+use export::Export;
 use serde::Serialize;
 use serde_json::Value;
 
 /// Significance level of the verdicts.
 pub const ALPHA: f64 = 0.05;
-
-/// One point of an export: what identifies it, a readable label, and its
-/// runs' values.
-#[derive(Debug, Clone)]
-pub(crate) struct Entry {
-    key: Value,
-    label: String,
-    /// The key's fields, in label order.
-    order: Vec<&'static str>,
-    values: Vec<f64>,
-    /// The measured runs as (round, value).
-    rounds: Vec<(u64, f64)>,
-}
-
-/// The key's fields in the given order, as words: `futex threads 4 spin=100
-/// hold=1µs`.
-pub(crate) fn label(key: &Value, order: &[&str]) -> String {
-    let word = |name: &str, v: &Value| -> Option<String> {
-        let text = match v {
-            Value::Null => return None,
-            Value::String(s) => s.clone(),
-            // Work (hold, idle): {"mode": "busy"|"sleep", "ns": N}.
-            Value::Object(o) if o.contains_key("ns") => {
-                crate::model::family::work_text(v).unwrap_or_default()
-            }
-            Value::Object(o) => {
-                o.values().map(|v| v.to_string().replace('"', "")).collect::<Vec<_>>().join(":")
-            }
-            other => other.to_string(),
-        };
-        Some(match name {
-            // Names read as themselves; numbers get their field's name.
-            "lock" | "primitive" | "pattern" | "allocator" | "mode" | "affinity" => text,
-            _ => format!("{name}={text}"),
-        })
-    };
-    order.iter().filter_map(|f| word(f, &key[*f])).collect::<Vec<_>>().join(" ")
-}
-
-/// The measured runs' (round, value) pairs; a run without a round takes
-/// its index among them.
-fn rounds(runs: &[Run], metric: &Metric) -> Vec<(u64, f64)> {
-    runs.iter()
-        .filter(|r| r.status == RunStatus::Measured)
-        .enumerate()
-        .filter_map(|(i, r)| Some((r.round.unwrap_or(i as u64), metric.of(&r.fields)?)))
-        .collect()
-}
-
-/// Every point of `export`: its key (the fields its family says identify
-/// it), its label, and its measured runs' metric.
-pub(crate) fn entries(export: &Export) -> Result<Vec<Entry>, String> {
-    let family = export.family();
-    let metric = export.metric();
-    let order: Vec<&'static str> = family.identity.iter().map(|k| k.name()).collect();
-    Ok(export
-        .points()?
-        .iter()
-        .map(|p| {
-            let fields = match family.key_in {
-                KeyIn::Point => &p.point,
-                KeyIn::Sample => &p.sample,
-            };
-            let key = Value::Object(
-                family.identity.iter().map(|k| (k.name().to_string(), k.value(fields))).collect(),
-            );
-            let runs = rounds(&p.runs, &metric);
-            Entry {
-                label: label(&key, &order),
-                key,
-                order: order.clone(),
-                values: runs.iter().map(|&(_, v)| v).collect(),
-                rounds: runs,
-            }
-        })
-        .collect())
-}
 
 /// The verdict on one point.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -322,104 +248,6 @@ pub fn compare(old: &[Value], new: &[Value], threshold: f64) -> Result<Report, S
         points,
         unmatched,
     })
-}
-
-/// The verdict of an interval (or a p-value without one) on a ratio.
-fn verdict_of(significant: bool, ratio: f64, m: &Metric) -> Verdict {
-    match significant {
-        false => Verdict::NoChange,
-        true if (ratio > 1.0) == m.higher_is_better => Verdict::Faster,
-        true => Verdict::Slower,
-    }
-}
-
-/// Whether `ratio` is worse than the threshold allows.
-fn beyond(ratio: f64, m: &Metric, threshold: f64) -> bool {
-    if m.higher_is_better {
-        ratio < 1.0 - threshold
-    } else {
-        ratio > 1.0 + threshold
-    }
-}
-
-/// One point over invocation means ([`invocations::across`]).
-fn judge_invocations(
-    label: &str,
-    old: &[Vec<f64>],
-    new: &[Vec<f64>],
-    m: &Metric,
-    threshold: f64,
-) -> Comparison {
-    let means = |side: &[Vec<f64>]| side.iter().map(|v| Stats::of(v).mean).collect::<Vec<f64>>();
-    let (o, n) = (means(old), means(new));
-    let test = invocations::across(&o, &n);
-    let verdict = match test {
-        None => Verdict::Untestable,
-        Some(t) => verdict_of(t.p < ALPHA, t.ratio, m),
-    };
-    let ratio = test.map_or(Stats::of(&n).mean / Stats::of(&o).mean, |t| t.ratio);
-    Comparison {
-        label: label.to_string(),
-        old_mean: Stats::of(&o).mean,
-        new_mean: Stats::of(&n).mean,
-        ratio,
-        ci95: test.map(|t| t.ci95),
-        p: test.map(|t| t.p),
-        verdict,
-        regression: verdict == Verdict::Slower && beyond(ratio, m, threshold),
-        invocations: (o.len(), n.len()),
-        spread_pct: test.map(|t| t.spread_pct),
-        invocations_to_resolve: test.and_then(|t| invocations::to_resolve(t.spread_pct, threshold)),
-    }
-}
-
-/// One point over the runs of one invocation per side: Welch's t-test.
-/// A difference it finds is "in-run only" (see [`Verdict::InRunOnly`]);
-/// `compare --baseline`'s unpaired fallback reads the raw verdict.
-pub(crate) fn judge(label: &str, old: &[f64], new: &[f64], m: &Metric, threshold: f64) -> Comparison {
-    let c = judge_runs(label, old, new, m, threshold);
-    Comparison {
-        verdict: match c.verdict {
-            Verdict::Faster | Verdict::Slower => Verdict::InRunOnly,
-            v => v,
-        },
-        ..c
-    }
-}
-
-/// Welch's t-test over two sets of runs, its verdict as the runs give it.
-pub(crate) fn judge_runs(label: &str, old: &[f64], new: &[f64], m: &Metric, threshold: f64) -> Comparison {
-    let (so, sn) = (Stats::of(old), Stats::of(new));
-    let ratio = sn.mean / so.mean;
-    let test = welch(old, new);
-    // Delta method: the ratio's relative standard error is the root sum of
-    // the means' relative standard errors.
-    let half = test.map(|w| {
-        let rel = |s: &Stats| (s.stdev / (s.n as f64).sqrt()) / s.mean;
-        let se = (rel(&so).powi(2) + rel(&sn).powi(2)).sqrt() * ratio;
-        if w.df.is_finite() {
-            t95(w.df) * se
-        } else {
-            0.0
-        }
-    });
-    let verdict = match test {
-        None => Verdict::Untestable,
-        Some(w) => verdict_of(w.p < ALPHA, ratio, m),
-    };
-    Comparison {
-        label: label.to_string(),
-        old_mean: so.mean,
-        new_mean: sn.mean,
-        ratio,
-        ci95: half.map(|h| (ratio - h, ratio + h)),
-        p: test.map(|w| w.p),
-        verdict,
-        regression: verdict == Verdict::Slower && beyond(ratio, m, threshold),
-        invocations: (1, 1),
-        spread_pct: None,
-        invocations_to_resolve: None,
-    }
 }
 
 #[cfg(test)]
