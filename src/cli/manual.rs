@@ -9,19 +9,38 @@ use std::io::Write;
 /// Every page of the manual for `top` (the public command tree): the name
 /// of each page (`contend`, `contend-lock`, ...) and its roff.
 pub fn pages(top: &clap::Command) -> std::io::Result<Vec<(String, Vec<u8>)>> {
-    let mut pages = vec![("contend".to_string(), page(top, "contend", None)?)];
-    for sub in top.get_subcommands().filter(|s| !s.is_hide_set()) {
+    let subs: Vec<&clap::Command> = top.get_subcommands().filter(|s| !s.is_hide_set()).collect();
+    // SEE ALSO names every page there is.
+    let every = std::iter::once("contend(1)".to_string())
+        .chain(subs.iter().map(|s| format!("contend-{}(1)", s.get_name())))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let top_page = Page { sub: None, measuring: true, every: &every };
+    let mut pages = vec![("contend".to_string(), page(top, "contend", &top_page)?)];
+    for sub in subs {
         let name = format!("contend-{}", sub.get_name());
         // A subcommand's version is the top's once clap builds the tree;
         // the page is made before that.
         let sub = sub.clone().version(env!("CARGO_PKG_VERSION"));
-        pages.push((name.clone(), page(&sub, &name, Some(sub.get_name()))?));
+        let this = Page { sub: Some(sub.get_name()), measuring: super::measures(&sub), every: &every };
+        pages.push((name.clone(), page(&sub, &name, &this)?));
     }
     Ok(pages)
 }
 
+/// What our sections of a page depend on.
+struct Page<'a> {
+    /// The subcommand (None: the top page, which speaks for all).
+    sub: Option<&'a str>,
+    /// It measures (see [`super::measures`]): a signal ends it with what
+    /// it measured.
+    measuring: bool,
+    /// Every page of the manual, for SEE ALSO.
+    every: &'a str,
+}
+
 /// One page: clap_mangen's sections, then ours before the version.
-fn page(cmd: &clap::Command, title: &str, sub: Option<&str>) -> std::io::Result<Vec<u8>> {
+fn page(cmd: &clap::Command, title: &str, p: &Page<'_>) -> std::io::Result<Vec<u8>> {
     let man = Man::new(cmd.clone()).title(title).section("1").manual("contend manual");
     let mut out = Vec::new();
     man.render_title(&mut out)?;
@@ -37,7 +56,7 @@ fn page(cmd: &clap::Command, title: &str, sub: Option<&str>) -> std::io::Result<
     if cmd.get_after_help().is_some() || cmd.get_after_long_help().is_some() {
         man.render_extra_section(&mut out)?;
     }
-    for (heading, body) in sections(sub) {
+    for (heading, body) in sections(p) {
         write!(out, ".SH \"{heading}\"\n{}", roff(&body))?;
     }
     if cmd.get_version().is_some() {
@@ -46,10 +65,10 @@ fn page(cmd: &clap::Command, title: &str, sub: Option<&str>) -> std::io::Result<
     Ok(out)
 }
 
-/// EXIT STATUS, ENVIRONMENT, FILES and SEE ALSO for a command (None: the
-/// top page), as paragraphs of plain text.
-fn sections(sub: Option<&str>) -> Vec<(&'static str, Vec<String>)> {
-    let measuring = matches!(sub, None | Some("lock" | "wakeup" | "alloc" | "run" | "tune"));
+/// EXIT STATUS, ENVIRONMENT, FILES and SEE ALSO for a page, as
+/// paragraphs of plain text.
+fn sections(p: &Page<'_>) -> Vec<(&'static str, Vec<String>)> {
+    let (sub, measuring) = (p.sub, p.measuring);
     let mut exit = vec!["0: done; everything asked for was measured and written.".to_string()];
     exit.push(match sub {
         Some("compare") => "1: a regression: a point significantly slower by more than --threshold.".into(),
@@ -115,9 +134,7 @@ fn sections(sub: Option<&str>) -> Vec<(&'static str, Vec<String>)> {
          tagging (root)."
             .into(),
     ];
-    let mut see = vec!["contend(1), contend-lock(1), contend-wakeup(1), contend-alloc(1), contend-run(1), \
-                        contend-compare(1), contend-report(1), contend-plot(1), contend-tune(1)"
-        .to_string()];
+    let mut see = vec![p.every.to_string()];
     see.push(
         match sub {
             Some("lock" | "tune") => {
@@ -157,7 +174,11 @@ mod tests {
     #[test]
     fn every_page_has_the_reader_sections() {
         let top = clap::Command::new("contend")
-            .subcommand(clap::Command::new("lock").arg(clap::Arg::new("threads").long("threads")))
+            .subcommand(
+                clap::Command::new("lock")
+                    .arg(clap::Arg::new("threads").long("threads"))
+                    .arg(clap::Arg::new("export_json").long("export-json")),
+            )
             .subcommand(clap::Command::new("compare"));
         let pages = pages(&top).unwrap();
         assert_eq!(
@@ -173,6 +194,9 @@ mod tests {
         }
         let compare = String::from_utf8_lossy(&pages[2].1);
         assert!(compare.contains("a regression") && !compare.contains("128+N"), "{compare}");
+        let lock = String::from_utf8_lossy(&pages[1].1);
+        assert!(lock.contains("128+N"), "a measuring command says what a signal does: {lock}");
+        assert!(lock.contains("contend\\-compare(1)"), "SEE ALSO names every page: {lock}");
         assert!(roff(&["-x \\ .y".into()]).contains("\\-x \\e .y"));
     }
 }
