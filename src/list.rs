@@ -26,6 +26,7 @@ pub fn locks() -> String {
             ("try", e.caps.try_lock),
             ("procs", e.caps.process_shared),
             ("counters", e.caps.counters),
+            ("fifo", e.caps.fifo),
             ("run", runs(e.name)),
         ];
         let words: Vec<&str> = caps.iter().filter(|(_, has)| *has).map(|(w, _)| *w).collect();
@@ -36,7 +37,8 @@ pub fn locks() -> String {
     let legend = "capabilities: spin: takes --spin; spinners: takes --spinners; glibc-spin: takes \
                   --glibc-spin; read: a reader-writer lock, takes --read; try: has a try-lock; \
                   procs: can live in shared memory for processes (--procs); counters: reports its own \
-                  spins, waits and wakes; run: fits in a pthread_mutex_t, for `contend run --lock`.\n\
+                  spins, waits and wakes; fifo: serves waiters in arrival order (a convoy when a \
+                  preempted thread is next); run: fits in a pthread_mutex_t, for `contend run --lock`.\n\
                   (n/a): does not run on this kernel (said below).\n";
     format!("{t}\n\n{}{}", crate::output::table::fit(legend), crate::output::table::fit(&unavailable))
 }

@@ -65,12 +65,10 @@ fn check_program(what: &str, threads: u32) -> Vec<String> {
     vec![exe, "__interpose-check".into(), what.into(), "--threads".into(), threads.to_string()]
 }
 
-/// FIFO spinlocks hand the lock to the next in line even when it is not
-/// running, so with more runnable threads than CPUs they convoy (ticket:
-/// hundreds of acquisitions a second with 4 threads on 2 CPUs); their
-/// checks run with 2 threads.
+/// FIFO locks convoy with more runnable threads than CPUs (`Caps::fifo`);
+/// their checks run with 2 threads.
 fn fifo(s: Swap) -> bool {
-    matches!(s, Swap::Mcs | Swap::Ticket)
+    s.caps().is_some_and(|c| c.fifo)
 }
 
 #[test]

@@ -265,6 +265,26 @@ mod tests {
     }
 
     #[test]
+    fn run_lock_help_names_every_swappable_lock_and_no_other() {
+        let run = Cli::command().find_subcommand("run").cloned().unwrap();
+        let lock = run.get_arguments().find(|a| a.get_long() == Some("lock")).unwrap();
+        let help = lock.get_long_help().or(lock.get_help()).unwrap().to_string();
+        let words: Vec<&str> = help
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for s in locks::in_mutex::Swap::all() {
+            assert!(words.contains(&s.name()), "contend run --lock's help leaves out {}", s.name());
+        }
+        for name in ["noop", "clh", "seed", "futex"] {
+            assert!(
+                !words.contains(&name),
+                "contend run --lock's help offers {name}, which cannot be swapped in"
+            );
+        }
+    }
+
+    #[test]
     fn measuring_commands_group_their_options_and_examples_never_wrap() {
         for c in public() {
             let name = c.get_name().to_string();

@@ -81,6 +81,14 @@ macro_rules! swappable {
                 }
             }
 
+            /// What the lock supports (None for `Pthread`: glibc's).
+            pub fn caps(self) -> Option<crate::Caps> {
+                match self {
+                    Swap::Pthread => None,
+                    $( Swap::$variant => Some(<$ty as crate::RawLock>::CAPS), )*
+                }
+            }
+
             /// Checks that the lock really fits (size, alignment, zero when
             /// unlocked); `Pthread` always does.
             pub fn check(self) -> Result<(), String> {

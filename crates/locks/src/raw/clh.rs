@@ -70,7 +70,7 @@ impl Drop for Clh {
 // successor because `tail` is swapped atomically.
 unsafe impl RawLock for Clh {
     type Node = ClhHandle;
-    const CAPS: Caps = Caps { counters: true, ..Caps::PLAIN };
+    const CAPS: Caps = Caps { counters: true, fifo: true, ..Caps::PLAIN };
 
     fn new(_config: &LockConfig) -> Self {
         Self { tail: AtomicPtr::new(new_node(false)) }

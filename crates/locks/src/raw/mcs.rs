@@ -56,7 +56,7 @@ impl Mcs {
 // each holder hands it to exactly one successor or resets `tail` to null.
 unsafe impl RawLock for Mcs {
     type Node = McsNode;
-    const CAPS: Caps = Caps { try_lock: true, counters: true, ..Caps::PLAIN };
+    const CAPS: Caps = Caps { try_lock: true, counters: true, fifo: true, ..Caps::PLAIN };
 
     fn new(_config: &LockConfig) -> Self {
         Self { tail: AtomicPtr::new(ptr::null_mut()) }

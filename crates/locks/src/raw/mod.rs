@@ -131,6 +131,12 @@ pub struct Caps {
     /// Has a shared mode that readers hold together ([`RawRwLock`]); takes
     /// `--read`.
     pub rw: bool,
+    /// Hands the lock to its waiters in arrival order, to the next in line
+    /// even when that thread is not running: with more runnable threads
+    /// than CPUs everyone then waits for a preempted successor (a convoy;
+    /// ticket made hundreds of acquisitions a second with 4 threads on 2
+    /// CPUs), so tests run these with as many threads as CPUs.
+    pub fifo: bool,
 }
 
 impl Caps {
@@ -149,6 +155,7 @@ impl Caps {
         released_on_death: false,
         glibc_spin: false,
         rw: false,
+        fifo: false,
         max_workers: u32::MAX,
     };
 

@@ -30,7 +30,7 @@ pub struct Ticket {
 // (Release), observed with Acquire.
 unsafe impl RawLock for Ticket {
     type Node = ();
-    const CAPS: Caps = Caps::OWN_WORD;
+    const CAPS: Caps = Caps { fifo: true, ..Caps::OWN_WORD };
 
     fn new(_config: &LockConfig) -> Self {
         Self::default()
