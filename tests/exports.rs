@@ -106,3 +106,33 @@ fn points_that_differ_in_an_identity_field_are_not_paired() {
     assert_eq!(out.status.code(), Some(2), "nothing comparable: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was compared"));
 }
+
+/// Every family defined in the source (a `FAMILY: Family` constant) is in
+/// `FAMILIES`: the walk above iterates that list, so it cannot notice a
+/// family left out of it; this reads the source instead.
+#[test]
+fn every_family_defined_is_listed() {
+    fn walk(dir: &Path, found: &mut Vec<String>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, found);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap();
+                for line in text.lines().filter(|l| l.contains("FAMILY: Family = Family {")) {
+                    found.push(format!("{}: {}", p.display(), line.trim()));
+                }
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
+    assert!(!found.is_empty(), "no family found in src/: has the definition's form changed?");
+    assert_eq!(
+        found.len(),
+        FAMILIES.len(),
+        "families defined:\n{}\nbut FAMILIES lists {}",
+        found.join("\n"),
+        FAMILIES.len()
+    );
+}

@@ -113,6 +113,24 @@ fn every_family_exports_valid_documents() {
         assert_eq!(doc["schema_version"], contend::output::json::SCHEMA_VERSION);
         assert!(doc["points"].as_array().is_some_and(|p| !p.is_empty()), "{}", doc["family"]);
     }
+    // Every family, and every measuring command (the clap tree's: those
+    // that take --export-json), made a document above: a new one fails
+    // here until it is added.
+    let families: std::collections::BTreeSet<&str> =
+        docs.iter().filter_map(|d| d["family"].as_str()).collect();
+    for f in contend::exports::families::FAMILIES {
+        assert!(families.contains(f.name), "no {} export checked against the schema", f.name);
+    }
+    let commands: std::collections::BTreeSet<&str> =
+        docs.iter().filter_map(|d| d["environment"]["command_line"][1].as_str()).collect();
+    use clap::CommandFactory;
+    for c in contend::cli::Cli::command().get_subcommands().filter(|c| contend::cli::measures(c)) {
+        assert!(
+            commands.contains(c.get_name()),
+            "no `contend {}` export checked against the schema",
+            c.get_name()
+        );
+    }
     let mut broken = docs[0].clone();
     broken.as_object_mut().unwrap().remove("points");
     assert!(!validator.is_valid(&broken), "a lock export without points validated");
