@@ -2,7 +2,39 @@
 
 use crate::family::alloc::registry::{find_library, KNOWN};
 use crate::family::lock::registry::LOCKS;
+use clap::{Args, ValueEnum};
 use comfy_table::presets;
+use std::process::ExitCode;
+
+/// `contend list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// What to list.
+    #[arg(value_enum, default_value_t = ListWhat::Locks)]
+    pub what: ListWhat,
+}
+
+/// Things `contend list` can show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListWhat {
+    /// The lock registry with capabilities.
+    Locks,
+    /// The allocators and whether this machine has them.
+    Allocators,
+    /// The wake-up primitives, and which work between processes.
+    Primitives,
+}
+
+/// `contend list WHAT`: its table on stdout.
+pub fn run(args: &ListArgs) -> anyhow::Result<ExitCode> {
+    let table = match args.what {
+        ListWhat::Locks => locks(),
+        ListWhat::Allocators => allocators(),
+        ListWhat::Primitives => primitives(),
+    };
+    crate::output::sink::print(&table)?;
+    Ok(ExitCode::SUCCESS)
+}
 
 /// The lock registry with capabilities. The capabilities are one column
 /// of words, so the description keeps room to be read within 100 columns;

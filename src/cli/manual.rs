@@ -154,6 +154,42 @@ fn sections(p: &Page<'_>) -> Vec<(&'static str, Vec<String>)> {
     vec![("EXIT STATUS", exit), ("ENVIRONMENT", env), ("FILES", files), ("SEE ALSO", see)]
 }
 
+/// `contend man`: one page printed, or every page written to --dir.
+pub fn run(args: &super::ManArgs) -> anyhow::Result<std::process::ExitCode> {
+    let pages = pages(&super::tree::public_command())?;
+    if let Some(dir) = &args.dir {
+        // Every page checked before any is written; each through the
+        // exports' sink (another user's link or FIFO is refused).
+        let sinks = pages
+            .iter()
+            .map(|(name, _)| crate::output::sink::Sink::open("--dir", &dir.join(format!("{name}.1"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (sink, (_, roff)) in sinks.into_iter().zip(&pages) {
+            sink.write_bytes(roff)?;
+        }
+        println!("{} pages written to {}", pages.len(), dir.display());
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let want = args.command.as_deref().map_or("contend".to_string(), |c| format!("contend-{c}"));
+    match pages.iter().find(|(name, _)| *name == want) {
+        Some((_, roff)) => crate::output::sink::print(&String::from_utf8_lossy(roff))
+            .map(|()| std::process::ExitCode::SUCCESS),
+        None => {
+            let names: Vec<&str> = pages.iter().skip(1).map(|(n, _)| &n["contend-".len()..]).collect();
+            eprintln!(
+                "error: no manual page for `{}`{}; the commands: {}",
+                args.command.as_deref().unwrap_or_default(),
+                crate::model::value::suggest::did_you_mean(
+                    args.command.as_deref().unwrap_or_default(),
+                    names.iter().copied()
+                ),
+                names.join(", ")
+            );
+            Ok(std::process::ExitCode::from(2))
+        }
+    }
+}
+
 /// Paragraphs as roff: each its own `.PP`, with the characters roff
 /// treats specially escaped (backslash, a leading dot or quote, and the
 /// minus sign, which roff would otherwise print as a hyphen).

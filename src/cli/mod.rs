@@ -7,14 +7,15 @@
 //! the command tree depends on the families and never the other way.
 
 pub mod manual;
+pub mod parse;
+pub mod tree;
 
 use crate::family::alloc::args::AllocArgs;
 use crate::family::lock::args::LockArgs;
 use crate::family::wakeup::args::WakeupArgs;
 use crate::tune::args::TuneArgs;
 
-use crate::model::value::parse_percent;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// contend: how locks, semaphores and allocators behave under contention.
@@ -65,14 +66,14 @@ pub enum Command {
     /// the invocations); exits 1 on a regression beyond --threshold, for
     /// CI. Or the points of one export against a baseline point, paired
     /// by round (--baseline).
-    Compare(CompareArgs),
+    Compare(crate::exports::compare::args::CompareArgs),
     /// Find the spin budget that maximizes throughput for a lock, thread
     /// count and hold time: a log-spaced search, then refinement around
     /// the best, each point with its confidence interval.
     #[command(after_help = TUNE_EXAMPLES)]
     Tune(Box<TuneArgs>),
     /// List what contend can measure.
-    List(ListArgs),
+    List(crate::list::ListArgs),
     /// Internal: a pthread program for the tests of `contend run` (checks:
     /// exclusion, kinds, condvar, fork).
     #[command(name = "__interpose-check", hide = true)]
@@ -115,61 +116,6 @@ pub enum Command {
     Man(ManArgs),
 }
 
-/// `contend compare`.
-#[derive(Debug, Args)]
-#[command(after_help = COMPARE_EXAMPLES)]
-pub struct CompareArgs {
-    /// OLD NEW: two exports (--export-json, any family), or the OLD side's
-    /// exports, one per invocation, with the NEW side's after `--`; with
-    /// --baseline, the one export whose points are compared.
-    #[arg(required = true, value_name = "EXPORT")]
-    pub exports: Vec<PathBuf>,
-    /// The NEW side's exports, one per invocation (after `--`; flags go
-    /// before it, since everything after it is a file).
-    #[arg(last = true, value_name = "NEW")]
-    pub new: Vec<PathBuf>,
-    /// Compare the points of one export with its baseline point, run
-    /// against run of the same round: a lock (primitive, allocator) name,
-    /// or FIELD=VALUE such as hold=1us or replica=1.
-    #[arg(long, value_name = "POINT")]
-    pub baseline: Option<String>,
-    /// A significant slowdown larger than this is a regression (exit 1);
-    /// also the difference the invocations-to-resolve estimate is for.
-    #[arg(long, value_parser = parse_percent, default_value = "5%", value_name = "PERCENT")]
-    pub threshold: f64,
-    /// Print the comparison as JSON instead of a table (for scripts).
-    #[arg(long)]
-    pub json: bool,
-}
-
-impl CompareArgs {
-    /// The two sides' files, or why the command line does not give them.
-    pub fn sides(&self) -> Result<(&[PathBuf], &[PathBuf]), String> {
-        match (self.exports.as_slice(), self.new.as_slice()) {
-            (_, []) if self.baseline.is_some() && self.exports.len() == 1 => Ok((&self.exports, &[])),
-            (_, _) if self.baseline.is_some() => {
-                Err("--baseline compares the points of one export: give exactly one".into())
-            }
-            ([old, new], []) => Ok((std::slice::from_ref(old), std::slice::from_ref(new))),
-            (_, []) => Err(format!(
-                "{} export(s) given: compare takes OLD NEW, or several per side split by `--` \
-                 (OLD1 OLD2 -- NEW1 NEW2)",
-                self.exports.len()
-            )),
-            (old, new) => Ok((old, new)),
-        }
-    }
-}
-
-const COMPARE_EXAMPLES: &str = "\
-Examples:
-  contend compare before.json after.json
-  contend compare old-1.json old-2.json old-3.json -- new-1.json new-2.json new-3.json
-  contend lock --lock adaptive,pthread,parking_lot --threads 2,4 --export-json m.json
-  contend compare m.json --baseline pthread
-  contend lock --lock seed --threads 2 --hold 1us,1.03us --runs 20 --export-json ab.json
-  contend compare ab.json --baseline hold=1us";
-
 const TUNE_EXAMPLES: &str = "\
 Examples:
   contend tune --lock futex --threads 4 --hold 1us
@@ -186,25 +132,6 @@ pub struct ManArgs {
     /// directory instead of printing one.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-}
-
-/// `contend list`.
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    /// What to list.
-    #[arg(value_enum, default_value_t = ListWhat::Locks)]
-    pub what: ListWhat,
-}
-
-/// Things `contend list` can show.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ListWhat {
-    /// The lock registry with capabilities.
-    Locks,
-    /// The allocators and whether this machine has them.
-    Allocators,
-    /// The wake-up primitives, and which work between processes.
-    Primitives,
 }
 
 /// Whether a command measures: it takes `--export-json` (lock, wakeup,

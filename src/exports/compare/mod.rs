@@ -14,6 +14,8 @@
 //! `--baseline`, [`paired`] compares its points with each other, run
 //! against run of the same round.
 
+pub mod args;
+pub mod command;
 mod entries;
 pub mod export;
 pub mod invocations;

@@ -194,6 +194,16 @@ fn die_with_parent(parent: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// `contend __alloc-child SPEC`: runs the workload, prints its result
+/// as JSON on stdout.
+pub fn child_command(spec: &str) -> anyhow::Result<std::process::ExitCode> {
+    use anyhow::Context;
+    let spec: ChildSpec = serde_json::from_str(spec).context("the child's spec")?;
+    let result = run_child(&spec).map_err(anyhow::Error::msg)?;
+    crate::output::sink::print(&(serde_json::to_string(&result)? + "\n"))?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 /// Runs the child's workload.
 pub fn run_child(spec: &ChildSpec) -> Result<ChildResult, String> {
     die_with_parent(spec.parent)?;

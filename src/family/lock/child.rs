@@ -37,6 +37,14 @@ pub fn run(point: &Point, count_futex: bool) -> Result<LockSample> {
     serde_json::from_str(out.trim()).with_context(|| format!("{what}: its result {out:?}"))
 }
 
+/// `contend __lock-child SPEC`: runs the point, prints its sample as JSON
+/// on stdout.
+pub fn child_command(spec: &str) -> Result<std::process::ExitCode> {
+    let sample = child_main(spec)?;
+    crate::output::sink::print(&(serde_json::to_string(&sample)? + "\n"))?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 /// The child's side: runs the point it was given, returns its sample.
 pub fn child_main(spec: &str) -> Result<LockSample> {
     let spec: ChildSpec = serde_json::from_str(spec).context("the child's spec")?;

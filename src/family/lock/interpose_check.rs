@@ -35,6 +35,18 @@ const WATCHDOG: Duration = Duration::from_secs(900);
 /// The checks, by name.
 pub const CHECKS: [&str; 5] = ["exclusion", "kinds", "condvar", "fork", "codes"];
 
+/// `contend __interpose-check WHAT --threads N`: exit 0 when the check
+/// passes, else 1 with what failed.
+pub fn command(what: &str, threads: u32) -> std::process::ExitCode {
+    match run_check(what, threads) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("__interpose-check {what}: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// Runs check `what` with `threads` threads (FIFO spinlocks such as mcs
 /// and ticket convoy with more runnable threads than CPUs, so their
 /// checks run with as many threads as CPUs).
