@@ -45,6 +45,9 @@ fi
 echo "== import circles"
 # Dependencies point one way, file by file and room by room (ARCHITECTURE.md).
 python3 scripts/check/import-cycles.py
+echo "== results pages indexed"
+# Every page of docs/results is in its index, and names the script that made it.
+python3 scripts/check/results-index.py --check
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"

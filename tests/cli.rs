@@ -207,6 +207,9 @@ fn csv_and_markdown_exports_carry_every_point() {
     let cell = |name: &str| lines[1].split(',').nth(header.iter().position(|h| *h == name).unwrap()).unwrap();
     assert_eq!((cell("hold_ns"), cell("hold_mode"), cell("idle_ns")), ("1000", "busy", "0"), "{csv}");
     let md = std::fs::read_to_string(md).unwrap();
+    // It says where it came from: the command, then the build and machine.
+    assert!(md.starts_with("`contend lock --duration 100ms --warmup 0 --lock 'futex,pthread'"), "{md}");
+    assert!(md.lines().nth(2).is_some_and(|l| l.starts_with("contend ") && l.contains(" CPUs (")), "{md}");
     assert!(md.contains("| lock ") && md.contains("|----"), "{md}");
     assert_eq!(md.lines().filter(|l| l.starts_with("| futex") || l.starts_with("| pthread")).count(), 2);
 }

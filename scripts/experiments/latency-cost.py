@@ -36,7 +36,8 @@ def measure(binary, point, every):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--binary", default=DEFAULT_BINARY)
+    parser.add_argument("--contend", "--binary", dest="binary", default=DEFAULT_BINARY,
+                        help="the contend binary (--binary: its older name)")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--points", default="4:1us,1:1us,4:0,1:0",
                         help="THREADS:HOLD,... (default: %(default)s)")

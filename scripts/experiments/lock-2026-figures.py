@@ -16,8 +16,9 @@ percentile (`contend plot --percentiles`), (e) the five mutexes' waits at 4
 threads and a 1 us hold, one acquisition in 16 timed, and (f) the five
 reader-writer locks' reads and writes at 99% reads, every acquisition
 timed. Each is one contend sweep: its
-table goes to docs/results/NAME.md (--export-markdown, the command and the
-machine included) and its figure, drawn by `contend plot`, to
+table goes to docs/results/NAME.md (--export-markdown, which opens with
+the sweep's command, contend's build and the machine; this script's
+command and commit come first) and its figure, drawn by `contend plot`, to
 docs/figures/NAME.png.
 
 e.g.   scripts/experiments/lock-2026-figures.py [--only glibc-spin] [--runs 5]
@@ -72,6 +73,12 @@ def main():
                        "--no-progress", "--export-json", export, "--export-markdown", table]
             print("$ contend " + " ".join(command[1:]), flush=True)
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            # The page opens with this script's provenance, then contend's
+            # own (the sweep's command, build and machine), then the table.
+            with open(table) as f:
+                body = f.read()
+            with open(table, "w") as f:
+                f.write(machine.header() + "\n\n" + body)
             png = os.path.join(ROOT, "docs", "figures", name + ".png")
             subprocess.run([args.contend, "plot", *plot, export, "-o", png], check=True)
             print(f"  -> {os.path.relpath(table, ROOT)}, {os.path.relpath(png, ROOT)}", flush=True)

@@ -305,6 +305,7 @@ def markdown(analyses):
 
 
 def main():
+    global CONTEND
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=os.path.join(HERE, "..", "..", "target", "lock-matrix.json"))
     parser.add_argument("--from", dest="sources", action="append",
@@ -313,7 +314,9 @@ def main():
     parser.add_argument("--duration", default="300ms")
     parser.add_argument("--warmup", default="100ms")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--contend", default=CONTEND, help="the contend binary (default: this checkout's target/release/contend)")
     args = parser.parse_args()
+    CONTEND = args.contend
     if not args.sources:
         measure(args)
         args.sources = [args.out]

@@ -200,10 +200,13 @@ def section(name, kind, shown, doc):
 
 
 def main():
+    global CONTEND
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "results", "profiled-programs.md"))
+    ap.add_argument("--contend", default=CONTEND, help="the contend binary (default: this checkout's target/release/contend)")
     a = ap.parse_args()
+    CONTEND = a.contend
     missing = [p for p in ("zstd", "memcached", "memcslap", "memcstat", "x264", "db_bench") if not shutil.which(p)]
     if missing:
         sys.exit(f"profile-real-programs.py: missing {', '.join(missing)} (apt-get install zstd memcached "

@@ -53,10 +53,13 @@ def ratios(doc):
 
 
 def main():
+    global CONTEND
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "results", "real-programs.md"))
+    ap.add_argument("--contend", default=CONTEND, help="the contend binary (default: this checkout's target/release/contend)")
     a = ap.parse_args()
+    CONTEND = a.contend
     tmp = tempfile.mkdtemp(prefix="contend-real-")
     data = os.path.join(tmp, "words.txt")
     inputs.words(data)

@@ -203,11 +203,14 @@ def swaps(tmp, runs, lines):
 
 
 def main():
+    global CONTEND
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=10, help="rounds for contend and for the direct timing")
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "results", "what-if-validation.md"))
     ap.add_argument("--only", help="one program (a name in PROGRAMS, or spin2)")
+    ap.add_argument("--contend", default=CONTEND, help="the contend binary (default: this checkout's target/release/contend)")
     a = ap.parse_args()
+    CONTEND = a.contend
     tally = {"inside": 0, "outside": 0, "cannot": 0, "bad": 0, "rank_right": 0, "rank_wrong": 0}
     lines = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -140,10 +140,13 @@ def real(tmp, runs):
 
 
 def main():
+    global CONTEND
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=8, help="rounds (default 8)")
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "results", "what-if.md"))
+    ap.add_argument("--contend", default=CONTEND, help="the contend binary (default: this checkout's target/release/contend)")
     a = ap.parse_args()
+    CONTEND = a.contend
     with tempfile.TemporaryDirectory() as tmp:
         cmd, w, rows = synthetic(tmp, a.runs)
         rcmd, rw, top, held_out, fit, predicted, actual = real(tmp, a.runs)

@@ -34,16 +34,22 @@ pub fn emit(exports: Exports, report: &dyn Report, on_stderr: bool) -> Result<()
     } else if !exports.stdout_taken() {
         sink::print(&visible(&report.terminal()))?;
     }
+    // The document, for the exports that carry it or its header.
+    let doc = match exports.json.is_some() || exports.ndjson.is_some() || exports.markdown.is_some() {
+        true => Some(report.document()?),
+        false => None,
+    };
+    let doc = || doc.as_ref().expect("made for every export that reads it");
     sink::emit(exports.csv, || Ok(report.csv()))?;
-    sink::emit(exports.markdown, || Ok(visible(&report.markdown()).into_owned()))?;
+    sink::emit(exports.markdown, || {
+        let head = crate::output::provenance::markdown(doc(), std::time::SystemTime::now());
+        Ok(visible(&(head + &report.markdown())).into_owned())
+    })?;
     sink::emit(exports.gnuplot, || Ok(report.gnuplot()))?;
     sink::emit(exports.plot, || {
         report.plot().unwrap_or_else(|| Err("this command draws no plot".into())).map_err(anyhow::Error::msg)
     })?;
-    if exports.json.is_some() || exports.ndjson.is_some() {
-        let doc = report.document()?;
-        sink::emit(exports.json, || Ok(serde_json::to_string_pretty(&doc)? + "\n"))?;
-        sink::emit(exports.ndjson, || crate::output::ndjson::render(&doc))?;
-    }
+    sink::emit(exports.json, || Ok(serde_json::to_string_pretty(doc())? + "\n"))?;
+    sink::emit(exports.ndjson, || crate::output::ndjson::render(doc()))?;
     Ok(())
 }

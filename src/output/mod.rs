@@ -10,6 +10,7 @@ pub mod ndjson;
 pub mod number;
 pub mod percentiles;
 pub mod plot;
+pub mod provenance;
 pub mod results;
 pub mod safe_path;
 pub mod sink;
