@@ -3,18 +3,9 @@
 //! addresses aside). A renamed or deleted file then fails here, not in a
 //! reader's browser.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            markdown_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "md") {
-            out.push(p);
-        }
-    }
-}
+use std::path::Path;
 
 /// The targets of `[text](target)` links in `text`.
 fn links(text: &str) -> Vec<String> {
@@ -33,7 +24,7 @@ fn links(text: &str) -> Vec<String> {
 fn every_relative_link_names_a_file_that_exists() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("README.md"), root.join("ARCHITECTURE.md")];
-    markdown_files(&root.join("docs"), &mut files);
+    files.extend(common::files_under(&root.join("docs"), "md"));
     let mut broken = Vec::new();
     let mut checked = 0;
     for file in &files {

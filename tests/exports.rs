@@ -5,6 +5,8 @@
 //! `plot` (a figure, or for a family without one a clear refusal). The
 //! schema is checked for every family in tests/schema.rs.
 
+mod common;
+
 use assert_cmd::Command;
 use contend::exports::families::FAMILIES;
 use serde_json::Value;
@@ -112,21 +114,13 @@ fn points_that_differ_in_an_identity_field_are_not_paired() {
 /// family left out of it; this reads the source instead.
 #[test]
 fn every_family_defined_is_listed() {
-    fn walk(dir: &Path, found: &mut Vec<String>) {
-        for e in std::fs::read_dir(dir).unwrap().flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                walk(&p, found);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                let text = std::fs::read_to_string(&p).unwrap();
-                for line in text.lines().filter(|l| l.contains("FAMILY: Family = Family {")) {
-                    found.push(format!("{}: {}", p.display(), line.trim()));
-                }
-            }
+    let mut found = Vec::new();
+    for p in common::files_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), "rs") {
+        let text = std::fs::read_to_string(&p).unwrap();
+        for line in text.lines().filter(|l| l.contains("FAMILY: Family = Family {")) {
+            found.push(format!("{}: {}", p.display(), line.trim()));
         }
     }
-    let mut found = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut found);
     assert!(!found.is_empty(), "no family found in src/: has the definition's form changed?");
     assert_eq!(
         found.len(),

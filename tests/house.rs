@@ -4,27 +4,18 @@
 //! (a file past that is doing more than one thing: split it by what it
 //! does, as ARCHITECTURE.md says).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 /// The most lines a Rust file of the tree may have.
 const MOST_LINES: usize = 500;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 fn tree() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = vec![root.join("build.rs")];
     for dir in ["src", "crates", "tests", "benches"] {
-        rust_files(&root.join(dir), &mut files);
+        files.extend(common::files_under(&root.join(dir), "rs"));
     }
     files
 }

@@ -12,6 +12,20 @@
 pub mod browser;
 pub mod run;
 
+/// Every file under `dir` (recursively) whose name ends in `.{ext}`.
+pub fn files_under(dir: &std::path::Path, ext: &str) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_under(&p, ext));
+        } else if p.extension().is_some_and(|x| x == ext) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// tests/programs/NAME.c compiled into `dir` with `cc -g -O1 -pthread`
 /// (no sibling calls: a wrapper must call, not jump; not
 /// position-independent, so that its static locks have the same address
