@@ -175,19 +175,54 @@ pub struct Named {
     pub by_offset: bool,
 }
 
+/// The paths dpkg may know `module` by. On merged-/usr Debian, /lib is a
+/// link to /usr/lib, and a package registers its files under one or the
+/// other (libc6 under /lib/x86_64-linux-gnu, libjemalloc2 under
+/// /usr/lib/x86_64-linux-gnu), while the loader names a module by the
+/// path it opened, perhaps a version link (libx264.so.164 for the file
+/// the package ships). So: the path, its canonical form, and each one's
+/// twin across the /usr link.
+fn dpkg_paths(module: &str) -> Vec<String> {
+    let mut paths = vec![module.to_string()];
+    if let Ok(real) = std::fs::canonicalize(module) {
+        paths.push(real.to_string_lossy().into_owned());
+    }
+    for p in paths.clone() {
+        let twin = match p.strip_prefix("/usr") {
+            Some(rest)
+                if rest.starts_with("/lib") || rest.starts_with("/bin") || rest.starts_with("/sbin") =>
+            {
+                rest.to_string()
+            }
+            _ if p.starts_with("/lib") || p.starts_with("/bin") || p.starts_with("/sbin") => {
+                format!("/usr{p}")
+            }
+            _ => continue,
+        };
+        paths.push(twin);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    paths.retain(|p| seen.insert(p.clone()));
+    paths
+}
+
+/// The Debian package that installed `module`, if dpkg knows it by any of
+/// its paths.
+fn package_of(module: &str) -> Option<String> {
+    dpkg_paths(module).iter().find_map(|path| {
+        let out = std::process::Command::new("dpkg").args(["-S", path]).output().ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.lines().next()?.split(':').next().map(|p| p.trim().to_string())
+    })
+}
+
 /// How to get names for `module`: its Debian package's debug symbols, or
 /// a build with `-g`.
 fn how_to_name(module: &str) -> String {
-    let package = std::process::Command::new("dpkg")
-        .args(["-S", module])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            text.lines().next()?.split(':').next().map(|p| p.trim().to_string())
-        });
-    match package {
+    match package_of(module) {
         Some(p) => format!(
             "{module} has no debug symbols: install {p}-dbgsym (Debian's debug archive, \
              deb.debian.org/debian-debug) for function and line names"
@@ -199,4 +234,34 @@ fn how_to_name(module: &str) -> String {
 /// Rust and C++ names as people write them (C names pass through).
 fn demangle(name: &str) -> String {
     addr2line::demangle_auto(name.into(), None).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_library_is_asked_for_by_its_path_its_canonical_one_and_their_usr_twins() {
+        let paths = dpkg_paths("/lib/x86_64-linux-gnu/no-such-lib.so.1");
+        assert_eq!(
+            paths,
+            ["/lib/x86_64-linux-gnu/no-such-lib.so.1", "/usr/lib/x86_64-linux-gnu/no-such-lib.so.1"]
+        );
+        let paths = dpkg_paths("/usr/bin/no-such-program");
+        assert_eq!(paths, ["/usr/bin/no-such-program", "/bin/no-such-program"]);
+        assert_eq!(dpkg_paths("/opt/x/lib.so"), ["/opt/x/lib.so"], "no twin outside the merged folders");
+    }
+
+    #[test]
+    fn debian_packages_are_found_whichever_side_of_the_usr_link_they_registered() {
+        if std::process::Command::new("dpkg").arg("--version").output().is_err() {
+            return; // not Debian: the hint says "rebuild with -g", which the other test covers
+        }
+        // libc6 registers /lib/..., and the loader may name it /usr/lib/...
+        for libc in ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"] {
+            if std::path::Path::new(libc).exists() {
+                assert_eq!(package_of(libc).as_deref(), Some("libc6"), "{libc}");
+            }
+        }
+    }
 }
