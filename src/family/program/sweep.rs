@@ -137,7 +137,8 @@ pub(crate) fn measure(
             if headers {
                 let what = if purpose == Purpose::Count { ", counting futex calls" } else { "" };
                 crate::session::terminal::status(&format!(
-                    "contend run: {lock}, execution {started} of {planned}{what}"
+                    "contend run: {lock}, execution {}{what}",
+                    progress_count(started, planned)
                 ));
             }
             run_point(cx, point, counted.as_ref().or(inline)).with_context(|| format!("lock {lock}"))
@@ -172,6 +173,20 @@ pub(crate) fn measure(
         results.push(ProgramResult::median(point.clone(), r));
     }
     Ok(Measured { results, interrupted: rounds.interrupted, planned: points.len(), failed })
+}
+
+/// "3 of 18" while the plan holds; past it, how many more there were
+/// and why ("execution 21 of 18" read as a miscount): runs rejected for
+/// load are re-made, and --precision adds runs.
+fn progress_count(started: usize, planned: usize) -> String {
+    if started <= planned {
+        format!("{started} of {planned}")
+    } else {
+        format!(
+            "{started} ({planned} planned, {} more: runs re-made for load, or added for --precision)",
+            started - planned
+        )
+    }
 }
 
 /// What every way of running the program starts with: the futex plan,
@@ -279,5 +294,16 @@ pub(crate) fn finish(
         what_if: None,
         speedup: None,
         failed: m.failed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_progress_count_says_why_it_passed_the_plan() {
+        assert_eq!(super::progress_count(3, 18), "3 of 18");
+        assert_eq!(super::progress_count(18, 18), "18 of 18");
+        let past = super::progress_count(63, 18);
+        assert!(past.starts_with("63 (18 planned, 45 more: runs re-made for load"), "{past}");
     }
 }
