@@ -128,17 +128,20 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
              tens of ns, docs/results/interposer-cost.md), so these times are the profiled program's; \
              pthread (unprofiled) ran in the same rounds without it: {}.\n",
             match cost {
-                Some(c) => format!(
-                    "the profile made this program {:.3}x slower ({}; {}{} rounds)",
-                    if rate { 1.0 / c.ratio } else { c.ratio },
-                    if rate { "unprofiled / profiled rate" } else { "profiled / unprofiled wall time" },
-                    c.ci95.map_or(String::new(), |(lo, hi)| if rate {
-                        format!("95% interval {:.3}..{:.3}, ", 1.0 / hi, 1.0 / lo)
-                    } else {
-                        format!("95% interval {lo:.3}..{hi:.3}, ")
-                    }),
-                    c.rounds
-                ),
+                Some(c) => {
+                    // As a slowdown factor: above 1, the profile costs.
+                    let (factor, ci) = match rate {
+                        true => (1.0 / c.ratio, c.ci95.map(|(lo, hi)| (1.0 / hi, 1.0 / lo))),
+                        false => (c.ratio, c.ci95),
+                    };
+                    format!(
+                        "{} ({}; {}{} rounds)",
+                        profile_cost_verdict(factor, ci),
+                        if rate { "unprofiled / profiled rate" } else { "profiled / unprofiled wall time" },
+                        ci.map_or(String::new(), |(lo, hi)| format!("95% interval {lo:.3}..{hi:.3}, ")),
+                        c.rounds
+                    )
+                }
                 None => "no rounds to pair, so no cost is given".into(),
             }
         ),
@@ -446,4 +449,31 @@ fn holders(s: &ProgramSample, top: usize, preset: &str) -> String {
         top.min(rows.len()),
         crate::output::table::fit(legend)
     )
+}
+
+/// What the profile cost, said by its interval (a slowdown factor: above
+/// 1, the profiled executions were slower): slower only when the whole
+/// interval is above 1, "no measurable cost" when it holds 1, and no
+/// verdict from one round.
+fn profile_cost_verdict(factor: f64, ci: Option<(f64, f64)>) -> String {
+    match ci {
+        None => format!("x{factor:.3} in one round: no interval, so no verdict (raise --runs)"),
+        Some((lo, _)) if lo > 1.0 => format!("the profile made this program {factor:.3}x slower"),
+        Some((_, hi)) if hi < 1.0 => format!(
+            "the profiled executions were faster (x{factor:.3}): the rounds' own differences outweighed \
+             the profile's cost"
+        ),
+        Some(_) => format!("no measurable cost (x{factor:.3}, its interval holds 1)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_profile_cost_is_said_by_its_interval() {
+        assert!(super::profile_cost_verdict(1.2, Some((1.1, 1.3))).contains("1.200x slower"));
+        assert!(super::profile_cost_verdict(1.046, Some((0.922, 1.187))).starts_with("no measurable cost"));
+        assert!(super::profile_cost_verdict(0.76, Some((0.6, 0.9))).contains("were faster"));
+        assert!(super::profile_cost_verdict(14.4, None).contains("no verdict"));
+    }
 }
