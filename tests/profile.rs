@@ -164,6 +164,42 @@ fn a_wrapped_mutex_is_named_by_its_callers_with_their_lines() {
     assert!(table.contains("has no debug symbols"), "{table}");
 }
 
+/// `--sort KEY` orders the table (only): its rows go down the key, as the
+/// export counts it, and the heading says the key; the export keeps its
+/// order, most waited-on first. (Which mutex of two_mutexes.c had to wait
+/// more often varies from run to run; the ordering itself is unit-tested
+/// in model/mutex_profile.rs.)
+#[test]
+fn the_profile_table_sorts_by_the_key_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = compile("two_mutexes", dir.path());
+    let json = dir.path().join("run.json");
+    let (doc, table) = profile_into(&exe, &json, &["--runs", "1", "--sort", "contended"]);
+    let mutexes = doc["points"][0]["sample"]["mutexes"].as_array().unwrap();
+    let ours = &table[table.find("profile under").expect("the profile is printed")..];
+    let heading = &ours[..ours.find(" mutex ").expect("a table")];
+    assert!(heading.contains("by acquisitions that had to wait:"), "{ours}");
+    let contended_of = |row: &str| {
+        let address = row.split_whitespace().next().unwrap();
+        let m = mutexes.iter().find(|m| format!("0x{:x}", m["address"].as_u64().unwrap()) == address);
+        m.unwrap_or_else(|| panic!("{address} is not in the export"))
+            .get("contended")
+            .unwrap()
+            .as_u64()
+            .unwrap()
+    };
+    let rows: Vec<u64> = ours
+        .lines()
+        .take_while(|l| !l.starts_with("mutex:"))
+        .filter(|l| l.trim_start().starts_with("0x"))
+        .map(contended_of)
+        .collect();
+    assert_eq!(rows.len(), 2, "{ours}");
+    assert!(rows.windows(2).all(|w| w[0] >= w[1]), "{rows:?}\n{ours}");
+    let waits: Vec<u64> = mutexes.iter().map(|m| m["wait_ns"].as_u64().unwrap()).collect();
+    assert!(waits.windows(2).all(|w| w[0] >= w[1]), "the export's order: {waits:?}");
+}
+
 #[test]
 fn a_profiled_export_goes_through_compare_report_and_plot() {
     let dir = tempfile::tempdir().unwrap();

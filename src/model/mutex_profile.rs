@@ -5,7 +5,7 @@
 //! report (`locks::in_mutex::report`). Re-exported by `model::program`,
 //! of which it is the profile's part.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 /// `pthread_mutex_init` calls, by what became of the mutex.
 #[derive(Debug, Clone, Copy, Default, Serialize, schemars::JsonSchema)]
 pub struct MutexInits {
@@ -234,4 +234,95 @@ pub struct HolderProfile {
     /// How many of the first frames are wrappers; `frames[wrappers]` is
     /// where it held the mutex.
     pub wrappers: usize,
+}
+
+/// The order of the profile's table (`contend run --profile --sort`), as
+/// `perf lock report -k` picks its key. Only the table's: `--what-if
+/// top:N`, `--recommend` and the export keep the mutexes most waited-on
+/// first.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfileSort {
+    /// Total wait of the contended acquisitions.
+    #[default]
+    Wait,
+    /// Acquisitions.
+    Acquisitions,
+    /// Acquisitions that had to wait.
+    Contended,
+    /// The longest single wait.
+    MaxWait,
+    /// Total hold: acquisitions times the mean hold.
+    Held,
+}
+
+impl ProfileSort {
+    /// `mutexes` ordered by this key, largest first (ties: by total
+    /// wait, then acquisitions, the export's order).
+    pub fn order(self, mutexes: &[MutexProfile]) -> Vec<&MutexProfile> {
+        let key = |m: &MutexProfile| -> f64 {
+            match self {
+                ProfileSort::Wait => m.counts.wait_ns as f64,
+                ProfileSort::Acquisitions => m.counts.acquisitions as f64,
+                ProfileSort::Contended => m.counts.contended as f64,
+                ProfileSort::MaxWait => m.counts.max_wait_ns as f64,
+                ProfileSort::Held => m.mean_hold_ns * m.counts.acquisitions as f64,
+            }
+        };
+        let mut v: Vec<&MutexProfile> = mutexes.iter().collect();
+        // A stable sort keeps the export's order among equals.
+        v.sort_by(|a, b| key(b).total_cmp(&key(a)));
+        v
+    }
+
+    /// As the table's heading says it.
+    pub fn words(self) -> &'static str {
+        match self {
+            ProfileSort::Wait => "total wait",
+            ProfileSort::Acquisitions => "acquisitions",
+            ProfileSort::Contended => "acquisitions that had to wait",
+            ProfileSort::MaxWait => "longest wait",
+            ProfileSort::Held => "total hold",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mutex(
+        address: u64,
+        acquisitions: u64,
+        wait_ns: u64,
+        max_wait_ns: u64,
+        mean_hold_ns: f64,
+    ) -> MutexProfile {
+        MutexProfile {
+            address,
+            counts: MutexCounts {
+                acquisitions,
+                wait_ns,
+                max_wait_ns,
+                contended: acquisitions / 10,
+                ..Default::default()
+            },
+            mean_hold_ns,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn each_key_puts_its_largest_first_and_keeps_the_export_order_among_equals() {
+        // As the export orders them: most waited-on first.
+        let m = [mutex(1, 10, 900, 50, 1.0), mutex(2, 1000, 500, 400, 2.0), mutex(3, 10, 100, 90, 500.0)];
+        let order = |k: ProfileSort| k.order(&m).iter().map(|m| m.address).collect::<Vec<_>>();
+        assert_eq!(order(ProfileSort::Wait), [1, 2, 3]);
+        assert_eq!(order(ProfileSort::Acquisitions), [2, 1, 3], "ties keep the export's order");
+        assert_eq!(order(ProfileSort::Contended), [2, 1, 3]);
+        assert_eq!(order(ProfileSort::MaxWait), [2, 3, 1]);
+        assert_eq!(order(ProfileSort::Held), [3, 2, 1], "10 x 500 ns before 1000 x 2 ns");
+    }
 }

@@ -12,8 +12,8 @@ use nix::sys::signal::Signal;
 use serde::Serialize;
 
 pub use crate::model::mutex_profile::{
-    HolderProfile, KernelWaitTotals, MutexCounts, MutexInits, MutexProfile, RwKind, RwLockProfile,
-    SideProfile, StackProfile,
+    HolderProfile, KernelWaitTotals, MutexCounts, MutexInits, MutexProfile, ProfileSort, RwKind,
+    RwLockProfile, SideProfile, StackProfile,
 };
 
 /// What the program left running when it exited (daemons, background

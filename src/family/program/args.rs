@@ -89,9 +89,16 @@ pub struct ProgramArgs {
     #[arg(long, value_delimiter = ',', value_parser = crate::model::value::parse_duration, value_name = "DURATION[,...]")]
     pub delays: Option<Vec<std::time::Duration>>,
 
-    /// Mutexes shown per lock in the profile, by total wait.
+    /// Mutexes shown per lock in the profile, by --sort's key.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
+
+    /// The profile's table ordered by KEY, largest first (as `perf lock
+    /// report -k`): wait (total wait), acquisitions, contended (had to
+    /// wait), max-wait, held (total hold). The table's order only:
+    /// --what-if top:N, --recommend and the export rank by total wait.
+    #[arg(long, value_enum, default_value_t = crate::model::program::ProfileSort::Wait, value_name = "KEY")]
+    pub sort: crate::model::program::ProfileSort,
 
     /// Take the program's own rate from its output instead of its wall
     /// time: the first capture group (or the whole match) of the last line

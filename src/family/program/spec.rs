@@ -28,6 +28,8 @@ pub struct ProgramSpec {
     pub profile: bool,
     /// Mutexes shown per lock in the profile.
     pub top: usize,
+    /// The profile table's order.
+    pub sort: crate::model::program::ProfileSort,
     /// What is done with the program: run it under each lock, recommend
     /// a lock per mutex, or predict what shorter sections would buy.
     #[serde(flatten)]
@@ -370,6 +372,7 @@ impl ProgramSpec {
             locks,
             profile: args.profile,
             top: args.top,
+            sort: args.sort,
             mode: match (&args.what_if, args.recommend) {
                 (Some(asked), _) => RunMode::WhatIf { asked: asked.clone(), delays_ns },
                 (None, true) => RunMode::Recommend {

@@ -4,7 +4,7 @@
 
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
-use crate::model::program::{MutexProfile, ProgramResult, ProgramSample};
+use crate::model::program::{MutexProfile, ProfileSort, ProgramResult, ProgramSample};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
 use comfy_table::Table;
@@ -171,7 +171,7 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     let mut out = format!("{t}\n\n{}", crate::output::table::fit(&text));
     if spec.profile {
         for r in o.results.iter().filter(|r| r.point.profiled) {
-            out += &profile(r, spec.top, preset, spec.fixed_addresses);
+            out += &profile(r, spec.top, spec.sort, preset, spec.fixed_addresses);
         }
     }
     if let Some(rec) = &o.recommendation {
@@ -280,7 +280,7 @@ fn mutex_label(mutexes: &[MutexProfile]) -> impl Fn(&MutexProfile) -> String {
 
 /// One lock's profile: the top mutexes by total wait of its futex-counting
 /// run (which has the kernel waits), else of its median run.
-fn profile(r: &ProgramResult, top: usize, preset: &str, fixed_addresses: bool) -> String {
+fn profile(r: &ProgramResult, top: usize, sort: ProfileSort, preset: &str, fixed_addresses: bool) -> String {
     let s = r.kernel_run();
     let which = if std::ptr::eq(s, &r.sample) {
         "median run"
@@ -299,7 +299,8 @@ fn profile(r: &ProgramResult, top: usize, preset: &str, fixed_addresses: bool) -
     let contended: u64 = s.mutexes.iter().map(|m| m.counts.contended).sum();
     let mut t = crate::output::table::with_text(preset);
     let label = mutex_label(&s.mutexes);
-    let shown: Vec<&MutexProfile> = s.mutexes.iter().take(top).collect();
+    let order = sort.order(&s.mutexes);
+    let shown: Vec<&MutexProfile> = order.iter().copied().take(top).collect();
     // Condition waits get a column only when a shown mutex has some.
     let conds = shown.iter().any(|m| m.counts.cond_waits > 0);
     let mut header = vec!["mutex", "waits at", "acquired", "had to wait", "kernel waits"];
@@ -316,7 +317,7 @@ fn profile(r: &ProgramResult, top: usize, preset: &str, fixed_addresses: bool) -
         header.push("kind");
     }
     t.set_header(header);
-    for m in shown {
+    for &m in &shown {
         let mut row = vec![
             label(m),
             m.waits_at.clone(),
@@ -349,14 +350,15 @@ fn profile(r: &ProgramResult, top: usize, preset: &str, fixed_addresses: bool) -
         .map_or(String::new(), |k| format!(", {} kernel waits on them ({} in all)", k.on_mutexes, k.all));
     let head = format!(
         "\nprofile under {} ({which}, round {}): {} mutexes in {} process(es), {} acquisitions, {} had to \
-         wait{kernel}; top {} by total wait:\n",
+         wait{kernel}; top {} by {}:\n",
         s.lock,
         s.run.round,
         s.mutexes.len(),
         s.processes,
         total,
         contended,
-        top.min(s.mutexes.len())
+        top.min(s.mutexes.len()),
+        sort.words()
     );
     let legend = "mutex: its address (pid:address with several processes); waits at: the call site of its \
                   most-waited stack, past the wrapper functions it shares with other mutexes (of its \
@@ -380,7 +382,7 @@ fn profile(r: &ProgramResult, top: usize, preset: &str, fixed_addresses: bool) -
         )
     };
     let mut stacks = String::new();
-    for (m, st) in s.mutexes.iter().take(top).flat_map(|m| m.stacks.iter().take(2).map(move |st| (m, st))) {
+    for (m, st) in shown.iter().flat_map(|m| m.stacks.iter().take(2).map(move |st| (*m, st))) {
         if st.frames.is_empty() {
             continue;
         }
