@@ -175,6 +175,41 @@ fn installed(program: &str) -> bool {
     found
 }
 
+/// `--output null` sends the program's stdout and stderr nowhere, and
+/// --metric still reads them; the default passes them on.
+#[test]
+fn the_programs_output_is_passed_on_or_dropped_and_the_metric_still_read() {
+    let program = ["sh", "-c", "echo rate 42; echo to-stderr >&2"];
+    let run = |args: &[&str]| {
+        contend()
+            .args(["run", "--count-futex", "off", "--no-progress", "--runs", "2", "--max-slowdown", "0"])
+            .args(args)
+            .arg("--")
+            .args(program)
+            .timeout(std::time::Duration::from_secs(600))
+            .output()
+            .expect("contend runs")
+    };
+    let shown = run(&[]);
+    let (out, err) = (String::from_utf8_lossy(&shown.stdout), String::from_utf8_lossy(&shown.stderr));
+    assert!(shown.status.success(), "{err}");
+    // Two rounds or more (a run re-made for load prints again).
+    assert!(out.matches("rate 42").count() >= 2, "every execution's output, by default: {out}");
+    assert!(err.contains("to-stderr"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("run.json");
+    let quiet =
+        run(&["--output", "null", "--metric", "rate ([0-9]+)", "--export-json", json.to_str().unwrap()]);
+    let (out, err) = (String::from_utf8_lossy(&quiet.stdout), String::from_utf8_lossy(&quiet.stderr));
+    assert!(quiet.status.success(), "{err}");
+    assert!(!out.contains("rate 42") && !err.contains("to-stderr"), "dropped: {out}\n{err}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(sample(&doc, "pthread")["metric"].as_f64(), Some(42.0), "read all the same");
+    assert_eq!(doc["spec"]["program_output"], "null");
+    let dropped = run(&["--output", "null"]);
+    assert!(dropped.status.success() && !String::from_utf8_lossy(&dropped.stdout).contains("rate 42"));
+}
+
 #[test]
 fn sysbench_threads_profiled_names_its_contended_mutex_and_its_wait() {
     if !installed("sysbench") {

@@ -29,6 +29,16 @@ pub enum Aslr {
     Off,
 }
 
+/// Where the program's stdout and stderr go (`--output`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProgramOutput {
+    /// To contend's own stdout and stderr, every execution's.
+    Inherit,
+    /// Nowhere (/dev/null); --metric still reads them.
+    Null,
+}
+
 /// `contend run`.
 #[derive(Debug, Args)]
 #[command(mut_args(crate::output::args::fit_to(
@@ -99,6 +109,14 @@ pub struct ProgramArgs {
     /// --what-if top:N, --recommend and the export rank by total wait.
     #[arg(long, value_enum, default_value_t = crate::model::program::ProfileSort::Wait, value_name = "KEY")]
     pub sort: crate::model::program::ProfileSort,
+
+    /// Where the program's stdout and stderr go: `inherit` (contend's
+    /// own, every execution's, the default) or `null` (nowhere, as
+    /// hyperfine's default; --metric still reads them). Its stdin is
+    /// always contend's.
+    #[arg(long = "output", value_enum, default_value_t = ProgramOutput::Inherit, value_name = "WHERE")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub program_output: ProgramOutput,
 
     /// Take the program's own rate from its output instead of its wall
     /// time: the first capture group (or the whole match) of the last line

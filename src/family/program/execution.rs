@@ -6,6 +6,7 @@
 //! execution of a run shares; [`run_point`] adds the time limit and
 //! treats a failure under glibc's own mutex as the program's.
 
+use crate::family::program::args::ProgramOutput;
 use crate::family::program::interposer;
 use crate::family::program::launch::{self, Launch};
 use crate::family::program::scratch::RunDir;
@@ -225,12 +226,15 @@ pub(crate) fn run_one(
     }
     env.push(pad(&env));
     // Captured only when the metric must be read from them; passed on
-    // unchanged afterwards.
-    let capture = match cx.metric {
-        Some(_) => Some((exec.create("stdout")?, exec.create("stderr")?)),
-        None => None,
+    // unchanged afterwards (to nowhere with --output null).
+    let null = || std::fs::OpenOptions::new().write(true).open("/dev/null");
+    let capture = match (cx.metric, spec.program_output) {
+        (Some(_), _) => Some((exec.create("stdout")?, exec.create("stderr")?)),
+        (None, ProgramOutput::Inherit) => None,
+        (None, ProgramOutput::Null) => Some((null()?, null()?)),
     };
-    let kept = capture.as_ref().map(|(o, e)| (o.try_clone(), e.try_clone()));
+    let capture_read = cx.metric.is_some();
+    let kept = capture.as_ref().filter(|_| capture_read).map(|(o, e)| (o.try_clone(), e.try_clone()));
     // Counted where the futex syscalls are (the counting run, or every run
     // with --count-futex inline): the tracepoint slows every syscall, so
     // the measured runs of the default plan stay without it. Opened here,
@@ -273,8 +277,16 @@ pub(crate) fn run_one(
     let metric = match kept {
         None => None,
         Some((out, err)) => {
-            let from_out = pass_through(out?, &mut std::io::stdout().lock(), cx.metric)?;
-            let from_err = pass_through(err?, &mut std::io::stderr().lock(), cx.metric)?;
+            let (from_out, from_err) = match spec.program_output {
+                ProgramOutput::Inherit => (
+                    pass_through(out?, &mut std::io::stdout().lock(), cx.metric)?,
+                    pass_through(err?, &mut std::io::stderr().lock(), cx.metric)?,
+                ),
+                ProgramOutput::Null => (
+                    pass_through(out?, &mut std::io::sink(), cx.metric)?,
+                    pass_through(err?, &mut std::io::sink(), cx.metric)?,
+                ),
+            };
             let found = from_out.or(from_err);
             if found.is_none() && failure.is_none() {
                 let re = cx.metric.expect("captured for the metric");

@@ -36,6 +36,8 @@ pub struct ProgramSpec {
     pub mode: RunMode,
     /// The regex the metric is taken with, if any.
     pub metric: Option<String>,
+    /// Where the program's stdout and stderr go.
+    pub program_output: crate::family::program::args::ProgramOutput,
     /// The interposer library.
     pub interposer: PathBuf,
     /// Where results go.
@@ -382,6 +384,7 @@ impl ProgramSpec {
                 (None, false) => RunMode::Locks,
             },
             metric: args.metric.clone(),
+            program_output: args.program_output,
             interposer: PathBuf::new(),
             output: args.output.clone(),
             repeat: args.repeat.plan().map_err(SpecError)?,
