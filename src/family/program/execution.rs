@@ -225,8 +225,9 @@ pub(crate) fn run_one(
         env.push((input::WAKE_NS.name.into(), ns.as_nanos().to_string().into()));
     }
     env.push(pad(&env));
-    // Captured only when the metric must be read from them; passed on
-    // unchanged afterwards (to nowhere with --output null).
+    // Captured in files only when the metric must be read from them, then
+    // passed on unchanged (to nowhere with --output null); without a
+    // metric, inherited, or /dev/null with --output null.
     let null = || std::fs::OpenOptions::new().write(true).open("/dev/null");
     let capture = match (cx.metric, spec.program_output) {
         (Some(_), _) => Some((exec.create("stdout")?, exec.create("stderr")?)),

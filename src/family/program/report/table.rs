@@ -278,8 +278,9 @@ fn mutex_label(mutexes: &[MutexProfile]) -> impl Fn(&MutexProfile) -> String {
     move |m| if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) }
 }
 
-/// One lock's profile: the top mutexes by total wait of its futex-counting
-/// run (which has the kernel waits), else of its median run.
+/// One lock's profile: the top mutexes by `sort`'s key (total wait unless
+/// `--sort` says otherwise) of its futex-counting run (which has the
+/// kernel waits), else of its median run.
 fn profile(r: &ProgramResult, top: usize, sort: ProfileSort, preset: &str, fixed_addresses: bool) -> String {
     let s = r.kernel_run();
     let which = if std::ptr::eq(s, &r.sample) {
