@@ -11,6 +11,9 @@ use crate::model::run::{RunInfo, RunRecord};
 use nix::sys::signal::Signal;
 use serde::Serialize;
 
+/// The name of glibc's own mutex as a point of `contend run` (the
+/// baseline every ratio is to): the swappable table's `Swap::Pthread`.
+pub const GLIBC: &str = "pthread";
 pub use crate::model::mutex_profile::{
     HolderProfile, KernelWaitTotals, MutexCounts, MutexInits, MutexProfile, ProfileSort, RwKind,
     RwLockProfile, SideProfile, StackProfile,

@@ -1,6 +1,7 @@
 //! `contend run`'s flags, as clap sees them.
 
 use crate::engine::repeat_args::RepeatArgs;
+use crate::model::program::GLIBC;
 use crate::output::args::OutputArgs;
 use clap::Args;
 use std::ffi::OsString;
@@ -54,7 +55,7 @@ pub struct ProgramArgs {
     /// that mutex (an address from --profile, or a name it prints: a
     /// function, file:line or module+0xoffset), every other one stays
     /// glibc's; join several with `+` (`tas@0x4040c0+mcs@queue_put`).
-    #[arg(long, value_delimiter = ',', default_value = "pthread", value_name = "LOCK[,...]")]
+    #[arg(long, value_delimiter = ',', default_value = GLIBC, value_name = "LOCK[,...]")]
     pub lock: Vec<String>,
 
     /// Profile every mutex: acquisitions, contended ones, total and p99

@@ -15,6 +15,7 @@ use crate::family::program::symbols::Symbolizer;
 use crate::measure::cpu::CpuTicks;
 use crate::measure::futex::FutexCounters;
 use crate::measure::kernel_waits::{KernelWaits, Waits};
+use crate::model::program::GLIBC;
 use crate::model::program::{KernelWaitTotals, MutexProfile, ProgramPoint, ProgramSample};
 use crate::model::run::RunInfo;
 use anyhow::{bail, Context, Result};
@@ -102,7 +103,7 @@ impl Setting<'_> {
 /// Whether `point` runs glibc's mutex alone: nothing swapped, nothing
 /// delayed. Its failure is the program's own.
 pub(crate) fn is_glibc(point: &ProgramPoint) -> bool {
-    point.lock == "pthread" && point.chosen.is_none() && point.delay.is_none() && point.speedup.is_none()
+    point.lock == GLIBC && point.chosen.is_none() && point.delay.is_none() && point.speedup.is_none()
 }
 
 /// Runs one execution of `point`, with the time limit that applies to it:

@@ -5,6 +5,7 @@
 
 use crate::family::program::scratch::ExecDir;
 use crate::family::program::symbols::Symbolizer;
+use crate::model::program::GLIBC;
 use crate::model::program::{
     HolderProfile, MutexCounts, MutexInits, MutexProfile, RwKind, RwLockProfile, SideProfile, StackProfile,
 };
@@ -147,7 +148,7 @@ pub fn profiles(
                 swapped: locks::in_mutex::swappable_kind(c.kind)
                     && match crate::family::program::choice::chosen_in(&r.lock) {
                         Some(chosen) => chosen.contains(&c.address),
-                        None => r.lock != "pthread",
+                        None => r.lock != GLIBC,
                     },
                 counts: MutexCounts::from(c),
                 mean_hold_ns: if c.holds > 0 { c.hold_ns as f64 / c.holds as f64 } else { 0.0 },

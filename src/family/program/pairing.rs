@@ -3,13 +3,14 @@
 //! what the profile itself costs (the profiled pthread against the
 //! unprofiled one). A lock that never ran gets no ratio.
 
+use crate::model::program::GLIBC;
 use crate::model::program::{ProgramResult, VsGlibc};
 
 /// Whether the lock of `r` ran at all: some measured run made an
 /// acquisition by it (pthread always "runs": it is glibc's, and so do
 /// the what-if's delayed points).
 pub(crate) fn exercised(r: &ProgramResult) -> bool {
-    r.point.lock == "pthread"
+    r.point.lock == GLIBC
         || r.point.delay.is_some()
         || r.point.speedup.is_some()
         || crate::engine::repeat::measured(&r.runs).any(|s| s.swapped > 0)
@@ -21,14 +22,13 @@ pub(crate) fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
     // The baseline runs as the locks do (profiled or not); the unprofiled
     // pthread of `--profile` measures the profile, not a lock.
     let profiled = results.first().is_some_and(|r| r.point.profiled);
-    let Some(base) = results.iter().find(|r| r.point.lock == "pthread" && r.point.profiled == profiled)
-    else {
+    let Some(base) = results.iter().find(|r| r.point.lock == GLIBC && r.point.profiled == profiled) else {
         return vec![None; results.len()];
     };
     results
         .iter()
         .map(|r| {
-            if r.point.lock == "pthread" || !exercised(r) {
+            if r.point.lock == GLIBC || !exercised(r) {
                 return None;
             }
             paired(r, base)
@@ -56,6 +56,6 @@ pub(crate) fn paired(r: &ProgramResult, base: &ProgramResult) -> Option<VsGlibc>
 /// The profiled pthread against the unprofiled one (None without both).
 pub(crate) fn profile_cost(results: &[ProgramResult]) -> Option<VsGlibc> {
     let pthread =
-        |profiled: bool| results.iter().find(|r| r.point.lock == "pthread" && r.point.profiled == profiled);
+        |profiled: bool| results.iter().find(|r| r.point.lock == GLIBC && r.point.profiled == profiled);
     paired(pthread(true)?, pthread(false)?)
 }

@@ -31,6 +31,7 @@ use crate::family::program::pairing;
 use crate::family::program::sweep::{self, finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{Combination, MutexAdvice, Recommendation, Tried};
+use crate::model::program::GLIBC;
 use crate::model::program::{FailedPoint, MutexProfile, ProgramPoint, VsGlibc};
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::Result;
@@ -148,8 +149,8 @@ pub(crate) fn run(
         profile_once(cx, "--recommend: one profiled execution under pthread, to find the mutexes")?;
     let all_wait: u64 = profiled.mutexes.iter().map(|m| m.counts.wait_ns).sum();
     let chosen = candidates(&profiled.mutexes, mutexes);
-    let locks: Vec<&String> = spec.locks.iter().filter(|l| *l != "pthread").collect();
-    let mut points = vec![ProgramPoint::new("pthread", false)];
+    let locks: Vec<&String> = spec.locks.iter().filter(|l| *l != GLIBC).collect();
+    let mut points = vec![ProgramPoint::new(GLIBC, false)];
     for m in &chosen {
         for lock in &locks {
             let name = format!("{lock}@0x{:x}", m.address);
@@ -237,14 +238,14 @@ pub(crate) fn run(
         let name = winners.join("+");
         let env = winners.join(";");
         let pair = [
-            ProgramPoint::new("pthread", false),
+            ProgramPoint::new(GLIBC, false),
             ProgramPoint { chosen: Some(env), ..ProgramPoint::new(&name, false) },
         ];
         let both = measure(cx, &pair, futex, inline, &mut warnings)?;
         interrupted = both.interrupted;
         failed.extend(both.failed);
         let vs = match (both.results.iter().find(|r| r.point.lock == name), both.results.first()) {
-            (Some(r), Some(base)) if base.point.lock == "pthread" => pairing::paired(r, base),
+            (Some(r), Some(base)) if base.point.lock == GLIBC => pairing::paired(r, base),
             _ => None,
         };
         if let Some(r) = both.results.into_iter().find(|r| r.point.lock == name) {

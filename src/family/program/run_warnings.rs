@@ -5,6 +5,7 @@
 
 use crate::family::program::pairing::exercised;
 use crate::model::program::ProgramResult;
+use crate::model::program::GLIBC;
 use crate::model::warning::{Warning, WarningKind};
 
 /// What the interposer saw that the ratios cannot rest on, for the user:
@@ -12,8 +13,7 @@ use crate::model::warning::{Warning, WarningKind};
 /// did not report, processes left running.
 pub(crate) fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
     let mut out = Vec::new();
-    let glibc_total: u64 =
-        results.iter().filter(|r| r.point.lock == "pthread").map(|r| r.sample.to_glibc).sum();
+    let glibc_total: u64 = results.iter().filter(|r| r.point.lock == GLIBC).map(|r| r.sample.to_glibc).sum();
     let runs = || results.iter().flat_map(|r| crate::engine::repeat::measured(&r.runs));
     // Without the program's own report its counts are unknown: nothing is
     // claimed about them but that.

@@ -4,6 +4,7 @@
 
 use crate::family::program::args::ProgramArgs;
 use crate::family::program::run_mode::{self, RunMode};
+use crate::model::program::GLIBC;
 use crate::model::SpecError;
 use locks::in_mutex::Swap;
 use serde::Serialize;
@@ -138,11 +139,11 @@ pub fn locks(names: &[String]) -> Result<(Vec<String>, bool), String> {
         }
         out.push(name.clone());
     }
-    let added = !out.iter().any(|l| l == "pthread");
+    let added = !out.iter().any(|l| l == GLIBC);
     if added {
-        out.insert(0, "pthread".into());
+        out.insert(0, GLIBC.into());
     } else {
-        let i = out.iter().position(|l| l == "pthread").unwrap_or(0);
+        let i = out.iter().position(|l| l == GLIBC).unwrap_or(0);
         let p = out.remove(i);
         out.insert(0, p);
     }
@@ -412,6 +413,11 @@ mod tests {
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_baseline_is_the_swappable_tables_glibc_mutex() {
+        assert_eq!(crate::model::program::GLIBC, locks::in_mutex::Swap::Pthread.name());
     }
 
     #[test]

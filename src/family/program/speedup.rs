@@ -33,6 +33,7 @@ use crate::family::program::execution::Setting;
 use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{Estimate, SpedMutex, SpeedupWhatIf};
+use crate::model::program::GLIBC;
 use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult, ProgramSample};
 use crate::model::warning::Warning;
 use anyhow::{anyhow, bail, Result};
@@ -121,7 +122,7 @@ pub(crate) fn run(
     let profiled =
         profile_once(cx, &format!("--what-if: one profiled execution under pthread, to find {what}"))?;
     let chosen = pick(&asked, &profiled.mutexes)?;
-    let mut points = vec![ProgramPoint::new("pthread", false)];
+    let mut points = vec![ProgramPoint::new(GLIBC, false)];
     let mut base = point(0, chosen[0].address);
     base.lock = BASE.into();
     points.push(base);
@@ -218,7 +219,7 @@ fn analyse(
     if base.is_empty() {
         return None;
     }
-    let plain = rounds(results, "pthread");
+    let plain = rounds(results, GLIBC);
     let cost: Vec<f64> = base
         .iter()
         .filter_map(|b| plain.iter().find(|p| p.run.round == b.run.round).map(|p| metric(b) / metric(p)))

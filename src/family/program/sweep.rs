@@ -16,6 +16,7 @@ use crate::family::program::scratch::RunDir;
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::futex::FutexCounters;
+use crate::model::program::GLIBC;
 use crate::model::program::{FailedPoint, ProgramPoint, ProgramResult, ProgramSample, VsGlibc};
 use crate::model::run::Stopped;
 use crate::model::warning::common as notes;
@@ -56,7 +57,7 @@ pub(crate) fn profile_once(cx: &mut Setting<'_>, why: &str) -> Result<ProgramSam
     if cx.spec.progress {
         crate::session::terminal::status(&format!("contend run {why}"));
     }
-    run_point(cx, &ProgramPoint::new("pthread", true), None).context("profiling the program")
+    run_point(cx, &ProgramPoint::new(GLIBC, true), None).context("profiling the program")
 }
 
 /// Gives each per-mutex point its mutexes by address: names are looked
@@ -239,7 +240,7 @@ pub(crate) fn run_locks(
     let mut points: Vec<ProgramPoint> =
         spec.locks.iter().map(|l| ProgramPoint::new(l, spec.profile)).collect();
     if spec.profile {
-        points.push(ProgramPoint::new("pthread", false));
+        points.push(ProgramPoint::new(GLIBC, false));
     }
     map_choices(cx, &mut points)?;
     let m = measure(cx, &points, futex, inline, &mut warnings)?;

@@ -36,6 +36,7 @@ use crate::family::program::execution::Setting;
 use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{DelayPoint, Estimate, WhatIf};
+use crate::model::program::GLIBC;
 use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult};
 use crate::model::warning::Warning;
 use anyhow::{anyhow, Result};
@@ -103,7 +104,7 @@ pub(crate) fn run(
     let profiled =
         profile_once(cx, &format!("--what-if: one profiled execution under pthread, to find {what}"))?;
     let m = find(&target, &profiled.mutexes)?.clone();
-    let mut points = vec![ProgramPoint::new("pthread", false)];
+    let mut points = vec![ProgramPoint::new(GLIBC, false)];
     for &d in delays {
         let label = format!("+{}@0x{:x}", crate::model::value::format_nanos(d), m.address);
         let mut p = ProgramPoint::new(&label, false);
@@ -136,7 +137,7 @@ pub(crate) fn run(
             ),
         ));
     }
-    let base = measured.results.iter().find(|r| r.point.lock == "pthread").filter(|_| delayed);
+    let base = measured.results.iter().find(|r| r.point.lock == GLIBC).filter(|_| delayed);
     let analysis = base.and_then(|base| analyse(&m, delays, base, &measured.results, spec.metric.is_some()));
     let vs = crate::family::program::pairing::vs_glibc(&measured.results);
     let kernel_waits_failed = cx.kernel_waits_failed.take();

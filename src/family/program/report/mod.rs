@@ -9,6 +9,7 @@ pub mod whatif;
 
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
+use crate::model::program::GLIBC;
 use crate::model::program::{ProgramResult, VsGlibc};
 use crate::output::columns::Shown;
 use crate::output::document::Report;
@@ -139,18 +140,16 @@ impl Report for ProgramReport<'_> {
         let mut out = String::from("# lock metric_mean ci95 vs_pthread lo hi\n");
         for (r, vs) in self.outcome.results.iter().zip(&self.outcome.vs_glibc) {
             let f = |v: Option<f64>| v.map_or("NaN".into(), |v| format!("{v:.6}"));
-            out +=
-                &format!(
-                    "{} {:.6} {} {} {} {}\n",
-                    r.point.label(self.spec.profile).replace(' ', "_"),
-                    r.stats.mean,
-                    f(r.stats.ci95),
-                    f(vs.map(|v| v.ratio)
-                        .or((r.sample.lock == "pthread" && r.point.profiled == self.spec.profile)
-                            .then_some(1.0))),
-                    f(vs.and_then(|v| v.ci95).map(|c| c.0)),
-                    f(vs.and_then(|v| v.ci95).map(|c| c.1)),
-                );
+            out += &format!(
+                "{} {:.6} {} {} {} {}\n",
+                r.point.label(self.spec.profile).replace(' ', "_"),
+                r.stats.mean,
+                f(r.stats.ci95),
+                f(vs.map(|v| v.ratio)
+                    .or((r.sample.lock == GLIBC && r.point.profiled == self.spec.profile).then_some(1.0))),
+                f(vs.and_then(|v| v.ci95).map(|c| c.0)),
+                f(vs.and_then(|v| v.ci95).map(|c| c.1)),
+            );
         }
         for failed in &self.outcome.failed {
             out += &format!("# {} failed: {}\n", failed.point.label(self.spec.profile), failed.reason);
@@ -184,7 +183,7 @@ impl Report for ProgramReport<'_> {
                 .results
                 .iter()
                 .zip(&self.outcome.vs_glibc)
-                .filter(|(r, _)| r.point.lock != "pthread")
+                .filter(|(r, _)| r.point.lock != GLIBC)
                 .map(|(r, vs)| LockVsGlibc { lock: &r.point.lock, vs: *vs })
                 .collect(),
             profile_cost: self.outcome.profile_cost,

@@ -4,6 +4,7 @@
 
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
+use crate::model::program::GLIBC;
 use crate::model::program::{MutexProfile, ProfileSort, ProgramResult, ProgramSample};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
@@ -77,9 +78,9 @@ fn row(
         r.stats.n.to_string(),
         match vs {
             Some(v) => format!("{:.3}", v.ratio),
-            None if s.lock == "pthread" && r.point.profiled == profiled => "1".into(),
+            None if s.lock == GLIBC && r.point.profiled == profiled => "1".into(),
             // The unprofiled pthread of --profile: the profile's cost, below.
-            None if s.lock == "pthread" => "-".into(),
+            None if s.lock == GLIBC => "-".into(),
             None if s.swapped == 0 && !s.program_reported => "no report".into(),
             None if s.swapped == 0 => "not used".into(),
             None => "-".into(),
@@ -312,7 +313,7 @@ fn profile(r: &ProgramResult, top: usize, sort: ProfileSort, preset: &str, fixed
     let numbers = 2..header.len();
     // The kind gets a column only when a shown mutex is not a plain one
     // (the legend says so otherwise): the room goes to the call sites.
-    let kind_of = |m: &MutexProfile| kind(m.kind, m.swapped, s.lock == "pthread");
+    let kind_of = |m: &MutexProfile| kind(m.kind, m.swapped, s.lock == GLIBC);
     let kinds = shown.iter().any(|m| kind_of(m) != "normal");
     if kinds {
         header.push("kind");
