@@ -310,7 +310,7 @@ pub(crate) fn run_one(
     if let Some(r) = reports.iter().find(|r| r.lock != reported_as) {
         bail!("process {} ran lock {} instead of {reported_as}", r.pid, r.lock);
     }
-    let (mut mutexes, symbol_hints) = interposer::profiles(&reports, cx.symbols, cx.spec.top);
+    let (mut mutexes, symbol_hints) = interposer::profiles(&reports, cx.symbols, cx.spec.top, cx.spec.sort);
     let pids: Vec<u32> = loaded.iter().copied().chain(reports.iter().map(|r| r.pid)).collect();
     let kernel_waits = kernel_waits.map(|w| join_kernel_waits(&mut mutexes, &w, &pids));
     let rwlocks = interposer::rwlocks(&reports, cx.symbols);

@@ -7,7 +7,8 @@ use crate::family::program::scratch::ExecDir;
 use crate::family::program::symbols::Symbolizer;
 use crate::model::program::GLIBC;
 use crate::model::program::{
-    HolderProfile, MutexCounts, MutexInits, MutexProfile, RwKind, RwLockProfile, SideProfile, StackProfile,
+    HolderProfile, MutexCounts, MutexInits, MutexProfile, ProfileSort, RwKind, RwLockProfile, SideProfile,
+    StackProfile,
 };
 use anyhow::{anyhow, Result};
 use locks::in_mutex::report::Frame;
@@ -75,12 +76,13 @@ pub fn inits(reports: &[Report]) -> MutexInits {
 }
 
 /// Every mutex of every process, named, most waited-on first, and how to
-/// get names for the modules the first `top` could only be named in by
-/// offset.
+/// get names for the modules that the first `top` in `sort`'s order (the
+/// ones the table shows) could only be named in by offset.
 pub fn profiles(
     reports: &[Report],
     symbols: &mut Symbolizer,
     top: usize,
+    sort: ProfileSort,
 ) -> (Vec<MutexProfile>, Vec<String>) {
     let mut out = Vec::new();
     // The names that could only be `module+0xoffset`, and their module.
@@ -168,7 +170,9 @@ pub fn profiles(
     }
     // The order the tables show: most waited-on first.
     out.sort_by_key(|m| std::cmp::Reverse((m.counts.wait_ns, m.counts.acquisitions)));
-    let mut modules: Vec<&String> = out.iter().take(top).filter_map(|m| by_offset.get(&m.waits_at)).collect();
+    // The hints are for the mutexes the table shows, in --sort's order.
+    let mut modules: Vec<&String> =
+        sort.order(&out).into_iter().take(top).filter_map(|m| by_offset.get(&m.waits_at)).collect();
     modules.sort();
     modules.dedup();
     let hints = modules.into_iter().filter(|m| m.as_str() != "-").map(|m| symbols.hint(m)).collect();
