@@ -104,3 +104,37 @@ fn the_csv_carries_reads_and_writes() {
     assert_eq!(cell("read_pct"), "70");
     assert!(cell("reads_per_s").parse::<f64>().unwrap() > cell("writes_per_s").parse::<f64>().unwrap());
 }
+
+/// A read sweep too short for any p99 (drawn only with 10 timed waits
+/// above it, so a million acquisitions at the default one in 1024) once
+/// made plotters search forever for the wait panel's ticks on an empty
+/// range. The figure is drawn, and the panel says why it has no line.
+#[test]
+fn a_figure_without_a_single_percentile_is_still_drawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("rw.svg");
+    let json = dir.path().join("rw.json");
+    assert_cmd::Command::cargo_bin("contend")
+        .unwrap()
+        .args(["lock", "--lock", "pthread-rw", "--threads", "2", "--read", "0%,90%", "--duration", "10ms"])
+        .args(["--warmup", "0", "--runs", "1", "--no-progress", "--plot"])
+        .arg(&svg)
+        .arg("--export-json")
+        .arg(&json)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("too few timed waits"), "the wait panel says why it is empty");
+    // And the same figure from the export.
+    let again = dir.path().join("again.svg");
+    assert_cmd::Command::cargo_bin("contend")
+        .unwrap()
+        .arg("plot")
+        .arg(&json)
+        .arg("-o")
+        .arg(&again)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+}

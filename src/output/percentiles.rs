@@ -99,8 +99,9 @@ impl Percentiles {
 
         let names: Vec<(String, RGBColor)> = legend.iter().map(|n| (n.clone(), colour_of(n))).collect();
         let data = frame(&root, title, caption, &names)?;
-        let mut chart =
-            crate::output::plot::chart_on(&data).build_cartesian_2d(-0.1..5.1, y_lo..y_hi).map_err(err)?;
+        let mut chart = crate::output::plot::chart_on(&data)
+            .build_cartesian_2d(-0.1..5.1, crate::output::plot::span(y_lo..y_hi))
+            .map_err(err)?;
         // plotters places x labels evenly; the percentiles people quote
         // are not even on this axis, so they are drawn here, each on a
         // grid line.

@@ -154,6 +154,19 @@ pub(crate) fn axis_font() -> TextStyle<'static> {
     ("sans-serif", 20).into_font().color(&BLACK)
 }
 
+/// `r` as a range plotters can draw: finite and not empty. Plotters'
+/// search for tick positions never ends on an infinite or NaN range (a
+/// panel with nothing to draw, e.g. no p99 with enough waits above it,
+/// made `contend plot` spin forever), so every chart's ranges pass here.
+pub(crate) fn span(r: std::ops::Range<f64>) -> std::ops::Range<f64> {
+    match (r.start.is_finite(), r.end.is_finite()) {
+        (true, true) if r.end > r.start => r,
+        (true, _) => r.start..r.start + 1.0,
+        (false, true) => r.end - 1.0..r.end,
+        (false, false) => 0.0..1.0,
+    }
+}
+
 /// A chart on `area` with the room every figure gives its axes: the
 /// label areas fit [`axis_font`]'s ticks and names.
 pub(crate) fn chart_on<'a, 'b, DB: DrawingBackend>(
@@ -233,6 +246,16 @@ pub(crate) fn frame<'a, DB: DrawingBackend + 'a>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_span_is_finite_and_never_empty() {
+        assert_eq!(super::span(1.0..3.0), 1.0..3.0);
+        assert_eq!(super::span(2.0..2.0), 2.0..3.0);
+        assert_eq!(super::span(f64::INFINITY..f64::INFINITY), 0.0..1.0);
+        assert_eq!(super::span(f64::NAN..f64::NAN), 0.0..1.0);
+        assert_eq!(super::span(f64::NEG_INFINITY..5.0), 4.0..5.0);
+        assert_eq!(super::span(3.0..f64::NAN), 3.0..4.0);
+    }
+
     use super::*;
 
     #[test]

@@ -9,6 +9,7 @@ use crate::family::lock::sweep::PointResult;
 use crate::measure::latency::{Bucket, Latencies};
 use crate::model::value::Work;
 use crate::model::Mode;
+use crate::output::plot::span;
 use crate::output::plot::{color, err, frame, padded, value_label, Categories};
 use plotters::prelude::*;
 use serde::Deserialize;
@@ -396,7 +397,7 @@ fn panels<DB: DrawingBackend>(
     };
     let (top, bottom) = area.split_vertically(460);
     let mut chart = crate::output::plot::chart_on(&top)
-        .build_cartesian_2d(xs.clone(), 0.0..y_hi.max(1.0))
+        .build_cartesian_2d(span(xs.clone()), span(0.0..y_hi.max(1.0)))
         .map_err(err)?;
     crate::output::plot::readable(&mut chart.configure_mesh())
         .x_desc(axis.name)
@@ -420,7 +421,8 @@ fn panels<DB: DrawingBackend>(
             .map_err(err)?;
     }
 
-    let mut fair = crate::output::plot::chart_on(&bottom).build_cartesian_2d(xs, 0.0..1.05).map_err(err)?;
+    let mut fair =
+        crate::output::plot::chart_on(&bottom).build_cartesian_2d(span(xs), 0.0..1.05).map_err(err)?;
     crate::output::plot::readable(&mut fair.configure_mesh())
         .x_desc(axis.name)
         .x_labels(ticks.count)
@@ -465,7 +467,8 @@ fn wait_panel<DB: DrawingBackend>(
         .collect();
     let lo = ys.iter().copied().fold(f64::INFINITY, f64::min).floor();
     let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max).ceil().max(lo + 1.0);
-    let mut chart = crate::output::plot::chart_on(area).build_cartesian_2d(xs, lo..hi).map_err(err)?;
+    let mut chart =
+        crate::output::plot::chart_on(area).build_cartesian_2d(span(xs), span(lo..hi)).map_err(err)?;
     crate::output::plot::readable(&mut chart.configure_mesh())
         .x_desc(axis.name)
         .x_labels(ticks.count)
@@ -474,6 +477,18 @@ fn wait_panel<DB: DrawingBackend>(
         .y_label_formatter(&|v| crate::output::plot::decade(*v))
         .draw()
         .map_err(err)?;
+    if ys.is_empty() {
+        // Percentiles are drawn only with 10 timed waits above them.
+        let (x0, x1) = (chart.x_range().start, chart.x_range().end);
+        let note = "too few timed waits for a percentile: longer runs, or --latency-every lower";
+        chart
+            .draw_series(std::iter::once(Text::new(
+                note,
+                (x0 + 0.05 * (x1 - x0), lo + 0.6),
+                crate::output::plot::axis_font(),
+            )))
+            .map_err(err)?;
+    }
     for (i, (_, points)) in series.iter().enumerate() {
         let c = color(i);
         let solid: Vec<(f64, f64)> =

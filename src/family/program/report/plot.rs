@@ -10,6 +10,7 @@
 
 use crate::measure::latency::Bucket;
 use crate::model::program::ProgramPoint;
+use crate::output::plot::span;
 use crate::output::plot::{color, decade, err, frame, padded, value_label};
 use plotters::prelude::*;
 use serde_json::Value;
@@ -205,7 +206,7 @@ fn metric_panel<DB: DrawingBackend>(
     let (lo, hi) = padded(lo.max(0.0), hi, 0.15);
     let n = fig.locks.len();
     let mut chart = crate::output::plot::chart_on(area)
-        .build_cartesian_2d(-0.5..(n as f64 - 0.5), lo.max(0.0)..hi)
+        .build_cartesian_2d(-0.5..(n as f64 - 0.5), span(lo.max(0.0)..hi))
         .map_err(err)?;
     let label = |v: &f64| {
         let i = v.round();
@@ -245,8 +246,9 @@ fn wait_panel<DB: DrawingBackend>(
     let ys = curves.iter().flat_map(|(_, p)| p.iter().map(|&(_, y)| y));
     let (y_lo, y_hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
     let (y_lo, y_hi) = (y_lo.floor(), y_hi.ceil().max(y_lo.floor() + 1.0));
-    let mut chart =
-        crate::output::plot::chart_on(area).build_cartesian_2d(-0.5..X_MAX + 0.5, y_lo..y_hi).map_err(err)?;
+    let mut chart = crate::output::plot::chart_on(area)
+        .build_cartesian_2d(-0.5..X_MAX + 0.5, span(y_lo..y_hi))
+        .map_err(err)?;
     crate::output::plot::readable(&mut chart.configure_mesh())
         .x_desc("percentile of the mutex's contended acquisitions")
         .y_desc("wait, µs")
