@@ -2,6 +2,7 @@
 //! anything; everything here only formats.
 
 pub mod args;
+pub mod column;
 pub mod columns;
 pub mod csv;
 pub mod document;

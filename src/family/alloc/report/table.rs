@@ -3,6 +3,7 @@
 //! numbers unrounded, plus the library each child preloaded.
 
 use crate::family::alloc::sweep::AllocResult;
+use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
 use comfy_table::{presets, Table};
@@ -42,47 +43,27 @@ const CORE_LEGEND: &str = "ops/s: mallocs + frees per second of the child's work
      ±%: its 95% confidence interval; vs glibc: the mean relative to glibc's in this run. Other columns: the \
      median run.\n";
 
-/// Each column with its group.
-const COLUMNS: [(&str, &str); 16] = [
-    (CORE, "pattern"),
-    (CORE, "allocator"),
-    ("time", "wall s"),
-    ("time", "user s"),
-    ("time", "sys s"),
-    (CORE, "ops/s"),
-    (CORE, "±%"),
-    (CORE, "runs"),
-    (CORE, "vs glibc"),
-    ("memory", "peak RSS MiB"),
-    ("memory", "vcsw"),
-    ("memory", "ivcsw"),
-    ("kernel", "futex"),
-    ("futex", "futex fail"),
-    ("futex", "own futex"),
-    ("kernel", "alloc futex"),
-];
-
-fn row(r: &AllocResult) -> Vec<String> {
-    let s = &r.sample;
-    // Futex counts come from the counting run, when there is one.
-    let k = r.kernel_run();
+/// Every column with its group and its cell.
+fn columns() -> Vec<Column<'static, AllocResult>> {
+    type C = Column<'static, AllocResult>;
     vec![
-        format!("{:?}", s.pattern).to_lowercase(),
-        s.allocator.clone(),
-        format!("{:.3}", s.wall_s),
-        format!("{:.3}", s.user_s),
-        format!("{:.3}", s.sys_s),
-        si(r.stats.mean),
-        crate::output::table::interval_cell(&r.stats, r.stopped),
-        r.stats.n.to_string(),
-        s.vs_glibc.map_or("-".into(), |r| format!("{r:.2}")),
-        format!("{:.1}", s.max_rss_kib as f64 / 1024.0),
-        s.voluntary_context_switches.to_string(),
-        s.involuntary_context_switches.to_string(),
-        opt(k.futex.map(|f| f.calls)),
-        opt(k.futex.map(|f| f.errors)),
-        k.own_futex_calls.to_string(),
-        opt(k.allocator_futex_calls),
+        C::text(CORE, "pattern", |r| format!("{:?}", r.sample.pattern).to_lowercase()),
+        C::text(CORE, "allocator", |r| r.sample.allocator.clone()),
+        C::number("time", "wall s", |r| format!("{:.3}", r.sample.wall_s)),
+        C::number("time", "user s", |r| format!("{:.3}", r.sample.user_s)),
+        C::number("time", "sys s", |r| format!("{:.3}", r.sample.sys_s)),
+        C::number(CORE, "ops/s", |r| si(r.stats.mean)),
+        C::number(CORE, "±%", |r| crate::output::table::interval_cell(&r.stats, r.stopped)),
+        C::number(CORE, "runs", |r| r.stats.n.to_string()),
+        C::number(CORE, "vs glibc", |r| r.sample.vs_glibc.map_or("-".into(), |v| format!("{v:.2}"))),
+        C::number("memory", "peak RSS MiB", |r| format!("{:.1}", r.sample.max_rss_kib as f64 / 1024.0)),
+        C::number("memory", "vcsw", |r| r.sample.voluntary_context_switches.to_string()),
+        C::number("memory", "ivcsw", |r| r.sample.involuntary_context_switches.to_string()),
+        // Futex counts come from the counting run, when there is one.
+        C::number("kernel", "futex", |r| opt(r.kernel_run().futex.map(|f| f.calls))),
+        C::number("futex", "futex fail", |r| opt(r.kernel_run().futex.map(|f| f.errors))),
+        C::number("futex", "own futex", |r| r.kernel_run().own_futex_calls.to_string()),
+        C::number("kernel", "alloc futex", |r| opt(r.kernel_run().allocator_futex_calls)),
     ]
 }
 
@@ -92,15 +73,13 @@ pub fn table(results: &[AllocResult], shown: &Shown) -> String {
 }
 
 pub(crate) fn table_with(results: &[AllocResult], shown: &Shown, preset: &str) -> String {
-    let groups: Vec<&str> = COLUMNS.iter().map(|(g, _)| *g).collect();
-    let headers = shown.select(&groups, COLUMNS.iter().map(|(_, h)| *h).collect());
+    let columns = Columns::shown(columns(), shown);
     let mut t = Table::new();
     t.load_preset(preset);
-    t.set_header(&headers);
     for r in results {
-        t.add_row(shown.select(&groups, row(r)));
+        t.add_row(columns.cells(r));
     }
-    crate::output::table::align_right(&mut t, 2..headers.len());
+    columns.lay_out(&mut t);
     let notes =
         crate::output::table::precision_note(results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])));
     let text = format!("{notes}{CORE_LEGEND}{}{}", shown.legend(GROUPS), shown.hidden_note(GROUPS));

@@ -4,6 +4,7 @@
 use crate::family::lock::sweep::PointResult;
 use crate::measure::env::Environment;
 use crate::model::value::WorkMode;
+use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::{ratio, si};
 use comfy_table::{presets, Table};
@@ -109,65 +110,22 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
         crate::model::value::format_nanos(first.point.warmup_ns)
     ));
 
-    let mut t = Table::new();
-    t.load_preset(preset);
     // With a hold, the lock can do at most one critical section per hold:
     // lockscale's theoretical maximum, and the share of it achieved.
     let holds = results.iter().any(|r| r.point.hold.ns > 0);
     let repeated = crate::output::table::shows_intervals(results.iter().map(|r| (&r.stats, r.stopped)));
     let timed = results.iter().any(|r| r.point.latency_every > 0);
     let rw = results.iter().any(|r| r.point.read_pct.is_some());
-    // Each metric column with its group; columns that do not apply to
-    // these results (no repeats, no hold) are left out whatever the group.
-    let columns: Vec<(&str, &str)> = [
-        (CORE, "cs/s", true),
-        (CORE, "±%", repeated),
-        (CORE, "runs", repeated),
-        (CORE, "eff%", holds),
-        ("hold", "max cs/s", holds),
-        ("hold", "hold µs", true),
-        ("cpu", "%usr", true),
-        ("cpu", "%sys", true),
-        ("cpu", "%idle", true),
-        ("cpu", "%steal", true),
-        ("shares", "min%", true),
-        ("shares", "max%", true),
-        ("fairness", "Jain", true),
-        ("latency", "p50µs", timed),
-        ("wait", "p99µs", timed),
-        ("latency", "p99.9µs", timed),
-        ("latency", "p99.99µs", timed),
-        ("latency", "maxµs", timed),
-        ("rw", "reads/s", rw),
-        ("rw", "writes/s", rw),
-        ("rw", "rd p99µs", rw && timed),
-        ("rw", "wr p99µs", rw && timed),
-        ("rw", "wr maxµs", rw && timed),
-        ("kernel", "ctxsw/cs", true),
-        ("kernel", "futex/cs", true),
-        ("errors", "fail/cs", true),
-        ("lock", "spins/cs", true),
-        ("lock", "waits/cs", true),
-        ("lock", "wakes/cs", true),
-    ]
-    .into_iter()
-    .filter(|&(_, _, applies)| applies)
-    .map(|(g, h, _)| (g, h))
-    .collect();
-    let groups: Vec<&str> = columns.iter().map(|(g, _)| *g).collect();
-    let headers = shown.select(&groups, columns.iter().map(|(_, h)| *h).collect());
-    t.set_header(varying.iter().map(|(n, _)| *n).chain(headers.iter().copied()));
-    let mut rows: Vec<Vec<String>> = results
-        .iter()
-        .map(|r| {
-            let mut row: Vec<String> = varying.iter().map(|(_, f)| f(r)).collect();
-            row.extend(shown.select(&groups, cells(r, repeated, holds, timed, rw)));
-            row
-        })
-        .collect();
+    let mut all: Vec<Column<PointResult>> =
+        varying.iter().map(|&&(name, f)| Column::text(CORE, name, f)).collect();
+    all.extend(metric_columns(repeated, holds, timed, rw));
+    let columns = Columns::shown(all, shown);
+    let mut rows: Vec<Vec<String>> = results.iter().map(|r| columns.cells(r)).collect();
     crate::output::number::one_notation_per_column(&mut rows);
+    let mut t = Table::new();
+    t.load_preset(preset);
     t.add_rows(rows);
-    crate::output::table::align_right(&mut t, varying.len()..varying.len() + headers.len());
+    columns.lay_out(&mut t);
     let precision =
         crate::output::table::precision_note(results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])))
             + &results
@@ -186,63 +144,109 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     format!("{heading}{t}\n\n{}", crate::output::table::fit(&(legend + &notes)))
 }
 
-/// Every metric cell of one row, in the order of the columns above (the
-/// ones that apply).
-fn cells(r: &PointResult, repeated: bool, holds: bool, timed: bool, rw: bool) -> Vec<String> {
-    let s = &r.sample;
-    // Futex counts come from the counting run, when there is one.
-    let k = r.kernel_run();
-    let counters = s.lock_counters;
-    let cs_per_s = r.stats.mean;
-    let cut = crate::model::run::from_cut_short(&r.runs);
-    let mut row = vec![si(cs_per_s) + if cut { crate::output::table::CUT_MARK } else { "" }];
-    if repeated {
-        row.push(crate::output::table::interval_cell(&r.stats, r.stopped));
-        row.push(r.stats.n.to_string());
-    }
-    // Per lock: with --locks N, N critical sections can run at once.
-    // Readers hold it together, so a hold is no longer the lock's time.
-    let shared = r.point.read_pct.is_some_and(|p| p > 0);
-    let hold_s = if shared { 0.0 } else { r.point.hold.ns as f64 / 1e9 / f64::from(r.point.locks.max(1)) };
-    if holds {
-        row.push(if hold_s > 0.0 { format!("{:.1}", 100.0 * cs_per_s * hold_s) } else { "-".into() });
-        row.push(if hold_s > 0.0 { si(1.0 / hold_s) } else { "-".into() });
-    }
-    row.extend([
-        s.mean_hold_ns.map_or("-".into(), |ns| format!("{:.3}", ns / 1e3)),
-        format!("{:.2}", s.cpu.usr_pct),
-        format!("{:.2}", s.cpu.sys_pct),
-        format!("{:.2}", s.cpu.idle_pct),
-        format!("{:.2}", s.cpu.steal_pct),
-        format!("{:.1}", s.fairness.min_share_pct),
-        format!("{:.1}", s.fairness.max_share_pct),
-        format!("{:.4}", s.fairness.jain),
-    ]);
-    if timed {
-        row.extend(wait_cells(r));
-    }
-    if rw {
-        row.extend(rw_cells(r, timed));
-    }
-    row.extend([
-        ratio(s.per_cs(s.process.context_switches())),
-        ratio(k.futex.and_then(|f| k.per_cs(f.calls))),
-        ratio(k.futex.and_then(|f| k.per_cs(f.errors))),
-        ratio(counters.and_then(|c| s.per_cs(c.spins))),
-        ratio(counters.and_then(|c| s.per_cs(c.waits))),
-        ratio(counters.and_then(|c| s.per_cs(c.wakes))),
-    ]);
-    row
+/// Every metric column with its group and its cell; columns that do not
+/// apply to these results (no repeats, no hold) are left out whatever
+/// the group. Rates and latencies are the point's over its runs, the
+/// other cells the median run's (futex counts: the counting run's, when
+/// there is one).
+fn metric_columns(repeated: bool, holds: bool, timed: bool, rw: bool) -> Vec<Column<'static, PointResult>> {
+    type C = Column<'static, PointResult>;
+    let per_cs = |r: &PointResult, n: Option<u64>| ratio(n.and_then(|n| r.sample.per_cs(n)));
+    let counter = move |r: &PointResult, f: fn(&crate::model::lock::LockCounters) -> u64| {
+        per_cs(r, r.sample.lock_counters.map(|c| f(&c)))
+    };
+    vec![
+        C::number(CORE, "cs/s", |r| {
+            let cut = crate::model::run::from_cut_short(&r.runs);
+            si(r.stats.mean) + if cut { crate::output::table::CUT_MARK } else { "" }
+        }),
+        C::number(CORE, "±%", |r| crate::output::table::interval_cell(&r.stats, r.stopped)).only_if(repeated),
+        C::number(CORE, "runs", |r| r.stats.n.to_string()).only_if(repeated),
+        C::number(CORE, "eff%", |r| match hold_per_lock_s(r) {
+            h if h > 0.0 => format!("{:.1}", 100.0 * r.stats.mean * h),
+            _ => "-".into(),
+        })
+        .only_if(holds),
+        C::number("hold", "max cs/s", |r| match hold_per_lock_s(r) {
+            h if h > 0.0 => si(1.0 / h),
+            _ => "-".into(),
+        })
+        .only_if(holds),
+        C::number("hold", "hold µs", |r| {
+            r.sample.mean_hold_ns.map_or("-".into(), |ns| format!("{:.3}", ns / 1e3))
+        }),
+        C::number("cpu", "%usr", |r| format!("{:.2}", r.sample.cpu.usr_pct)),
+        C::number("cpu", "%sys", |r| format!("{:.2}", r.sample.cpu.sys_pct)),
+        C::number("cpu", "%idle", |r| format!("{:.2}", r.sample.cpu.idle_pct)),
+        C::number("cpu", "%steal", |r| format!("{:.2}", r.sample.cpu.steal_pct)),
+        C::number("shares", "min%", |r| format!("{:.1}", r.sample.fairness.min_share_pct)),
+        C::number("shares", "max%", |r| format!("{:.1}", r.sample.fairness.max_share_pct)),
+        C::number("fairness", "Jain", |r| format!("{:.4}", r.sample.fairness.jain)),
+        C::number("latency", "p50µs", |r| wait_cell(r, 0.5)).only_if(timed),
+        C::number("wait", "p99µs", |r| wait_cell(r, 0.99)).only_if(timed),
+        C::number("latency", "p99.9µs", |r| wait_cell(r, 0.999)).only_if(timed),
+        C::number("latency", "p99.99µs", |r| wait_cell(r, 0.9999)).only_if(timed),
+        C::number("latency", "maxµs", |r| wait_cell(r, 1.0)).only_if(timed),
+        C::number("rw", "reads/s", |r| rw_rate(r, |rw| (rw.reads, rw.reads_per_s))).only_if(rw),
+        C::number("rw", "writes/s", |r| rw_rate(r, |rw| (rw.writes, rw.writes_per_s))).only_if(rw),
+        C::number("rw", "rd p99µs", |r| rw_wait_cell(r, |(read, _)| percentile_cell(read, 0.99)))
+            .only_if(rw && timed),
+        C::number("rw", "wr p99µs", |r| rw_wait_cell(r, |(_, write)| percentile_cell(write, 0.99)))
+            .only_if(rw && timed),
+        C::number("rw", "wr maxµs", |r| rw_wait_cell(r, |(_, write)| percentile_cell(write, 1.0)))
+            .only_if(rw && timed),
+        C::number("kernel", "ctxsw/cs", move |r| per_cs(r, Some(r.sample.process.context_switches()))),
+        C::number("kernel", "futex/cs", |r| {
+            let k = r.kernel_run();
+            ratio(k.futex.and_then(|f| k.per_cs(f.calls)))
+        }),
+        C::number("errors", "fail/cs", |r| {
+            let k = r.kernel_run();
+            ratio(k.futex.and_then(|f| k.per_cs(f.errors)))
+        }),
+        C::number("lock", "spins/cs", move |r| counter(r, |c| c.spins)),
+        C::number("lock", "waits/cs", move |r| counter(r, |c| c.waits)),
+        C::number("lock", "wakes/cs", move |r| counter(r, |c| c.wakes)),
+    ]
 }
 
-/// p50, p99, p99.9, p99.99 and max of the pooled acquisition latency,
-/// µs; `-` for a percentile too few timed waits lie above, and for a
-/// point that timed none.
-fn wait_cells(r: &PointResult) -> [String; 5] {
-    let Some((_, h)) = r.acquire_latency() else {
-        return std::array::from_fn(|_| "-".into());
-    };
-    [0.5, 0.99, 0.999, 0.9999, 1.0].map(|q| percentile_cell(&h, q))
+/// The hold each lock does per critical section, s: with --locks N, N
+/// critical sections can run at once; readers hold it together, so a
+/// hold is no longer the lock's time (0 then).
+fn hold_per_lock_s(r: &PointResult) -> f64 {
+    let shared = r.point.read_pct.is_some_and(|p| p > 0);
+    if shared {
+        0.0
+    } else {
+        r.point.hold.ns as f64 / 1e9 / f64::from(r.point.locks.max(1))
+    }
+}
+
+/// Percentile `q` of the pooled acquisition waits, µs (`q` 1: the
+/// maximum); `-` for a point that timed none.
+fn wait_cell(r: &PointResult, q: f64) -> String {
+    r.acquire_latency().map_or("-".into(), |(_, h)| percentile_cell(&h, q))
+}
+
+/// Reads or writes per second of the median run; none at all is 0, not a
+/// rate rounded down; `-` for a mutex's point.
+fn rw_rate(r: &PointResult, of: fn(&crate::model::lock::RwSample) -> (u64, f64)) -> String {
+    match r.sample.rw.as_ref().map(of) {
+        None => "-".into(),
+        Some((0, _)) => "0".into(),
+        Some((_, per_s)) => si(per_s),
+    }
+}
+
+/// A cell from the pooled read and write waits; `-` without them.
+fn rw_wait_cell(
+    r: &PointResult,
+    of: fn((&crate::measure::latency::Latencies, &crate::measure::latency::Latencies)) -> String,
+) -> String {
+    match (&r.sample.rw, r.rw_waits()) {
+        (Some(_), Some((read, write))) => of((&read, &write)),
+        _ => "-".into(),
+    }
 }
 
 /// Percentile `q` of the waits `h`, µs; `-` where fewer than 10 timed
@@ -254,29 +258,6 @@ fn percentile_cell(h: &crate::measure::latency::Latencies, q: f64) -> String {
     } else {
         "-".into()
     }
-}
-
-/// Reads/s and writes/s of the median run, and with timing the pooled
-/// p99 of reads' and writes' waits and the longest timed write wait, µs;
-/// `-` for a mutex's point.
-fn rw_cells(r: &PointResult, timed: bool) -> Vec<String> {
-    let Some(rw) = &r.sample.rw else {
-        return vec!["-".into(); if timed { 5 } else { 2 }];
-    };
-    // None at all is 0, not a rate rounded down.
-    let rate = |n: u64, per_s: f64| if n == 0 { "0".to_string() } else { si(per_s) };
-    let mut cells = vec![rate(rw.reads, rw.reads_per_s), rate(rw.writes, rw.writes_per_s)];
-    if timed {
-        match r.rw_waits() {
-            Some((read, write)) => cells.extend([
-                percentile_cell(&read, 0.99),
-                percentile_cell(&write, 0.99),
-                percentile_cell(&write, 1.0),
-            ]),
-            None => cells.extend(["-".into(), "-".into(), "-".into()]),
-        }
-    }
-    cells
 }
 
 /// Says what --kill-holder-after did.

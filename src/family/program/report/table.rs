@@ -5,7 +5,10 @@
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
 use crate::model::program::GLIBC;
-use crate::model::program::{MutexProfile, ProfileSort, ProgramResult, ProgramSample};
+use crate::model::program::{
+    FailedPoint, HolderProfile, MutexProfile, ProfileSort, ProgramResult, ProgramSample, VsGlibc,
+};
+use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
 use comfy_table::Table;
@@ -34,21 +37,6 @@ pub const GROUPS: &[Group] = &[
     },
 ];
 
-const COLUMNS: [(&str, &str); 12] = [
-    (CORE, "lock"),
-    (CORE, "METRIC"),
-    (CORE, "±%"),
-    (CORE, "runs"),
-    (CORE, "vs pthread"),
-    (CORE, "95% interval"),
-    ("time", "user s"),
-    ("time", "sys s"),
-    ("kernel", "futex"),
-    ("kernel", "vcsw"),
-    ("mutexes", "swapped"),
-    ("mutexes", "glibc"),
-];
-
 /// A count: exact below a thousand, then with an SI suffix.
 fn count(n: u64) -> String {
     if n < 1000 {
@@ -62,57 +50,108 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
 
-fn row(
-    r: &ProgramResult,
-    vs: Option<&crate::model::program::VsGlibc>,
-    rate: bool,
-    procs: bool,
-    profiled: bool,
-) -> Vec<String> {
-    let s = &r.sample;
-    let k = r.kernel_run();
+/// A row of the lock table: a lock's results with its ratio to glibc's,
+/// or a lock that failed.
+enum Line<'a> {
+    Done(&'a ProgramResult, Option<&'a VsGlibc>),
+    Failed(&'a FailedPoint),
+}
+
+impl Line<'_> {
+    /// The run the secondary columns come from: the median run, or the
+    /// failing execution.
+    fn sample(&self) -> &ProgramSample {
+        match self {
+            Line::Done(r, _) => &r.sample,
+            Line::Failed(f) => f.runs.last().expect("a failed point has its failing run"),
+        }
+    }
+
+    /// A core cell of a lock that ran, or `failed` for one that did not.
+    fn done(&self, failed: &str, of: impl Fn(&ProgramResult, Option<&VsGlibc>) -> String) -> String {
+        match self {
+            Line::Done(r, vs) => of(r, *vs),
+            Line::Failed(_) => failed.into(),
+        }
+    }
+}
+
+type C<'b> = Column<'static, Line<'b>>;
+
+/// Every column with its group and its cell: `rate` when the metric is a
+/// rate the program printed, `procs` when some lock ran several
+/// processes, `profiled` with --profile.
+fn columns<'b>(metric: &'static str, rate: bool, procs: bool, profiled: bool) -> Vec<C<'b>> {
     vec![
-        r.point.label(profiled),
-        if rate { si(r.stats.mean) } else { format!("{:.3}", r.stats.mean) },
-        crate::output::table::interval_cell(&r.stats, r.stopped),
-        r.stats.n.to_string(),
-        match vs {
-            Some(v) => format!("{:.3}", v.ratio),
-            None if s.lock == GLIBC && r.point.profiled == profiled => "1".into(),
-            // The unprofiled pthread of --profile: the profile's cost, below.
-            None if s.lock == GLIBC => "-".into(),
-            None if s.swapped == 0 && !s.program_reported => "no report".into(),
-            None if s.swapped == 0 => "not used".into(),
-            None => "-".into(),
-        },
-        vs.and_then(|v| v.ci95).map_or("-".into(), |(lo, hi)| format!("{lo:.3}..{hi:.3}")),
-        format!("{:.3}", s.user_s),
-        format!("{:.3}", s.sys_s),
-        opt(k.futex.map(|f| f.calls)),
-        s.voluntary_context_switches.to_string(),
-        count(s.swapped),
-        if procs { format!("{} ({} procs)", count(s.to_glibc), s.processes) } else { count(s.to_glibc) },
+        C::text(CORE, "lock", move |l| match l {
+            Line::Done(r, _) => r.point.label(profiled),
+            Line::Failed(f) => f.point.label(profiled),
+        }),
+        C::number(CORE, metric, move |l| {
+            l.done("failed", |r, _| if rate { si(r.stats.mean) } else { format!("{:.3}", r.stats.mean) })
+        }),
+        C::number(CORE, "±%", |l| {
+            l.done("-", |r, _| crate::output::table::interval_cell(&r.stats, r.stopped))
+        }),
+        C::number(CORE, "runs", |l| match l {
+            Line::Done(r, _) => r.stats.n.to_string(),
+            Line::Failed(f) => f.runs.len().to_string(),
+        }),
+        C::number(CORE, "vs pthread", move |l| {
+            l.done("failed", |r, vs| {
+                let s = &r.sample;
+                match vs {
+                    Some(v) => format!("{:.3}", v.ratio),
+                    None if s.lock == GLIBC && r.point.profiled == profiled => "1".into(),
+                    // The unprofiled pthread of --profile: the profile's cost, below.
+                    None if s.lock == GLIBC => "-".into(),
+                    None if s.swapped == 0 && !s.program_reported => "no report".into(),
+                    None if s.swapped == 0 => "not used".into(),
+                    None => "-".into(),
+                }
+            })
+        }),
+        C::number(CORE, "95% interval", |l| {
+            l.done("-", |_, vs| {
+                vs.and_then(|v| v.ci95).map_or("-".into(), |(lo, hi)| format!("{lo:.3}..{hi:.3}"))
+            })
+        }),
+        C::number("time", "user s", |l| format!("{:.3}", l.sample().user_s)),
+        C::number("time", "sys s", |l| format!("{:.3}", l.sample().sys_s)),
+        // A lock's futex count comes from its counting run, when there is
+        // one; a failed lock's from the failing execution.
+        C::number("kernel", "futex", |l| match l {
+            Line::Done(r, _) => opt(r.kernel_run().futex.map(|f| f.calls)),
+            Line::Failed(_) => opt(l.sample().futex.map(|f| f.calls)),
+        }),
+        C::number("kernel", "vcsw", |l| l.sample().voluntary_context_switches.to_string()),
+        C::number("mutexes", "swapped", |l| count(l.sample().swapped)),
+        C::number("mutexes", "glibc", move |l| {
+            let s = l.sample();
+            if procs {
+                format!("{} ({} procs)", count(s.to_glibc), s.processes)
+            } else {
+                count(s.to_glibc)
+            }
+        }),
     ]
 }
 
 /// The lock table and the profile.
 pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str) -> String {
     let rate = spec.metric.is_some();
-    let groups: Vec<&str> = COLUMNS.iter().map(|(g, _)| *g).collect();
     let metric = if rate { "metric/s" } else { "wall s" };
-    let headers =
-        shown.select(&groups, COLUMNS.iter().map(|(_, h)| if *h == "METRIC" { metric } else { h }).collect());
+    let procs = o.results.iter().any(|r| r.sample.processes > 1);
+    let columns = Columns::shown(columns(metric, rate, procs, spec.profile), shown);
     let mut t = Table::new();
     t.load_preset(preset);
-    t.set_header(&headers);
-    let procs = o.results.iter().any(|r| r.sample.processes > 1);
     for (r, vs) in o.results.iter().zip(&o.vs_glibc) {
-        t.add_row(shown.select(&groups, row(r, vs.as_ref(), rate, procs, spec.profile)));
+        t.add_row(columns.cells(&Line::Done(r, vs.as_ref())));
     }
     for f in &o.failed {
-        t.add_row(shown.select(&groups, failed_row(f, procs, spec.profile)));
+        t.add_row(columns.cells(&Line::Failed(f)));
     }
-    crate::output::table::align_right(&mut t, 1..headers.len());
+    columns.lay_out(&mut t);
     let notes =
         crate::output::table::precision_note(o.results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])));
     let core = format!(
@@ -185,26 +224,6 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
         out += &super::speedup::text(w);
     }
     out
-}
-
-/// A failed lock's row: "failed" where its numbers and ratio would be;
-/// the other columns from the failing execution.
-fn failed_row(f: &crate::model::program::FailedPoint, procs: bool, profiled: bool) -> Vec<String> {
-    let s = f.runs.last().expect("a failed point has its failing run");
-    vec![
-        f.point.label(profiled),
-        "failed".into(),
-        "-".into(),
-        f.runs.len().to_string(),
-        "failed".into(),
-        "-".into(),
-        format!("{:.3}", s.user_s),
-        format!("{:.3}", s.sys_s),
-        opt(s.futex.map(|f| f.calls)),
-        s.voluntary_context_switches.to_string(),
-        count(s.swapped),
-        if procs { format!("{} ({} procs)", count(s.to_glibc), s.processes) } else { count(s.to_glibc) },
-    ]
 }
 
 /// Why each failed lock failed, first under the table: the one thing a
@@ -299,54 +318,37 @@ fn profile(r: &ProgramResult, top: usize, sort: ProfileSort, preset: &str, fixed
     }
     let total: u64 = s.mutexes.iter().map(|m| m.counts.acquisitions).sum();
     let contended: u64 = s.mutexes.iter().map(|m| m.counts.contended).sum();
-    let mut t = crate::output::table::with_text(preset);
     let label = mutex_label(&s.mutexes);
     let order = sort.order(&s.mutexes);
     let shown: Vec<&MutexProfile> = order.iter().copied().take(top).collect();
-    // Condition waits get a column only when a shown mutex has some.
+    // Condition waits get a column only when a shown mutex has some; the
+    // kind only when a shown mutex is not a plain one (the legend says
+    // so otherwise): the room goes to the call sites.
     let conds = shown.iter().any(|m| m.counts.cond_waits > 0);
-    let mut header = vec!["mutex", "waits at", "acquired", "had to wait", "kernel waits"];
-    if conds {
-        header.push("cond waits");
-    }
-    header.extend(["wait ms", "p99 wait µs", "max wait µs", "mean hold µs"]);
-    let numbers = 2..header.len();
-    // The kind gets a column only when a shown mutex is not a plain one
-    // (the legend says so otherwise): the room goes to the call sites.
     let kind_of = |m: &MutexProfile| kind(m.kind, m.swapped, s.lock == GLIBC);
     let kinds = shown.iter().any(|m| kind_of(m) != "normal");
-    if kinds {
-        header.push("kind");
-    }
-    t.set_header(header);
+    type M<'b> = Column<'b, MutexProfile>;
+    let columns = Columns::applying(vec![
+        M::text(CORE, "mutex", label),
+        M::wrapping("waits at", |m| m.waits_at.clone()),
+        M::number(CORE, "acquired", |m| m.counts.acquisitions.to_string()),
+        M::number(CORE, "had to wait", |m| {
+            let share = 100.0 * m.counts.contended as f64 / m.counts.acquisitions.max(1) as f64;
+            format!("{} ({share:.0}%)", m.counts.contended)
+        }),
+        M::number(CORE, "kernel waits", |m| m.kernel_waits.map_or("-".into(), |n| n.to_string())),
+        M::number(CORE, "cond waits", |m| m.counts.cond_waits.to_string()).only_if(conds),
+        M::number(CORE, "wait ms", |m| format!("{:.3}", m.counts.wait_ns as f64 / 1e6)),
+        M::number(CORE, "p99 wait µs", |m| format!("{:.1}", m.counts.p99_wait_ns as f64 / 1e3)),
+        M::number(CORE, "max wait µs", |m| format!("{:.1}", m.counts.max_wait_ns as f64 / 1e3)),
+        M::number(CORE, "mean hold µs", |m| format!("{:.2}", m.mean_hold_ns / 1e3)),
+        M::text(CORE, "kind", kind_of).only_if(kinds),
+    ]);
+    let mut t = crate::output::table::with_text(preset);
     for &m in &shown {
-        let mut row = vec![
-            label(m),
-            m.waits_at.clone(),
-            m.counts.acquisitions.to_string(),
-            format!(
-                "{} ({:.0}%)",
-                m.counts.contended,
-                100.0 * m.counts.contended as f64 / m.counts.acquisitions.max(1) as f64
-            ),
-            m.kernel_waits.map_or("-".into(), |n| n.to_string()),
-        ];
-        if conds {
-            row.push(m.counts.cond_waits.to_string());
-        }
-        row.extend([
-            format!("{:.3}", m.counts.wait_ns as f64 / 1e6),
-            format!("{:.1}", m.counts.p99_wait_ns as f64 / 1e3),
-            format!("{:.1}", m.counts.max_wait_ns as f64 / 1e3),
-            format!("{:.2}", m.mean_hold_ns / 1e3),
-        ]);
-        if kinds {
-            row.push(kind_of(m));
-        }
-        t.add_row(row);
+        t.add_row(columns.cells(m));
     }
-    crate::output::table::wrap_only(&mut t, &[1]);
-    crate::output::table::align_right(&mut t, numbers);
+    columns.lay_out(&mut t);
     let kernel = s
         .kernel_waits
         .map_or(String::new(), |k| format!(", {} kernel waits on them ({} in all)", k.on_mutexes, k.all));
@@ -430,20 +432,22 @@ fn holders(s: &ProgramSample, top: usize, preset: &str) -> String {
     }
     rows.sort_by_key(|(_, h)| std::cmp::Reverse(h.caused_wait_ns));
     let label = mutex_label(&s.mutexes);
+    type H<'b> = Column<'b, (&'b MutexProfile, &'b HolderProfile)>;
+    let columns = Columns::applying(vec![
+        H::text(CORE, "mutex", |(m, _)| label(m)),
+        H::wrapping("held at", |(_, h)| h.frames[h.wrappers].clone()),
+        H::number(CORE, "releases to waiters", |(_, h)| h.releases.to_string()),
+        H::number(CORE, "held ms", |(_, h)| format!("{:.3}", h.held_ns as f64 / 1e6)),
+        H::number(CORE, "wait caused ms", |(_, h)| format!("{:.3}", h.caused_wait_ns as f64 / 1e6)),
+        H::number(CORE, "of its wait", |(m, h)| {
+            format!("{:.0}%", 100.0 * h.caused_wait_ns as f64 / m.counts.wait_ns.max(1) as f64)
+        }),
+    ]);
     let mut t = crate::output::table::with_text(preset);
-    t.set_header(vec!["mutex", "held at", "releases to waiters", "held ms", "wait caused ms", "of its wait"]);
-    for (m, h) in rows.iter().take(top) {
-        t.add_row(vec![
-            label(m),
-            h.frames[h.wrappers].clone(),
-            h.releases.to_string(),
-            format!("{:.3}", h.held_ns as f64 / 1e6),
-            format!("{:.3}", h.caused_wait_ns as f64 / 1e6),
-            format!("{:.0}%", 100.0 * h.caused_wait_ns as f64 / m.counts.wait_ns.max(1) as f64),
-        ]);
+    for row in rows.iter().take(top) {
+        t.add_row(columns.cells(row));
     }
-    crate::output::table::wrap_only(&mut t, &[1]);
-    crate::output::table::align_right(&mut t, 2..6);
+    columns.lay_out(&mut t);
     let legend = "held at: where the holder released the mutex (an unlock, or a condition wait), past \
                   wrappers; releases to waiters: its releases while others waited; held: the holds those \
                   releases ended; wait caused: the waits they ended (each contended acquisition's wait \

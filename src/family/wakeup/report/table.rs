@@ -8,6 +8,7 @@ use crate::family::wakeup::workload::Distribution;
 use crate::measure::clock::ClockCost;
 use crate::measure::latency::LatencySummary;
 use crate::measure::tracefs::TraceReport;
+use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::ratio;
 use comfy_table::{presets, Table};
@@ -88,23 +89,74 @@ pub const GROUPS: &[Group] = &[
 const CORE_LEGEND: &str = "Round trip (A posts B, B posts A, A wakes) in µs, every run's rounds together: \
      percentiles and max. p50 ±%: 95% confidence interval of the median round trip across the runs (Student's t).\n";
 
-/// The distribution cells of a row: samples, min, p50, p90, p99, p99.9,
-/// max, mean, one-way p50.
-fn stats(rt: Option<LatencySummary>, ow: Option<LatencySummary>) -> Vec<String> {
-    match rt {
-        None => vec!["0".into(); 1].into_iter().chain(vec!["-".into(); 8]).collect(),
-        Some(s) => vec![
-            s.samples.to_string(),
-            us(s.min_ns),
-            us(s.p50_ns),
-            us(s.p90_ns),
-            us(s.p99_ns),
-            us(s.p999_ns),
-            us(s.max_ns),
-            format!("{:.2}", s.mean_ns / 1e3),
-            ow.map_or("-".into(), |o| us(o.p50_ns)),
-        ],
+/// A line of the table: one pair of a point, or its "all" row, and
+/// whether it is the point's last (which carries the point's rates and
+/// counts).
+struct Line<'a> {
+    r: &'a WakeupResult,
+    row: Row<'a>,
+    last: bool,
+}
+
+impl Line<'_> {
+    /// A cell of the round-trip distribution, `-` when nothing was
+    /// recorded.
+    fn rt(&self, of: fn(&LatencySummary) -> String) -> String {
+        self.row.round_trip.summary.as_ref().map_or("-".into(), of)
     }
+
+    /// A cell of the point's, on its last line only.
+    fn point(&self, of: fn(&WakeupResult) -> String) -> String {
+        if self.last {
+            of(self.r)
+        } else {
+            String::new()
+        }
+    }
+}
+
+type C<'b> = Column<'static, Line<'b>>;
+
+/// Every column with its group and its cell.
+fn columns<'b>(pairs: bool) -> Vec<C<'b>> {
+    vec![
+        C::text(CORE, "primitive", |l| l.r.point.primitive.to_string()),
+        C::text(CORE, "placement", |l| l.r.point.affinity.name().to_string()),
+        // Only when some point has several pairs.
+        C::text(CORE, "pair", |l| l.row.pair.clone()).only_if(pairs),
+        C::number("cpus", "CPUs A→B", |l| l.row.placement.clone()),
+        C::number("cpus", "same%", |l| l.row.same_cpu.clone()),
+        C::number("percentiles", "samples", |l| {
+            l.row.round_trip.summary.map_or(0, |s| s.samples).to_string()
+        }),
+        C::number("percentiles", "min", |l| l.rt(|s| us(s.min_ns))),
+        C::number(CORE, "p50", |l| l.rt(|s| us(s.p50_ns))),
+        C::number("percentiles", "p90", |l| l.rt(|s| us(s.p90_ns))),
+        C::number(CORE, "p99", |l| l.rt(|s| us(s.p99_ns))),
+        C::number(CORE, "p99.9", |l| l.rt(|s| us(s.p999_ns))),
+        C::number(CORE, "max", |l| l.rt(|s| us(s.max_ns))),
+        C::number("percentiles", "mean", |l| l.rt(|s| format!("{:.2}", s.mean_ns / 1e3))),
+        C::number("one-way", "one-way p50", |l| match l.row.one_way.summary {
+            Some(o) if l.row.round_trip.summary.is_some() => us(o.p50_ns),
+            _ => "-".into(),
+        }),
+        C::number(CORE, "p50 ±%", |l| l.point(|r| crate::output::table::interval_cell(&r.stats, r.stopped))),
+        C::number(CORE, "runs", |l| l.point(|r| r.stats.n.to_string())),
+        C::number("rate", "rt/s", |l| {
+            l.point(|r| {
+                let cut = crate::model::run::from_cut_short(&r.runs);
+                format!("{:.0}", r.sample.round_trips_per_s)
+                    + if cut { crate::output::table::CUT_MARK } else { "" }
+            })
+        }),
+        C::number("kernel", "ctxsw/rt", |l| {
+            l.point(|r| {
+                let rounds = r.sample.round_trip.summary.map_or(0, |x| x.samples);
+                ratio((rounds > 0).then(|| r.sample.process.context_switches() as f64 / rounds as f64))
+            })
+        }),
+        C::number("kernel", "futex/rt", |l| l.point(|r| ratio(futex_per_rt(r)))),
+    ]
 }
 
 /// The terminal table.
@@ -140,73 +192,21 @@ pub(crate) fn render_with(
     if p.mlock {
         heading.push("mlockall".into());
     }
-    // The pair column only when some point has several pairs.
     let pairs = results.iter().any(|r| r.point.pairs() > 1);
-    let columns: [(&str, &str); 19] = [
-        (CORE, "primitive"),
-        (CORE, "placement"),
-        (if pairs { CORE } else { "-" }, "pair"),
-        ("cpus", "CPUs A→B"),
-        ("cpus", "same%"),
-        ("percentiles", "samples"),
-        ("percentiles", "min"),
-        (CORE, "p50"),
-        ("percentiles", "p90"),
-        (CORE, "p99"),
-        (CORE, "p99.9"),
-        (CORE, "max"),
-        ("percentiles", "mean"),
-        ("one-way", "one-way p50"),
-        (CORE, "p50 ±%"),
-        (CORE, "runs"),
-        ("rate", "rt/s"),
-        ("kernel", "ctxsw/rt"),
-        ("kernel", "futex/rt"),
-    ];
-    let groups: Vec<&str> = columns.iter().map(|(g, _)| *g).collect();
-    let headers = shown.select(&groups, columns.iter().map(|(_, h)| *h).collect());
-    let mut t = Table::new();
-    t.load_preset(preset);
-    t.set_header(&headers);
+    let columns = Columns::shown(columns(pairs), shown);
     let mut table_rows: Vec<Vec<String>> = Vec::new();
     for r in results {
-        let s = &r.sample;
-        let rounds = s.round_trip.summary.map_or(0, |x| x.samples);
-        let per_rt = |n: u64| (rounds > 0).then(|| n as f64 / rounds as f64);
         let all = rows(r);
         let last = all.len() - 1;
         for (i, row) in all.into_iter().enumerate() {
-            let mut cells = vec![
-                r.point.primitive.to_string(),
-                r.point.affinity.name().to_string(),
-                row.pair,
-                row.placement,
-                row.same_cpu,
-            ];
-            cells.extend(stats(row.round_trip.summary, row.one_way.summary));
-            // Rates and counts belong to the point, on its last row.
-            if i == last {
-                cells.extend([
-                    crate::output::table::interval_cell(&r.stats, r.stopped),
-                    r.stats.n.to_string(),
-                    format!("{:.0}", s.round_trips_per_s)
-                        + if crate::model::run::from_cut_short(&r.runs) {
-                            crate::output::table::CUT_MARK
-                        } else {
-                            ""
-                        },
-                    ratio(per_rt(s.process.context_switches())),
-                    ratio(futex_per_rt(r)),
-                ]);
-            } else {
-                cells.extend(vec![String::new(); 5]);
-            }
-            table_rows.push(shown.select(&groups, cells));
+            table_rows.push(columns.cells(&Line { r, row, last: i == last }));
         }
     }
     crate::output::number::one_notation_per_column(&mut table_rows);
+    let mut t = Table::new();
+    t.load_preset(preset);
     t.add_rows(table_rows);
-    crate::output::table::align_right(&mut t, 3..headers.len());
+    columns.lay_out(&mut t);
     let mut notes = format!(
         "clock: CLOCK_MONOTONIC, resolution {} ns, {} ns per read (median of back-to-back reads; \
          each round trip includes one)\n",
