@@ -22,7 +22,10 @@ fn export(family: &str, dir: &Path) -> (PathBuf, &'static str) {
     let short = ["--runs", "2", "--no-progress", "--count-futex", "off", "--export-json"];
     let (args, baseline): (Vec<&str>, &str) = match family {
         "lock" => (
-            vec!["lock", "--threads", "2", "--lock", "futex,pthread", "--duration", "50ms", "--warmup", "0"],
+            // adaptive for a value in every column (its --spinners).
+            "lock --threads 2 --lock futex,adaptive,pthread --spinners one --duration 50ms --warmup 0"
+                .split(' ')
+                .collect(),
             "pthread",
         ),
         "wakeup" => (vec!["wakeup", "--primitive", "futex,pipe", "--iterations", "200"], "pipe"),
@@ -40,6 +43,11 @@ fn export(family: &str, dir: &Path) -> (PathBuf, &'static str) {
     }
     cmd.assert().success();
     (json, baseline)
+}
+
+/// The value at `path` under `entry`, if every key on the way is there.
+fn at<'v>(entry: &'v Value, path: &[&str]) -> Option<&'v Value> {
+    path.iter().try_fold(entry, |v, key| v.get(*key))
 }
 
 #[test]
@@ -66,6 +74,22 @@ fn every_family_goes_through_every_reader() {
         contend().arg("report").arg(&json).arg("-o").arg(&html).assert().success();
         let page = std::fs::read_to_string(&html).unwrap();
         for c in family.columns {
+            // Its path names a field every point has, and some point a
+            // value there: a wrong path would render an empty cell, which
+            // the header check below cannot see.
+            let points = doc["points"].as_array().unwrap();
+            assert!(
+                points.iter().all(|p| at(p, c.path).is_some()),
+                "{}: {:?} is not in every point",
+                family.name,
+                c.path
+            );
+            assert!(
+                points.iter().any(|p| at(p, c.path).is_some_and(|v| !v.is_null())),
+                "{}: {:?} is null in every point",
+                family.name,
+                c.path
+            );
             assert!(
                 page.contains(&format!("<th>{}</th>", c.header)),
                 "{}: no column {}",

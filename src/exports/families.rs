@@ -11,7 +11,7 @@ pub const FAMILIES: [&Family; 4] = [
     &crate::model::lock::FAMILY,
     &crate::family::wakeup::point::FAMILY,
     &crate::model::alloc::FAMILY,
-    &crate::model::program::FAMILY,
+    &crate::family::program::family::FAMILY,
 ];
 
 /// The family named `name`.

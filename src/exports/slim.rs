@@ -6,7 +6,7 @@
 //! minute to compare. Most of it is the profile every execution carries
 //! (each mutex with its stacks and holders), which no reader uses but in
 //! the run a table shows: the median run (`sample`) and the futex-counting
-//! run (`model::program::profile_run`). So each run of `points` and
+//! run (`family::program::report::details::profile_run`). So each run of `points` and
 //! `failed` is read whole, one at a time, and a run that is not a counting
 //! run loses [`PROFILE_FIELDS`] before the next is read. Everything else
 //! is kept as it was.

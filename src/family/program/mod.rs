@@ -8,6 +8,7 @@ pub mod args;
 pub mod choice;
 pub mod embedded;
 pub mod execution;
+pub mod family;
 pub mod interposer;
 pub mod keeper;
 pub mod launch;

@@ -2,7 +2,9 @@
 //! columns, SVG plot, and futex-scalability.c's summary lines.
 
 pub mod csv;
+pub mod dot;
 pub mod gnuplot;
+mod panels;
 pub mod plot;
 pub mod seed;
 pub mod table;

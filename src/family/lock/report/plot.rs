@@ -5,14 +5,11 @@
 //! workers, hold, idle; spin and worker counts, swept in steps that
 //! multiply, are drawn evenly spaced with a tick at each value.
 
+pub use super::dot::Dot;
+use super::panels::{panels, Ticks, WAIT_PANEL};
 use crate::family::lock::sweep::PointResult;
-use crate::measure::latency::{Bucket, Latencies};
-use crate::model::value::Work;
-use crate::model::Mode;
-use crate::output::plot::span;
 use crate::output::plot::{color, err, frame, padded, value_label, Categories};
 use plotters::prelude::*;
-use serde::Deserialize;
 
 /// The swept axis: its name, a point's value on it, and whether it is
 /// drawn on a log scale.
@@ -116,152 +113,6 @@ fn series_name(r: &Dot, others: &[fn(&Dot) -> String]) -> String {
     name
 }
 
-/// What the figure needs of one point, from a run's results or read back
-/// from an export (`contend plot`).
-#[derive(Debug, Clone, Deserialize)]
-pub struct Dot {
-    /// Which export it came from, when a figure joins several.
-    #[serde(skip)]
-    pub source: Option<String>,
-    /// The lock.
-    pub lock: String,
-    /// Threads or processes.
-    pub mode: Mode,
-    /// Worker count.
-    pub workers: u32,
-    /// Spin budget, for locks that have one.
-    pub spin: Option<u32>,
-    /// Waiting policy, for locks that have one.
-    pub spinners: Option<String>,
-    /// glibc's mutex spin count, where set.
-    #[serde(default)]
-    pub glibc_spin: Option<u32>,
-    /// Locks the workers were spread over.
-    #[serde(default = "crate::model::lock::one")]
-    pub locks: u32,
-    /// The private futex hash, where set.
-    #[serde(default)]
-    pub futex_hash: Option<u32>,
-    /// Share of reads, for a reader-writer lock's point.
-    #[serde(default)]
-    pub read_pct: Option<u32>,
-    /// Work inside the lock.
-    pub hold: Work,
-    /// Work outside it.
-    pub idle: Work,
-    /// Mean cs/s over the runs.
-    #[serde(skip)]
-    pub mean: f64,
-    /// Half-width of its 95% interval.
-    #[serde(skip)]
-    pub ci95: Option<f64>,
-    /// Jain's index of the median run.
-    #[serde(skip)]
-    pub jain: f64,
-    /// The wait to acquire at 50% and 99%, µs, pooled over the runs
-    /// (None when acquisitions were not timed, or too few for p99).
-    #[serde(skip)]
-    pub wait_us: Option<(f64, Option<f64>)>,
-    /// A reader-writer lock's point: the p99 wait of its reads and of its
-    /// writes, µs, each where enough were timed.
-    #[serde(skip)]
-    pub rw_wait_us: Option<(Option<f64>, Option<f64>)>,
-}
-
-impl Dot {
-    /// The lock, prefixed with its export's name when there are several.
-    fn series_lock(&self) -> String {
-        match &self.source {
-            Some(s) => format!("{s}: {}", self.lock),
-            None => self.lock.clone(),
-        }
-    }
-
-    fn of(r: &PointResult) -> Self {
-        let p = &r.point;
-        Dot {
-            source: None,
-            lock: p.lock.to_string(),
-            mode: p.mode,
-            workers: p.workers,
-            spin: p.spin,
-            spinners: p.spinners.map(|s| s.to_string()),
-            glibc_spin: p.glibc_spin,
-            locks: p.locks,
-            futex_hash: p.futex_hash,
-            read_pct: p.read_pct,
-            hold: p.hold,
-            idle: p.idle,
-            mean: r.stats.mean,
-            ci95: r.stats.ci95,
-            jain: r.sample.fairness.jain,
-            wait_us: r.acquire_latency().and_then(|(_, h)| wait_us(&h)),
-            rw_wait_us: r.rw_waits().map(|(read, write)| (p99_us(&read), p99_us(&write))),
-        }
-    }
-
-    /// What the wait panel draws for this dot, (dashed, solid), µs: p50
-    /// and p99; or, in a figure with reader-writer points (`rw`), the p99
-    /// of reads and of writes, a mutex's acquisitions counting as writes.
-    fn wait_lines(&self, rw: bool) -> (Option<f64>, Option<f64>) {
-        match (rw, self.rw_wait_us, self.wait_us) {
-            (true, Some(read_write), _) => read_write,
-            (true, None, Some((_, p99))) => (None, p99),
-            (false, _, Some((p50, p99))) => (Some(p50), p99),
-            (_, _, None) => (None, None),
-        }
-    }
-
-    /// The points of a lock export (`doc`), named `source` when a figure
-    /// joins several exports.
-    pub fn read(doc: &serde_json::Value, source: Option<&str>) -> Result<Vec<Dot>, String> {
-        let points = doc.get("points").and_then(|p| p.as_array()).ok_or("no `points` list")?;
-        points
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let mut dot = Dot::deserialize(&p["point"]).map_err(|e| format!("point {i}: {e}"))?;
-                dot.source = source.map(str::to_string);
-                dot.mean = p["stats"]["mean"].as_f64().ok_or_else(|| format!("point {i}: no stats.mean"))?;
-                dot.ci95 = p["stats"]["ci95"].as_f64();
-                dot.jain = p["sample"]["fairness"]["jain"].as_f64().unwrap_or(f64::NAN);
-                dot.wait_us = pooled_wait(p, &["acquire_latency", "distribution"]).and_then(|h| wait_us(&h));
-                if dot.read_pct.is_some() {
-                    let p99 = |at: &str| pooled_wait(p, &["rw", at]).and_then(|h| p99_us(&h));
-                    dot.rw_wait_us = dot.wait_us.map(|_| (p99("read_wait"), p99("write_wait")));
-                }
-                Ok(dot)
-            })
-            .collect()
-    }
-}
-
-/// p50 and p99 (when enough waits lie above it) of a wait histogram, µs.
-fn wait_us(h: &Latencies) -> Option<(f64, Option<f64>)> {
-    (!h.is_empty()).then(|| (h.quantile(0.5) as f64 / 1e3, p99_us(h)))
-}
-
-/// p99 of a wait histogram, µs, when enough waits lie above it.
-fn p99_us(h: &Latencies) -> Option<f64> {
-    crate::output::plot::enough_for(0.99, h.len()).then(|| h.quantile(0.99) as f64 / 1e3)
-}
-
-/// An exported point's waits, the distribution at `at` in each run,
-/// pooled over the runs its statistics use (the measured ones, or those
-/// cut short when no run was measured), as the table pools them.
-pub(super) fn pooled_wait(p: &serde_json::Value, at: &[&str]) -> Option<Latencies> {
-    let runs = p["runs"].as_array()?;
-    let measured = runs.iter().any(|r| r["status"] == "measured");
-    let used = if measured { "measured" } else { "cut_short" };
-    let mut h: Option<Latencies> = None;
-    for r in runs.iter().filter(|r| r["status"] == used) {
-        let distribution = at.iter().fold(r, |v, key| &v[*key]);
-        let buckets: Vec<Bucket> = serde_json::from_value(distribution["buckets"].clone()).ok()?;
-        h.get_or_insert_with(Latencies::new).merge(&Latencies::from_buckets(&buckets));
-    }
-    h
-}
-
 /// Draws `results` as an SVG document, with `caption` (the command and
 /// the machine) under the figure.
 pub fn render(results: &[PointResult], caption: &str) -> Result<String, String> {
@@ -280,9 +131,6 @@ pub fn size(dots: &[Dot]) -> (u32, u32) {
         (1100, 780)
     }
 }
-
-/// The wait panel's height, px.
-const WAIT_PANEL: u32 = 300;
 
 /// Draws `dots` on `root`, titled `title` (or after the swept axis).
 pub fn draw<DB: DrawingBackend>(
@@ -358,147 +206,6 @@ pub fn draw<DB: DrawingBackend>(
         let (lo, hi) = padded(lo, hi, 0.05);
         lo..hi
     };
-    panels(&data, range, &series, axis, &Ticks { x, labels, count: ticks })?;
+    panels(&data, range, &series, &Ticks { name: axis.name, x, labels, count: ticks })?;
     root.present().map_err(err)
-}
-
-type Series<'a> = [(String, Vec<&'a Dot>)];
-
-/// Where a point sits on the x axis, and how its ticks are labelled.
-struct Ticks<'a> {
-    x: &'a dyn Fn(&Dot) -> f64,
-    labels: &'a dyn Fn(f64) -> String,
-    count: usize,
-}
-
-/// Throughput above, fairness below.
-fn panels<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    xs: std::ops::Range<f64>,
-    series: &Series,
-    axis: &Axis,
-    ticks: &Ticks,
-) -> Result<(), String> {
-    let x = ticks.x;
-    let thousands = |v: f64| v / 1e3;
-    let y_hi = series
-        .iter()
-        .flat_map(|(_, p)| p.iter())
-        .map(|r| thousands(r.mean + r.ci95.unwrap_or(0.0)))
-        .fold(0.0, f64::max)
-        * 1.1;
-    let waits = series.iter().flat_map(|(_, p)| p.iter()).any(|d| d.wait_us.is_some());
-    let (area, wait_area) = if waits {
-        let h = area.dim_in_pixel().1;
-        let (a, b) = area.split_vertically(h.saturating_sub(WAIT_PANEL));
-        (a, Some(b))
-    } else {
-        (area.clone(), None)
-    };
-    let (top, bottom) = area.split_vertically(460);
-    let mut chart = crate::output::plot::chart_on(&top)
-        .build_cartesian_2d(span(xs.clone()), span(0.0..y_hi.max(1.0)))
-        .map_err(err)?;
-    crate::output::plot::readable(&mut chart.configure_mesh())
-        .x_desc(axis.name)
-        .x_labels(ticks.count)
-        .x_label_formatter(&|v| (ticks.labels)(*v))
-        .y_desc("cs/s, thousands (95% intervals)")
-        .y_label_formatter(&|v| value_label(*v))
-        .draw()
-        .map_err(err)?;
-    for (i, (_, points)) in series.iter().enumerate() {
-        let c = color(i);
-        let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), thousands(r.mean))).collect();
-        chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
-        chart.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
-        chart
-            .draw_series(points.iter().filter_map(|r| {
-                let h = r.ci95?;
-                let m = r.mean;
-                Some(ErrorBar::new_vertical(x(r), thousands(m - h), thousands(m), thousands(m + h), c, 8))
-            }))
-            .map_err(err)?;
-    }
-
-    let mut fair =
-        crate::output::plot::chart_on(&bottom).build_cartesian_2d(span(xs), 0.0..1.05).map_err(err)?;
-    crate::output::plot::readable(&mut fair.configure_mesh())
-        .x_desc(axis.name)
-        .x_labels(ticks.count)
-        .x_label_formatter(&|v| (ticks.labels)(*v))
-        .y_desc("Jain index")
-        .y_labels(3)
-        .y_label_formatter(&|v| value_label(*v))
-        .draw()
-        .map_err(err)?;
-    for (i, (_, points)) in series.iter().enumerate() {
-        let c = color(i);
-        let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.jain)).collect();
-        fair.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
-        fair.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
-    }
-    match wait_area {
-        Some(wait_area) => wait_panel(&wait_area, fair.x_range(), series, axis, ticks),
-        None => Ok(()),
-    }
-}
-
-/// The wait to acquire, log µs, per series: p99 solid, p50 dashed; with
-/// reader-writer points, writes' p99 solid and reads' dashed.
-fn wait_panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    xs: std::ops::Range<f64>,
-    series: &Series,
-    axis: &Axis,
-    ticks: &Ticks,
-) -> Result<(), String> {
-    let x = ticks.x;
-    let log = |us: f64| us.max(1e-3).log10();
-    let rw = series.iter().flat_map(|(_, p)| p.iter()).any(|d| d.rw_wait_us.is_some());
-    let ys: Vec<f64> = series
-        .iter()
-        .flat_map(|(_, p)| p.iter())
-        .flat_map(|d| {
-            let (dashed, solid) = d.wait_lines(rw);
-            [dashed, solid].into_iter().flatten()
-        })
-        .map(log)
-        .collect();
-    let lo = ys.iter().copied().fold(f64::INFINITY, f64::min).floor();
-    let hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max).ceil().max(lo + 1.0);
-    let mut chart =
-        crate::output::plot::chart_on(area).build_cartesian_2d(span(xs), span(lo..hi)).map_err(err)?;
-    crate::output::plot::readable(&mut chart.configure_mesh())
-        .x_desc(axis.name)
-        .x_labels(ticks.count)
-        .x_label_formatter(&|v| (ticks.labels)(*v))
-        .y_desc(if rw { "wait p99, µs (writes; reads dashed)" } else { "wait, µs (p99; p50 dashed)" })
-        .y_label_formatter(&|v| crate::output::plot::decade(*v))
-        .draw()
-        .map_err(err)?;
-    if ys.is_empty() {
-        // Percentiles are drawn only with 10 timed waits above them.
-        let (x0, x1) = (chart.x_range().start, chart.x_range().end);
-        let note = "too few timed waits for a percentile: longer runs, or --latency-every lower";
-        chart
-            .draw_series(std::iter::once(Text::new(
-                note,
-                (x0 + 0.05 * (x1 - x0), lo + 0.6),
-                crate::output::plot::axis_font(),
-            )))
-            .map_err(err)?;
-    }
-    for (i, (_, points)) in series.iter().enumerate() {
-        let c = color(i);
-        let solid: Vec<(f64, f64)> =
-            points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).1?)))).collect();
-        chart.draw_series(LineSeries::new(solid.clone(), c.stroke_width(2))).map_err(err)?;
-        chart.draw_series(solid.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err)?;
-        let dashed: Vec<(f64, f64)> =
-            points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).0?)))).collect();
-        chart.draw_series(DashedLineSeries::new(dashed.clone(), 6, 4, c.stroke_width(2))).map_err(err)?;
-        chart.draw_series(dashed.iter().map(|&p| Circle::new(p, 3, c.stroke_width(1)))).map_err(err)?;
-    }
-    Ok(())
 }

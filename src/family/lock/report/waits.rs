@@ -3,7 +3,8 @@
 //! gives two in one colour: its writes solid, its reads dashed), on the
 //! chart wakeup's round trips use (output::percentiles).
 
-use crate::family::lock::report::plot::{point_names, pooled_wait, Dot};
+use crate::family::lock::report::dot::{pooled_wait, Dot};
+use crate::family::lock::report::plot::point_names;
 use crate::measure::latency::Latencies;
 use crate::output::percentiles::{Line, Percentiles};
 use plotters::prelude::*;

@@ -1,6 +1,7 @@
 //! `contend run`'s formats: table (with the profile), CSV, gnuplot, JSON.
 
 pub mod advice;
+pub mod details;
 pub mod plot;
 pub mod rwlocks;
 pub mod speedup;

@@ -59,10 +59,10 @@ impl ProgramFigure {
     /// Reads a run export (`doc`), its series named after `source` too
     /// when a figure joins several exports.
     pub fn read(doc: &Value, source: Option<&str>) -> Result<ProgramFigure, String> {
-        if doc["family"] != crate::model::program::FAMILY.name {
+        if doc["family"] != crate::family::program::family::FAMILY.name {
             return Err(format!("a `{}` export is not a run export", doc["family"].as_str().unwrap_or("?")));
         }
-        let metric = (crate::model::program::FAMILY.metric)(&doc["spec"]);
+        let metric = (crate::family::program::family::FAMILY.metric)(&doc["spec"]);
         let points = doc.get("points").and_then(Value::as_array).ok_or("no `points` list")?;
         let named = |n: &str| source.map_or(n.to_string(), |s| format!("{s}: {n}"));
         let mut out = ProgramFigure { metric: metric.name.to_string(), ..Default::default() };
@@ -76,7 +76,7 @@ impl ProgramFigure {
             let lock = &point.label(any_profiled);
             let Some(mean) = p["stats"]["mean"].as_f64() else { continue };
             out.locks.push(LockDot { name: named(lock), mean, ci95: p["stats"]["ci95"].as_f64() });
-            let run = crate::model::program::profile_run(p);
+            let run = super::details::profile_run(p);
             let mutexes = run["mutexes"].as_array().map_or(&[][..], Vec::as_slice);
             let shown: Vec<&serde_json::Value> =
                 mutexes.iter().filter(|m| m["contended"].as_u64().unwrap_or(0) > 0).take(TOP).collect();

@@ -2,7 +2,8 @@
 //! lock, its readers and writers apart (acquisitions, contended ones,
 //! their wait), most waited-on first.
 
-use crate::model::program::{ProgramSample, RwKind, SideProfile, RW_HEADER};
+use super::details::RW_HEADER;
+use crate::model::program::{ProgramSample, RwKind, SideProfile};
 
 /// One side's cells: acquired, contended (share), wait ms.
 fn side(s: &SideProfile) -> [String; 3] {
