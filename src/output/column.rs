@@ -72,6 +72,13 @@ impl<'a, R> Columns<'a, R> {
         Columns(all.into_iter().filter(|c| c.applies).collect())
     }
 
+    /// The legend lines of the groups with a column here, in `groups`'
+    /// order: a group shown whose columns do not apply (reader-writer
+    /// columns where no point has readers) explains nothing.
+    pub fn legend(&self, groups: &[crate::output::columns::Group]) -> String {
+        groups.iter().filter(|g| self.0.iter().any(|c| c.group == g.name)).map(|g| g.legend).collect()
+    }
+
     /// The headers, in order.
     pub fn headers(&self) -> Vec<&str> {
         self.0.iter().map(|c| c.header).collect()
@@ -82,22 +89,105 @@ impl<'a, R> Columns<'a, R> {
         self.0.iter().map(|c| (c.cell)(row)).collect()
     }
 
-    /// Sets `t`'s header, right-aligns its number columns and gives the
-    /// wrapping columns the room (call after the rows are added: the
-    /// widths come from them).
-    pub fn lay_out(&self, t: &mut Table) {
-        t.set_header(self.headers());
-        let wrapping: Vec<usize> =
-            self.0.iter().enumerate().filter(|(_, c)| c.kind == Kind::Wrapping).map(|(i, _)| i).collect();
-        if !wrapping.is_empty() {
-            crate::output::table::wrap_only(t, &wrapping);
+    /// The table of `rows` (each this list's [`Columns::cells`], maybe
+    /// reformatted) in `preset`. In a terminal it fits the width
+    /// (`output::width`): when it would not, the columns go in blocks one
+    /// under another, each led by the key columns (the leading text
+    /// columns: what a row is), so that no column is squeezed (a call
+    /// site keeps its room) and no row breaks across lines. Markdown is
+    /// one table, never split.
+    pub fn render(&self, rows: &[Vec<String>], preset: &str) -> String {
+        let all: Vec<usize> = (0..self.0.len()).collect();
+        if preset == comfy_table::presets::ASCII_MARKDOWN {
+            return self.block(&all, rows, preset);
         }
-        for (i, c) in self.0.iter().enumerate() {
-            if c.kind == Kind::Number {
-                crate::output::table::align_right(t, i..i + 1);
+        blocks(&self.widths(rows), &self.keys(), crate::output::width::get())
+            .iter()
+            .map(|b| self.block(b, rows, preset))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
+
+    /// The leading text columns, which every block repeats.
+    fn keys(&self) -> Vec<usize> {
+        self.0.iter().take_while(|c| c.kind == Kind::Text).enumerate().map(|(i, _)| i).collect()
+    }
+
+    /// Each column's width with its padding (one space each side): a
+    /// wrapping column's least, its longest cell up to half the width
+    /// (it wraps beyond), never below its longest word; in a table with
+    /// one, the others' as `output::table::wrap_only` sets them (headers
+    /// wrap between words); else the widest header or cell.
+    fn widths(&self, rows: &[Vec<String>]) -> Vec<usize> {
+        let chars = |s: &str| s.chars().count();
+        let longest =
+            |i: usize, of: &dyn Fn(&str) -> usize| rows.iter().map(|r| of(&r[i])).max().unwrap_or(0);
+        let word = |s: &str| s.split_whitespace().map(chars).max().unwrap_or(0);
+        let line = |s: &str| s.lines().map(chars).max().unwrap_or(0);
+        let wraps = self.0.iter().any(|c| c.kind == Kind::Wrapping);
+        let half = crate::output::width::get() / 2;
+        self.0
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let w = match c.kind {
+                    Kind::Wrapping => longest(i, &line).min(half).max(longest(i, &word)).max(word(c.header)),
+                    _ if wraps => longest(i, &line).max(word(c.header)),
+                    _ => longest(i, &line).max(chars(c.header)),
+                };
+                w + 2
+            })
+            .collect()
+    }
+
+    /// One table of the columns `block` (indices into this list).
+    fn block(&self, block: &[usize], rows: &[Vec<String>], preset: &str) -> String {
+        let wraps = block.iter().any(|&i| self.0[i].kind == Kind::Wrapping);
+        let mut t = if wraps {
+            crate::output::table::with_text(preset)
+        } else {
+            let mut t = Table::new();
+            t.load_preset(preset);
+            t
+        };
+        t.set_header(block.iter().map(|&i| self.0[i].header));
+        for r in rows {
+            t.add_row(block.iter().map(|&i| r[i].as_str()));
+        }
+        let wrapping: Vec<usize> =
+            (0..block.len()).filter(|&j| self.0[block[j]].kind == Kind::Wrapping).collect();
+        if !wrapping.is_empty() {
+            crate::output::table::wrap_only(&mut t, &wrapping);
+        }
+        for (j, &i) in block.iter().enumerate() {
+            if self.0[i].kind == Kind::Number {
+                crate::output::table::align_right(&mut t, j..j + 1);
             }
         }
+        t.to_string()
     }
+}
+
+/// The columns of each block: all in one when their `widths` fit
+/// `width`; else the `keys` then as many of the others, in order, as fit,
+/// block after block (a column wider than a block alone gets one).
+fn blocks(widths: &[usize], keys: &[usize], width: usize) -> Vec<Vec<usize>> {
+    if widths.iter().sum::<usize>() <= width {
+        return vec![(0..widths.len()).collect()];
+    }
+    let key_width: usize = keys.iter().map(|&k| widths[k]).sum();
+    let mut out = Vec::new();
+    let (mut block, mut used) = (keys.to_vec(), key_width);
+    for i in (0..widths.len()).filter(|i| !keys.contains(i)) {
+        if used + widths[i] > width && block.len() > keys.len() {
+            out.push(std::mem::replace(&mut block, keys.to_vec()));
+            used = key_width;
+        }
+        block.push(i);
+        used += widths[i];
+    }
+    out.push(block);
+    out
 }
 
 #[cfg(test)]
@@ -132,15 +222,24 @@ mod tests {
     #[test]
     fn numbers_align_right_and_text_left() {
         let c = Columns::applying(columns());
-        let mut t = Table::new();
-        t.load_preset(comfy_table::presets::NOTHING);
-        t.add_row(c.cells(&(1, 22)));
-        t.add_row(c.cells(&(100, 2)));
-        c.lay_out(&mut t);
-        let text = t.to_string();
+        let text = c.render(&[c.cells(&(1, 22)), c.cells(&(100, 2))], comfy_table::presets::NOTHING);
         let lines: Vec<&str> = text.lines().collect();
         // The header, then the rows: "n1" left, "22" and "23" right.
         assert!(lines[1].starts_with(" n1 "), "{text}");
         assert!(lines[2].contains("   2 "), "{text}");
+    }
+
+    #[test]
+    fn columns_that_do_not_fit_go_in_blocks_led_by_the_keys() {
+        // Everything fits: one block.
+        assert_eq!(blocks(&[10, 10, 10], &[0], 30), vec![vec![0, 1, 2]]);
+        // Not: each block repeats the key and takes what fits.
+        assert_eq!(blocks(&[10, 10, 10, 10], &[0], 30), vec![vec![0, 1, 2], vec![0, 3]]);
+        assert_eq!(
+            blocks(&[10, 8, 10, 10, 10], &[0, 1], 30),
+            vec![vec![0, 1, 2], vec![0, 1, 3], vec![0, 1, 4]]
+        );
+        // A column wider than a block alone still gets one.
+        assert_eq!(blocks(&[10, 40, 5], &[0], 30), vec![vec![0, 1], vec![0, 2]]);
     }
 }

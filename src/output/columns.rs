@@ -1,10 +1,10 @@
 //! Which columns a table shows. Each family's table names its optional
 //! column groups (`cpu`, `fairness`, `kernel`, ...) and which of them it
-//! shows by default: the ones that answer its question within 100
-//! columns. `--columns LIST` picks groups (`default` and `all` included),
-//! `--wide` shows every column, and the legend explains only the columns
+//! shows by default: the ones that answer its question. `--columns LIST`
+//! picks groups (`default` and `all` included), `--wide` shows every
+//! column, and the legend (`output::column`) explains only the columns
 //! shown. The core columns (the swept axes and the family's metric) are
-//! always there.
+//! always there; columns that do not fit the terminal go in blocks below.
 
 use crate::model::SpecError;
 use crate::output::args::OutputArgs;
@@ -81,11 +81,6 @@ impl Shown {
         row.into_iter().zip(groups).filter(|(_, g)| self.has(g)).map(|(x, _)| x).collect()
     }
 
-    /// The legend lines of the shown groups, in the table's order.
-    pub fn legend(&self, groups: &[Group]) -> String {
-        groups.iter().filter(|g| self.has(g.name)).map(|g| g.legend).collect()
-    }
-
     /// A line naming the groups not shown, or nothing when all are.
     pub fn hidden_note(&self, groups: &[Group]) -> String {
         let hidden: Vec<&str> = groups.iter().filter(|g| !self.has(g.name)).map(|g| g.name).collect();
@@ -114,7 +109,6 @@ mod tests {
     fn defaults_lists_and_wide_choose_the_groups() {
         let d = Shown::of(GROUPS, &args(&[], false)).unwrap();
         assert!(d.has(CORE) && d.has("kernel") && !d.has("cpu"));
-        assert_eq!(d.legend(GROUPS), "kernel\n");
         assert_eq!(d.hidden_note(GROUPS), "more columns: --columns cpu (or --wide)\n");
         let c = Shown::of(GROUPS, &args(&["cpu"], false)).unwrap();
         assert!(c.has("cpu") && !c.has("kernel"));

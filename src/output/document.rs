@@ -43,7 +43,8 @@ pub fn emit(exports: Exports, report: &dyn Report, on_stderr: bool) -> Result<()
     sink::emit(exports.csv, || Ok(report.csv()))?;
     sink::emit(exports.markdown, || {
         let head = crate::output::provenance::markdown(doc(), std::time::SystemTime::now());
-        Ok(visible(&(head + &report.markdown())).into_owned())
+        let table = crate::output::width::for_files(|| report.markdown());
+        Ok(visible(&(head + &table)).into_owned())
     })?;
     sink::emit(exports.gnuplot, || Ok(report.gnuplot()))?;
     sink::emit(exports.plot, || {

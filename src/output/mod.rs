@@ -16,3 +16,4 @@ pub mod results;
 pub mod safe_path;
 pub mod sink;
 pub mod table;
+pub mod width;

@@ -5,15 +5,12 @@
 use crate::measure::stats::Stats;
 use crate::model::run::{RunRecord, Screened, Stopped};
 
-/// The width tables, headings, legends and notes are made to fit.
-pub const WIDTH: usize = 100;
-
-/// Wraps every line of `text` longer than [`WIDTH`] at word boundaries,
+/// Wraps every line of `text` longer than the width (`output::width`) at word boundaries,
 /// continuing it indented by two spaces (textwrap).
 pub fn fit(text: &str) -> String {
     // Never at a hyphen: `warm-up` or `--max-time` split over two lines
     // reads as two words (and a flag no one can paste).
-    let options = textwrap::Options::new(WIDTH)
+    let options = textwrap::Options::new(crate::output::width::get())
         .subsequent_indent("  ")
         .word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut out = String::with_capacity(text.len());
@@ -28,7 +25,7 @@ pub fn fit(text: &str) -> String {
 }
 
 /// `head` then `items` joined by `sep`, broken into lines of at most
-/// [`WIDTH`] only between items (a stack's frames: a frame such as
+/// the width (`output::width`) only between items (a stack's frames: a frame such as
 /// `take (two_mutexes.c:42)` split at its space reads as two), continuing
 /// indented by four spaces. An item longer than a line gets one alone.
 pub fn fit_items(head: &str, items: &[String], sep: &str) -> String {
@@ -40,7 +37,7 @@ pub fn fit_items(head: &str, items: &[String], sep: &str) -> String {
     for (i, item) in items.iter().enumerate() {
         let piece = if i == 0 { item.clone() } else { format!("{mark}{item}") };
         let joined = if i == 0 { format!("{line}{piece}") } else { format!("{line}{space}{piece}") };
-        if i > 0 && joined.chars().count() > WIDTH {
+        if i > 0 && joined.chars().count() > crate::output::width::get() {
             out.push_str(&line);
             out.push('\n');
             line = format!("    {piece}");
@@ -55,14 +52,15 @@ pub fn fit_items(head: &str, items: &[String], sep: &str) -> String {
 
 /// A table in `preset`. Terminal tables (any preset but Markdown) that
 /// carry text columns (names, call sites, descriptions) are held to
-/// [`WIDTH`]: comfy-table wraps their widest cells at spaces, leaving the
+/// the width (`output::width`): comfy-table wraps their widest cells at spaces, leaving the
 /// narrow number columns whole. Markdown tables are never wrapped, since a
 /// line break inside a cell would end its row.
 pub fn with_text(preset: &str) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(preset);
     if preset != comfy_table::presets::ASCII_MARKDOWN {
-        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic).set_width(WIDTH as u16);
+        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+            .set_width(u16::try_from(crate::output::width::get()).unwrap_or(u16::MAX));
     }
     t
 }
@@ -217,7 +215,7 @@ mod tests {
         let text = fit_items("  0x1234: 3 walked: ", &frames, " <- ");
         assert!(text.lines().count() > 1, "{text}");
         for line in text.lines() {
-            assert!(line.chars().count() <= WIDTH, "{line}");
+            assert!(line.chars().count() <= crate::output::width::DEFAULT, "{line}");
         }
         let rejoined: String = text.lines().map(str::trim).collect::<Vec<_>>().join(" ");
         assert_eq!(rejoined, format!("0x1234: 3 walked: {}", frames.join(" <- ")));
@@ -229,11 +227,11 @@ mod tests {
         let long = "word ".repeat(40);
         let text = format!("short line\n\n{long}\n");
         let out = fit(&text);
-        assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
+        assert!(out.lines().all(|l| l.chars().count() <= crate::output::width::DEFAULT), "{out}");
         assert!(out.starts_with("short line\n\nword"));
         assert!(out.lines().nth(3).unwrap().starts_with("  word"), "{out}");
         assert_eq!(out.split_whitespace().count(), 42);
-        let flags = format!("{} give more --max-time", "x".repeat(WIDTH - 20));
+        let flags = format!("{} give more --max-time", "x".repeat(crate::output::width::DEFAULT - 20));
         assert!(fit(&flags).lines().any(|l| l.trim() == "--max-time"), "{}", fit(&flags));
     }
 }

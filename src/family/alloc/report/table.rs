@@ -6,7 +6,7 @@ use crate::family::alloc::sweep::AllocResult;
 use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
-use comfy_table::{presets, Table};
+use comfy_table::presets;
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
@@ -74,14 +74,10 @@ pub fn table(results: &[AllocResult], shown: &Shown) -> String {
 
 pub(crate) fn table_with(results: &[AllocResult], shown: &Shown, preset: &str) -> String {
     let columns = Columns::shown(columns(), shown);
-    let mut t = Table::new();
-    t.load_preset(preset);
-    for r in results {
-        t.add_row(columns.cells(r));
-    }
-    columns.lay_out(&mut t);
+    let rows: Vec<Vec<String>> = results.iter().map(|r| columns.cells(r)).collect();
+    let t = columns.render(&rows, preset);
     let notes =
         crate::output::table::precision_note(results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])));
-    let text = format!("{notes}{CORE_LEGEND}{}{}", shown.legend(GROUPS), shown.hidden_note(GROUPS));
+    let text = format!("{notes}{CORE_LEGEND}{}{}", columns.legend(GROUPS), shown.hidden_note(GROUPS));
     format!("{t}\n\n{}", crate::output::table::fit(&text))
 }

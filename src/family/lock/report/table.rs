@@ -7,7 +7,7 @@ use crate::model::value::WorkMode;
 use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::{ratio, si};
-use comfy_table::{presets, Table};
+use comfy_table::presets;
 
 /// The lock table's optional column groups.
 pub const GROUPS: &[Group] = &[
@@ -122,10 +122,7 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     let columns = Columns::shown(all, shown);
     let mut rows: Vec<Vec<String>> = results.iter().map(|r| columns.cells(r)).collect();
     crate::output::number::one_notation_per_column(&mut rows);
-    let mut t = Table::new();
-    t.load_preset(preset);
-    t.add_rows(rows);
-    columns.lay_out(&mut t);
+    let t = columns.render(&rows, preset);
     let precision =
         crate::output::table::precision_note(results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])))
             + &results
@@ -139,7 +136,8 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
         .map(|n| format!("note: {n}\n"))
         .collect();
     let notes = precision + &others;
-    let legend = String::from(CORE_LEGEND) + &shown.legend(GROUPS) + WAKE_LEGEND + &shown.hidden_note(GROUPS);
+    let legend =
+        String::from(CORE_LEGEND) + &columns.legend(GROUPS) + WAKE_LEGEND + &shown.hidden_note(GROUPS);
     let heading = crate::output::table::fit(&heading.join(" · "));
     format!("{heading}{t}\n\n{}", crate::output::table::fit(&(legend + &notes)))
 }

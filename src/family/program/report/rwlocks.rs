@@ -3,7 +3,9 @@
 //! their wait), most waited-on first.
 
 use super::details::RW_HEADER;
-use crate::model::program::{ProgramSample, RwKind, SideProfile};
+use crate::model::program::{ProgramSample, RwKind, RwLockProfile, SideProfile};
+use crate::output::column::{Column, Columns};
+use crate::output::columns::CORE;
 
 /// One side's cells: acquired, contended (share), wait ms.
 fn side(s: &SideProfile) -> [String; 3] {
@@ -25,23 +27,33 @@ pub fn table(s: &ProgramSample, top: usize, preset: &str) -> String {
         return String::new();
     }
     let pids = locks.iter().any(|l| l.pid != locks[0].pid);
-    let mut t = crate::output::table::with_text(preset);
-    t.set_header(RW_HEADER.iter().chain(&["max wait µs"]).collect::<Vec<_>>());
-    for l in locks.iter().take(top) {
-        let label = if pids { format!("{}:{:#x}", l.pid, l.address) } else { format!("{:#x}", l.address) };
-        let kind = match l.kind {
-            RwKind::Rwlock => "rwlock",
-            RwKind::Spinlock => "spin",
-        };
-        let max = l.read.max_wait_ns.max(l.write.max_wait_ns);
-        let mut row = vec![label, kind.to_string(), l.site.clone()];
-        row.extend(side(&l.read));
-        row.extend(side(&l.write));
-        row.push(format!("{:.1}", max as f64 / 1e3));
-        t.add_row(row);
-    }
-    crate::output::table::wrap_only(&mut t, &[2]);
-    crate::output::table::align_right(&mut t, 3..10);
+    let h = RW_HEADER;
+    type R<'b> = Column<'b, RwLockProfile>;
+    let columns = Columns::applying(vec![
+        R::text(CORE, h[0], move |l| {
+            if pids {
+                format!("{}:{:#x}", l.pid, l.address)
+            } else {
+                format!("{:#x}", l.address)
+            }
+        }),
+        R::text(CORE, h[1], |l| match l.kind {
+            RwKind::Rwlock => "rwlock".into(),
+            RwKind::Spinlock => "spin".into(),
+        }),
+        R::wrapping(h[2], |l| l.site.clone()),
+        R::number(CORE, h[3], |l| side(&l.read)[0].clone()),
+        R::number(CORE, h[4], |l| side(&l.read)[1].clone()),
+        R::number(CORE, h[5], |l| side(&l.read)[2].clone()),
+        R::number(CORE, h[6], |l| side(&l.write)[0].clone()),
+        R::number(CORE, h[7], |l| side(&l.write)[1].clone()),
+        R::number(CORE, h[8], |l| side(&l.write)[2].clone()),
+        R::number(CORE, "max wait µs", |l| {
+            format!("{:.1}", l.read.max_wait_ns.max(l.write.max_wait_ns) as f64 / 1e3)
+        }),
+    ]);
+    let rows: Vec<Vec<String>> = locks.iter().take(top).map(|l| columns.cells(l)).collect();
+    let t = columns.render(&rows, preset);
     let legend = "rwlocks and spinlocks are glibc's under every lock (nothing swaps them). read/write: \
                   readers and writers apart (a spinlock's holders are writers); contended: acquisitions \
                   whose first try-lock failed; wait: from that failure to the acquisition.\n";

@@ -11,7 +11,6 @@ use crate::model::program::{
 use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
-use comfy_table::Table;
 
 /// The run table's optional column groups.
 pub const GROUPS: &[Group] = &[
@@ -143,15 +142,10 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     let metric = if rate { "metric/s" } else { "wall s" };
     let procs = o.results.iter().any(|r| r.sample.processes > 1);
     let columns = Columns::shown(columns(metric, rate, procs, spec.profile), shown);
-    let mut t = Table::new();
-    t.load_preset(preset);
-    for (r, vs) in o.results.iter().zip(&o.vs_glibc) {
-        t.add_row(columns.cells(&Line::Done(r, vs.as_ref())));
-    }
-    for f in &o.failed {
-        t.add_row(columns.cells(&Line::Failed(f)));
-    }
-    columns.lay_out(&mut t);
+    let done = o.results.iter().zip(&o.vs_glibc).map(|(r, vs)| columns.cells(&Line::Done(r, vs.as_ref())));
+    let failed = o.failed.iter().map(|f| columns.cells(&Line::Failed(f)));
+    let rows: Vec<Vec<String>> = done.chain(failed).collect();
+    let t = columns.render(&rows, preset);
     let notes =
         crate::output::table::precision_note(o.results.iter().map(|r| (r.stopped, &r.stats, &r.runs[..])));
     let core = format!(
@@ -205,7 +199,7 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
         "{}{notes}{chosen}{aslr}{core}{profiled}{}{}{}",
         failed_note(o, spec.profile),
         interposer_rate(o),
-        shown.legend(GROUPS),
+        columns.legend(GROUPS),
         shown.hidden_note(GROUPS)
     );
     let mut out = format!("{t}\n\n{}", crate::output::table::fit(&text));
@@ -344,11 +338,8 @@ fn profile(r: &ProgramResult, top: usize, sort: ProfileSort, preset: &str, fixed
         M::number(CORE, "mean hold µs", |m| format!("{:.2}", m.mean_hold_ns / 1e3)),
         M::text(CORE, "kind", kind_of).only_if(kinds),
     ]);
-    let mut t = crate::output::table::with_text(preset);
-    for &m in &shown {
-        t.add_row(columns.cells(m));
-    }
-    columns.lay_out(&mut t);
+    let rows: Vec<Vec<String>> = shown.iter().map(|m| columns.cells(m)).collect();
+    let t = columns.render(&rows, preset);
     let kernel = s
         .kernel_waits
         .map_or(String::new(), |k| format!(", {} kernel waits on them ({} in all)", k.on_mutexes, k.all));
@@ -443,11 +434,8 @@ fn holders(s: &ProgramSample, top: usize, preset: &str) -> String {
             format!("{:.0}%", 100.0 * h.caused_wait_ns as f64 / m.counts.wait_ns.max(1) as f64)
         }),
     ]);
-    let mut t = crate::output::table::with_text(preset);
-    for row in rows.iter().take(top) {
-        t.add_row(columns.cells(row));
-    }
-    columns.lay_out(&mut t);
+    let cells: Vec<Vec<String>> = rows.iter().take(top).map(|row| columns.cells(row)).collect();
+    let t = columns.render(&cells, preset);
     let legend = "held at: where the holder released the mutex (an unlock, or a condition wait), past \
                   wrappers; releases to waiters: its releases while others waited; held: the holds those \
                   releases ended; wait caused: the waits they ended (each contended acquisition's wait \

@@ -11,7 +11,7 @@ use crate::measure::tracefs::TraceReport;
 use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::ratio;
-use comfy_table::{presets, Table};
+use comfy_table::presets;
 
 fn us(ns: u64) -> String {
     format!("{:.2}", ns as f64 / 1e3)
@@ -203,10 +203,7 @@ pub(crate) fn render_with(
         }
     }
     crate::output::number::one_notation_per_column(&mut table_rows);
-    let mut t = Table::new();
-    t.load_preset(preset);
-    t.add_rows(table_rows);
-    columns.lay_out(&mut t);
+    let t = columns.render(&table_rows, preset);
     let mut notes = format!(
         "clock: CLOCK_MONOTONIC, resolution {} ns, {} ns per read (median of back-to-back reads; \
          each round trip includes one)\n",
@@ -233,7 +230,7 @@ pub(crate) fn render_with(
     for r in results {
         notes += &crate::output::table::cut_short_note(&r.point.label(), &r.runs);
     }
-    let legend = String::from(CORE_LEGEND) + &shown.legend(GROUPS) + &shown.hidden_note(GROUPS);
+    let legend = String::from(CORE_LEGEND) + &columns.legend(GROUPS) + &shown.hidden_note(GROUPS);
     let heading = crate::output::table::fit(&heading.join(" · "));
     format!("{heading}{t}\n\n{}", crate::output::table::fit(&(legend + &notes)))
 }
