@@ -188,9 +188,12 @@ fn the_profile_table_sorts_by_the_key_asked_for() {
             .as_u64()
             .unwrap()
     };
+    // The first block of the table (a table wider than the terminal
+    // continues in blocks below, repeating the mutex column).
     let rows: Vec<u64> = ours
         .lines()
-        .take_while(|l| !l.starts_with("mutex:"))
+        .skip_while(|l| !l.trim_start().starts_with("mutex "))
+        .take_while(|l| !l.is_empty() && !l.starts_with("mutex:"))
         .filter(|l| l.trim_start().starts_with("0x"))
         .map(contended_of)
         .collect();

@@ -4,7 +4,8 @@
 //! and nothing but care kept the two in the same order (a cell pushed one
 //! place off fills the wrong column silently); here a header cannot exist
 //! without its cell, and the alignment and wrapping follow the column
-//! instead of an index range.
+//! instead of an index range. A table wider than the terminal is laid out
+//! in blocks of columns, each led by the row's name ([`Columns::render`]).
 
 use crate::output::columns::{Shown, CORE};
 use comfy_table::Table;
