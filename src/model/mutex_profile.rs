@@ -5,7 +5,7 @@
 //! report (`locks::in_mutex::report`). Re-exported by `model::program`,
 //! of which it is the profile's part.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 /// `pthread_mutex_init` calls, by what became of the mutex.
 #[derive(Debug, Clone, Copy, Default, Serialize, schemars::JsonSchema)]
 pub struct MutexInits {
@@ -240,9 +240,7 @@ pub struct HolderProfile {
 /// `perf lock report -k` picks its key. Only the table's: `--what-if
 /// top:N`, `--recommend` and the export keep the mutexes most waited-on
 /// first.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ProfileSort {
     /// Total wait of the contended acquisitions.

@@ -81,7 +81,8 @@ impl<'a, R> Columns<'a, R> {
     }
 
     /// The headers, in order.
-    pub fn headers(&self) -> Vec<&str> {
+    #[cfg(test)]
+    fn headers(&self) -> Vec<&str> {
         self.0.iter().map(|c| c.header).collect()
     }
 
@@ -120,11 +121,9 @@ impl<'a, R> Columns<'a, R> {
     /// one, the others' as `output::table::wrap_only` sets them (headers
     /// wrap between words); else the widest header or cell.
     fn widths(&self, rows: &[Vec<String>]) -> Vec<usize> {
-        let chars = |s: &str| s.chars().count();
+        use crate::output::table::{widest_line as line, widest_word as word};
         let longest =
             |i: usize, of: &dyn Fn(&str) -> usize| rows.iter().map(|r| of(&r[i])).max().unwrap_or(0);
-        let word = |s: &str| s.split_whitespace().map(chars).max().unwrap_or(0);
-        let line = |s: &str| s.lines().map(chars).max().unwrap_or(0);
         let wraps = self.0.iter().any(|c| c.kind == Kind::Wrapping);
         let half = crate::output::width::get() / 2;
         self.0
@@ -134,7 +133,7 @@ impl<'a, R> Columns<'a, R> {
                 let w = match c.kind {
                     Kind::Wrapping => longest(i, &line).min(half).max(longest(i, &word)).max(word(c.header)),
                     _ if wraps => longest(i, &line).max(word(c.header)),
-                    _ => longest(i, &line).max(chars(c.header)),
+                    _ => longest(i, &line).max(c.header.chars().count()),
                 };
                 w + 2
             })

@@ -5,8 +5,8 @@
 use crate::measure::stats::Stats;
 use crate::model::run::{RunRecord, Screened, Stopped};
 
-/// Wraps every line of `text` longer than the width (`output::width`) at word boundaries,
-/// continuing it indented by two spaces (textwrap).
+/// Wraps every line of `text` longer than the width (`output::width`) at
+/// word boundaries, continuing it indented by two spaces (textwrap).
 pub fn fit(text: &str) -> String {
     // Never at a hyphen: `warm-up` or `--max-time` split over two lines
     // reads as two words (and a flag no one can paste).
@@ -24,20 +24,22 @@ pub fn fit(text: &str) -> String {
     out
 }
 
-/// `head` then `items` joined by `sep`, broken into lines of at most
-/// the width (`output::width`) only between items (a stack's frames: a frame such as
-/// `take (two_mutexes.c:42)` split at its space reads as two), continuing
-/// indented by four spaces. An item longer than a line gets one alone.
+/// `head` then `items` joined by `sep`, broken into lines of at most the
+/// width (`output::width`) only between items (a stack's frames: a frame
+/// such as `take (two_mutexes.c:42)` split at its space reads as two),
+/// continuing indented by four spaces. An item longer than a line gets
+/// one alone.
 pub fn fit_items(head: &str, items: &[String], sep: &str) -> String {
     // " <- " is the space that may become a line break, then the mark
     // that starts the continued line.
     let (space, mark) = sep.split_at(sep.len() - sep.trim_start().len());
     let mut out = String::new();
     let mut line = head.to_string();
+    let width = crate::output::width::get();
     for (i, item) in items.iter().enumerate() {
         let piece = if i == 0 { item.clone() } else { format!("{mark}{item}") };
         let joined = if i == 0 { format!("{line}{piece}") } else { format!("{line}{space}{piece}") };
-        if i > 0 && joined.chars().count() > crate::output::width::get() {
+        if i > 0 && joined.chars().count() > width {
             out.push_str(&line);
             out.push('\n');
             line = format!("    {piece}");
@@ -51,10 +53,10 @@ pub fn fit_items(head: &str, items: &[String], sep: &str) -> String {
 }
 
 /// A table in `preset`. Terminal tables (any preset but Markdown) that
-/// carry text columns (names, call sites, descriptions) are held to
-/// the width (`output::width`): comfy-table wraps their widest cells at spaces, leaving the
-/// narrow number columns whole. Markdown tables are never wrapped, since a
-/// line break inside a cell would end its row.
+/// carry text columns (names, call sites, descriptions) are held to the
+/// width (`output::width`): comfy-table wraps their widest cells at
+/// spaces, leaving the narrow number columns whole. Markdown tables are
+/// never wrapped, since a line break inside a cell would end its row.
 pub fn with_text(preset: &str) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(preset);
@@ -79,16 +81,14 @@ pub fn wrap_only(t: &mut comfy_table::Table, text: &[usize]) {
         }
         widest[i] = widest[i].max(w);
     };
-    let width =
-        |s: &str, of: fn(&str) -> Vec<&str>| of(s).iter().map(|p| p.chars().count()).max().unwrap_or(0);
     if let Some(header) = t.header() {
         for (i, cell) in header.cell_iter().enumerate() {
-            widen(i, width(&cell.content(), |s| s.split_whitespace().collect()));
+            widen(i, widest_word(&cell.content()));
         }
     }
     for row in t.row_iter() {
         for (i, cell) in row.cell_iter().enumerate() {
-            widen(i, width(&cell.content(), |s| s.lines().collect()));
+            widen(i, widest_line(&cell.content()));
         }
     }
     for (i, w) in widest.into_iter().enumerate().filter(|(i, _)| !text.contains(i)) {
@@ -99,6 +99,17 @@ pub fn wrap_only(t: &mut comfy_table::Table, text: &[usize]) {
             c.set_constraint(comfy_table::ColumnConstraint::Absolute(comfy_table::Width::Fixed(w)));
         }
     }
+}
+
+/// The longest word of `s`, in characters: what a header that wraps
+/// between words needs.
+pub fn widest_word(s: &str) -> usize {
+    s.split_whitespace().map(|w| w.chars().count()).max().unwrap_or(0)
+}
+
+/// The longest line of `s`, in characters: what a cell kept whole needs.
+pub fn widest_line(s: &str) -> usize {
+    s.lines().map(|l| l.chars().count()).max().unwrap_or(0)
 }
 
 /// Right-aligns the numeric `columns` of `t` (those it has).

@@ -15,8 +15,7 @@ use crate::family::program::symbols::Symbolizer;
 use crate::measure::cpu::CpuTicks;
 use crate::measure::futex::FutexCounters;
 use crate::measure::kernel_waits::{KernelWaits, Waits};
-use crate::model::program::GLIBC;
-use crate::model::program::{KernelWaitTotals, MutexProfile, ProgramPoint, ProgramSample};
+use crate::model::program::{KernelWaitTotals, MutexProfile, ProgramPoint, ProgramSample, GLIBC};
 use crate::model::run::RunInfo;
 use anyhow::{bail, Context, Result};
 use locks::in_mutex::{input, Swap};
@@ -279,16 +278,12 @@ pub(crate) fn run_one(
     let metric = match kept {
         None => None,
         Some((out, err)) => {
-            let (from_out, from_err) = match spec.program_output {
-                ProgramOutput::Inherit => (
-                    pass_through(out?, &mut std::io::stdout().lock(), cx.metric)?,
-                    pass_through(err?, &mut std::io::stderr().lock(), cx.metric)?,
-                ),
-                ProgramOutput::Null => (
-                    pass_through(out?, &mut std::io::sink(), cx.metric)?,
-                    pass_through(err?, &mut std::io::sink(), cx.metric)?,
-                ),
+            let pass = |file, real: &mut dyn std::io::Write| match spec.program_output {
+                ProgramOutput::Inherit => pass_through(file, real, cx.metric),
+                ProgramOutput::Null => pass_through(file, &mut std::io::sink(), cx.metric),
             };
+            let from_out = pass(out?, &mut std::io::stdout().lock())?;
+            let from_err = pass(err?, &mut std::io::stderr().lock())?;
             let found = from_out.or(from_err);
             if found.is_none() && failure.is_none() {
                 let re = cx.metric.expect("captured for the metric");

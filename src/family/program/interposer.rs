@@ -5,10 +5,9 @@
 
 use crate::family::program::scratch::ExecDir;
 use crate::family::program::symbols::Symbolizer;
-use crate::model::program::GLIBC;
 use crate::model::program::{
     HolderProfile, MutexCounts, MutexInits, MutexProfile, ProfileSort, RwKind, RwLockProfile, SideProfile,
-    StackProfile,
+    StackProfile, GLIBC,
 };
 use anyhow::{anyhow, Result};
 use locks::in_mutex::report::Frame;

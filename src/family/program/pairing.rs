@@ -3,8 +3,7 @@
 //! what the profile itself costs (the profiled pthread against the
 //! unprofiled one). A lock that never ran gets no ratio.
 
-use crate::model::program::GLIBC;
-use crate::model::program::{ProgramResult, VsGlibc};
+use crate::model::program::{ProgramResult, VsGlibc, GLIBC};
 
 /// Whether the lock of `r` ran at all: some measured run made an
 /// acquisition by it (pthread always "runs": it is glibc's, and so do

@@ -31,8 +31,7 @@ use crate::family::program::pairing;
 use crate::family::program::sweep::{self, finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{Combination, MutexAdvice, Recommendation, Tried};
-use crate::model::program::GLIBC;
-use crate::model::program::{FailedPoint, MutexProfile, ProgramPoint, VsGlibc};
+use crate::model::program::{FailedPoint, MutexProfile, ProgramPoint, VsGlibc, GLIBC};
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::Result;
 

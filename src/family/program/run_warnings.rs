@@ -4,8 +4,7 @@
 //! left running), and the exit statuses and notes of the executions.
 
 use crate::family::program::pairing::exercised;
-use crate::model::program::ProgramResult;
-use crate::model::program::GLIBC;
+use crate::model::program::{ProgramResult, GLIBC};
 use crate::model::warning::{Warning, WarningKind};
 
 /// What the interposer saw that the ratios cannot rest on, for the user:

@@ -36,8 +36,7 @@ use crate::family::program::execution::Setting;
 use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{DelayPoint, Estimate, WhatIf};
-use crate::model::program::GLIBC;
-use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult};
+use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult, GLIBC};
 use crate::model::warning::Warning;
 use anyhow::{anyhow, Result};
 

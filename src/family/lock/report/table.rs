@@ -194,18 +194,19 @@ fn metric_columns(repeated: bool, holds: bool, timed: bool, rw: bool) -> Vec<Col
         C::number("rw", "wr maxµs", |r| rw_wait_cell(r, |(_, write)| percentile_cell(write, 1.0)))
             .only_if(rw && timed),
         C::number("kernel", "ctxsw/cs", move |r| per_cs(r, Some(r.sample.process.context_switches()))),
-        C::number("kernel", "futex/cs", |r| {
-            let k = r.kernel_run();
-            ratio(k.futex.and_then(|f| k.per_cs(f.calls)))
-        }),
-        C::number("errors", "fail/cs", |r| {
-            let k = r.kernel_run();
-            ratio(k.futex.and_then(|f| k.per_cs(f.errors)))
-        }),
+        C::number("kernel", "futex/cs", |r| futex_per_cs(r, |f| f.calls)),
+        C::number("errors", "fail/cs", |r| futex_per_cs(r, |f| f.errors)),
         C::number("lock", "spins/cs", move |r| counter(r, |c| c.spins)),
         C::number("lock", "waits/cs", move |r| counter(r, |c| c.waits)),
         C::number("lock", "wakes/cs", move |r| counter(r, |c| c.wakes)),
     ]
+}
+
+/// A futex count per critical section, from the counting run when there
+/// is one.
+fn futex_per_cs(r: &PointResult, of: fn(&crate::measure::futex::FutexCounts) -> u64) -> String {
+    let k = r.kernel_run();
+    ratio(k.futex.and_then(|f| k.per_cs(of(&f))))
 }
 
 /// The hold each lock does per critical section, s: with --locks N, N

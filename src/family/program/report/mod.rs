@@ -10,8 +10,7 @@ pub mod whatif;
 
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
-use crate::model::program::GLIBC;
-use crate::model::program::{ProgramResult, VsGlibc};
+use crate::model::program::{ProgramResult, VsGlibc, GLIBC};
 use crate::output::columns::Shown;
 use crate::output::document::Report;
 use crate::output::json::Header;

@@ -4,9 +4,8 @@
 
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
-use crate::model::program::GLIBC;
 use crate::model::program::{
-    FailedPoint, HolderProfile, MutexProfile, ProfileSort, ProgramResult, ProgramSample, VsGlibc,
+    FailedPoint, HolderProfile, MutexProfile, ProfileSort, ProgramResult, ProgramSample, VsGlibc, GLIBC,
 };
 use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
