@@ -97,3 +97,61 @@ fn it_is_written_only_as_html() {
         .code(2)
         .stderr(predicate::str::contains("name the report .html"));
 }
+
+/// A figure or page written into a FIFO whose reader stopped reading
+/// blocks in the write for ever: SIGTERM must still end contend, as it
+/// ends any program (before, contend kept the signal blocked for its
+/// signalfd and only SIGKILL ended it). The reader's pipe is cut to one
+/// page so that any figure fills it.
+#[test]
+fn sigterm_ends_a_write_into_a_stalled_fifo() {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("lock.json");
+    run(&["lock", "--lock", "futex,pthread", "--threads", "2,4", "--duration", "20ms", "--runs", "1"], &lock);
+    for (command, name) in [("plot", "out.svg"), ("report", "out.html")] {
+        let fifo = dir.path().join(name);
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
+            .args([command, lock.to_str().unwrap(), "-o", fifo.to_str().unwrap()])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Opened without blocking, and never read: contend's open then
+        // returns, and its write stops once this one page is full.
+        let reader = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(OFlag::O_NONBLOCK.bits())
+            .open(&fifo)
+            .unwrap();
+        fcntl(reader.as_raw_fd(), FcntlArg::F_SETPIPE_SZ(4096)).unwrap();
+        common::run::until("contend filled the pipe", || {
+            let mut queued: nix::libc::c_int = 0;
+            // SAFETY: FIONREAD writes one int through the pointer, which
+            // points at a live local of that type.
+            unsafe { nix::libc::ioctl(reader.as_raw_fd(), nix::libc::FIONREAD, &mut queued) };
+            queued >= 4096
+        });
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("contend {command} ignored SIGTERM while blocked writing into a FIFO");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert_eq!(status.signal(), Some(nix::libc::SIGTERM), "contend {command}: {status}");
+        drop(reader);
+    }
+}

@@ -165,15 +165,21 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     // Checked before the exports are read: an unwritable -o is a usage
     // error (exit 2) like every other export's.
     let sink = crate::output::sink::Sink::open("-o", &args.output)?;
-    let mut page = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\
-         <body><h1>{t}</h1>",
-        t = escape(&args.title)
-    );
-    for path in &args.files {
-        page += &section(path)?;
-    }
-    page.push_str("</body></html>\n");
+    // Reading and rendering own nothing and may take long on big exports:
+    // Ctrl-C ends them as it would any program. The file is written
+    // after, with the signals blocked again, whole or not at all.
+    let page = crate::session::signals::interruptible(|| -> Result<String> {
+        let mut page = format!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\
+             <body><h1>{t}</h1>",
+            t = escape(&args.title)
+        );
+        for path in &args.files {
+            page += &section(path)?;
+        }
+        page.push_str("</body></html>\n");
+        Ok(page)
+    })?;
     sink.write(&page)
 }
 

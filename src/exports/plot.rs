@@ -191,6 +191,15 @@ pub fn run(args: &PlotArgs) -> Result<()> {
     // Checked before the exports are read: an unwritable -o is a usage
     // error (exit 2) like every other export's.
     let sink = crate::output::sink::Sink::open("-o", &args.output)?;
+    // Reading and drawing own nothing and may take long on a big export:
+    // Ctrl-C ends them as it would any program. The file is written after,
+    // with the signals blocked again, whole or not at all.
+    let image = crate::session::signals::interruptible(|| figure(args, form))?;
+    sink.write_bytes(&image)
+}
+
+/// The figure's bytes, an SVG document or a PNG file, drawn in memory.
+fn figure(args: &PlotArgs, form: Form) -> Result<Vec<u8>> {
     let several = args.files.len() > 1;
     let mut all: Option<Points> = None;
     let mut captions = Vec::new();
@@ -210,25 +219,23 @@ pub fn run(args: &PlotArgs) -> Result<()> {
     let points = points.ok_or_else(|| SpecError("the exports hold no points to draw".into()))?;
     let caption = captions.join("; ");
     let title = args.title.as_deref();
-    let draw = |file: &mut std::fs::File, out: &Path| -> Result<()> {
-        let mut svg = String::new();
-        let drawn = match form {
-            Form::Svg => points.draw(
-                SVGBackend::with_string(&mut svg, points.size()).into_drawing_area(),
-                title,
-                &caption,
-            ),
-            Form::Png => {
-                points.draw(BitMapBackend::new(out, points.size()).into_drawing_area(), title, &caption)
-            }
-        };
-        drawn.map_err(anyhow::Error::msg)?;
-        if !svg.is_empty() {
-            use std::io::Write;
-            file.write_all(svg.as_bytes())?;
+    let size = points.size();
+    match form {
+        Form::Svg => {
+            let mut svg = String::new();
+            let area = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+            points.draw(area, title, &caption).map_err(anyhow::Error::msg)?;
+            Ok(svg.into_bytes())
         }
-        Ok(())
-    };
-    sink.write_with(draw)?;
-    Ok(())
+        Form::Png => {
+            let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+            let area = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
+            points.draw(area, title, &caption).map_err(anyhow::Error::msg)?;
+            let image = image::RgbImage::from_raw(size.0, size.1, rgb)
+                .ok_or_else(|| anyhow::anyhow!("the bitmap does not match its size"))?;
+            let mut png = std::io::Cursor::new(Vec::new());
+            image.write_to(&mut png, image::ImageOutputFormat::Png)?;
+            Ok(png.into_inner())
+        }
+    }
 }

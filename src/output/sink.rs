@@ -21,7 +21,10 @@
 //! symlink: the file it names is replaced). A FIFO or device of the user's
 //! or root's is opened up front, as it is (that open may block until a
 //! FIFO has a reader, and a signal ends it as it would any program), and
-//! written directly.
+//! written directly. Writing to a FIFO, a device or stdout can block for
+//! ever (a reader that stopped reading), so an ending signal ends it with
+//! its default action; a regular file's temporary twin is written with the
+//! signals blocked, so it is always renamed or removed.
 
 use crate::model::SpecError;
 use crate::output::args::OutputArgs;
@@ -171,7 +174,9 @@ impl Sink {
     /// Writes the export's bytes, replacing what a regular file held.
     pub fn write_bytes(self, bytes: &[u8]) -> Result<()> {
         if self.is_stdout() {
-            return print_bytes(bytes);
+            // A pipe whose reader stopped reading must not make contend
+            // deaf to Ctrl-C (see `write_with`).
+            return crate::session::signals::interruptible(|| print_bytes(bytes));
         }
         self.write_with(|file, _| file.write_all(bytes).map_err(Into::into))
     }
@@ -183,10 +188,14 @@ impl Sink {
         let shown = self.path.display().to_string();
         match self.to {
             To::Stdout => anyhow::bail!("this export is written to a file, not to stdout"),
-            To::Open(mut file) => {
+            // A FIFO whose reader stopped reading blocks the write for
+            // ever: an ending signal must end it, as it would any program.
+            // Exports are written after the measurement, when contend owns
+            // nothing more to clean up, and a FIFO leaves no file behind.
+            To::Open(mut file) => crate::session::signals::interruptible(|| {
                 fill(&mut file, &self.path).with_context(|| format!("writing {shown}"))?;
                 file.flush().with_context(|| format!("writing {shown}"))
-            }
+            }),
             To::Replace { dir, name } => {
                 let tmp = temporary(&name);
                 let result = (|| -> Result<()> {

@@ -99,16 +99,21 @@ pub fn restore_default() -> nix::Result<()> {
 }
 
 /// Runs `f` with the ending signals unblocked in this thread, so one
-/// that arrives during a blocking call (or is already pending) ends the
-/// process with its default action. Only for work that owns nothing to
-/// clean up: no workers, no recorded resources.
+/// that arrives during a blocking call or a long computation (or is
+/// already pending) ends the process with its default action. Only for
+/// work that owns nothing to clean up: no workers, no recorded resources,
+/// no temporary file. Nests: the mask `f` found is the one restored, so
+/// an inner call (reading an export inside a render) does not block the
+/// signals again for the rest of the outer one.
 pub fn interruptible<T>(f: impl FnOnce() -> T) -> T {
     if SIGNALS.get().is_none() {
         return f();
     }
-    let _ = ending().thread_unblock();
+    let before = ending().thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_UNBLOCK);
     let value = f();
-    let _ = ending().thread_block();
+    if let Ok(before) = before {
+        let _ = before.thread_set_mask();
+    }
     value
 }
 

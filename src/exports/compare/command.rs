@@ -10,6 +10,12 @@ use std::process::ExitCode;
 /// `contend compare`: the table (or JSON) on stdout; exit 1 on a
 /// regression.
 pub fn run(args: &CompareArgs) -> Result<ExitCode> {
+    // Reading and comparing own nothing (no file is written): Ctrl-C ends
+    // them as it would any program.
+    crate::session::signals::interruptible(|| compare(args))
+}
+
+fn compare(args: &CompareArgs) -> Result<ExitCode> {
     let read = |path: &std::path::Path| -> Result<serde_json::Value> {
         Ok(crate::exports::reader::read_export(path)?)
     };
