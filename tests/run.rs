@@ -210,6 +210,82 @@ fn the_programs_output_is_passed_on_or_dropped_and_the_metric_still_read() {
     assert!(dropped.status.success() && !String::from_utf8_lossy(&dropped.stdout).contains("rate 42"));
 }
 
+/// hyperfine's habits: `--warmup` executions come first and count in no
+/// result; `--prepare` and `--conclude` wrap every execution (warm-ups
+/// too), each seeing the execution's lock; `--cleanup` runs once, last;
+/// `--output FILE` gathers every execution's stdout and stderr there, and
+/// nothing of it reaches contend's streams.
+#[test]
+fn warmup_prepare_conclude_cleanup_and_output_to_a_file() {
+    interposer();
+    let dir = tempfile::tempdir().unwrap();
+    let (log, out, json) =
+        (dir.path().join("hooks.log"), dir.path().join("out.txt"), dir.path().join("run.json"));
+    let hook = |word: &str| format!("echo {word} $CONTEND_LOCK >> '{}'", log.display());
+    let done = contend()
+        .args(["run", "--count-futex", "off", "--no-progress", "--runs", "2", "--max-slowdown", "0"])
+        .args(["--lock", "pthread,tas", "--warmup", "2", "--prepare", &hook("prepare")])
+        .args(["--conclude", &hook("conclude"), "--cleanup", &hook("cleanup")])
+        .args(["--output", out.to_str().unwrap(), "--export-json", json.to_str().unwrap()])
+        .args(["--", "sh", "-c", "echo to-stdout; echo to-stderr >&2"])
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("contend runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&done.stdout), String::from_utf8_lossy(&done.stderr));
+    assert!(done.status.success(), "{stderr}");
+    assert!(!stdout.contains("to-stdout") && !stderr.contains("to-stderr"), "{stdout}\n{stderr}");
+    let lines: Vec<String> = std::fs::read_to_string(&log).unwrap().lines().map(str::to_owned).collect();
+    let (last, wrapped) = lines.split_last().unwrap();
+    assert_eq!(last.trim(), "cleanup", "once, last: {lines:?}");
+    assert_eq!(wrapped.len() % 2, 0, "{lines:?}");
+    for pair in wrapped.chunks(2) {
+        let lock = pair[0].strip_prefix("prepare ").unwrap_or_else(|| panic!("{lines:?}"));
+        assert_eq!(pair[1], format!("conclude {lock}"), "{lines:?}");
+    }
+    let executions = wrapped.len() / 2;
+    assert_eq!(&wrapped[..4], ["prepare pthread", "conclude pthread", "prepare pthread", "conclude pthread"]);
+    let gathered = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(gathered.matches("to-stdout").count(), executions, "{gathered}");
+    assert_eq!(gathered.matches("to-stderr").count(), executions, "{gathered}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let runs: usize =
+        doc["points"].as_array().unwrap().iter().map(|p| p["runs"].as_array().unwrap().len()).sum();
+    assert_eq!(runs + 2, executions, "every execution but the two warm-ups is in the export");
+    assert_eq!(doc["spec"]["warmup"], 2);
+    assert_eq!(doc["spec"]["program_output"]["file"], out.to_str().unwrap());
+}
+
+/// A `--prepare` that fails ends the run, naming it; a `--cleanup` that
+/// fails is a warning, and the results stand.
+#[test]
+fn a_failing_prepare_ends_the_run_and_a_failing_cleanup_is_a_warning() {
+    interposer();
+    let failed = contend()
+        .args([
+            "run",
+            "--count-futex",
+            "off",
+            "--no-progress",
+            "--runs",
+            "1",
+            "--prepare",
+            "exit 3",
+            "--",
+            "true",
+        ])
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .expect("contend runs");
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--prepare `exit 3` exited 3"), "{stderr}");
+    let doc = run_json(&["--cleanup", "exit 4"], &["true"]);
+    let warned = doc["warnings"].as_array().unwrap().iter().any(|w| {
+        w["kind"] == "after_run" && w["message"].as_str().unwrap().contains("--cleanup `exit 4` exited 4")
+    });
+    assert!(warned, "{}", doc["warnings"]);
+}
+
 #[test]
 fn sysbench_threads_profiled_names_its_contended_mutex_and_its_wait() {
     if !installed("sysbench") {

@@ -31,13 +31,29 @@ pub enum Aslr {
 }
 
 /// Where the program's stdout and stderr go (`--output`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ProgramOutput {
     /// To contend's own stdout and stderr, every execution's.
     Inherit,
     /// Nowhere (/dev/null); --metric still reads them.
     Null,
+    /// Every execution's, appended in order, written to this file when
+    /// the run ends.
+    File(PathBuf),
+}
+
+impl ProgramOutput {
+    /// `--output`'s value: `inherit`, `null`, or a file (`./null` for a
+    /// file of that name).
+    pub fn parse(v: &str) -> Result<Self, String> {
+        match v {
+            "inherit" => Ok(Self::Inherit),
+            "null" => Ok(Self::Null),
+            "" => Err("give inherit, null or a file name".into()),
+            file => Ok(Self::File(file.into())),
+        }
+    }
 }
 
 /// `contend run`.
@@ -111,13 +127,45 @@ pub struct ProgramArgs {
     #[arg(long, value_enum, default_value_t = crate::model::program::ProfileSort::Wait, value_name = "KEY")]
     pub sort: crate::model::program::ProfileSort,
 
-    /// Where the program's stdout and stderr go: `inherit` (contend's
-    /// own, every execution's, the default) or `null` (nowhere, as
-    /// hyperfine's default; --metric still reads them). Its stdin is
-    /// always contend's.
-    #[arg(long = "output", value_enum, default_value_t = ProgramOutput::Inherit, value_name = "WHERE")]
-    #[arg(help_heading = crate::output::args::PROGRAM)]
+    /// Where the program's stdout and stderr go (and the output of
+    /// --prepare, --conclude and --cleanup): `inherit` (contend's own,
+    /// every execution's, the default), `null` (nowhere, as hyperfine's
+    /// default; --metric still reads them) or FILE (every execution's, in
+    /// order, written when the run ends, as an export is: whole, never
+    /// through another user's link; `./null` for a file of that name). Its
+    /// stdin is always contend's.
+    #[arg(long = "output", value_parser = ProgramOutput::parse, default_value = "inherit")]
+    #[arg(value_name = "inherit|null|FILE", help_heading = crate::output::args::PROGRAM)]
     pub program_output: ProgramOutput,
+
+    /// Executions of the program under glibc's mutex, unprofiled, before
+    /// the first measured one, kept out of every result: they warm the
+    /// page cache and whatever else a first execution pays for (as
+    /// hyperfine's --warmup). Each gets --prepare and --conclude.
+    #[arg(long, short = 'w', default_value_t = 0, value_name = "N")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub warmup: u32,
+
+    /// A shell command (sh -c) run before every execution, untimed: a
+    /// server's data directory reset, a cache dropped. It sees the
+    /// execution's lock in $CONTEND_LOCK. A failure ends the run; what it
+    /// leaves running is ended when it exits, as the program's is.
+    #[arg(long, short = 'p', value_name = "CMD")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub prepare: Option<String>,
+
+    /// A shell command run after every execution, untimed (hyperfine's
+    /// --conclude). It sees $CONTEND_LOCK; a failure ends the run.
+    #[arg(long, value_name = "CMD")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub conclude: Option<String>,
+
+    /// A shell command run once after the last execution, also when the
+    /// run failed or was interrupted (hyperfine's --cleanup). A failure is
+    /// a warning: the results stand.
+    #[arg(long, short = 'c', value_name = "CMD")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub cleanup: Option<String>,
 
     /// Take the program's own rate from its output instead of its wall
     /// time: the first capture group (or the whole match) of the last line

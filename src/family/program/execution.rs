@@ -6,7 +6,6 @@
 //! execution of a run shares; [`run_point`] adds the time limit and
 //! treats a failure under glibc's own mutex as the program's.
 
-use crate::family::program::args::ProgramOutput;
 use crate::family::program::interposer;
 use crate::family::program::launch::{self, Launch};
 use crate::family::program::scratch::RunDir;
@@ -17,52 +16,10 @@ use crate::measure::futex::FutexCounters;
 use crate::measure::kernel_waits::{KernelWaits, Waits};
 use crate::model::program::{KernelWaitTotals, MutexProfile, ProgramPoint, ProgramSample, GLIBC};
 use crate::model::run::RunInfo;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use locks::in_mutex::{input, Swap};
 use nix::sys::signal::Signal;
 use std::ffi::OsString;
-
-/// The metric in `text`: the last line `re` matches, its first group (or
-/// the whole match), as a number.
-pub fn metric_in(re: &regex::Regex, text: &str) -> Option<f64> {
-    text.lines().rev().find_map(|line| {
-        let c = re.captures(line)?;
-        let m = c.get(1).or_else(|| c.get(0))?;
-        m.as_str().trim().replace(',', "").parse::<f64>().ok()
-    })
-}
-
-/// Copies a captured stream to where the program's own would have gone,
-/// unchanged, and returns the metric found in it (the last matching line).
-fn pass_through(
-    mut file: std::fs::File,
-    to: &mut dyn std::io::Write,
-    metric: Option<&regex::Regex>,
-) -> Result<Option<f64>> {
-    use std::io::{BufRead, Seek};
-    file.rewind()?;
-    let mut found = None;
-    let mut reader = std::io::BufReader::new(file);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
-            break;
-        }
-        match to.write_all(&line) {
-            // A closed pipe downstream (`| head`) loses nothing of ours.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-            other => other.context("passing the program's output on")?,
-        }
-        if let Some(re) = metric {
-            if let Some(v) = metric_in(re, &String::from_utf8_lossy(&line)) {
-                found = Some(v);
-            }
-        }
-    }
-    let _ = to.flush();
-    Ok(found)
-}
 
 /// Everything one execution needs besides its lock.
 pub(crate) struct Setting<'a> {
@@ -70,6 +27,8 @@ pub(crate) struct Setting<'a> {
     pub(crate) dir: &'a mut RunDir,
     pub(crate) symbols: &'a mut Symbolizer,
     pub(crate) metric: Option<&'a regex::Regex>,
+    /// Where the program's output goes (`--output`).
+    pub(crate) streams: &'a mut crate::family::program::streams::Streams,
     /// Why a profiled execution that counts futex calls could not also
     /// count its kernel waits per mutex, once it failed.
     pub(crate) kernel_waits_failed: Option<String>,
@@ -105,7 +64,8 @@ pub(crate) fn is_glibc(point: &ProgramPoint) -> bool {
     point.lock == GLIBC && point.chosen.is_none() && point.delay.is_none() && point.speedup.is_none()
 }
 
-/// Runs one execution of `point`, with the time limit that applies to it:
+/// Runs one execution of `point`, between `--prepare` and `--conclude`,
+/// with the time limit that applies to it:
 /// a failure under glibc's mutex alone ends the run (an error that says
 /// how to accept an expected exit status); under anything else it is the
 /// sample's `failure`, for the caller to report.
@@ -116,7 +76,15 @@ pub(crate) fn run_point(
 ) -> Result<ProgramSample> {
     let glibc = is_glibc(point);
     cx.limit = if glibc { None } else { cx.swapped_limit() };
+    let hooks = &cx.spec.hooks;
+    let lock = point.label(cx.spec.profile);
+    if let Some(cmd) = &hooks.prepare {
+        crate::family::program::hooks::shell(cx, "--prepare", cmd, &lock)?;
+    }
     let sample = run_one(cx, point, futex)?;
+    if let Some(cmd) = &hooks.conclude {
+        crate::family::program::hooks::shell(cx, "--conclude", cmd, &lock)?;
+    }
     if glibc {
         if let Some(why) = &sample.failure {
             // Only an exit status can be accepted; a signal or a metric
@@ -226,13 +194,11 @@ pub(crate) fn run_one(
     }
     env.push(pad(&env));
     // Captured in files only when the metric must be read from them, then
-    // passed on unchanged (to nowhere with --output null); without a
-    // metric, inherited, or /dev/null with --output null.
-    let null = || std::fs::OpenOptions::new().write(true).open("/dev/null");
-    let capture = match (cx.metric, spec.program_output) {
-        (Some(_), _) => Some((exec.create("stdout")?, exec.create("stderr")?)),
-        (None, ProgramOutput::Inherit) => None,
-        (None, ProgramOutput::Null) => Some((null()?, null()?)),
+    // passed on unchanged to where --output sends it; without a metric,
+    // started with --output's streams.
+    let capture = match cx.metric {
+        Some(_) => Some((exec.create("stdout")?, exec.create("stderr")?)),
+        None => cx.streams.for_child()?,
     };
     let capture_read = cx.metric.is_some();
     let kept = capture.as_ref().filter(|_| capture_read).map(|(o, e)| (o.try_clone(), e.try_clone()));
@@ -278,12 +244,8 @@ pub(crate) fn run_one(
     let metric = match kept {
         None => None,
         Some((out, err)) => {
-            let pass = |file, real: &mut dyn std::io::Write| match spec.program_output {
-                ProgramOutput::Inherit => pass_through(file, real, cx.metric),
-                ProgramOutput::Null => pass_through(file, &mut std::io::sink(), cx.metric),
-            };
-            let from_out = pass(out?, &mut std::io::stdout().lock())?;
-            let from_err = pass(err?, &mut std::io::stderr().lock())?;
+            let from_out = cx.streams.pass(out?, false, cx.metric)?;
+            let from_err = cx.streams.pass(err?, true, cx.metric)?;
             let found = from_out.or(from_err);
             if found.is_none() && failure.is_none() {
                 let re = cx.metric.expect("captured for the metric");
@@ -380,17 +342,4 @@ fn failure(
         why.push(format!("process {}: {}", s.pid, s.text));
     }
     (!why.is_empty()).then(|| why.join("; "))
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_metric_is_the_last_matching_line() {
-        let re = regex::Regex::new(r"events/s \(eps\): *([0-9.,]+)").unwrap();
-        let text = "events/s (eps): 10.5\nnoise\n    events/s (eps): 1,234.5\nend\n";
-        assert_eq!(super::metric_in(&re, text), Some(1234.5));
-        assert_eq!(super::metric_in(&re, "nothing"), None);
-        let whole = regex::Regex::new(r"[0-9]+ MB/s").unwrap();
-        assert_eq!(super::metric_in(&whole, "x 12 MB/s"), None, "the whole match is not a number");
-    }
 }

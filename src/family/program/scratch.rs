@@ -60,6 +60,20 @@ impl RunDir {
         self.resources.program(pid)
     }
 
+    /// A new file in it, this user's only, opened for appending: where
+    /// every execution's output is gathered (`--output FILE`).
+    pub fn create_file(&self, name: &str) -> Result<std::fs::File> {
+        let flags = OFlags::RDWR
+            | OFlags::APPEND
+            | OFlags::CREATE
+            | OFlags::EXCL
+            | OFlags::NOFOLLOW
+            | OFlags::CLOEXEC;
+        let fd = openat(&self.dir.fd, name, flags, Mode::RUSR | Mode::WUSR)
+            .with_context(|| format!("creating {}/{name}", self.dir.path.display()))?;
+        Ok(fd.into())
+    }
+
     /// A fresh subdirectory for one execution.
     pub fn execution(&mut self) -> Result<ExecDir> {
         let name = format!("exec-{}", self.next);

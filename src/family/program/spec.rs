@@ -39,6 +39,9 @@ pub struct ProgramSpec {
     pub metric: Option<String>,
     /// Where the program's stdout and stderr go.
     pub program_output: crate::family::program::args::ProgramOutput,
+    /// The warm-up and the commands around the executions.
+    #[serde(flatten)]
+    pub hooks: crate::family::program::hooks::Hooks,
     /// The interposer library.
     pub interposer: PathBuf,
     /// Where results go.
@@ -385,7 +388,13 @@ impl ProgramSpec {
                 (None, false) => RunMode::Locks,
             },
             metric: args.metric.clone(),
-            program_output: args.program_output,
+            program_output: args.program_output.clone(),
+            hooks: crate::family::program::hooks::Hooks {
+                warmup: args.warmup,
+                prepare: args.prepare.clone(),
+                conclude: args.conclude.clone(),
+                cleanup: args.cleanup.clone(),
+            },
             interposer: PathBuf::new(),
             output: args.output.clone(),
             repeat: args.repeat.plan().map_err(SpecError)?,

@@ -9,11 +9,13 @@
 use crate::engine::futex_plan::FutexPlan;
 use crate::engine::rounds::{run_rounds_from, Purpose};
 use crate::family::program::execution::{is_glibc, run_point, Setting};
+use crate::family::program::hooks;
 use crate::family::program::launch;
 use crate::family::program::pairing::{profile_cost, vs_glibc};
 use crate::family::program::run_warnings::seen;
 use crate::family::program::scratch::RunDir;
 use crate::family::program::spec::ProgramSpec;
+use crate::family::program::streams::Streams;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::futex::FutexCounters;
 use crate::model::program::{FailedPoint, ProgramPoint, ProgramResult, ProgramSample, VsGlibc, GLIBC};
@@ -201,6 +203,7 @@ pub(crate) fn with_setting(
     let (futex, inline) = FutexPlan::resolve(spec.repeat.count_futex, &mut warnings).split_inline();
     let mut symbols = Symbolizer::default();
     let mut dir = RunDir::create()?;
+    let mut streams = Streams::open(&spec.program_output, &dir)?;
     let _adopting = launch::adopt_orphans()?;
     crate::session::signals::set_stopping(format!(
         "the program (SIGTERM to it and everything it started, SIGKILL after the {} grace)",
@@ -213,11 +216,34 @@ pub(crate) fn with_setting(
         dir: &mut dir,
         symbols: &mut symbols,
         metric: metric.as_ref(),
+        streams: &mut streams,
         kernel_waits_failed: None,
         limit: None,
         slowest_glibc: None,
     };
-    run(&mut cx, &futex, inline.as_ref(), warnings)
+    let outcome = hooks::warm_up(&mut cx).and_then(|()| run(&mut cx, &futex, inline.as_ref(), warnings));
+    // Also after a failure or an interrupt: what --prepare set up is undone.
+    let cleaned = match &spec.hooks.cleanup {
+        Some(cmd) => hooks::shell(&mut cx, "--cleanup", cmd, ""),
+        None => Ok(()),
+    };
+    let written = streams.finish();
+    let after: Vec<String> =
+        [cleaned.err(), written.err()].into_iter().flatten().map(|e| format!("{e:#}")).collect();
+    let mut outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            // The run's own error is the one contend exits with.
+            for line in after {
+                crate::session::terminal::status(&format!("warning: {line}"));
+            }
+            return Err(e);
+        }
+    };
+    for line in after {
+        outcome.warnings.push(Warning::sweep(WarningKind::AfterRun, format!("{line}; the results stand")));
+    }
+    Ok(outcome)
 }
 
 /// Runs the program under every `--lock` point, in rounds.

@@ -53,6 +53,9 @@ pub enum WarningKind {
     /// `contend run`: the interposer noted something that did not fail
     /// the execution (lock nodes from its reserve).
     InterposerNote,
+    /// `contend run`: `--cleanup` failed, or the program's output could
+    /// not be written to `--output FILE`; the results stand.
+    AfterRun,
 }
 
 /// One warning.

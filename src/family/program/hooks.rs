@@ -1,0 +1,79 @@
+//! hyperfine's habits around the program's executions: `--prepare` runs
+//! before every execution and `--conclude` after it, `--cleanup` once
+//! after the last, and `--warmup N` executions go before the first that
+//! counts. The commands are shell commands (`sh -c`), started through the
+//! keeper as the program is: untimed, their output where the program's
+//! goes, an interrupt passed on to them, and what they leave running ended
+//! when they exit (contend leaves nothing behind; a server the program
+//! needs is started by the program, a script, not by a hook).
+
+use crate::family::program::execution::{run_point, Setting};
+use crate::family::program::launch::{self, Launch, Told};
+use crate::model::program::{ProgramPoint, GLIBC};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+/// The commands and the warm-up, as given.
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
+pub struct Hooks {
+    /// Executions under glibc's mutex before the first measured one,
+    /// kept out of every result.
+    pub warmup: u32,
+    /// Run before every execution.
+    pub prepare: Option<String>,
+    /// Run after every execution.
+    pub conclude: Option<String>,
+    /// Run once after the last execution.
+    pub cleanup: Option<String>,
+}
+
+/// The variable a hook finds the execution's lock in.
+pub const LOCK_VARIABLE: &str = "CONTEND_LOCK";
+
+/// Runs `cmd` (the value of `flag`) with `sh -c`, `lock` in
+/// [`LOCK_VARIABLE`]; an exit status other than 0, or a signal, is an
+/// error naming the flag and the command. An interrupt ends it and is
+/// returned as [`crate::engine::Interrupted`].
+pub(crate) fn shell(cx: &mut Setting<'_>, flag: &str, cmd: &str, lock: &str) -> Result<()> {
+    let program = ["/bin/sh".into(), "-c".into(), cmd.into()];
+    let launch = Launch {
+        program: &program,
+        env: vec![(LOCK_VARIABLE.into(), lock.into())],
+        capture: cx.streams.for_child()?,
+        grace: std::time::Duration::from_nanos(cx.spec.grace_ns),
+        fixed_addresses: false,
+        limit: None,
+    };
+    let dir = &mut *cx.dir;
+    let mut ledger = Ok(());
+    let done = launch::execute(launch, |told| {
+        if let Told::Started(pid) = told {
+            ledger = dir.running(Some(pid));
+        }
+    });
+    cx.dir.running(None)?;
+    let done = done.with_context(|| format!("{flag} `{cmd}`"))?;
+    ledger?;
+    match (done.usage.exit_code(), done.usage.signal()) {
+        (Some(0), _) => Ok(()),
+        (Some(code), _) => bail!("{flag} `{cmd}` exited {code}"),
+        (_, Some(sig)) => bail!("{flag} `{cmd}` was killed by signal {sig}"),
+        _ => bail!("{flag} `{cmd}` ended with wait status {:#x}", done.usage.status),
+    }
+}
+
+/// The `--warmup` executions, under glibc's mutex, unprofiled, each with
+/// --prepare and --conclude; their samples are dropped. A failure is the
+/// program's, as any under glibc's mutex.
+pub(crate) fn warm_up(cx: &mut Setting<'_>) -> Result<()> {
+    let n = cx.spec.hooks.warmup;
+    for i in 1..=n {
+        if cx.spec.progress {
+            crate::session::terminal::status(&format!(
+                "contend run: warm-up execution {i} of {n} (not measured)"
+            ));
+        }
+        run_point(cx, &ProgramPoint::new(GLIBC, false), None).context("a warm-up execution (--warmup)")?;
+    }
+    Ok(())
+}
