@@ -155,3 +155,37 @@ fn sigterm_ends_a_write_into_a_stalled_fifo() {
         drop(reader);
     }
 }
+
+/// A run export's table carries what the terminal's does: each lock's
+/// ratio to glibc's mutex with its interval and run count, and glibc's
+/// mutex run without the profile named so, not a second "pthread".
+#[test]
+fn the_run_table_carries_the_ratio_its_interval_and_the_unprofiled_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::compile("two_mutexes", dir.path());
+    let export = dir.path().join("run.json");
+    contend()
+        .args(["run", "--profile", "--lock", "pthread,tas", "--runs", "2", "--count-futex", "off"])
+        .args(["--no-progress", "--max-slowdown", "0", "--export-json"])
+        .arg(&export)
+        .arg("--")
+        .arg(&exe)
+        .assert()
+        .success();
+    let page = dir.path().join("page.html");
+    contend().arg("report").arg(&export).arg("-o").arg(&page).assert().success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&export).unwrap()).unwrap();
+    let tas = doc["vs_glibc"].as_array().unwrap().iter().find(|v| v["lock"] == "tas").unwrap();
+    let (ratio, lo, hi) =
+        (tas["ratio"].as_f64().unwrap(), tas["ci95"][0].as_f64().unwrap(), tas["ci95"][1].as_f64().unwrap());
+    for needle in [
+        "<th>vs pthread</th>".to_string(),
+        "<th>95% interval</th>".to_string(),
+        "<th>runs</th>".to_string(),
+        format!("<td>{ratio:.3}</td><td>{lo:.3}..{hi:.3}</td>"),
+        "<td>pthread (unprofiled)</td>".to_string(),
+    ] {
+        assert!(html.contains(&needle), "the page lacks `{needle}`");
+    }
+}

@@ -77,9 +77,11 @@ fn text(v: &Value) -> String {
     }
 }
 
-/// A value of a point entry as its column shows it.
-fn cell(v: &Value, how: Cell) -> String {
-    match (how, v.as_f64()) {
+/// A point entry's cell in `column`, `doc` being its export.
+fn cell(doc: &Value, entry: &Value, column: &crate::model::family::Column) -> String {
+    let v = column.path.iter().fold(entry, |v, f| &v[*f]);
+    match (column.cell, v.as_f64()) {
+        (Cell::Derived(made), _) => made(doc, entry),
         (_, _) if v.is_null() => "-".into(),
         (Cell::Si, Some(x)) => si(x),
         (Cell::Pct, Some(x)) => format!("{x:.1}"),
@@ -101,10 +103,8 @@ fn points(doc: &Value, caption: &str) -> Result<(String, String), String> {
         figure.draw(area, None, caption)?;
     }
     let header: Vec<&str> = family.columns.iter().map(|c| c.header).collect();
-    let rows: Vec<Vec<String>> = entries
-        .iter()
-        .map(|p| family.columns.iter().map(|c| cell(c.path.iter().fold(p, |v, f| &v[*f]), c.cell)).collect())
-        .collect();
+    let rows: Vec<Vec<String>> =
+        entries.iter().map(|p| family.columns.iter().map(|c| cell(doc, p, c)).collect()).collect();
     let mut tables = table(&header, &rows);
     for d in entries.iter().flat_map(family.details) {
         let _ = write!(tables, "<h3>{}</h3>", escape(&d.title));

@@ -109,6 +109,7 @@ pub const FAMILY: Family = Family {
         Column { header: "allocator", path: &["point", "allocator"], cell: Cell::Text },
         Column { header: "ops/s", path: &["stats", "mean"], cell: Cell::Si },
         Column { header: "±%", path: &["stats", "ci95_pct"], cell: Cell::Pct },
+        Column { header: "runs", path: &["stats", "n"], cell: Cell::Text },
         Column { header: "vs glibc", path: &["sample", "vs_glibc"], cell: Cell::Fixed(2) },
     ],
     figure: None,

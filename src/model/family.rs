@@ -125,7 +125,7 @@ impl Metric {
 }
 
 /// One column of a family's table in `contend report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Column {
     /// Its header.
     pub header: &'static str,
@@ -135,8 +135,9 @@ pub struct Column {
     pub cell: Cell,
 }
 
-/// How a table cell shows its value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a table cell shows its value (not comparable: a function's
+/// address says nothing about which function it is).
+#[derive(Debug, Clone, Copy)]
 pub enum Cell {
     /// As written (a name, a count, a duration).
     Text,
@@ -151,6 +152,11 @@ pub enum Cell {
     /// A hold or idle time (`{"mode": "sleep", "ns": 50000}` shown as
     /// `sleep:50µs`).
     Work,
+    /// Made from the whole document and the point entry, for what no one
+    /// field holds: a label joined from two fields, a ratio the export
+    /// keeps beside the points. The column's path names the fields it
+    /// needs of the entry (checked to exist, as every path is).
+    Derived(fn(doc: &Value, entry: &Value) -> String),
 }
 
 /// A hold or idle time as an export writes it (`{"mode", "ns"}`), in the

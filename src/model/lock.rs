@@ -418,6 +418,7 @@ pub const FAMILY: Family = Family {
         Column { header: "idle", path: &["point", "idle"], cell: Cell::Work },
         Column { header: "cs/s", path: &["stats", "mean"], cell: Cell::Si },
         Column { header: "±95%", path: &["stats", "ci95"], cell: Cell::Si },
+        Column { header: "runs", path: &["stats", "n"], cell: Cell::Text },
         Column { header: "Jain", path: &["sample", "fairness", "jain"], cell: Cell::Fixed(4) },
     ],
     figure: Some(Figure::Throughput),

@@ -5,6 +5,8 @@
 
 use crate::family::program::report::details::profile_details;
 use crate::model::family::{Cell, Column, Family, Key, KeyIn, Metric};
+use crate::model::program::GLIBC;
+use serde_json::Value;
 
 /// `contend run` in exports (see [`crate::model::family`]).
 pub const FAMILY: Family = Family {
@@ -14,9 +16,12 @@ pub const FAMILY: Family = Family {
     settings: &[],
     metric: wall_or_rate,
     columns: &[
-        Column { header: "lock", path: &["point", "lock"], cell: Cell::Text },
+        Column { header: "lock", path: &["point", "profiled"], cell: Cell::Derived(lock_label) },
         Column { header: "wall s or rate", path: &["stats", "mean"], cell: Cell::Fixed(3) },
         Column { header: "±%", path: &["stats", "ci95_pct"], cell: Cell::Pct },
+        Column { header: "runs", path: &["stats", "n"], cell: Cell::Text },
+        Column { header: "vs pthread", path: &["point", "lock"], cell: Cell::Derived(ratio) },
+        Column { header: "95% interval", path: &["point", "lock"], cell: Cell::Derived(interval) },
         Column { header: "swapped", path: &["sample", "swapped"], cell: Cell::Text },
         Column { header: "glibc", path: &["sample", "to_glibc"], cell: Cell::Text },
         Column { header: "processes", path: &["sample", "processes"], cell: Cell::Text },
@@ -25,7 +30,47 @@ pub const FAMILY: Family = Family {
     details: profile_details,
 };
 
-fn wall_or_rate(spec: &serde_json::Value) -> Metric {
+/// The lock as the terminal's table names it: glibc's mutex run without
+/// the profile beside profiled ones is "pthread (unprofiled)".
+fn lock_label(doc: &Value, entry: &Value) -> String {
+    let lock = entry["point"]["lock"].as_str().unwrap_or("-");
+    let profiled = |p: &Value| p["point"]["profiled"].as_bool() == Some(true);
+    let any = doc["points"].as_array().is_some_and(|ps| ps.iter().any(profiled));
+    match any && !profiled(entry) {
+        true => format!("{lock} (unprofiled)"),
+        false => lock.to_string(),
+    }
+}
+
+/// The entry's ratio to glibc's mutex, as the export keeps it beside the
+/// points (`vs_glibc`, by lock).
+fn vs_glibc<'a>(doc: &'a Value, entry: &Value) -> Option<&'a Value> {
+    let lock = &entry["point"]["lock"];
+    doc["vs_glibc"].as_array()?.iter().find(|v| &v["lock"] == lock)
+}
+
+/// The ratio; glibc's own row (profiled when the run profiles) is the 1
+/// the others are to.
+fn ratio(doc: &Value, entry: &Value) -> String {
+    let baseline = entry["point"]["lock"] == GLIBC
+        && entry["point"]["profiled"].as_bool() == doc["spec"]["profile"].as_bool();
+    match vs_glibc(doc, entry).and_then(|v| v["ratio"].as_f64()) {
+        Some(r) => format!("{r:.3}"),
+        None if baseline => "1".into(),
+        None => "-".into(),
+    }
+}
+
+/// The ratio's 95% interval.
+fn interval(doc: &Value, entry: &Value) -> String {
+    let ci = vs_glibc(doc, entry).map(|v| &v["ci95"]);
+    match ci.and_then(|c| Some((c[0].as_f64()?, c[1].as_f64()?))) {
+        Some((lo, hi)) => format!("{lo:.3}..{hi:.3}"),
+        None => "-".into(),
+    }
+}
+
+fn wall_or_rate(spec: &Value) -> Metric {
     if spec.get("metric").is_some_and(|m| !m.is_null()) {
         Metric { name: "the program's rate (--metric)", path: &["metric"], higher_is_better: true }
     } else {

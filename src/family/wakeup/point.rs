@@ -66,6 +66,8 @@ pub const FAMILY: Family = Family {
         Column {
             header: "p50 µs", path: &["sample", "round_trip", "summary", "p50_ns"], cell: Cell::Micros
         },
+        Column { header: "p50 ±% (runs)", path: &["stats", "ci95_pct"], cell: Cell::Pct },
+        Column { header: "runs", path: &["stats", "n"], cell: Cell::Text },
         Column {
             header: "p99 µs", path: &["sample", "round_trip", "summary", "p99_ns"], cell: Cell::Micros
         },

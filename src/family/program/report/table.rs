@@ -197,7 +197,7 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     let text = format!(
         "{}{notes}{chosen}{aslr}{core}{profiled}{}{}{}",
         failed_note(o, spec.profile),
-        interposer_rate(o),
+        interposer_rate(o, spec.profile),
         columns.legend(GROUPS),
         shown.hidden_note(GROUPS)
     );
@@ -241,7 +241,7 @@ fn failed_note(o: &ProgramOutcome, profiled: bool) -> String {
 /// interposer per ms of wall time (the median run), each of which paid
 /// the interposer's own cost on top of the lock's; said when some lock
 /// was swapped, so that a reader can weigh a small ratio against it.
-fn interposer_rate(o: &ProgramOutcome) -> String {
+fn interposer_rate(o: &ProgramOutcome, profiled: bool) -> String {
     if o.results.iter().all(|r| r.sample.swapped == 0) {
         return String::new();
     }
@@ -251,7 +251,7 @@ fn interposer_rate(o: &ProgramOutcome) -> String {
         .filter(|r| r.sample.wall_s > 0.0)
         .map(|r| {
             let per_ms = (r.sample.swapped + r.sample.to_glibc) as f64 / (r.sample.wall_s * 1e3);
-            format!("{} {}", r.point.lock, si(per_ms))
+            format!("{} {}", r.point.label(profiled), si(per_ms))
         })
         .collect();
     format!(
