@@ -47,14 +47,17 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1150px;margin:2em auto;color:#222}\
+const STYLE: &str = "body{font-family:sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#222}\
+figure svg{max-width:100%;height:auto}.wide{overflow-x:auto}\
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #bbb;padding:.2em .5em;text-align:right}\
 th{background:#eee}td:first-child,th:first-child{text-align:left}code{background:#f4f4f4;padding:.1em .3em}\
 .warn{color:#8a4b00}figure{margin:1em 0}";
 
 /// An HTML table of `header` and `rows` (cells escaped here).
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let mut out = String::from("<table><tr>");
+    // In a box of its own that scrolls sideways: a table wider than a
+    // narrow window is scrolled, not cut off with the page.
+    let mut out = String::from("<div class=\"wide\"><table><tr>");
     for h in header {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
@@ -66,7 +69,7 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> String {
         }
         out.push_str("</tr>");
     }
-    out + "</table>"
+    out + "</table></div>"
 }
 
 fn text(v: &Value) -> String {
@@ -170,7 +173,7 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     // after, with the signals blocked again, whole or not at all.
     let page = crate::session::signals::interruptible(|| -> Result<String> {
         let mut page = format!(
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head>\
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{t}</title><style>{STYLE}</style></head>\
              <body><h1>{t}</h1>",
             t = escape(&args.title)
         );
