@@ -154,7 +154,7 @@ fn compare_refuses_what_it_cannot_compare() {
         .arg(&a)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("versions 2 to 4"));
+        .stderr(predicate::str::contains("versions 2 to 5"));
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, "not json").unwrap();
     contend()

@@ -50,8 +50,9 @@ fn u(v: &Value) -> u64 {
 fn check_pair(pair: &Value, samples: u64, what: &str) {
     let rt = &pair["round_trip"]["summary"];
     assert_eq!(u(&rt["samples"]), samples, "{what}: {pair}");
-    let buckets: u64 = pair["round_trip"]["buckets"].as_array().unwrap().iter().map(|b| u(&b["count"])).sum();
-    assert_eq!(buckets, samples, "{what}: buckets");
+    let histogram = contend::measure::latency::Distribution::from_export(&pair["round_trip"]).unwrap();
+    assert_eq!(histogram.len(), samples, "{what}: the histogram holds every sample");
+    assert!(pair["round_trip"].get("buckets").is_none(), "{what}: no bucket list (schema 5)");
     let order = ["min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"];
     for w in order.windows(2) {
         assert!(u(&rt[w[0]]) <= u(&rt[w[1]]), "{what}: {} > {}", w[0], w[1]);
@@ -116,6 +117,29 @@ fn every_primitive_ping_pongs_in_threads() {
         assert_eq!(pairs.len(), 1);
         check_pair(&pairs[0], 300, name);
         assert!(p["sample"]["interrupted"].is_null());
+    }
+}
+
+/// Histograms are stored compactly (HdrHistogram's encoding, schema 5): a
+/// six-point export of two pairs and two runs, 20,000 round trips each,
+/// is a few hundred KB (the bucket lists it carried before made it 13.5
+/// MB), and a reader's histogram holds every round trip.
+#[test]
+fn a_six_point_export_with_histograms_stays_small() {
+    let out = contend()
+        .args(["wakeup", "--interval", "0", "--warmup", "10ms", "--count-futex", "off", "--histogram"])
+        .args(["--primitive", "posix-sem,sysv-sem,futex,eventfd,pipe,condvar", "--pairs", "2"])
+        .args(["--iterations", "20000", "--runs", "2", "--export-json", "-"])
+        .assert()
+        .success();
+    let bytes = &out.get_output().stdout;
+    assert!(bytes.len() < 5 << 20, "{} bytes", bytes.len());
+    let d: Value = serde_json::from_slice(bytes).unwrap();
+    assert_eq!(d["points"].as_array().unwrap().len(), 6);
+    for p in d["points"].as_array().unwrap() {
+        let merged =
+            contend::measure::latency::Distribution::from_export(&p["sample"]["round_trip"]).unwrap();
+        assert_eq!(merged.len(), 2 * 2 * 20_000, "two pairs, two runs: {}", p["point"]);
     }
 }
 

@@ -1,8 +1,10 @@
 //! Latency distributions: an HDR histogram (the hdrhistogram crate, 3
 //! significant digits from 1 ns to an hour) with the summary the reports
-//! print, the bucket list the JSON carries, and the compressed V2 encoding
-//! that HdrHistogram's own tools read and that worker processes use to send
-//! their histograms back.
+//! print, and the compressed V2 encoding that exports carry, that
+//! HdrHistogram's own tools read and that worker processes use to send
+//! their histograms back. Exports before schema version 5 also carried
+//! every bucket as a JSON object: 30 times the size (a six-point wakeup
+//! export was 52 MB), for nothing the encoding lacks.
 
 use base64::Engine;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
@@ -63,10 +65,8 @@ pub struct Bucket {
 pub struct Distribution {
     /// Min, percentiles, max, mean; None when nothing was recorded.
     pub summary: Option<LatencySummary>,
-    /// Every non-empty bucket (3 significant digits).
-    pub buckets: Vec<Bucket>,
-    /// The same histogram in HdrHistogram's compressed V2 encoding, base64
-    /// (readable by HdrHistogram's own tools).
+    /// The histogram (3 significant digits) in HdrHistogram's compressed
+    /// V2 encoding, base64 (readable by HdrHistogram's own tools).
     pub hdr_v2_base64: String,
 }
 
@@ -75,14 +75,34 @@ impl Distribution {
     pub fn merged<'a>(parts: impl IntoIterator<Item = &'a Distribution>) -> Self {
         let mut h = Latencies::new();
         for d in parts {
-            h.merge(&Latencies::from_buckets(&d.buckets));
+            h.merge(&d.histogram());
         }
         Self::of(&h)
     }
 
     /// Summarizes a histogram.
     pub fn of(h: &Latencies) -> Self {
-        Self { summary: h.summary(), buckets: h.buckets(), hdr_v2_base64: h.encode_base64() }
+        Self { summary: h.summary(), hdr_v2_base64: h.encode_base64() }
+    }
+
+    /// The histogram, decoded; an error for an encoding that does not
+    /// decode (an export edited by hand).
+    pub fn try_histogram(&self) -> Result<Latencies, String> {
+        Latencies::decode_base64(&self.hdr_v2_base64)
+    }
+
+    /// The histogram of a distribution contend made (its encoding always
+    /// decodes; one that does not reads as empty).
+    pub fn histogram(&self) -> Latencies {
+        self.try_histogram().unwrap_or_default()
+    }
+
+    /// The histogram of the distribution an export keeps at `v` (an object
+    /// with `hdr_v2_base64`; exports before version 5 also list `buckets`,
+    /// which say the same).
+    pub fn from_export(v: &serde_json::Value) -> Result<Latencies, String> {
+        let text = v["hdr_v2_base64"].as_str().ok_or("no hdr_v2_base64 in a distribution")?;
+        Latencies::decode_base64(text)
     }
 }
 
@@ -157,16 +177,6 @@ impl Latencies {
             .iter_recorded()
             .map(|v| Bucket { value_ns: v.value_iterated_to(), count: v.count_at_value() })
             .collect()
-    }
-
-    /// Rebuilds a histogram from its bucket list (exact at the histogram's
-    /// precision: each bucket's value lands in the bucket it came from).
-    pub fn from_buckets(buckets: &[Bucket]) -> Self {
-        let mut h = Self::new();
-        for b in buckets {
-            h.0.saturating_record_n(b.value_ns.max(1), b.count);
-        }
-        h
     }
 
     /// The compressed V2 encoding (what HdrHistogram's tools call a
@@ -244,7 +254,8 @@ mod tests {
         m.merge(&back);
         assert_eq!(m.len(), 4);
         assert!(Latencies::decode(b"not a histogram").is_err());
-        assert_eq!(Latencies::from_buckets(&m.buckets()).buckets(), m.buckets());
+        let d = Distribution::of(&m);
+        assert_eq!(d.histogram().buckets(), m.buckets(), "what an export carries is the whole histogram");
         // Zero and out-of-range values are clamped, not lost.
         let c = filled(&[0, u64::MAX]);
         assert_eq!(c.len(), 2);

@@ -446,7 +446,7 @@ impl PointResult {
         let mut pooled: Option<(u32, Latencies)> = None;
         for a in crate::model::run::stats_runs(&self.runs).filter_map(|r| r.acquire_latency.as_ref()) {
             let (_, h) = pooled.get_or_insert_with(|| (a.every, Latencies::new()));
-            h.merge(&Latencies::from_buckets(&a.distribution.buckets));
+            h.merge(&a.distribution.histogram());
         }
         pooled
     }
@@ -459,8 +459,8 @@ impl PointResult {
         for rw in crate::model::run::stats_runs(&self.runs).filter_map(|r| r.rw.as_ref()) {
             let (Some(read), Some(write)) = (&rw.read_wait, &rw.write_wait) else { continue };
             let (r, w) = pooled.get_or_insert_with(|| (Latencies::new(), Latencies::new()));
-            r.merge(&Latencies::from_buckets(&read.buckets));
-            w.merge(&Latencies::from_buckets(&write.buckets));
+            r.merge(&read.histogram());
+            w.merge(&write.histogram());
         }
         pooled
     }

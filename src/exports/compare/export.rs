@@ -62,10 +62,10 @@ impl Export {
     /// Reads `doc`, named `name` in errors; refuses other versions.
     pub fn read(doc: &Value, name: &str) -> Result<Self, String> {
         match doc.get("schema_version").and_then(Value::as_u64) {
-            Some(2..=4) => {}
+            Some(2..=5) => {}
             Some(v) => {
                 return Err(format!(
-                    "{name} has schema_version {v}; compare reads versions 2 to 4 (exports with every \
+                    "{name} has schema_version {v}; compare reads versions 2 to 5 (exports with every \
                      run): measure again with this contend"
                 ))
             }

@@ -372,7 +372,7 @@ mod tests {
         let lock = lock_export(&[]);
         let mut v1 = lock.clone();
         v1["schema_version"] = json!(1);
-        assert!(compare(&[v1], std::slice::from_ref(&lock), 0.05).unwrap_err().contains("versions 2 to 4"));
+        assert!(compare(&[v1], std::slice::from_ref(&lock), 0.05).unwrap_err().contains("versions 2 to 5"));
         let mut alloc = lock.clone();
         alloc["family"] = json!("alloc");
         assert!(compare(std::slice::from_ref(&lock), &[alloc], 0.05).unwrap_err().contains("mix families"));

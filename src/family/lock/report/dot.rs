@@ -3,7 +3,7 @@
 //! results or read back from an export (`contend plot`, `report`).
 
 use crate::family::lock::sweep::PointResult;
-use crate::measure::latency::{Bucket, Latencies};
+use crate::measure::latency::Latencies;
 use crate::model::value::Work;
 use crate::model::Mode;
 use serde::Deserialize;
@@ -148,8 +148,8 @@ pub(super) fn pooled_wait(p: &serde_json::Value, at: &[&str]) -> Option<Latencie
     let mut h: Option<Latencies> = None;
     for r in runs.iter().filter(|r| r["status"] == used) {
         let distribution = at.iter().fold(r, |v, key| &v[*key]);
-        let buckets: Vec<Bucket> = serde_json::from_value(distribution["buckets"].clone()).ok()?;
-        h.get_or_insert_with(Latencies::new).merge(&Latencies::from_buckets(&buckets));
+        let part = crate::measure::latency::Distribution::from_export(distribution).ok()?;
+        h.get_or_insert_with(Latencies::new).merge(&part);
     }
     h
 }

@@ -4,7 +4,6 @@
 //! tail out on a log scale), latency in µs. One block per point.
 
 use crate::family::wakeup::sweep::WakeupResult;
-use crate::measure::latency::Latencies;
 
 pub use crate::output::percentiles::QUANTILES;
 
@@ -15,7 +14,7 @@ pub fn render(results: &[WakeupResult]) -> String {
         if i > 0 {
             out += "\n\n";
         }
-        let h = Latencies::from_buckets(&r.sample.round_trip.buckets);
+        let h = r.sample.round_trip.histogram();
         out += &format!(
             "# {} {} {} pairs={} samples={}\n# percentile one_over_tail latency_us\n",
             r.point.primitive,

@@ -19,7 +19,7 @@ pub fn render(results: &[WakeupResult], bucket_ns: u64) -> String {
         let mut counts = vec![vec![0u64; pairs.len()]; rows as usize];
         let mut overflows = vec![0u64; pairs.len()];
         for (j, p) in pairs.iter().enumerate() {
-            for b in &p.round_trip.buckets {
+            for b in &p.round_trip.histogram().buckets() {
                 let row = b.value_ns / bucket_ns;
                 if row < rows {
                     counts[row as usize][j] += b.count;

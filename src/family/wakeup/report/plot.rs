@@ -2,7 +2,7 @@
 //! latency against percentile (the chart is output::percentiles').
 
 use crate::family::wakeup::sweep::WakeupResult;
-use crate::measure::latency::{Bucket, Latencies};
+use crate::measure::latency::Latencies;
 use crate::output::percentiles::{Line, Percentiles};
 use plotters::prelude::*;
 
@@ -26,7 +26,7 @@ impl Curve {
                 r.point.affinity.name(),
                 r.point.mode == crate::model::Mode::Processes,
             ),
-            histogram: Latencies::from_buckets(&r.sample.round_trip.buckets),
+            histogram: r.sample.round_trip.histogram(),
         }
     }
 
@@ -39,18 +39,15 @@ impl Curve {
             .enumerate()
             .map(|(i, p)| {
                 let text = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
-                let buckets: Vec<Bucket> =
-                    serde_json::from_value(p["sample"]["round_trip"]["buckets"].clone())
-                        .map_err(|e| format!("point {i}: sample.round_trip.buckets: {e}"))?;
+                let histogram =
+                    crate::measure::latency::Distribution::from_export(&p["sample"]["round_trip"])
+                        .map_err(|e| format!("point {i}: sample.round_trip: {e}"))?;
                 let name = Self::name(
                     &text(&p["point"]["primitive"]),
                     &text(&p["point"]["affinity"]),
                     p["point"]["mode"] == "processes",
                 );
-                Ok(Curve {
-                    name: source.map_or(name.clone(), |s| format!("{s}: {name}")),
-                    histogram: Latencies::from_buckets(&buckets),
-                })
+                Ok(Curve { name: source.map_or(name.clone(), |s| format!("{s}: {name}")), histogram })
             })
             .collect()
     }
