@@ -70,6 +70,15 @@ fn the_page_holds_every_export_and_loads_nothing_from_outside() {
         assert!(html.contains(needle), "the page lacks `{needle}`");
     }
     assert_eq!(html.matches("<svg").count(), 2, "one figure for lock, one for wakeup");
+    // The answers first: a summary row per export before any figure, and
+    // the warnings folded under each export's tables, counted by kind.
+    let summary = html.find("<h2>Summary</h2>").expect("a summary");
+    assert!(summary < html.find("<figure>").unwrap(), "the summary comes before the figures");
+    assert_eq!(html.matches("<a href=\"#export-").count(), 3, "a linked row per export");
+    assert!(html.contains("best of 4 points by cs/s: "), "the lock export's answer");
+    let folded = html.find("<details class=\"warn\"><summary>").expect("folded warnings");
+    assert!(folded > html.find("<th>cs/s</th>").unwrap(), "after the lock table");
+    assert!(html.contains("oversubscribed</summary>"), "counted by kind");
     // Nothing fetched: no script, stylesheet link, image or URL but the
     // SVG namespace name.
     for absent in ["<script", "<link", "<img", "src=", "url("] {

@@ -51,7 +51,7 @@ const STYLE: &str = "body{font-family:sans-serif;max-width:1150px;margin:2em aut
 figure svg{max-width:100%;height:auto}.wide{overflow-x:auto}\
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #bbb;padding:.2em .5em;text-align:right}\
 th{background:#eee}td:first-child,th:first-child{text-align:left}code{background:#f4f4f4;padding:.1em .3em}\
-.warn{color:#8a4b00}figure{margin:1em 0}";
+.warn{color:#8a4b00}figure{margin:1em 0}table.summary th,table.summary td{text-align:left}details.warn summary{cursor:pointer}";
 
 /// An HTML table of `header` and `rows` (cells escaped here).
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
@@ -116,15 +116,19 @@ fn points(doc: &Value, caption: &str) -> Result<(String, String), String> {
     Ok((svg, tables))
 }
 
-/// One export's section of the page.
-fn section(path: &Path) -> Result<String> {
-    let doc = crate::exports::reader::read_export(path)?;
+/// One export's section of the page, `n` its place (the summary links
+/// to it by `#export-N`).
+fn section(n: usize, path: &Path, doc: &Value) -> Result<String> {
     let env = &doc["environment"];
-    let caption = crate::exports::plot::export_caption(&doc);
-    let (svg, points) = points(&doc, &caption).map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
+    let caption = crate::exports::plot::export_caption(doc);
+    let (svg, points) = points(doc, &caption).map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
     let mut out = String::new();
-    let name = path.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned());
-    let _ = write!(out, "<h2>{} <small>({})</small></h2>", escape(&name), escape(&text(&doc["family"])));
+    let _ = write!(
+        out,
+        "<h2 id=\"export-{n}\">{} <small>({})</small></h2>",
+        escape(&file_name(path)),
+        escape(&text(&doc["family"]))
+    );
     let _ = write!(out, "<p><code>{}</code></p>", escape(&caption));
     let facts: Vec<Vec<String>> = [
         "cpu_model",
@@ -140,23 +144,70 @@ fn section(path: &Path) -> Result<String> {
     .map(|k| vec![(*k).to_string(), text(&env[*k])])
     .collect();
     out += &table(&["environment", ""], &facts);
-    let warnings = doc["warnings"].as_array().cloned().unwrap_or_default();
-    if !warnings.is_empty() {
-        out.push_str("<ul class=\"warn\">");
-        for w in &warnings {
-            let point = w["point"].as_str().map_or(String::new(), |p| format!("{p}: "));
-            let message = w["message"].as_str().map_or_else(|| text(w), str::to_string);
-            let _ = write!(out, "<li>{}</li>", escape(&(point + &message)));
-        }
-        out.push_str("</ul>");
-    }
     if !svg.is_empty() {
         // The SVG as plotters writes it: a document of its own, inlined.
         let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
         let _ = write!(out, "<figure>{body}</figure>");
     }
     out += &points;
+    out += &warnings(doc);
     Ok(out)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or(String::new(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The export's warnings, after its figure and tables, grouped by kind
+/// and folded: the count by kind shows, the messages open on a click.
+fn warnings(doc: &Value) -> String {
+    let all = doc["warnings"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if all.is_empty() {
+        return String::new();
+    }
+    let counts = crate::exports::summary::warning_counts(all);
+    let by_kind: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let mut out = format!(
+        "<details class=\"warn\"><summary>{} warning{}: {}</summary>",
+        all.len(),
+        if all.len() == 1 { "" } else { "s" },
+        escape(&by_kind.join(", "))
+    );
+    for (kind, _) in &counts {
+        let _ = write!(out, "<h4>{}</h4><ul>", escape(kind));
+        for w in all.iter().filter(|w| w["kind"].as_str().unwrap_or("other").replace('_', " ") == *kind) {
+            let point = w["point"].as_str().map_or(String::new(), |p| format!("{p}: "));
+            let message = w["message"].as_str().map_or_else(|| text(w), str::to_string);
+            let _ = write!(out, "<li>{}</li>", escape(&(point + &message)));
+        }
+        out.push_str("</ul>");
+    }
+    out + "</details>"
+}
+
+/// The summary at the top: each export's answer and its warnings by
+/// kind, linked to its section.
+fn summary(docs: &[(PathBuf, Value)]) -> Result<String> {
+    let mut rows = String::new();
+    for (n, (path, doc)) in docs.iter().enumerate() {
+        let answer = crate::exports::summary::answer(doc)
+            .map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
+        let all = doc["warnings"].as_array().map(Vec::as_slice).unwrap_or_default();
+        let counts = crate::exports::summary::warning_counts(all);
+        let warned: Vec<String> = counts.iter().map(|(k, c)| format!("{c} {k}")).collect();
+        let _ = write!(
+            rows,
+            "<tr><td><a href=\"#export-{n}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&file_name(path)),
+            escape(&text(&doc["family"])),
+            escape(&answer),
+            escape(&if warned.is_empty() { "none".to_string() } else { warned.join(", ") })
+        );
+    }
+    Ok(format!(
+        "<h2>Summary</h2><div class=\"wide\"><table class=\"summary\"><tr><th>export</th><th>family</th>\
+         <th>answer</th><th>warnings</th></tr>{rows}</table></div>"
+    ))
 }
 
 /// Writes the page `args` asks for.
@@ -177,8 +228,14 @@ pub fn run(args: &ReportArgs) -> Result<()> {
              <body><h1>{t}</h1>",
             t = escape(&args.title)
         );
-        for path in &args.files {
-            page += &section(path)?;
+        let docs = args
+            .files
+            .iter()
+            .map(|path| Ok((path.clone(), crate::exports::reader::read_export(path)?)))
+            .collect::<Result<Vec<_>>>()?;
+        page += &summary(&docs)?;
+        for (n, (path, doc)) in docs.iter().enumerate() {
+            page += &section(n, path, doc)?;
         }
         page.push_str("</body></html>\n");
         Ok(page)

@@ -13,3 +13,4 @@ pub mod plot;
 pub mod reader;
 pub mod schema;
 pub mod slim;
+pub mod summary;

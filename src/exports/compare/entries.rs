@@ -37,12 +37,28 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
             other => other.to_string(),
         };
         Some(match name {
+            // As the run table names them: "pthread", and "pthread
+            // (unprofiled)" beside profiled points ([`order`] leaves the
+            // field out where no point is profiled).
+            "profiled" if v == &Value::Bool(true) => return None,
+            "profiled" => "(unprofiled)".into(),
             // Names read as themselves; numbers get their field's name.
             "lock" | "primitive" | "pattern" | "allocator" | "mode" | "affinity" => text,
             _ => format!("{name}={text}"),
         })
     };
     order.iter().filter_map(|f| word(f, &key[*f])).collect::<Vec<_>>().join(" ")
+}
+
+/// The identity fields a label reads, in order: the family's, but
+/// `profiled` only where some point of the export was (`points`: each
+/// point's identifying fields).
+pub(crate) fn order<'a>(
+    identity: &[crate::model::family::Key],
+    points: impl IntoIterator<Item = &'a serde_json::Map<String, Value>>,
+) -> Vec<&'static str> {
+    let profiled = points.into_iter().any(|p| p.get("profiled") == Some(&Value::Bool(true)));
+    identity.iter().map(|k| k.name()).filter(|&n| n != "profiled" || profiled).collect()
 }
 
 /// The measured runs' (round, value) pairs; a run without a round takes
@@ -57,18 +73,19 @@ fn rounds(runs: &[Run], metric: &Metric) -> Vec<(u64, f64)> {
 
 /// Every point of `export`: its key (the fields its family says identify
 /// it), its label, and its measured runs' metric.
-pub(crate) fn entries(export: &Export) -> Result<Vec<Entry>, String> {
+pub(crate) fn entries<'a>(export: &'a Export) -> Result<Vec<Entry>, String> {
     let family = export.family();
     let metric = export.metric();
-    let order: Vec<&'static str> = family.identity.iter().map(|k| k.name()).collect();
-    Ok(export
-        .points()?
+    let points = export.points()?;
+    let fields = |p: &'a super::export::Point| match family.key_in {
+        KeyIn::Point => &p.point,
+        KeyIn::Sample => &p.sample,
+    };
+    let order = order(family.identity, points.iter().map(fields));
+    Ok(points
         .iter()
         .map(|p| {
-            let fields = match family.key_in {
-                KeyIn::Point => &p.point,
-                KeyIn::Sample => &p.sample,
-            };
+            let fields = fields(p);
             let key = Value::Object(
                 family.identity.iter().map(|k| (k.name().to_string(), k.value(fields))).collect(),
             );

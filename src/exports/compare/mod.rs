@@ -16,7 +16,7 @@
 
 pub mod args;
 pub mod command;
-mod entries;
+pub(crate) mod entries;
 pub mod export;
 pub mod invocations;
 mod judge;

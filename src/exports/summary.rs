@@ -1,0 +1,142 @@
+//! The top of `contend report`'s page: one row per export with its
+//! answer, so that a reader of five exports learns the results before the
+//! figures, tables and warnings below. The answer is the family's metric
+//! (which says which way is better): the best and the worst point by
+//! their mean over the runs and how far apart they are, and for `contend
+//! run` each lock whose ratio to glibc's mutex has an interval that
+//! clears 1. Warnings are counted by kind here; each export's section
+//! lists them, folded, under its tables.
+
+use crate::exports::compare::entries::{label, order};
+use crate::model::family::KeyIn;
+use crate::output::number::si;
+use serde_json::Value;
+
+/// The export's answer in a sentence or two.
+pub(crate) fn answer(doc: &Value) -> Result<String, String> {
+    let family = crate::exports::families::of(doc)?;
+    let metric = (family.metric)(&doc["spec"]);
+    let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let fields = |p: &'_ Value| {
+        match family.key_in {
+            KeyIn::Point => &p["point"],
+            KeyIn::Sample => &p["sample"],
+        }
+        .as_object()
+        .cloned()
+    };
+    let all: Vec<_> = points.iter().filter_map(fields).collect();
+    let order = order(family.identity, &all);
+    let mut scored: Vec<(String, f64)> = points
+        .iter()
+        .filter_map(|p| {
+            let key = fields(p)?;
+            let key = Value::Object(
+                family.identity.iter().map(|k| (k.name().to_string(), k.value(&key))).collect(),
+            );
+            Some((label(&key, &order), p["stats"]["mean"].as_f64()?))
+        })
+        .collect();
+    // Best first.
+    scored.sort_by(|a, b| a.1.total_cmp(&b.1));
+    if metric.higher_is_better {
+        scored.reverse();
+    }
+    let mut out = match (scored.first(), scored.last()) {
+        (None, _) | (_, None) => "no point was measured".to_string(),
+        (Some((name, v)), _) if scored.len() == 1 => format!("{name}: {} {}", value(*v), metric.name),
+        (Some((best, b)), Some((worst, w))) => format!(
+            "best of {} points by {}: {best} ({}); worst: {worst} ({}), {} apart",
+            scored.len(),
+            metric.name,
+            value(*b),
+            value(*w),
+            apart(*b, *w)
+        ),
+    };
+    if family.name == "run" {
+        out += &run_ratios(doc, metric.name);
+    }
+    Ok(out)
+}
+
+/// A metric's mean as the tables show it: SI above 1000, else three
+/// significant digits.
+fn value(v: f64) -> String {
+    if v.abs() >= 1000.0 {
+        si(v)
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// How many times the larger of two means is the smaller (`x1.23`).
+fn apart(a: f64, b: f64) -> String {
+    let (lo, hi) = if a.abs() < b.abs() { (a.abs(), b.abs()) } else { (b.abs(), a.abs()) };
+    if lo > 0.0 {
+        format!("x{:.2}", hi / lo)
+    } else {
+        "one of them 0".into()
+    }
+}
+
+/// `contend run`: the locks whose ratio to glibc's mutex clears 1 with
+/// its interval, else that none does.
+fn run_ratios(doc: &Value, metric: &str) -> String {
+    let all = doc["vs_glibc"].as_array().map(Vec::as_slice).unwrap_or_default();
+    let clear: Vec<String> = all
+        .iter()
+        .filter_map(|v| {
+            let (r, lo, hi) = (v["ratio"].as_f64()?, v["ci95"][0].as_f64()?, v["ci95"][1].as_f64()?);
+            (lo > 1.0 || hi < 1.0).then(|| format!("{} x{r:.3} ({lo:.3}..{hi:.3})", text(&v["lock"])))
+        })
+        .collect();
+    match (all.is_empty(), clear.is_empty()) {
+        (true, _) => String::new(),
+        (false, true) => ". No lock's ratio to pthread clears 1 with its 95% interval".into(),
+        (false, false) => {
+            format!(". Against pthread's {metric}, beyond the 95% interval: {}", clear.join(", "))
+        }
+    }
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().map_or_else(|| v.to_string(), str::to_string)
+}
+
+/// The warnings counted by kind, most first: `12 steal, 3 outlier`.
+pub(crate) fn warning_counts(warnings: &[Value]) -> Vec<(String, usize)> {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for w in warnings {
+        let kind = w["kind"].as_str().unwrap_or("other").replace('_', " ");
+        match counts.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((kind, 1)),
+        }
+    }
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    counts
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn the_answer_names_the_best_and_worst_by_the_metric() {
+        let point =
+            |lock: &str, mean: f64| json!({"point": {"lock": lock, "workers": 4}, "stats": {"mean": mean}});
+        let doc =
+            json!({"family": "lock", "spec": {}, "points": [point("futex", 2e6), point("pthread", 1e6)]});
+        let a = super::answer(&doc).unwrap();
+        assert!(a.starts_with("best of 2 points by"), "{a}");
+        assert!(a.contains("futex") && a.contains("worst: pthread") && a.contains("x2.00 apart"), "{a}");
+    }
+
+    #[test]
+    fn warnings_are_counted_by_kind_most_first() {
+        let w = |k: &str| json!({"kind": k, "message": ""});
+        let counts = super::warning_counts(&[w("outlier"), w("steal"), w("steal")]);
+        assert_eq!(counts, vec![("steal".to_string(), 2), ("outlier".to_string(), 1)]);
+    }
+}
