@@ -179,3 +179,50 @@ fn a_lock_export_gives_each_points_waits_by_percentile() {
         .code(2)
         .stderr(predicate::str::contains("no timed waits to draw"));
 }
+
+/// Up to 35 series each get a look of their own (colour, then marker
+/// shape) and a legend entry that fits the figure; past that the figure
+/// is refused, saying why, instead of recycling seven colours.
+#[test]
+fn thirty_series_are_drawn_each_their_own_way_and_more_than_35_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("host0.json");
+    contend()
+        .args([
+            "wakeup",
+            "--primitive",
+            "posix-sem,sysv-sem,futex,eventfd,pipe,condvar",
+            "--iterations",
+            "200",
+        ])
+        .args(["--interval", "0", "--runs", "1", "--count-futex", "off", "--export-json"])
+        .arg(&one)
+        .assert()
+        .success();
+    let copies: Vec<_> = (1..=6)
+        .map(|i| {
+            let p = dir.path().join(format!("host{i}.json"));
+            std::fs::copy(&one, &p).unwrap();
+            p
+        })
+        .collect();
+    let svg = dir.path().join("thirty.svg");
+    contend().arg("plot").args(&copies[..5]).arg("-o").arg(&svg).assert().success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for i in 1..=5 {
+        let named = text.matches(&format!("host{i}: ")).count();
+        let in_caption = text.matches(&format!("host{i}: contend")).count();
+        assert_eq!(named - in_caption, 6, "six legend entries of host{i}");
+    }
+    // Past the seventh series the markers change shape: squares are
+    // drawn (as rects) besides circles.
+    assert!(text.contains("<circle") && text.contains("<rect") && text.contains("<polygon"), "shapes");
+    contend()
+        .arg("plot")
+        .args(&copies)
+        .arg("-o")
+        .arg(dir.path().join("thirty-six.svg"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("36 series in one figure: past 35 they cannot be told apart"));
+}

@@ -7,6 +7,7 @@ pub mod columns;
 pub mod csv;
 pub mod document;
 pub mod json;
+pub mod marker;
 pub mod ndjson;
 pub mod number;
 pub mod percentiles;

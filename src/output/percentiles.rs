@@ -6,7 +6,8 @@
 //! (output::plot::TAIL_SAMPLES).
 
 use crate::measure::latency::Latencies;
-use crate::output::plot::{color, decade, err, frame};
+use crate::output::marker::{style, Marker, Style, DISTINCT};
+use crate::output::plot::{decade, err, frame};
 use plotters::prelude::*;
 
 /// The percentiles a curve passes through (where it has the samples).
@@ -50,8 +51,8 @@ pub enum Line {
     Dashed,
 }
 
-/// A curve ready to draw: its colour, its line, its (x, log y) points.
-type Drawn = (RGBColor, Line, Vec<(f64, f64)>);
+/// A curve ready to draw: its look, its line, its (x, log y) points.
+type Drawn = (Style, Line, Vec<(f64, f64)>);
 
 /// A percentile figure: what its samples are and the y axis's name.
 pub struct Percentiles {
@@ -81,7 +82,14 @@ impl Percentiles {
                 legend.push(name.clone());
             }
         }
-        let colour_of = |name: &str| color(legend.iter().position(|n| n == name).unwrap_or(0));
+        if legend.len() > DISTINCT {
+            return Err(format!(
+                "{} series in one figure: past {DISTINCT} they cannot be told apart (colour and marker); \
+                 plot fewer exports at once, or export fewer points",
+                legend.len()
+            ));
+        }
+        let colour_of = |name: &str| style(legend.iter().position(|n| n == name).unwrap_or(0));
         let curves: Vec<Drawn> = curves
             .iter()
             .map(|(name, h, line)| {
@@ -97,7 +105,7 @@ impl Percentiles {
         let (y_lo, y_hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
         let (y_lo, y_hi) = (y_lo.floor(), y_hi.ceil().max(y_lo.floor() + 1.0));
 
-        let names: Vec<(String, RGBColor)> = legend.iter().map(|n| (n.clone(), colour_of(n))).collect();
+        let names: Vec<(String, Style)> = legend.iter().map(|n| (n.clone(), colour_of(n))).collect();
         let data = frame(&root, title, caption, &names)?;
         let mut chart = crate::output::plot::chart_on(&data)
             .build_cartesian_2d(-0.1..5.1, crate::output::plot::span(y_lo..y_hi))
@@ -125,20 +133,19 @@ impl Percentiles {
             let (px, py) = chart.backend_coord(&(x, y_lo));
             root.draw(&Text::new(text.to_string(), (px, py + 6), style.clone())).map_err(err)?;
         }
-        for (c, line, points) in curves {
+        for (s, line, points) in curves {
             let markers = points.clone();
+            let c = s.colour;
             match line {
                 Line::Solid => {
                     chart.draw_series(LineSeries::new(points, c.stroke_width(2))).map_err(err)?;
-                    chart.draw_series(markers.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err)?;
                 }
                 Line::Dashed => {
                     chart.draw_series(DashedLineSeries::new(points, 6, 4, c.stroke_width(2))).map_err(err)?;
-                    chart
-                        .draw_series(markers.iter().map(|&p| Circle::new(p, 3, c.stroke_width(1))))
-                        .map_err(err)?;
                 }
             }
+            let filled = line == Line::Solid;
+            chart.draw_series(markers.iter().map(|&p| Marker::new(p, s, filled))).map_err(err)?;
         }
         root.present().map_err(err)
     }

@@ -5,13 +5,14 @@
 //! (ticks at the data, not at 1-2-5 steps), the legend in a column beside
 //! the data, and the full command as a caption under a short title.
 
+use crate::output::marker::{Marker, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::RGBColor;
 
 /// Okabe and Ito's colour-blind-safe palette, without its yellow (too
 /// pale on white); after seven series the colours repeat.
-const PALETTE: [RGBColor; 7] = [
+pub(crate) const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 114, 178),   // blue
     RGBColor(213, 94, 0),    // vermillion
     RGBColor(0, 158, 115),   // bluish green
@@ -129,7 +130,7 @@ const LEGEND_MAX_SHARE: f64 = 0.4;
 /// The legend column's width for `series`: room for the longest name at
 /// the legend's 14.5 px type (about 9 px a character in the PNG's
 /// DejaVu Sans, the wider of the two renderings), within bounds.
-fn legend_width(series: &[(String, RGBColor)], figure_width: u32) -> u32 {
+fn legend_width(series: &[(String, Style)], figure_width: u32) -> u32 {
     let longest = series.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0) as u32;
     let wanted = 48 + 9 * longest;
     wanted.clamp(LEGEND_WIDTH, (f64::from(figure_width) * LEGEND_MAX_SHARE) as u32)
@@ -197,13 +198,16 @@ pub(crate) fn caption_lines(caption: &str, chars: usize, lines: usize) -> Vec<St
     let options = textwrap::Options::new(chars.max(20)).word_splitter(textwrap::WordSplitter::NoHyphenation);
     let mut wrapped: Vec<String> =
         textwrap::wrap(caption, &options).into_iter().map(|l| l.into_owned()).collect();
-    if wrapped.len() > lines {
-        let kept: usize = wrapped[..lines].iter().map(|l| l.chars().count() + 1).sum();
-        let left = caption.chars().count().saturating_sub(kept);
-        wrapped.truncate(lines);
-        if let Some(last) = wrapped.last_mut() {
-            *last = format!("{last} [+{left} characters: see the export's command]");
-        }
+    if wrapped.len() > lines && lines > 0 {
+        // The note takes the end of the last line, which is cut to leave
+        // it room: a figure's caption never runs past its edge.
+        let note = |left: usize| format!(" [+{left} characters: see the export's command]");
+        let before: usize = wrapped[..lines - 1].iter().map(|l| l.chars().count() + 1).sum();
+        let room = chars.max(20).saturating_sub(note(caption.chars().count()).chars().count());
+        let last: String = wrapped[lines - 1].chars().take(room).collect();
+        let left = caption.chars().count().saturating_sub(before + last.chars().count());
+        wrapped.truncate(lines - 1);
+        wrapped.push(format!("{last}{}", note(left)));
     }
     wrapped
 }
@@ -215,7 +219,7 @@ pub(crate) fn frame<'a, DB: DrawingBackend + 'a>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     caption: &str,
-    series: &[(String, RGBColor)],
+    series: &[(String, Style)],
 ) -> Result<DrawingArea<DB, Shift>, String> {
     fonts()?;
     root.fill(&WHITE).map_err(err)?;
@@ -233,12 +237,22 @@ pub(crate) fn frame<'a, DB: DrawingBackend + 'a>(
             .map_err(err)?;
     }
     let (data, legend) = body.split_horizontally(w.saturating_sub(legend_width(series, w)));
-    for (i, (name, c)) in series.iter().enumerate() {
-        let y = 30 + 22 * i as i32;
-        legend.draw(&PathElement::new(vec![(8, y), (32, y)], c.stroke_width(3))).map_err(err)?;
-        legend.draw(&Circle::new((20, y), 3, c.filled())).map_err(err)?;
+    // 22 px an entry while they fit the figure's height, closer (to 12
+    // px, in smaller type) when there are many; past that the entries run
+    // off the bottom, and a figure with that many series refuses first.
+    let room = legend.dim_in_pixel().1.saturating_sub(40) as usize;
+    let step = (room / series.len().max(1)).clamp(12, 22) as i32;
+    let size = (step - 4).min(18);
+    for (i, (name, s)) in series.iter().enumerate() {
+        let y = 30 + step * i as i32;
+        legend.draw(&PathElement::new(vec![(8, y), (32, y)], s.colour.stroke_width(3))).map_err(err)?;
+        legend.draw(&Marker::new((20, y), *s, true)).map_err(err)?;
         legend
-            .draw(&Text::new(name.clone(), (40, y - 7), ("sans-serif", 18).into_font().color(&BLACK)))
+            .draw(&Text::new(
+                name.clone(),
+                (40, y - size / 2 + 2),
+                ("sans-serif", size).into_font().color(&BLACK),
+            ))
             .map_err(err)?;
     }
     Ok(data)
@@ -287,14 +301,19 @@ mod tests {
         let lines = caption_lines(cmd, 40, 3);
         assert!(lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
         assert_eq!(lines.join(" "), cmd, "every word kept, commas and all");
-        let long = caption_lines(&"--flag ".repeat(40), 40, 2);
+        let long = caption_lines(&"--flag ".repeat(40), 60, 2);
         assert_eq!(long.len(), 2);
         assert!(long[1].ends_with("characters: see the export's command]"), "{long:?}");
+        assert!(long[1].starts_with("--flag"), "the last line keeps text before the note: {long:?}");
+        assert!(long.iter().all(|l| l.chars().count() <= 60), "the note fits the width: {long:?}");
+        let told: usize = long[1].split("[+").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+        let shown: usize = long[0].chars().count() + 1 + long[1].split(" [+").next().unwrap().chars().count();
+        assert_eq!(shown + told, "--flag ".repeat(40).chars().count(), "the count says what was left out");
     }
 
     #[test]
     fn the_legend_widens_for_long_names_within_bounds() {
-        let named = |n: usize| vec![("x".repeat(n), color(0))];
+        let named = |n: usize| vec![("x".repeat(n), crate::output::marker::style(0))];
         assert_eq!(legend_width(&named(5), 1100), LEGEND_WIDTH);
         assert_eq!(legend_width(&named(30), 1100), 48 + 9 * 30);
         assert_eq!(legend_width(&named(400), 1100), 440);

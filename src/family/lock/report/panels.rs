@@ -4,6 +4,7 @@
 //! on a log scale.
 
 use super::dot::Dot;
+use crate::output::marker::{style, Marker};
 use crate::output::plot::{color, err, span, value_label};
 use plotters::prelude::*;
 
@@ -57,10 +58,10 @@ pub(super) fn panels<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     for (i, (_, points)) in series.iter().enumerate() {
-        let c = color(i);
+        let (s, c) = (style(i), color(i));
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), thousands(r.mean))).collect();
         chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
-        chart.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
+        chart.draw_series(line.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
         chart
             .draw_series(points.iter().filter_map(|r| {
                 let h = r.ci95?;
@@ -82,10 +83,10 @@ pub(super) fn panels<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     for (i, (_, points)) in series.iter().enumerate() {
-        let c = color(i);
+        let (s, c) = (style(i), color(i));
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.jain)).collect();
         fair.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
-        fair.draw_series(line.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled()))).map_err(err)?;
+        fair.draw_series(line.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
     }
     match wait_area {
         Some(wait_area) => wait_panel(&wait_area, fair.x_range(), series, ticks),
@@ -138,15 +139,15 @@ fn wait_panel<DB: DrawingBackend>(
             .map_err(err)?;
     }
     for (i, (_, points)) in series.iter().enumerate() {
-        let c = color(i);
+        let (s, c) = (style(i), color(i));
         let solid: Vec<(f64, f64)> =
             points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).1?)))).collect();
         chart.draw_series(LineSeries::new(solid.clone(), c.stroke_width(2))).map_err(err)?;
-        chart.draw_series(solid.iter().map(|&p| Circle::new(p, 3, c.filled()))).map_err(err)?;
+        chart.draw_series(solid.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
         let dashed: Vec<(f64, f64)> =
             points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).0?)))).collect();
         chart.draw_series(DashedLineSeries::new(dashed.clone(), 6, 4, c.stroke_width(2))).map_err(err)?;
-        chart.draw_series(dashed.iter().map(|&p| Circle::new(p, 3, c.stroke_width(1)))).map_err(err)?;
+        chart.draw_series(dashed.iter().map(|&p| Marker::new(p, s, false))).map_err(err)?;
     }
     Ok(())
 }

@@ -8,7 +8,8 @@
 pub use super::dot::Dot;
 use super::panels::{panels, Ticks, WAIT_PANEL};
 use crate::family::lock::sweep::PointResult;
-use crate::output::plot::{color, err, frame, padded, value_label, Categories};
+use crate::output::marker::{style, Style};
+use crate::output::plot::{err, frame, padded, value_label, Categories};
 use plotters::prelude::*;
 
 /// The swept axis: its name, a point's value on it, and whether it is
@@ -181,8 +182,8 @@ pub fn draw<DB: DrawingBackend>(
     for (_, points) in &mut series {
         points.sort_by(|a, b| value(a).total_cmp(&value(b)));
     }
-    let names: Vec<(String, RGBColor)> =
-        series.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i))).collect();
+    let names: Vec<(String, Style)> =
+        series.iter().enumerate().map(|(i, (n, _))| (n.clone(), style(i))).collect();
     let waits = results.iter().any(|d| d.wait_us.is_some());
     let title = title.map_or_else(
         || {

@@ -10,8 +10,9 @@
 
 use crate::measure::latency::Bucket;
 use crate::model::program::ProgramPoint;
+use crate::output::marker::{style, Marker, Style};
 use crate::output::plot::span;
-use crate::output::plot::{color, decade, err, frame, padded, value_label};
+use crate::output::plot::{decade, err, frame, padded, value_label};
 use plotters::prelude::*;
 use serde_json::Value;
 
@@ -178,8 +179,8 @@ pub fn draw<DB: DrawingBackend>(
             (c.name.as_str(), points)
         })
         .collect();
-    let names: Vec<(String, RGBColor)> =
-        curves.iter().enumerate().map(|(i, (n, _))| (n.to_string(), color(i))).collect();
+    let names: Vec<(String, Style)> =
+        curves.iter().enumerate().map(|(i, (n, _))| (n.to_string(), style(i))).collect();
     let title = title.unwrap_or(if curves.is_empty() {
         "The program under each lock"
     } else {
@@ -258,11 +259,9 @@ fn wait_panel<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     for (i, (_, points)) in curves.iter().enumerate() {
-        let c = color(i);
-        chart.draw_series(LineSeries::new(points.clone(), c.stroke_width(2))).map_err(err)?;
-        chart
-            .draw_series(points.iter().map(|&(px, py)| Circle::new((px, py), 3, c.filled())))
-            .map_err(err)?;
+        let s = style(i);
+        chart.draw_series(LineSeries::new(points.clone(), s.colour.stroke_width(2))).map_err(err)?;
+        chart.draw_series(points.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
     }
     Ok(())
 }
