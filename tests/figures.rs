@@ -226,3 +226,20 @@ fn thirty_series_are_drawn_each_their_own_way_and_more_than_35_refused() {
         .failure()
         .stderr(predicate::str::contains("36 series in one figure: past 35 they cannot be told apart"));
 }
+
+/// A figure of one-run points has no error bars, and its axis says so
+/// instead of promising 95% intervals.
+#[test]
+fn one_run_figures_say_they_have_no_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, svg) = (dir.path().join("one.json"), dir.path().join("one.svg"));
+    contend()
+        .args(["lock", "--lock", "futex,pthread", "--threads", "2", "--duration", "20ms", "--runs", "1"])
+        .arg("--export-json")
+        .arg(&json)
+        .assert()
+        .success();
+    contend().arg("plot").arg(&json).arg("-o").arg(&svg).assert().success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("one run: no interval") && !text.contains("95% intervals"), "the axis");
+}

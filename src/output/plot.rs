@@ -136,6 +136,17 @@ fn legend_width(series: &[(String, Style)], figure_width: u32) -> u32 {
     wanted.clamp(LEGEND_WIDTH, (f64::from(figure_width) * LEGEND_MAX_SHARE) as u32)
 }
 
+/// What an axis says of its error bars: that they are 95% intervals, or,
+/// when no point had the two runs an interval needs, that there are none
+/// (an axis promising intervals with none drawn reads as "no spread").
+pub(crate) fn intervals(any_drawn: bool) -> &'static str {
+    if any_drawn {
+        "95% intervals"
+    } else {
+        "one run: no interval"
+    }
+}
+
 /// The samples a figure needs beyond a percentile before it draws it: a
 /// p99.99 from 6,000 samples would be the second largest sample, not a
 /// percentile (ten beyond: p99.99 needs 100,000, p99 1,000).

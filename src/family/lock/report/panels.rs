@@ -53,7 +53,12 @@ pub(super) fn panels<DB: DrawingBackend>(
         .x_desc(ticks.name)
         .x_labels(ticks.count)
         .x_label_formatter(&|v| (ticks.labels)(*v))
-        .y_desc("cs/s, thousands (95% intervals)")
+        .y_desc(format!(
+            "cs/s, thousands ({})",
+            crate::output::plot::intervals(
+                series.iter().flat_map(|(_, p)| p.iter()).any(|r| r.ci95.is_some())
+            )
+        ))
         .y_label_formatter(&|v| value_label(*v))
         .draw()
         .map_err(err)?;

@@ -220,7 +220,11 @@ fn metric_panel<DB: DrawingBackend>(
         .x_desc("lock")
         .x_labels(n)
         .x_label_formatter(&label)
-        .y_desc(format!("{}, 95% intervals", fig.metric))
+        .y_desc(format!(
+            "{}, {}",
+            fig.metric,
+            crate::output::plot::intervals(fig.locks.iter().any(|d| d.ci95.is_some()))
+        ))
         .y_label_formatter(&|v| value_label(*v))
         .draw()
         .map_err(err)?;
