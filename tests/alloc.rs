@@ -70,7 +70,7 @@ fn every_allocator_runs_preloaded_with_split_futex_counts() {
         .success();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["family"], "alloc");
-    assert_eq!(v["schema_version"], 4);
+    assert_eq!(v["schema_version"], 5);
     let results = v["points"].as_array().unwrap();
     assert_eq!(results.len(), 2 * allocators.len());
     for r in results {

@@ -95,7 +95,7 @@ fn columns_and_wide_choose_the_column_groups() {
 #[test]
 fn json_carries_schema_spec_environment_and_per_worker_counts() {
     let v = json(&["--lock", "futex,pthread", "--threads", "3", "--hold", "sleep:10us"]);
-    assert_eq!(v["schema_version"], 4);
+    assert_eq!(v["schema_version"], 5);
     assert_eq!(v["family"], "lock");
     assert_eq!(v["spec"]["locks"], serde_json::json!(["futex", "pthread"]));
     assert_eq!(v["spec"]["duration_ns"], 100_000_000);

@@ -418,7 +418,7 @@ fn runs_merge_into_one_distribution_with_an_interval_on_the_median() {
         "--export-gnuplot",
         gnuplot.to_str().unwrap(),
     ]);
-    assert_eq!(d["schema_version"], 4);
+    assert_eq!(d["schema_version"], 5);
     for p in d["points"].as_array().unwrap() {
         // Two measured runs (plus, as root, the counting run, which
         // stays out of the distribution and the statistics).

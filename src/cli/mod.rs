@@ -57,8 +57,9 @@ pub enum Command {
     /// against percentile), wakeup (round-trip latency against
     /// percentile) or run (each lock's wall time, the top mutexes' waits).
     Plot(crate::exports::plot::PlotArgs),
-    /// Write one self-contained HTML page from one or more exports: the
-    /// commands, the machines, the warnings, the figures and the tables.
+    /// Write one self-contained HTML page from one or more exports: a
+    /// summary of each export's answer first, then each export's command,
+    /// machine, figure, tables and warnings (folded, by kind).
     Report(crate::exports::html::ReportArgs),
     /// Compare JSON exports point by point: two (a Welch t-test over their
     /// runs, which cannot tell a change from the invocations' own
