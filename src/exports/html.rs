@@ -165,17 +165,16 @@ fn warnings(doc: &Value) -> String {
     if all.is_empty() {
         return String::new();
     }
-    let counts = crate::exports::summary::warning_counts(all);
-    let by_kind: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+    let groups = crate::exports::summary::by_kind(all);
     let mut out = format!(
         "<details class=\"warn\"><summary>{} warning{}: {}</summary>",
         all.len(),
         if all.len() == 1 { "" } else { "s" },
-        escape(&by_kind.join(", "))
+        escape(&crate::exports::summary::counted(&groups))
     );
-    for (kind, _) in &counts {
+    for (kind, ws) in &groups {
         let _ = write!(out, "<h4>{}</h4><ul>", escape(kind));
-        for w in all.iter().filter(|w| w["kind"].as_str().unwrap_or("other").replace('_', " ") == *kind) {
+        for w in ws {
             let point = w["point"].as_str().map_or(String::new(), |p| format!("{p}: "));
             let message = w["message"].as_str().map_or_else(|| text(w), str::to_string);
             let _ = write!(out, "<li>{}</li>", escape(&(point + &message)));
@@ -193,15 +192,14 @@ fn summary(docs: &[(PathBuf, Value)]) -> Result<String> {
         let answer = crate::exports::summary::answer(doc)
             .map_err(|e| SpecError(format!("{}: {e}", path.display())))?;
         let all = doc["warnings"].as_array().map(Vec::as_slice).unwrap_or_default();
-        let counts = crate::exports::summary::warning_counts(all);
-        let warned: Vec<String> = counts.iter().map(|(k, c)| format!("{c} {k}")).collect();
+        let warned = crate::exports::summary::counted(&crate::exports::summary::by_kind(all));
         let _ = write!(
             rows,
             "<tr><td><a href=\"#export-{n}\">{}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&file_name(path)),
             escape(&text(&doc["family"])),
             escape(&answer),
-            escape(&if warned.is_empty() { "none".to_string() } else { warned.join(", ") })
+            escape(&warned)
         );
     }
     Ok(format!(

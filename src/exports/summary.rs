@@ -7,34 +7,28 @@
 //! clears 1. Warnings are counted by kind here; each export's section
 //! lists them, folded, under its tables.
 
-use crate::exports::compare::entries::{label, order};
+use crate::exports::compare::entries::{key, label, order};
 use crate::model::family::KeyIn;
 use crate::output::number::si;
 use serde_json::Value;
 
 /// The export's answer in a sentence or two.
-pub(crate) fn answer(doc: &Value) -> Result<String, String> {
+pub(crate) fn answer<'a>(doc: &'a Value) -> Result<String, String> {
     let family = crate::exports::families::of(doc)?;
     let metric = (family.metric)(&doc["spec"]);
     let points = doc["points"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let fields = |p: &'_ Value| {
+    let fields = |p: &'a Value| {
         match family.key_in {
             KeyIn::Point => &p["point"],
             KeyIn::Sample => &p["sample"],
         }
         .as_object()
-        .cloned()
     };
-    let all: Vec<_> = points.iter().filter_map(fields).collect();
-    let order = order(family.identity, &all);
+    let order = order(family.identity, points.iter().filter_map(fields));
     let mut scored: Vec<(String, f64)> = points
         .iter()
         .filter_map(|p| {
-            let key = fields(p)?;
-            let key = Value::Object(
-                family.identity.iter().map(|k| (k.name().to_string(), k.value(&key))).collect(),
-            );
-            Some((label(&key, &order), p["stats"]["mean"].as_f64()?))
+            Some((label(&key(family.identity, fields(p)?), &order), p["stats"]["mean"].as_f64()?))
         })
         .collect();
     // Best first.
@@ -88,7 +82,8 @@ fn run_ratios(doc: &Value, metric: &str) -> String {
         .iter()
         .filter_map(|v| {
             let (r, lo, hi) = (v["ratio"].as_f64()?, v["ci95"][0].as_f64()?, v["ci95"][1].as_f64()?);
-            (lo > 1.0 || hi < 1.0).then(|| format!("{} x{r:.3} ({lo:.3}..{hi:.3})", text(&v["lock"])))
+            let lock = v["lock"].as_str()?;
+            (lo > 1.0 || hi < 1.0).then(|| format!("{lock} x{r:.3} ({lo:.3}..{hi:.3})"))
         })
         .collect();
     match (all.is_empty(), clear.is_empty()) {
@@ -100,22 +95,27 @@ fn run_ratios(doc: &Value, metric: &str) -> String {
     }
 }
 
-fn text(v: &Value) -> String {
-    v.as_str().map_or_else(|| v.to_string(), str::to_string)
-}
-
-/// The warnings counted by kind, most first: `12 steal, 3 outlier`.
-pub(crate) fn warning_counts(warnings: &[Value]) -> Vec<(String, usize)> {
-    let mut counts: Vec<(String, usize)> = Vec::new();
+/// The warnings grouped by kind (in words: `other load`), the largest
+/// group first, each in the export's order.
+pub(crate) fn by_kind(warnings: &[Value]) -> Vec<(String, Vec<&Value>)> {
+    let mut groups: Vec<(String, Vec<&Value>)> = Vec::new();
     for w in warnings {
         let kind = w["kind"].as_str().unwrap_or("other").replace('_', " ");
-        match counts.iter_mut().find(|(k, _)| *k == kind) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((kind, 1)),
+        match groups.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, ws)) => ws.push(w),
+            None => groups.push((kind, vec![w])),
         }
     }
-    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
-    counts
+    groups.sort_by_key(|g| std::cmp::Reverse(g.1.len()));
+    groups
+}
+
+/// The groups counted: `12 steal, 3 outlier` ("none" for none).
+pub(crate) fn counted(groups: &[(String, Vec<&Value>)]) -> String {
+    if groups.is_empty() {
+        return "none".into();
+    }
+    groups.iter().map(|(k, ws)| format!("{} {k}", ws.len())).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -136,7 +136,13 @@ mod tests {
     #[test]
     fn warnings_are_counted_by_kind_most_first() {
         let w = |k: &str| json!({"kind": k, "message": ""});
-        let counts = super::warning_counts(&[w("outlier"), w("steal"), w("steal")]);
-        assert_eq!(counts, vec![("steal".to_string(), 2), ("outlier".to_string(), 1)]);
+        let all = [w("outlier"), w("other_load"), w("other_load")];
+        let groups = super::by_kind(&all);
+        assert_eq!(
+            groups.iter().map(|(k, ws)| (k.as_str(), ws.len())).collect::<Vec<_>>(),
+            [("other load", 2), ("outlier", 1)]
+        );
+        assert_eq!(super::counted(&groups), "2 other load, 1 outlier");
+        assert_eq!(super::counted(&[]), "none");
     }
 }

@@ -89,7 +89,7 @@ impl Percentiles {
                 legend.len()
             ));
         }
-        let colour_of = |name: &str| style(legend.iter().position(|n| n == name).unwrap_or(0));
+        let style_of = |name: &str| style(legend.iter().position(|n| n == name).unwrap_or(0));
         let curves: Vec<Drawn> = curves
             .iter()
             .map(|(name, h, line)| {
@@ -98,14 +98,14 @@ impl Percentiles {
                     .filter(|&&q| !h.is_empty() && drawn(q, h.len()))
                     .map(|&q| (x_of(q), (h.quantile(q).max(1) as f64 / 1e3).log10()))
                     .collect();
-                (colour_of(name), *line, points)
+                (style_of(name), *line, points)
             })
             .collect();
         let ys = curves.iter().flat_map(|(_, _, p)| p.iter().map(|&(_, y)| y));
         let (y_lo, y_hi) = ys.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), y| (lo.min(y), hi.max(y)));
         let (y_lo, y_hi) = (y_lo.floor(), y_hi.ceil().max(y_lo.floor() + 1.0));
 
-        let names: Vec<(String, Style)> = legend.iter().map(|n| (n.clone(), colour_of(n))).collect();
+        let names: Vec<(String, Style)> = legend.iter().map(|n| (n.clone(), style_of(n))).collect();
         let data = frame(&root, title, caption, &names)?;
         let mut chart = crate::output::plot::chart_on(&data)
             .build_cartesian_2d(-0.1..5.1, crate::output::plot::span(y_lo..y_hi))

@@ -61,6 +61,12 @@ pub(crate) fn order<'a>(
     identity.iter().map(|k| k.name()).filter(|&n| n != "profiled" || profiled).collect()
 }
 
+/// A point's key: the fields its family says identify it, from the
+/// point's `fields`.
+pub(crate) fn key(identity: &[crate::model::family::Key], fields: &serde_json::Map<String, Value>) -> Value {
+    Value::Object(identity.iter().map(|k| (k.name().to_string(), k.value(fields))).collect())
+}
+
 /// The measured runs' (round, value) pairs; a run without a round takes
 /// its index among them.
 fn rounds(runs: &[Run], metric: &Metric) -> Vec<(u64, f64)> {
@@ -85,10 +91,7 @@ pub(crate) fn entries<'a>(export: &'a Export) -> Result<Vec<Entry>, String> {
     Ok(points
         .iter()
         .map(|p| {
-            let fields = fields(p);
-            let key = Value::Object(
-                family.identity.iter().map(|k| (k.name().to_string(), k.value(fields))).collect(),
-            );
+            let key = key(family.identity, fields(p));
             let runs = rounds(&p.runs, &metric);
             Entry {
                 label: label(&key, &order),

@@ -221,20 +221,10 @@ pub(crate) fn run_one(
         limit: cx.limit,
     };
     // Read when the program exits, before its leftovers are ended.
-    let dir = &mut *cx.dir;
-    let mut ledger = Ok(());
-    let done = launch::execute(launch, |told| match told {
-        launch::Told::Started(pid) => ledger = dir.running(Some(pid)),
-        launch::Told::Exited => {
-            after.get_or_insert_with(|| (futex.map(|f| f.read()), CpuTicks::read().ok()));
-            kernel_waits = kernel.take().map(KernelWaits::finish);
-        }
-    });
-    // The keeper has ended everything the program started, whatever
-    // happened: nothing for cleanup to end.
-    cx.dir.running(None)?;
-    let done = done?;
-    ledger?;
+    let done = launch::execute_recorded(cx.dir, launch, || {
+        after.get_or_insert_with(|| (futex.map(|f| f.read()), CpuTicks::read().ok()));
+        kernel_waits = kernel.take().map(KernelWaits::finish);
+    })?;
     let (futex_after, ticks_after) = after.expect("the keeper reported the exit");
     let after = futex_after.transpose()?;
     let cpu = ticks.zip(ticks_after).map(|(a, b)| a.split_until(&b));

@@ -8,7 +8,7 @@
 //! needs is started by the program, a script, not by a hook).
 
 use crate::family::program::execution::{run_point, Setting};
-use crate::family::program::launch::{self, Launch, Told};
+use crate::family::program::launch::{self, Launch};
 use crate::model::program::{ProgramPoint, GLIBC};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
@@ -44,16 +44,7 @@ pub(crate) fn shell(cx: &mut Setting<'_>, flag: &str, cmd: &str, lock: &str) -> 
         fixed_addresses: false,
         limit: None,
     };
-    let dir = &mut *cx.dir;
-    let mut ledger = Ok(());
-    let done = launch::execute(launch, |told| {
-        if let Told::Started(pid) = told {
-            ledger = dir.running(Some(pid));
-        }
-    });
-    cx.dir.running(None)?;
-    let done = done.with_context(|| format!("{flag} `{cmd}`"))?;
-    ledger?;
+    let done = launch::execute_recorded(cx.dir, launch, || {}).with_context(|| format!("{flag} `{cmd}`"))?;
     match (done.usage.exit_code(), done.usage.signal()) {
         (Some(0), _) => Ok(()),
         (Some(code), _) => bail!("{flag} `{cmd}` exited {code}"),

@@ -172,6 +172,27 @@ pub fn execute(l: Launch<'_>, mut told: impl FnMut(Told)) -> Result<Finished> {
     }
 }
 
+/// [`execute`], with the process recorded in the run's ledger while it
+/// runs (so that `contend cleanup` ends it should contend and its keeper
+/// both die) and the record closed after, whatever happened: the keeper
+/// has ended everything it started. `exited` hears the exit, before the
+/// leftovers are ended (where the caller closes its probes).
+pub fn execute_recorded(
+    dir: &mut crate::family::program::scratch::RunDir,
+    l: Launch<'_>,
+    mut exited: impl FnMut(),
+) -> Result<Finished> {
+    let mut ledger = Ok(());
+    let done = execute(l, |told| match told {
+        Told::Started(pid) => ledger = dir.running(Some(pid)),
+        Told::Exited => exited(),
+    });
+    dir.running(None)?;
+    let done = done?;
+    ledger?;
+    Ok(done)
+}
+
 /// The pid in the keeper's `started PID` line, once it is whole.
 fn started_pid(text: &str) -> Option<i32> {
     let rest = &text[text.find("started ")? + "started ".len()..];

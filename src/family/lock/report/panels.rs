@@ -5,7 +5,7 @@
 
 use super::dot::Dot;
 use crate::output::marker::{style, Marker};
-use crate::output::plot::{color, err, span, value_label};
+use crate::output::plot::{err, span, value_label};
 use plotters::prelude::*;
 
 /// The wait panel's height, px.
@@ -63,7 +63,8 @@ pub(super) fn panels<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     for (i, (_, points)) in series.iter().enumerate() {
-        let (s, c) = (style(i), color(i));
+        let s = style(i);
+        let c = s.colour;
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), thousands(r.mean))).collect();
         chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
         chart.draw_series(line.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
@@ -88,7 +89,8 @@ pub(super) fn panels<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
     for (i, (_, points)) in series.iter().enumerate() {
-        let (s, c) = (style(i), color(i));
+        let s = style(i);
+        let c = s.colour;
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.jain)).collect();
         fair.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
         fair.draw_series(line.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
@@ -144,7 +146,8 @@ fn wait_panel<DB: DrawingBackend>(
             .map_err(err)?;
     }
     for (i, (_, points)) in series.iter().enumerate() {
-        let (s, c) = (style(i), color(i));
+        let s = style(i);
+        let c = s.colour;
         let solid: Vec<(f64, f64)> =
             points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).1?)))).collect();
         chart.draw_series(LineSeries::new(solid.clone(), c.stroke_width(2))).map_err(err)?;
