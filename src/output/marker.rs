@@ -9,6 +9,18 @@ use plotters::element::{Drawable, PointCollection};
 use plotters::style::{Color, RGBColor, ShapeStyle};
 use plotters_backend::{BackendCoord, DrawingBackend, DrawingErrorKind};
 
+/// Okabe and Ito's colour-blind-safe palette, without its yellow (too
+/// pale on white); after seven series the marker shape changes.
+const PALETTE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),   // blue
+    RGBColor(213, 94, 0),    // vermillion
+    RGBColor(0, 158, 115),   // bluish green
+    RGBColor(204, 121, 167), // reddish purple
+    RGBColor(230, 159, 0),   // orange
+    RGBColor(86, 180, 233),  // sky blue
+    RGBColor(0, 0, 0),       // black
+];
+
 /// A marker's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mark {
@@ -29,13 +41,12 @@ pub(crate) struct Style {
 }
 
 /// How many series have a look of their own.
-pub(crate) const DISTINCT: usize = crate::output::plot::PALETTE.len() * MARKS.len();
+pub(crate) const DISTINCT: usize = PALETTE.len() * MARKS.len();
 
 /// The look of series `i`: the palette's colours in turn, with the next
 /// marker shape each time they come round (repeating past [`DISTINCT`]).
 pub(crate) fn style(i: usize) -> Style {
-    let colours = crate::output::plot::PALETTE.len();
-    Style { colour: crate::output::plot::color(i), mark: MARKS[(i / colours) % MARKS.len()] }
+    Style { colour: PALETTE[i % PALETTE.len()], mark: MARKS[(i / PALETTE.len()) % MARKS.len()] }
 }
 
 /// A marker at one point.
@@ -99,6 +110,15 @@ impl<C, DB: DrawingBackend> Drawable<DB> for Marker<C> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_palette_has_no_pale_yellow() {
+        for c in super::PALETTE {
+            let plotters::style::RGBColor(r, g, b) = c;
+            // Relative luminance proxy: nothing near white.
+            assert!(u32::from(r) + u32::from(g) + u32::from(b) < 600, "{c:?}");
+        }
+    }
+
     #[test]
     fn every_series_up_to_the_limit_looks_different() {
         let looks: Vec<_> = (0..super::DISTINCT).map(super::style).collect();

@@ -10,23 +10,6 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::RGBColor;
 
-/// Okabe and Ito's colour-blind-safe palette, without its yellow (too
-/// pale on white); after seven series the colours repeat.
-pub(crate) const PALETTE: [RGBColor; 7] = [
-    RGBColor(0, 114, 178),   // blue
-    RGBColor(213, 94, 0),    // vermillion
-    RGBColor(0, 158, 115),   // bluish green
-    RGBColor(204, 121, 167), // reddish purple
-    RGBColor(230, 159, 0),   // orange
-    RGBColor(86, 180, 233),  // sky blue
-    RGBColor(0, 0, 0),       // black
-];
-
-/// The colour of series `i`.
-pub(crate) fn color(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
-}
-
 /// A number as an axis label: `4`, `100`, `2.5`, `0.125`; never `4.0`.
 pub(crate) fn value_label(v: f64) -> String {
     if v == v.round() && v.abs() < 1e15 {
@@ -328,14 +311,5 @@ mod tests {
         assert_eq!(legend_width(&named(5), 1100), LEGEND_WIDTH);
         assert_eq!(legend_width(&named(30), 1100), 48 + 9 * 30);
         assert_eq!(legend_width(&named(400), 1100), 440);
-    }
-
-    #[test]
-    fn the_palette_has_no_pale_yellow() {
-        for c in PALETTE {
-            let RGBColor(r, g, b) = c;
-            // Relative luminance proxy: nothing near white.
-            assert!(u32::from(r) + u32::from(g) + u32::from(b) < 600, "{c:?}");
-        }
     }
 }

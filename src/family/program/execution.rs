@@ -6,6 +6,7 @@
 //! execution of a run shares; [`run_point`] adds the time limit and
 //! treats a failure under glibc's own mutex as the program's.
 
+use crate::family::program::hooks;
 use crate::family::program::interposer;
 use crate::family::program::launch::{self, Launch};
 use crate::family::program::scratch::RunDir;
@@ -43,6 +44,15 @@ pub(crate) struct Setting<'a> {
 pub const MIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Setting<'_> {
+    /// Where `--prepare`, `--conclude` and `--cleanup` run.
+    pub(crate) fn hook_place(&mut self) -> hooks::Place<'_> {
+        hooks::Place {
+            dir: self.dir,
+            streams: self.streams,
+            grace: std::time::Duration::from_nanos(self.spec.grace_ns),
+        }
+    }
+
     /// The limit for an execution under a swapped lock: `--max-slowdown`
     /// times glibc's slowest execution, at least [`MIN_LIMIT`]; none
     /// before glibc's mutex has run, or with `--max-slowdown 0`.
@@ -76,14 +86,14 @@ pub(crate) fn run_point(
 ) -> Result<ProgramSample> {
     let glibc = is_glibc(point);
     cx.limit = if glibc { None } else { cx.swapped_limit() };
-    let hooks = &cx.spec.hooks;
+    let around = &cx.spec.hooks;
     let lock = point.label(cx.spec.profile);
-    if let Some(cmd) = &hooks.prepare {
-        crate::family::program::hooks::shell(cx, "--prepare", cmd, &lock)?;
+    if let Some(cmd) = &around.prepare {
+        hooks::shell(cx.hook_place(), "--prepare", cmd, &lock)?;
     }
     let sample = run_one(cx, point, futex)?;
-    if let Some(cmd) = &hooks.conclude {
-        crate::family::program::hooks::shell(cx, "--conclude", cmd, &lock)?;
+    if let Some(cmd) = &around.conclude {
+        hooks::shell(cx.hook_place(), "--conclude", cmd, &lock)?;
     }
     if glibc {
         if let Some(why) = &sample.failure {

@@ -1,15 +1,17 @@
 //! hyperfine's habits around the program's executions: `--prepare` runs
 //! before every execution and `--conclude` after it, `--cleanup` once
 //! after the last, and `--warmup N` executions go before the first that
-//! counts. The commands are shell commands (`sh -c`), started through the
-//! keeper as the program is: untimed, their output where the program's
-//! goes, an interrupt passed on to them, and what they leave running ended
-//! when they exit (contend leaves nothing behind; a server the program
-//! needs is started by the program, a script, not by a hook).
+//! counts (`sweep.rs` runs them). The commands are shell commands (`sh
+//! -c`), started through the keeper as the program is: untimed, their
+//! output where the program's goes, an interrupt passed on to them, and
+//! what they leave running ended when they exit (contend leaves nothing
+//! behind; a server the program needs is started by the program, a
+//! script, not by a hook). This module needs only the run's directory and
+//! streams, so that the execution can call it without a circle.
 
-use crate::family::program::execution::{run_point, Setting};
 use crate::family::program::launch::{self, Launch};
-use crate::model::program::{ProgramPoint, GLIBC};
+use crate::family::program::scratch::RunDir;
+use crate::family::program::streams::Streams;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 
@@ -30,41 +32,33 @@ pub struct Hooks {
 /// The variable a hook finds the execution's lock in.
 pub const LOCK_VARIABLE: &str = "CONTEND_LOCK";
 
+/// Where a hook runs: the run's directory (its ledger), the streams its
+/// output goes to, and the grace between SIGTERM and SIGKILL.
+pub(crate) struct Place<'a> {
+    pub(crate) dir: &'a mut RunDir,
+    pub(crate) streams: &'a Streams,
+    pub(crate) grace: std::time::Duration,
+}
+
 /// Runs `cmd` (the value of `flag`) with `sh -c`, `lock` in
 /// [`LOCK_VARIABLE`]; an exit status other than 0, or a signal, is an
 /// error naming the flag and the command. An interrupt ends it and is
 /// returned as [`crate::engine::Interrupted`].
-pub(crate) fn shell(cx: &mut Setting<'_>, flag: &str, cmd: &str, lock: &str) -> Result<()> {
+pub(crate) fn shell(at: Place<'_>, flag: &str, cmd: &str, lock: &str) -> Result<()> {
     let program = ["/bin/sh".into(), "-c".into(), cmd.into()];
     let launch = Launch {
         program: &program,
         env: vec![(LOCK_VARIABLE.into(), lock.into())],
-        capture: cx.streams.for_child()?,
-        grace: std::time::Duration::from_nanos(cx.spec.grace_ns),
+        capture: at.streams.for_child()?,
+        grace: at.grace,
         fixed_addresses: false,
         limit: None,
     };
-    let done = launch::execute_recorded(cx.dir, launch, || {}).with_context(|| format!("{flag} `{cmd}`"))?;
+    let done = launch::execute_recorded(at.dir, launch, || {}).with_context(|| format!("{flag} `{cmd}`"))?;
     match (done.usage.exit_code(), done.usage.signal()) {
         (Some(0), _) => Ok(()),
         (Some(code), _) => bail!("{flag} `{cmd}` exited {code}"),
         (_, Some(sig)) => bail!("{flag} `{cmd}` was killed by signal {sig}"),
         _ => bail!("{flag} `{cmd}` ended with wait status {:#x}", done.usage.status),
     }
-}
-
-/// The `--warmup` executions, under glibc's mutex, unprofiled, each with
-/// --prepare and --conclude; their samples are dropped. A failure is the
-/// program's, as any under glibc's mutex.
-pub(crate) fn warm_up(cx: &mut Setting<'_>) -> Result<()> {
-    let n = cx.spec.hooks.warmup;
-    for i in 1..=n {
-        if cx.spec.progress {
-            crate::session::terminal::status(&format!(
-                "contend run: warm-up execution {i} of {n} (not measured)"
-            ));
-        }
-        run_point(cx, &ProgramPoint::new(GLIBC, false), None).context("a warm-up execution (--warmup)")?;
-    }
-    Ok(())
 }

@@ -221,10 +221,10 @@ pub(crate) fn with_setting(
         limit: None,
         slowest_glibc: None,
     };
-    let outcome = hooks::warm_up(&mut cx).and_then(|()| run(&mut cx, &futex, inline.as_ref(), warnings));
+    let outcome = warm_up(&mut cx).and_then(|()| run(&mut cx, &futex, inline.as_ref(), warnings));
     // Also after a failure or an interrupt: what --prepare set up is undone.
     let cleaned = match &spec.hooks.cleanup {
-        Some(cmd) => hooks::shell(&mut cx, "--cleanup", cmd, ""),
+        Some(cmd) => hooks::shell(cx.hook_place(), "--cleanup", cmd, ""),
         None => Ok(()),
     };
     let written = streams.finish();
@@ -244,6 +244,22 @@ pub(crate) fn with_setting(
         outcome.warnings.push(Warning::sweep(WarningKind::AfterRun, format!("{line}; the results stand")));
     }
     Ok(outcome)
+}
+
+/// The `--warmup` executions, under glibc's mutex, unprofiled, each with
+/// --prepare and --conclude; their samples are dropped. A failure is the
+/// program's, as any under glibc's mutex.
+fn warm_up(cx: &mut Setting<'_>) -> Result<()> {
+    let n = cx.spec.hooks.warmup;
+    for i in 1..=n {
+        if cx.spec.progress {
+            crate::session::terminal::status(&format!(
+                "contend run: warm-up execution {i} of {n} (not measured)"
+            ));
+        }
+        run_point(cx, &ProgramPoint::new(GLIBC, false), None).context("a warm-up execution (--warmup)")?;
+    }
+    Ok(())
 }
 
 /// Runs the program under every `--lock` point, in rounds.
