@@ -22,9 +22,10 @@ fi
 # the alloc tests require all four: CONTEND_REQUIRE_ALLOCATORS), rt-tests
 # (svsematest, ptsematest), the oracle for `contend wakeup`, chromium,
 # which opens `contend report`'s page headless and screenshots it, and the
-# real programs `contend run` is tested on: sysbench and pigz; python3 runs
+# real programs `contend run` is tested on: sysbench and pigz; g++ builds
+# the C++ test program; python3 runs
 # the source checks and the scripts.
-PACKAGES="python3 libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests chromium sysbench pigz"
+PACKAGES="python3 g++ libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests chromium sysbench pigz"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     if ! dpkg -s $PACKAGES >/dev/null 2>&1; then
         echo "== installing $PACKAGES"

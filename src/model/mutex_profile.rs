@@ -71,6 +71,8 @@ impl From<&locks::in_mutex::report::ReportedCounts> for MutexCounts {
 pub struct MutexProfile {
     /// The process.
     pub pid: u32,
+    /// Its name (its comm: the kernel's, up to 15 bytes).
+    pub comm: String,
     /// The mutex's address in it (0: the mutexes beyond the interposer's
     /// table, together).
     pub address: u64,
@@ -88,6 +90,11 @@ pub struct MutexProfile {
     pub stacks: Vec<StackProfile>,
     /// The stack of its first acquisition (its counts are 0).
     pub first_stack: Option<StackProfile>,
+    /// The first stack of its acquisitions from each other call site,
+    /// contended or not (up to three; counts 0): where else it is
+    /// locked, so that any of those places names it for `--lock` and
+    /// `--what-if`.
+    pub other_sites: Vec<StackProfile>,
     /// The holders' side: its releases while others waited, by release
     /// site (up to four; an entry without frames counts the others), most
     /// wait caused first.

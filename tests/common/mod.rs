@@ -31,16 +31,29 @@ pub fn files_under(dir: &std::path::Path, ext: &str) -> Vec<std::path::PathBuf> 
 /// position-independent, so that its static locks have the same address
 /// in every execution of a run).
 pub fn compile(name: &str, dir: &std::path::Path) -> std::path::PathBuf {
-    let src =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(format!("{name}.c"));
-    let exe = dir.join(name);
-    let out = std::process::Command::new("cc")
-        .args(["-g", "-O1", "-fno-optimize-sibling-calls", "-no-pie", "-pthread", "-o"])
+    let flags = ["-g", "-O1", "-fno-optimize-sibling-calls", "-no-pie", "-pthread"];
+    build("cc", &format!("{name}.c"), name, &flags, dir)
+}
+
+/// tests/programs/SOURCE built by `compiler` with `flags` into
+/// `dir/OUTPUT`.
+pub fn build(
+    compiler: &str,
+    source: &str,
+    output: &str,
+    flags: &[&str],
+    dir: &std::path::Path,
+) -> std::path::PathBuf {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs").join(source);
+    let exe = dir.join(output);
+    let out = std::process::Command::new(compiler)
+        .args(flags)
+        .arg("-o")
         .arg(&exe)
         .arg(&src)
         .output()
-        .expect("cc runs");
-    assert!(out.status.success(), "cc {}: {}", src.display(), String::from_utf8_lossy(&out.stderr));
+        .unwrap_or_else(|e| panic!("{compiler} runs: {e}"));
+    assert!(out.status.success(), "{compiler} {}: {}", src.display(), String::from_utf8_lossy(&out.stderr));
     exe
 }
 

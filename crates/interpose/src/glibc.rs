@@ -2,8 +2,10 @@
 //! mutexes the interposer leaves to glibc (recursive, error-checking,
 //! robust, PI, priority-protected, process-shared; and every mutex under
 //! `--lock pthread`), glibc's condition variables under `--lock
-//! pthread`, and its rwlocks and spinlocks, which nothing swaps. Looked up on first use, not in a constructor: another
-//! library's constructor may lock a mutex before this library's runs.
+//! pthread`, its rwlocks and spinlocks, which nothing swaps, and the
+//! loader's dlclose. Looked up on first use, not in a constructor:
+//! another library's constructor may lock a mutex before this library's
+//! runs.
 
 use libc::{c_char, c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t};
 use libc::{pthread_mutexattr_t, pthread_rwlock_t, pthread_spinlock_t, timespec};
@@ -23,6 +25,7 @@ type RwLock = unsafe extern "C" fn(*mut pthread_rwlock_t) -> c_int;
 type RwTimed = unsafe extern "C" fn(*mut pthread_rwlock_t, *const timespec) -> c_int;
 type RwClock = unsafe extern "C" fn(*mut pthread_rwlock_t, clockid_t, *const timespec) -> c_int;
 type Spin = unsafe extern "C" fn(*mut pthread_spinlock_t) -> c_int;
+type DlClose = unsafe extern "C" fn(*mut libc::c_void) -> c_int;
 
 /// glibc's functions.
 pub struct Real {
@@ -50,6 +53,7 @@ pub struct Real {
     pub rwlock_clockwrlock: RwClock,
     pub spin_lock: Spin,
     pub spin_trylock: Spin,
+    pub dlclose: DlClose,
 }
 
 /// The next definition of `name` (a NUL-terminated symbol) after this
@@ -100,5 +104,6 @@ pub fn real() -> &'static Real {
         rwlock_clockwrlock: real!("pthread_rwlock_clockwrlock" as RwClock),
         spin_lock: real!("pthread_spin_lock" as Spin),
         spin_trylock: real!("pthread_spin_trylock" as Spin),
+        dlclose: real!("dlclose" as DlClose),
     })
 }

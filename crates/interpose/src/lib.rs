@@ -1,7 +1,8 @@
 //! `libcontend_interpose.so`: the LD_PRELOAD library of `contend run`.
 //!
 //! It defines `pthread_mutex_{init, destroy, lock, trylock, timedlock,
-//! clocklock, unlock}`, `pthread_cond_{init, destroy, signal, broadcast,
+//! clocklock, unlock}`, `dlclose` (to note what a profile's report will
+//! need to name), `pthread_cond_{init, destroy, signal, broadcast,
 //! wait, timedwait, clockwait}`, the acquisitions of `pthread_rwlock_*`
 //! (`{,try,timed,clock}{rd,wr}lock`) and `pthread_spin_{lock,trylock}`, so
 //! an unmodified dynamically linked program calls them instead of
@@ -63,7 +64,7 @@ mod tally;
 /// `locks::in_mutex::report` (a unit test checks).
 #[used]
 #[unsafe(no_mangle)]
-pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 7";
+pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format 8";
 
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};
 use libc::{pthread_rwlock_t, pthread_spinlock_t, timespec};
@@ -244,6 +245,21 @@ pub unsafe extern "C" fn pthread_mutex_init(m: *mut pthread_mutex_t, a: *const p
 pub unsafe extern "C" fn pthread_mutex_destroy(m: *mut pthread_mutex_t) -> c_int {
     // SAFETY: the program's contract.
     unsafe { mutex::destroy(m, mode::current()) }
+}
+
+/// dlclose: under a profile, the module is noted before it goes, so the
+/// report can still name the call sites it held (modules.rs).
+///
+/// # Safety
+/// The C contract of dlclose.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlclose(handle: *mut libc::c_void) -> c_int {
+    if mode::current().profiling() {
+        // SAFETY: the program's handle, before it is closed.
+        unsafe { modules::closing(handle) };
+    }
+    // SAFETY: the program's contract, passed on to the loader.
+    unsafe { (glibc::real().dlclose)(handle) }
 }
 
 /// Whether `c` is glibc's condition variable: always when nothing is

@@ -7,6 +7,11 @@
 //! over, cost db_bench 15% of its CPU at exit. contend names the
 //! addresses after the run from the files themselves (symbols.rs).
 //!
+//! A library the program unloads (`dlclose`, as 7z does with its codecs
+//! before it exits) is gone from the loader's list by then: [`closing`]
+//! copies its name and segments first, into a second fixed list that
+//! [`Modules::find`] reads after the live one.
+//!
 //! No allocation: the list is a fixed static array (not on the stack: a
 //! report may be written from a thread with a small stack, by `_exit`),
 //! filled once, by the one thread that writes the report; the names are
@@ -16,6 +21,7 @@
 //! buffer.
 
 use libc::{c_int, c_void, dl_phdr_info, size_t};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Modules kept: beyond that, an address is left unplaced (named "-").
 const MAX: usize = 512;
@@ -72,11 +78,13 @@ impl Modules {
     }
 
     /// The module (path, load base) holding the call before return
-    /// address `at`.
+    /// address `at`: a loaded one, else one the program unloaded.
     pub fn find(&self, at: usize) -> Option<(&[u8], u64)> {
         let call = at.checked_sub(1)?;
-        let m =
-            self.list[..self.n].iter().find(|m| m.segments.iter().any(|&(s, e)| s <= call && call < e))?;
+        let holds = |m: &&Module| m.segments.iter().any(|&(s, e)| s <= call && call < e);
+        let Some(m) = self.list[..self.n].iter().find(holds) else {
+            return closed_find(call);
+        };
         let name = if m.name.is_null() {
             &self.exe[..self.exe_len]
         } else {
@@ -86,6 +94,129 @@ impl Modules {
         };
         Some((name, m.base as u64))
     }
+}
+
+/// Modules unloaded before the report kept: beyond that, their
+/// addresses are left unplaced.
+const CLOSED: usize = 64;
+/// Longest path kept of an unloaded module.
+const PATH: usize = 512;
+
+/// An unloaded module: its segments and a copy of its path.
+struct Closed {
+    base: usize,
+    segments: [(usize, usize); SEGMENTS],
+    path: [u8; PATH],
+    path_len: usize,
+}
+
+/// The unloaded modules: entries below `n` are complete (written before
+/// `n` is raised, under `writing`); readers take `n` and read below it.
+struct ClosedList {
+    entries: std::cell::UnsafeCell<[Closed; CLOSED]>,
+    n: AtomicUsize,
+    writing: AtomicBool,
+}
+
+// SAFETY: an entry is written only by the holder of `writing`, at index
+// `n`, before `n` is raised (Release); readers read only below the `n`
+// they loaded (Acquire), entries that are never written again.
+unsafe impl Sync for ClosedList {}
+
+const NO_CLOSED: Closed = Closed { base: 0, segments: [(0, 0); SEGMENTS], path: [0; PATH], path_len: 0 };
+static CLOSED_LIST: ClosedList = ClosedList {
+    entries: std::cell::UnsafeCell::new([NO_CLOSED; CLOSED]),
+    n: AtomicUsize::new(0),
+    writing: AtomicBool::new(false),
+};
+
+/// glibc's `struct link_map`, the fields this file reads (the head of
+/// the struct, stable ABI: <link.h>).
+#[repr(C)]
+struct LinkMap {
+    l_addr: usize,
+    l_name: *const libc::c_char,
+}
+
+/// Notes the module `handle` (from dlopen) before the program unloads
+/// it, so that the report can still place the addresses it held.
+///
+/// # Safety
+/// `handle` is what the program passes to dlclose: a dlopen handle.
+pub unsafe fn closing(handle: *mut c_void) {
+    let mut map: *const LinkMap = std::ptr::null();
+    // SAFETY: RTLD_DI_LINKMAP writes a `struct link_map *` to `map`; an
+    // invalid handle makes dlinfo fail, and dlclose will say so.
+    if unsafe { libc::dlinfo(handle, libc::RTLD_DI_LINKMAP, (&raw mut map).cast()) } != 0 || map.is_null() {
+        return;
+    }
+    // SAFETY: the loader's link map of a loaded module.
+    let (base, name) = unsafe { ((*map).l_addr, (*map).l_name) };
+    if name.is_null() || base == 0 {
+        return;
+    }
+    let list = &CLOSED_LIST;
+    while list.writing.swap(true, Ordering::Acquire) {
+        std::hint::spin_loop();
+    }
+    let n = list.n.load(Ordering::Relaxed);
+    let known = (0..n).any(|i| {
+        // SAFETY: entries below `n` are complete and never written again.
+        unsafe { (&*list.entries.get())[i].base == base }
+    });
+    if n < CLOSED && !known {
+        // SAFETY: index `n` is written only by the holder of `writing`,
+        // and no reader reads it before `n` is raised.
+        let e = unsafe { &mut (&mut *list.entries.get())[n] };
+        // SAFETY: a loaded module's NUL-terminated name.
+        let path = unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes();
+        e.path_len = path.len().min(PATH);
+        e.path[..e.path_len].copy_from_slice(&path[..e.path_len]);
+        e.base = base;
+        e.segments = [(0, 0); SEGMENTS];
+        let mut found = (base, std::ptr::null_mut::<[(usize, usize); SEGMENTS]>());
+        found.1 = &raw mut e.segments;
+        // SAFETY: the callback gets `found` back as `data`, alive for the call.
+        unsafe { libc::dl_iterate_phdr(Some(segments_of), (&raw mut found).cast()) };
+        list.n.store(n + 1, Ordering::Release);
+    }
+    list.writing.store(false, Ordering::Release);
+}
+
+/// dl_iterate_phdr's callback for [`closing`]: the PT_LOAD segments of
+/// the module loaded at the base `data` names.
+unsafe extern "C" fn segments_of(info: *mut dl_phdr_info, _size: size_t, data: *mut c_void) -> c_int {
+    // SAFETY: `data` is `closing`'s (base, segments) pair; `info` is the
+    // loader's, valid during the callback.
+    let ((base, out), info) =
+        unsafe { (&mut *(data as *mut (usize, *mut [(usize, usize); SEGMENTS])), &*info) };
+    if info.dlpi_addr as usize != *base {
+        return 0;
+    }
+    // SAFETY: `out` points at the entry `closing` is filling.
+    let out = unsafe { &mut **out };
+    out.iter_mut().zip(load_segments(info)).for_each(|(o, s)| *o = s);
+    1
+}
+
+/// The PT_LOAD segments of one module, [start, end) in memory.
+fn load_segments(info: &dl_phdr_info) -> impl Iterator<Item = (usize, usize)> + '_ {
+    (0..info.dlpi_phnum as usize).filter_map(move |i| {
+        // SAFETY: dlpi_phdr points at dlpi_phnum program headers.
+        let ph = unsafe { &*info.dlpi_phdr.add(i) };
+        let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
+        (ph.p_type == libc::PT_LOAD).then_some((start, start + ph.p_memsz as usize))
+    })
+}
+
+/// [`Modules::find`] among the unloaded modules.
+fn closed_find(call: usize) -> Option<(&'static [u8], u64)> {
+    let list = &CLOSED_LIST;
+    let n = list.n.load(Ordering::Acquire);
+    // SAFETY: entries below `n` are complete and never written again.
+    let entries: &[Closed; CLOSED] = unsafe { &*list.entries.get() };
+    let e = entries[..n].iter().find(|e| e.segments.iter().any(|&(s, end)| s <= call && call < end))?;
+    Some((&e.path[..e.path_len], e.base as u64))
 }
 
 unsafe extern "C" fn each(info: *mut dl_phdr_info, _size: size_t, data: *mut c_void) -> c_int {
@@ -101,16 +232,7 @@ unsafe extern "C" fn each(info: *mut dl_phdr_info, _size: size_t, data: *mut c_v
     if module.name.is_null() || unsafe { *module.name } == 0 {
         module.name = std::ptr::null(); // the program itself
     }
-    let mut k = 0;
-    for i in 0..info.dlpi_phnum as usize {
-        // SAFETY: dlpi_phdr points at dlpi_phnum program headers.
-        let ph = unsafe { &*info.dlpi_phdr.add(i) };
-        if ph.p_type == libc::PT_LOAD && k < SEGMENTS {
-            let start = info.dlpi_addr as usize + ph.p_vaddr as usize;
-            module.segments[k] = (start, start + ph.p_memsz as usize);
-            k += 1;
-        }
-    }
+    module.segments.iter_mut().zip(load_segments(info)).for_each(|(o, s)| *o = s);
     m.list[m.n] = module;
     m.n += 1;
     0

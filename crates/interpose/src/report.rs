@@ -26,8 +26,8 @@ use crate::rwlock::{Record as RwRecord, SLOTS as RW_SLOTS};
 use crate::stack::Frames;
 use locks::in_mutex::report::{
     write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock,
-    write_sped, write_stack, write_unattributed, write_waits, Inits, ReportSink, ReportedCounts, RwCounts,
-    SideCounts,
+    write_site, write_sped, write_stack, write_unattributed, write_waits, Inits, ReportSink, ReportedCounts,
+    RwCounts, SideCounts,
 };
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -78,6 +78,22 @@ static LOADED: extern "C" fn() = loaded;
 #[used]
 #[unsafe(link_section = ".fini_array")]
 static EXITING: extern "C" fn() = exiting;
+
+/// This process's name, read from /proc/self/comm into `buf` (the
+/// kernel's limit is 15 bytes and a newline); empty if it cannot be read.
+fn comm(buf: &mut [u8; 16]) -> &[u8] {
+    // SAFETY: a NUL-terminated literal path; the fd is closed below.
+    let fd = unsafe { libc::open(c"/proc/self/comm".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return &[];
+    }
+    // SAFETY: reads at most the buffer's length into it.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    // SAFETY: an fd this function opened.
+    unsafe { libc::close(fd) };
+    let n = usize::try_from(n).unwrap_or(0);
+    buf[..n].strip_suffix(b"\n").unwrap_or(&buf[..n])
+}
 
 /// A file written through a fixed buffer: no allocation, because the
 /// report is written while the process exits (its allocator may be gone,
@@ -149,6 +165,10 @@ fn mutex_line(out: &mut Sink, r: &Record) {
     let module = out.modules.find(site);
     let _ = write_mutex(out, &counts, module, None);
     first_stack(out, counts.address, &r.first_stack);
+    for kept in r.sites.iter().filter(|s| s.first() != 0) {
+        let _ = write_site(out, counts.address);
+        frames(out, kept);
+    }
     for st in r.stacks.iter().filter(|st| st.count.load(Relaxed) != 0) {
         let _ = write_stack(out, counts.address, st.count.load(Relaxed), st.wait_ns.load(Relaxed));
         frames(out, &st.frames);
@@ -235,8 +255,14 @@ fn report() {
         swapped: INITS.swapped.load(Relaxed),
         glibc: std::array::from_fn(|i| INITS.glibc[i].load(Relaxed)),
     };
-    let _ =
-        write_header(&mut out, pid as u32, mode.label(), mode.profiling(), crate::tally::totals(), &inits);
+    let _ = write_header(
+        &mut out,
+        (pid as u32, comm(&mut [0; 16])),
+        mode.label(),
+        mode.profiling(),
+        crate::tally::totals(),
+        &inits,
+    );
     if let Some((count, ns)) = crate::delay::totals() {
         let _ = write_delayed(&mut out, count, ns);
     }

@@ -70,8 +70,9 @@ pub struct ProgramArgs {
     /// tas, ttas, backoff, yield, pi, parking_lot. `LOCK@MUTEX` swaps only
     /// that mutex (an address from --profile, or a name it prints: a
     /// function, file:line or module+0xoffset), every other one stays
-    /// glibc's; join several with `+` (`tas@0x4040c0+mcs@queue_put`).
-    #[arg(long, value_delimiter = ',', default_value = GLIBC, value_name = "LOCK[,...]")]
+    /// glibc's; join several with `+` (`tas@0x4040c0+mcs@queue_put`). A
+    /// comma inside brackets is part of a name (`tas@ns::f(int, long)`).
+    #[arg(long, default_value = GLIBC, value_name = "LOCK[,...]")]
     pub lock: Vec<String>,
 
     /// Profile every mutex: acquisitions, contended ones, total and p99
@@ -126,6 +127,14 @@ pub struct ProgramArgs {
     /// --what-if top:N, --recommend and the export rank by total wait.
     #[arg(long, value_enum, default_value_t = crate::model::program::ProfileSort::Wait, value_name = "KEY")]
     pub sort: crate::model::program::ProfileSort,
+
+    /// Only the mutexes of the processes named NAME (their comm, as `ps`
+    /// shows it): the profile's tables and export, the mutexes --what-if
+    /// top:N and --recommend rank, and the names --lock and --what-if
+    /// look up. For a script that starts a server and its client
+    /// (`--process mariadbd`). The run's times stay the whole program's.
+    #[arg(long, value_name = "NAME")]
+    pub process: Option<String>,
 
     /// Where the program's stdout and stderr go (and the output of
     /// --prepare, --conclude and --cleanup): `inherit` (contend's own,

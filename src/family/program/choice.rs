@@ -7,9 +7,10 @@
 //! MUTEX is an address from a profile (`0x4040c0`; the program runs
 //! without address randomization wherever mutexes are chosen by address,
 //! `--aslr`, so it names the same mutex in the next execution of a
-//! profile made so) or a name the profile prints: the function or `file:line`
-//! of its "waits at" or first acquisition, the whole "waits at" text, or
-//! `module+0xoffset`. A name is turned into addresses by one profiled
+//! profile made so) or any name the profile prints for it (where it waits,
+//! each contended stack's and release site's place, its first
+//! acquisition's): whole, its function (a C++ one with or without its
+//! parameters) or its `file:line`; or `module+0xoffset`. A name is turned into addresses by one profiled
 //! execution under glibc's mutex before the measured ones (every mutex
 //! that matches is chosen: a call site that creates many mutexes names
 //! them all).
@@ -78,6 +79,37 @@ pub fn parse(point: &str) -> Result<Option<Vec<Choice>>, String> {
     Ok(Some(out))
 }
 
+/// Splits a comma-separated list (`--lock`, `--what-if`) at the commas
+/// outside brackets, so that a C++ name the profile printed stays whole:
+/// `tas@shop::Ledger::take(int, long),mcs` is two items. Angle brackets
+/// count too (`std::map<int, int>::find`) unless they do not pair up
+/// (`operator<`), in which case only (), [] and {} do.
+pub fn split_list(text: &str) -> Vec<String> {
+    let split = |angles: bool| -> Option<Vec<String>> {
+        let (mut out, mut item, mut depth) = (Vec::new(), String::new(), 0i32);
+        for c in text.chars() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                '<' if angles => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                '>' if angles => depth -= 1,
+                ',' if depth == 0 => {
+                    out.push(std::mem::take(&mut item));
+                    continue;
+                }
+                _ => {}
+            }
+            if depth < 0 {
+                return None;
+            }
+            item.push(c);
+        }
+        out.push(item);
+        (depth == 0).then_some(out)
+    };
+    split(true).or_else(|| split(false)).unwrap_or_else(|| text.split(',').map(str::to_string).collect())
+}
+
 /// What MUTEX names: an address (`0x...`, not 0) or a name from the
 /// profile (`module+0x...` included).
 pub fn target(at: &str) -> Result<Target, String> {
@@ -88,18 +120,53 @@ pub fn target(at: &str) -> Result<Target, String> {
     }
 }
 
-/// Whether the profile's mutex `m` is the one `name` names.
+/// Whether the profile's mutex `m` is the one `name` names: any name the
+/// profile printed for it (where it waits, each of its contended stacks'
+/// and release sites' places, its first acquisition's, and those of its
+/// other call sites, which every execution records), whole, as its
+/// function alone, as a C++ function without its parameters, or as its
+/// `file:line`; or its `module+0xoffset`.
 pub fn names(m: &MutexProfile, name: &str) -> bool {
-    let forms = |text: &str| -> Vec<String> {
-        let mut v = vec![text.to_string()];
-        if let Some((function, rest)) = text.split_once(" (") {
-            v.push(function.to_string());
-            v.push(rest.trim_end_matches(')').to_string());
-        }
-        v
-    };
     let offset = format!("{}+0x{:x}", m.module.rsplit('/').next().unwrap_or(&m.module), m.offset);
-    forms(&m.waits_at).iter().chain(forms(&m.site).iter()).any(|f| f == name) || offset == name
+    offset == name || printed(m).any(|text| forms(text).any(|f| f == name))
+}
+
+/// Every name the profile printed for `m`.
+fn printed(m: &MutexProfile) -> impl Iterator<Item = &str> {
+    let stacks = m.stacks.iter().chain(&m.first_stack).chain(&m.other_sites);
+    let stacks = stacks.filter_map(|s| s.frames.get(s.wrappers));
+    let holders = m.holders.iter().filter_map(|h| h.frames.get(h.wrappers));
+    [m.waits_at.as_str(), m.site.as_str()].into_iter().chain(stacks.chain(holders).map(String::as_str))
+}
+
+/// The ways one printed name may be written: `function (file:line)`,
+/// `function`, `file:line`, and a C++ `ns::f(int, long)` as `ns::f`.
+fn forms(text: &str) -> impl Iterator<Item = &str> {
+    let (function, place) = match text.rsplit_once(" (") {
+        Some((f, rest)) if rest.ends_with(')') => (Some(f), Some(&rest[..rest.len() - 1])),
+        _ => (None, None),
+    };
+    let bare = function.and_then(without_parameters);
+    [Some(text), function, place, bare].into_iter().flatten()
+}
+
+/// `ns::f` of `ns::f(int, std::pair<int, int>) const`'s kind of name
+/// ending in its parameter list (None when it has none).
+fn without_parameters(function: &str) -> Option<&str> {
+    let mut depth = 0;
+    for (i, c) in function.char_indices().rev() {
+        match c {
+            ')' => depth += 1,
+            '(' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(function[..i].trim_end()).filter(|f| !f.is_empty());
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The mutexes of the profile that `target` names (an address names
@@ -167,6 +234,49 @@ mod tests {
         assert!(parse("clh@0x10").unwrap_err().contains("these can"));
         assert!(parse("tas@").is_err());
         assert!(parse("tas@0xzz").is_err());
+    }
+
+    #[test]
+    fn lists_split_at_commas_outside_brackets() {
+        assert_eq!(
+            split_list("pthread,tas@ns::f(int, long),mcs"),
+            ["pthread", "tas@ns::f(int, long)", "mcs"]
+        );
+        assert_eq!(split_list("tas@std::map<int, int>::find,mcs"), ["tas@std::map<int, int>::find", "mcs"]);
+        assert_eq!(split_list("tas@operator<,mcs"), ["tas@operator<", "mcs"], "an unpaired < is no bracket");
+        assert_eq!(split_list("a,,b"), ["a", "", "b"], "an empty item is kept, to be refused");
+    }
+
+    #[test]
+    fn any_printed_name_of_a_mutex_names_it() {
+        let stack = |frames: &[&str], wrappers| crate::model::program::StackProfile {
+            contended: 0,
+            wait_ns: 0,
+            frames: frames.iter().map(|f| f.to_string()).collect(),
+            wrappers,
+        };
+        let m = MutexProfile {
+            waits_at: "shop::Ledger::take(int, long) (m.cc:10)".into(),
+            site: "shop::Ledger::take(int, long) (m.cc:10)".into(),
+            module: "/bin/m".into(),
+            offset: 0x10,
+            other_sites: vec![stack(&["lock (w.c:1)", "shop::Ledger::add(int) const (m.cc:9)"], 1)],
+            ..MutexProfile::default()
+        };
+        for name in [
+            "shop::Ledger::take(int, long) (m.cc:10)",
+            "shop::Ledger::take(int, long)",
+            "shop::Ledger::take",
+            "m.cc:10",
+            "shop::Ledger::add",
+            "m.cc:9",
+            "m+0x10",
+        ] {
+            assert!(names(&m, name), "{name}");
+        }
+        for name in ["lock", "w.c:1", "shop::Ledger", "take"] {
+            assert!(!names(&m, name), "{name}: a wrapper's name, or part of a name");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::measure::kernel_waits::{KernelWaits, Waits};
 use crate::model::program::{KernelWaitTotals, MutexProfile, ProgramPoint, ProgramSample, GLIBC};
 use crate::model::run::RunInfo;
 use anyhow::{bail, Result};
+use locks::in_mutex::report::ProcessReport as Report;
 use locks::in_mutex::{input, Swap};
 use nix::sys::signal::Signal;
 use std::ffi::OsString;
@@ -267,10 +268,11 @@ pub(crate) fn run_one(
     if let Some(r) = reports.iter().find(|r| r.lock != reported_as) {
         bail!("process {} ran lock {} instead of {reported_as}", r.pid, r.lock);
     }
-    let (mut mutexes, symbol_hints) = interposer::profiles(&reports, cx.symbols, cx.spec.top, cx.spec.sort);
+    let (mut mutexes, symbol_hints) =
+        interposer::profiles(&shown(spec, &reports)?, cx.symbols, spec.top, spec.sort);
     let pids: Vec<u32> = loaded.iter().copied().chain(reports.iter().map(|r| r.pid)).collect();
     let kernel_waits = kernel_waits.map(|w| join_kernel_waits(&mut mutexes, &w, &pids));
-    let rwlocks = interposer::rwlocks(&reports, cx.symbols);
+    let rwlocks = interposer::rwlocks(&shown(spec, &reports)?, cx.symbols);
     Ok(ProgramSample {
         run: RunInfo::default(),
         lock: lock.to_string(),
@@ -312,6 +314,28 @@ pub(crate) fn run_one(
         said,
         failure,
     })
+}
+
+/// The reports whose mutexes the profile shows: every process's, or
+/// those `--process` names; an error names the processes there were when
+/// it names none of them.
+fn shown(spec: &ProgramSpec, reports: &[Report]) -> Result<Vec<Report>> {
+    let Some(name) = &spec.process else { return Ok(reports.to_vec()) };
+    let out: Vec<Report> = reports
+        .iter()
+        .filter(|r| crate::family::program::spec::process_named(name, &r.comm))
+        .cloned()
+        .collect();
+    if out.is_empty() && reports.iter().any(|r| !r.mutexes.is_empty() || !r.rwlocks.is_empty()) {
+        let mut seen: Vec<&str> = reports.iter().map(|r| r.comm.as_str()).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        bail!(
+            "--process {name}: no process of that name reported; these did: {} (their names as ps shows them)",
+            seen.join(", ")
+        );
+    }
+    Ok(out)
 }
 
 /// A signal's name (`SIGSEGV`), or its number.

@@ -92,8 +92,12 @@ pub fn profiles(
             let (c, at) = (&m.counts, &m.site);
             let dynamic = at.symbol.as_deref().map(|s| (s, at.symbol_address));
             let site = symbols.name(c.site, &at.module, at.module_base, dynamic);
-            let mut name = |frames: &[Frame]| -> Vec<String> {
-                frames
+            // A stack's names, and how many of its first frames are the
+            // toolchain's wrappers (std::mutex::lock and its kin), which
+            // start folded: the last frame never is.
+            let mut name = |frames: &[Frame]| -> (Vec<String>, usize) {
+                let (mut leading, mut in_toolchain) = (0, true);
+                let named = frames
                     .iter()
                     .map(|f| {
                         let dynamic = f.site.symbol.as_deref().map(|s| (s, f.site.symbol_address));
@@ -101,36 +105,36 @@ pub fn profiles(
                         if named.by_offset {
                             by_offset.insert(named.text.clone(), f.site.module.clone());
                         }
+                        in_toolchain &= named.toolchain;
+                        leading += usize::from(in_toolchain);
                         named.text
                     })
-                    .collect()
+                    .collect::<Vec<_>>();
+                let wrappers = leading.min(named.len().saturating_sub(1));
+                (named, wrappers)
             };
             let mut holders: Vec<HolderProfile> = m
                 .holders
                 .iter()
-                .map(|h| HolderProfile {
-                    releases: h.releases,
-                    held_ns: h.held_ns,
-                    caused_wait_ns: h.caused_ns,
-                    frames: name(&h.frames),
-                    wrappers: 0,
+                .map(|h| {
+                    let (frames, wrappers) = name(&h.frames);
+                    let (releases, held_ns, caused_wait_ns) = (h.releases, h.held_ns, h.caused_ns);
+                    HolderProfile { releases, held_ns, caused_wait_ns, frames, wrappers }
                 })
                 .collect();
             holders.sort_by_key(|h| (h.frames.is_empty(), std::cmp::Reverse(h.caused_wait_ns)));
-            let first_stack = (!m.first.is_empty()).then(|| StackProfile {
-                contended: 0,
-                wait_ns: 0,
-                frames: name(&m.first),
-                wrappers: 0,
-            });
+            let mut uncounted = |frames: &[Frame]| {
+                let (frames, wrappers) = name(frames);
+                StackProfile { contended: 0, wait_ns: 0, frames, wrappers }
+            };
+            let first_stack = (!m.first.is_empty()).then(|| uncounted(&m.first));
+            let other_sites = m.sites.iter().filter(|s| !s.is_empty()).map(|s| uncounted(s)).collect();
             let mut stacks: Vec<StackProfile> = m
                 .stacks
                 .iter()
-                .map(|st| StackProfile {
-                    contended: st.count,
-                    wait_ns: st.wait_ns,
-                    frames: name(&st.frames),
-                    wrappers: 0,
+                .map(|st| {
+                    let (frames, wrappers) = name(&st.frames);
+                    StackProfile { contended: st.count, wait_ns: st.wait_ns, frames, wrappers }
                 })
                 .collect();
             // Most waited first; the stacks beyond those kept last.
@@ -140,6 +144,7 @@ pub fn profiles(
             }
             out.push(MutexProfile {
                 pid: r.pid,
+                comm: r.comm.clone(),
                 address: c.address,
                 waits_at: site.text.clone(),
                 site: site.text,
@@ -156,6 +161,7 @@ pub fn profiles(
                 kernel_waits: None,
                 stacks,
                 first_stack,
+                other_sites,
                 holders,
                 unattributed_wait_ns: m.unattributed_ns,
                 wait_histogram: m
@@ -219,14 +225,16 @@ pub fn rwlocks(reports: &[Report], symbols: &mut Symbolizer) -> Vec<RwLockProfil
 /// calls it (pigz's `possess`, rocksdb's `port::Mutex::Lock`). A function
 /// that locks several mutexes for one caller (the shards of a cache) is
 /// where they wait, and stays. Repeated until nothing folds, so wrappers
-/// of wrappers go too; the last frame of a stack never folds.
+/// of wrappers go too; the last frame of a stack never folds, nor into a
+/// thread's start. The toolchain's wrappers (std::mutex::lock) come
+/// folded already (see `profiles`).
 pub fn fold_wrappers(mutexes: &mut [MutexProfile]) {
     use std::collections::{BTreeMap, BTreeSet};
     loop {
         // frame -> (mutexes, callers) over every stack's current frame.
         let mut seen: BTreeMap<&str, (BTreeSet<usize>, BTreeSet<&str>)> = BTreeMap::new();
         for (i, m) in mutexes.iter().enumerate() {
-            for (frames, w) in stacks_of(m).filter(|(f, w)| w + 1 < f.len()) {
+            for (frames, w) in stacks_of(m).filter(|(f, w)| foldable(f, *w)) {
                 let e = seen.entry(frames[w].as_str()).or_default();
                 e.0.insert(i);
                 e.1.insert(frames[w + 1].as_str());
@@ -241,7 +249,7 @@ pub fn fold_wrappers(mutexes: &mut [MutexProfile]) {
             break;
         }
         for (frames, w) in mutexes.iter_mut().flat_map(stacks_of_mut) {
-            if *w + 1 < frames.len() && wrappers.contains(&frames[*w]) {
+            if foldable(frames, *w) && wrappers.contains(&frames[*w]) {
                 *w += 1;
             }
         }
@@ -254,16 +262,47 @@ pub fn fold_wrappers(mutexes: &mut [MutexProfile]) {
     }
 }
 
+/// Whether a stack's frame `w` may fold into its caller: the last frame
+/// never does, nor a frame whose caller is where a thread or the process
+/// starts (`start_thread`, `clone3`, `__libc_start_call_main`): those are
+/// every thread's, and name nothing.
+fn foldable(frames: &[String], w: usize) -> bool {
+    frames.get(w + 1).is_some_and(|caller| !thread_entry(caller))
+}
+
+/// Whether a frame's name is the C library's start of a thread or of
+/// the program.
+fn thread_entry(frame: &str) -> bool {
+    let function = frame.split([' ', '+']).next().unwrap_or(frame);
+    [
+        "start_thread",
+        "clone",
+        "clone3",
+        "__clone",
+        "__clone3",
+        "__libc_start_call_main",
+        "__libc_start_main",
+        "_start",
+    ]
+    .contains(&function)
+}
+
 /// Every named stack of a mutex (contended, first, release sites) with
 /// its wrapper count.
 fn stacks_of(m: &MutexProfile) -> impl Iterator<Item = (&[String], usize)> {
-    let locks = m.stacks.iter().chain(&m.first_stack).map(|s| (&s.frames[..], s.wrappers));
+    let locks =
+        m.stacks.iter().chain(&m.first_stack).chain(&m.other_sites).map(|s| (&s.frames[..], s.wrappers));
     locks.chain(m.holders.iter().map(|h| (&h.frames[..], h.wrappers)))
 }
 
 /// [`stacks_of`], with the wrapper counts to change.
 fn stacks_of_mut(m: &mut MutexProfile) -> impl Iterator<Item = (&[String], &mut usize)> {
-    let locks = m.stacks.iter_mut().chain(&mut m.first_stack).map(|s| (&s.frames[..], &mut s.wrappers));
+    let locks = m
+        .stacks
+        .iter_mut()
+        .chain(&mut m.first_stack)
+        .chain(&mut m.other_sites)
+        .map(|s| (&s.frames[..], &mut s.wrappers));
     locks.chain(m.holders.iter_mut().map(|h| (&h.frames[..], &mut h.wrappers)))
 }
 
@@ -274,6 +313,7 @@ mod tests {
     fn mutex(address: u64, stacks: &[&[&str]]) -> MutexProfile {
         MutexProfile {
             pid: 1,
+            comm: "m".into(),
             address,
             site: "first".into(),
             waits_at: "first".into(),
@@ -285,6 +325,7 @@ mod tests {
             mean_hold_ns: 0.0,
             kernel_waits: None,
             first_stack: None,
+            other_sites: Vec::new(),
             holders: Vec::new(),
             unattributed_wait_ns: 0,
             wait_histogram: Vec::new(),
@@ -330,6 +371,19 @@ mod tests {
         assert_eq!(names, ["compress_thread", "write_thread", "lock", "lock", "first", "possess", "main"]);
         assert_eq!(ms[0].stacks[0].wrappers, 1);
         assert_eq!(ms[2].stacks[0].wrappers, 0, "`lock` has one caller: not a wrapper");
+    }
+
+    #[test]
+    fn nothing_folds_into_a_threads_start() {
+        // `lock` is a wrapper (two mutexes, callers `run` and `other`);
+        // `run` locks both mutexes for two callers too, but one of them is
+        // the C library's start of a thread: `run` is where they wait, not
+        // `start_thread`, which every thread's stack ends in.
+        let s = "start_thread (pthread_create.c:442)";
+        let stacks: &[&[&str]] = &[&["lock", "run", s], &["lock", "run", "main"], &["lock", "other", "main"]];
+        let mut ms = vec![mutex(0x10, stacks), mutex(0x20, stacks)];
+        fold_wrappers(&mut ms);
+        assert_eq!((ms[0].waits_at.as_str(), ms[1].waits_at.as_str()), ("run", "run"));
     }
 
     #[test]

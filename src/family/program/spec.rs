@@ -31,6 +31,9 @@ pub struct ProgramSpec {
     pub top: usize,
     /// The profile table's order.
     pub sort: crate::model::program::ProfileSort,
+    /// Only this process's mutexes profiled and ranked (`--process`): its
+    /// name, as its comm says it.
+    pub process: Option<String>,
     /// What is done with the program: run it under each lock, recommend
     /// a lock per mutex, or predict what shorter sections would buy.
     #[serde(flatten)]
@@ -63,6 +66,12 @@ pub struct ProgramSpec {
     /// Whether the program runs with address randomization off: asked
     /// for, or needed by a choice of mutexes by address.
     pub fixed_addresses: bool,
+}
+
+/// Whether a process named `comm` (the kernel's name, cut to 15 bytes)
+/// is the one `--process NAME` asks for.
+pub fn process_named(name: &str, comm: &str) -> bool {
+    comm == name || (comm.len() == 15 && name.starts_with(comm))
 }
 
 /// Which exit statuses count as success (`--ignore-failure`).
@@ -115,7 +124,8 @@ impl Success {
 /// `pthread` first (added if missing: every ratio is to it).
 pub fn locks(names: &[String]) -> Result<(Vec<String>, bool), String> {
     let mut out: Vec<String> = Vec::new();
-    for name in names {
+    for name in &names.iter().flat_map(|n| crate::family::program::choice::split_list(n)).collect::<Vec<_>>()
+    {
         if name.contains('@') {
             crate::family::program::choice::parse(name).map_err(|e| format!("--lock {e}"))?;
             if out.contains(name) {
@@ -379,6 +389,7 @@ impl ProgramSpec {
             profile: args.profile,
             top: args.top,
             sort: args.sort,
+            process: args.process.clone(),
             mode: match (&args.what_if, args.recommend) {
                 (Some(asked), _) => RunMode::WhatIf { asked: asked.clone(), delays_ns },
                 (None, true) => RunMode::Recommend {

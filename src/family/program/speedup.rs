@@ -59,7 +59,8 @@ pub fn asked(what: &str) -> Result<Asked, String> {
         }
         return Ok(Asked::Top(n));
     }
-    let targets = what.split(',').map(|t| choice::target(t.trim())).collect::<Result<Vec<_>, _>>()?;
+    let targets =
+        choice::split_list(what).iter().map(|t| choice::target(t.trim())).collect::<Result<Vec<_>, _>>()?;
     if targets.len() > MAX {
         return Err(format!("{what}: at most {MAX} mutexes"));
     }

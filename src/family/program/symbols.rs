@@ -112,26 +112,38 @@ impl Symbolizer {
         let offset = call.saturating_sub(base);
         let short = Path::new(module).file_name().map_or(module.to_string(), |n| n.to_string_lossy().into());
         if site == 0 || module == "-" {
-            return Named { text: "(unknown site)".into(), offset: 0, by_offset: false };
+            return Named { text: "(unknown site)".into(), offset: 0, by_offset: false, toolchain: false };
         }
         let m = self.modules.entry(module.to_string()).or_insert_with(|| Module::open(module));
         if let Some(loader) = &m.loader {
             let probe = if m.pie { offset } else { call };
-            // The innermost frame: with inlining, the function that
-            // really made the call, and its line.
+            // With inlining, the innermost frame is the function that
+            // really made the call; past the toolchain's headers (a C++
+            // std::mutex::lock inlined into its caller is gthr-default.h's
+            // __gthread_mutex_lock in every mutex's stack) to the first
+            // frame of the program's own source, when there is one.
             if let Ok(mut frames) = loader.find_frames(probe) {
-                if let Ok(Some(frame)) = frames.next() {
+                let mut chosen: Option<(String, bool)> = None;
+                while let Ok(Some(frame)) = frames.next() {
+                    let Some((file, line)) = frame.location.as_ref().and_then(|l| Some((l.file?, l.line?)))
+                    else {
+                        continue;
+                    };
                     let function =
                         frame.function.as_ref().and_then(|f| f.demangle().ok()).map(|f| f.into_owned());
-                    if let Some(loc) = frame.location.as_ref() {
-                        if let (Some(file), Some(line)) = (loc.file, loc.line) {
-                            let file =
-                                Path::new(file).file_name().map_or(file.into(), |n| n.to_string_lossy());
-                            let function = function.or_else(|| loader.find_symbol(probe).map(demangle));
-                            let text = format!("{} ({file}:{line})", function.unwrap_or(short));
-                            return Named { text, offset, by_offset: false };
-                        }
+                    let function = function.or_else(|| loader.find_symbol(probe).map(demangle));
+                    let base = Path::new(file).file_name().map_or(file.into(), |n| n.to_string_lossy());
+                    let text = format!("{} ({base}:{line})", function.unwrap_or_else(|| short.clone()));
+                    let toolchain = toolchain_header(file);
+                    if chosen.is_none() || !toolchain {
+                        chosen = Some((text, toolchain));
                     }
+                    if !toolchain {
+                        break;
+                    }
+                }
+                if let Some((text, toolchain)) = chosen {
+                    return Named { text, offset, by_offset: false, toolchain };
                 }
             }
             if m.symtab {
@@ -140,6 +152,7 @@ impl Symbolizer {
                         text: format!("{} ({short})", demangle(function)),
                         offset,
                         by_offset: false,
+                        toolchain: false,
                     };
                 }
             }
@@ -149,13 +162,13 @@ impl Symbolizer {
         let own = i.checked_sub(1).map(|i| &m.dynamic[i]).filter(|(_, end, _)| probe < *end);
         if let Some((start, _, name)) = own {
             let text = format!("{}+{:#x} ({short})", demangle(name), probe - start);
-            return Named { text, offset, by_offset: false };
+            return Named { text, offset, by_offset: false, toolchain: false };
         }
         if let Some((name, addr)) = dynamic {
             let text = format!("{}+{:#x} ({short})", demangle(name), call.saturating_sub(addr));
-            return Named { text, offset, by_offset: false };
+            return Named { text, offset, by_offset: false, toolchain: false };
         }
-        Named { text: format!("{short}+{offset:#x}"), offset, by_offset: true }
+        Named { text: format!("{short}+{offset:#x}"), offset, by_offset: true, toolchain: false }
     }
 
     /// How to get names for `module` (asked once per module).
@@ -173,6 +186,17 @@ pub struct Named {
     pub offset: u64,
     /// Only `module+0xoffset` was possible: the module has no symbols.
     pub by_offset: bool,
+    /// The call is in a toolchain header's code (libstdc++'s
+    /// std::mutex::lock, std::lock_guard, gthr-default.h), even after the
+    /// inlined frames: a wrapper of every mutex that goes through it.
+    pub toolchain: bool,
+}
+
+/// Whether DWARF's `file` is a header of the compiler's or the C
+/// library's (the C++ standard library's mutex wrappers live there).
+fn toolchain_header(file: &str) -> bool {
+    ["/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm"].iter().any(|p| file.starts_with(p))
+        || file.contains("/include/c++/")
 }
 
 /// The paths dpkg may know `module` by. On merged-/usr Debian, /lib is a

@@ -107,6 +107,34 @@ fn claimed(r: &Record, m: *mut pthread_mutex_t, site: usize) {
     }
 }
 
+/// An acquisition of `r` at `site` by the thread now holding it: a call
+/// site not seen before gets its stack kept (up to [`record::SITES`]
+/// besides the first). One comparison when the site is the last one seen
+/// (the hot line's); a mutex locked from two places alternately pays a
+/// few more on the cold path.
+#[inline]
+fn acquired_at(r: &Record, site: usize) {
+    if site != r.hot.last_site.load(Relaxed) && !r.is_overflow() {
+        new_site(r, site);
+    }
+}
+
+/// See [`acquired_at`].
+#[cold]
+fn new_site(r: &Record, site: usize) {
+    r.hot.last_site.store(site, Relaxed);
+    if site == 0 || site == r.site.load(Relaxed) {
+        return;
+    }
+    for kept in &r.sites {
+        match kept.first() {
+            0 => return kept.store(&stack::capture(site)),
+            first if first == site => return,
+            _ => {}
+        }
+    }
+}
+
 /// The hold begins: count the acquisition.
 fn begin(r: &Record, waited: Option<u64>, at: u64) {
     r.add(&r.hot.acquisitions, 1);
@@ -189,6 +217,7 @@ unsafe fn acquire(
         let first = unsafe { mutex::try_acquire(m, mode) };
         if first != libc::EBUSY {
             if holds(first) {
+                acquired_at(r, site);
                 begin(r, None, now());
             }
             return first;
@@ -211,6 +240,7 @@ unsafe fn acquire(
         r.hot.waiting.fetch_sub(1, Relaxed);
     }
     if holds(rc) {
+        acquired_at(r, site);
         let t1 = now();
         begin(r, contended.then(|| t1 - t0), t1);
         if tracked {
@@ -241,6 +271,7 @@ pub unsafe fn try_lock(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_in
     // SAFETY: the caller's contract.
     let rc = unsafe { mutex::try_acquire(m, mode) };
     if holds(rc) {
+        acquired_at(r, site);
         begin(r, None, now());
     } else if rc == libc::EBUSY {
         // Not holding: an atomic add (a failed try-lock is not ordered by
@@ -303,6 +334,7 @@ pub fn around_glibc_wait(m: *mut pthread_mutex_t, site: usize, wait: impl FnOnce
     }
     end(r);
     let rc = wait();
+    acquired_at(r, site);
     begin(r, None, now());
     rc
 }

@@ -58,6 +58,8 @@ impl Holder {
 
 /// Release sites kept per mutex.
 pub const HOLDERS: usize = 4;
+/// Call sites besides the first whose first stack a record keeps.
+pub const SITES: usize = 3;
 /// `last_release` values besides a holder's index + 1.
 pub(super) const RELEASED_UNKNOWN: usize = 0;
 pub(super) const RELEASED_OTHER: usize = HOLDERS + 1;
@@ -79,6 +81,9 @@ pub struct Hot {
     pub(super) hold_start: AtomicU64,
     /// Threads waiting for it now (atomic: waiters do not hold it).
     pub(super) waiting: AtomicU32,
+    /// The call site of the last acquisition that looked for a new site
+    /// (see `profile::acquired_at`).
+    pub(super) last_site: AtomicUsize,
 }
 
 impl Hot {
@@ -90,6 +95,7 @@ impl Hot {
         hold_ns: AtomicU64::new(0),
         hold_start: AtomicU64::new(0),
         waiting: AtomicU32::new(0),
+        last_site: AtomicUsize::new(0),
     };
 }
 
@@ -106,6 +112,10 @@ pub struct Cold {
     pub site: AtomicUsize,
     /// The stack of its first acquisition.
     pub first_stack: Frames,
+    /// The first stack from each other call site, as many as fit: so that
+    /// every name a profile may print for it (the function of any call
+    /// site, contended or not) is in every execution's report.
+    pub sites: [Frames; SITES],
     /// glibc's kind field at the first acquisition.
     pub kind: AtomicI32,
     pub contended: AtomicU64,
@@ -142,6 +152,7 @@ impl Cold {
     const EMPTY: Cold = Cold {
         site: AtomicUsize::new(0),
         first_stack: Frames::EMPTY,
+        sites: [const { Frames::EMPTY }; SITES],
         kind: AtomicI32::new(0),
         contended: AtomicU64::new(0),
         try_failed: AtomicU64::new(0),

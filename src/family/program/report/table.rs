@@ -5,7 +5,7 @@
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
 use crate::model::program::{
-    FailedPoint, HolderProfile, MutexProfile, ProfileSort, ProgramResult, ProgramSample, VsGlibc, GLIBC,
+    FailedPoint, HolderProfile, MutexProfile, ProgramResult, ProgramSample, VsGlibc, GLIBC,
 };
 use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
@@ -204,7 +204,7 @@ pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str
     let mut out = format!("{t}\n\n{}", crate::output::table::fit(&text));
     if spec.profile {
         for r in o.results.iter().filter(|r| r.point.profiled) {
-            out += &profile(r, spec.top, spec.sort, preset, spec.fixed_addresses);
+            out += &profile(r, spec, preset);
         }
     }
     if let Some(rec) = &o.recommendation {
@@ -284,17 +284,22 @@ fn kind(k: i32, swapped: bool, glibc_anyway: bool) -> String {
     s
 }
 
-/// How the profile's tables name a mutex: its address, with its pid when
-/// the profile spans several processes.
+/// How the profile's tables name a mutex: its address, after its
+/// process's name and pid (`sysbench/4121:0x...`) when the profile spans
+/// several processes.
 fn mutex_label(mutexes: &[MutexProfile]) -> impl Fn(&MutexProfile) -> String {
     let pids = mutexes.iter().any(|m| m.pid != mutexes[0].pid);
-    move |m| if pids { format!("{}:{:#x}", m.pid, m.address) } else { format!("{:#x}", m.address) }
+    move |m| match pids {
+        true => format!("{}/{}:{:#x}", m.comm, m.pid, m.address),
+        false => format!("{:#x}", m.address),
+    }
 }
 
 /// One lock's profile: the top mutexes by `sort`'s key (total wait unless
 /// `--sort` says otherwise) of its futex-counting run (which has the
 /// kernel waits), else of its median run.
-fn profile(r: &ProgramResult, top: usize, sort: ProfileSort, preset: &str, fixed_addresses: bool) -> String {
+fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
+    let (top, sort, fixed_addresses) = (spec.top, spec.sort, spec.fixed_addresses);
     let s = r.kernel_run();
     let which = if std::ptr::eq(s, &r.sample) {
         "median run"
@@ -342,19 +347,28 @@ fn profile(r: &ProgramResult, top: usize, sort: ProfileSort, preset: &str, fixed
     let kernel = s
         .kernel_waits
         .map_or(String::new(), |k| format!(", {} kernel waits on them ({} in all)", k.on_mutexes, k.all));
+    let processes = match &spec.process {
+        None => format!("{} process(es)", s.processes),
+        Some(name) => {
+            let mut pids: Vec<u32> = s.mutexes.iter().map(|m| m.pid).collect();
+            pids.sort_unstable();
+            pids.dedup();
+            format!("{} process(es) named {name} (--process; {} reported)", pids.len(), s.processes)
+        }
+    };
     let head = format!(
-        "\nprofile under {} ({which}, round {}): {} mutexes in {} process(es), {} acquisitions, {} had to \
+        "\nprofile under {} ({which}, round {}): {} mutexes in {processes}, {} acquisitions, {} had to \
          wait{kernel}; top {} by {}:\n",
         s.lock,
         s.run.round,
         s.mutexes.len(),
-        s.processes,
         total,
         contended,
         top.min(s.mutexes.len()),
         sort.words()
     );
-    let legend = "mutex: its address (pid:address with several processes); waits at: the call site of its \
+    let legend =
+        "mutex: its address (process/pid:address with several processes); waits at: the call site of its \
                   most-waited stack, past the wrapper functions it shares with other mutexes (of its \
                   first acquisition's stack if it never waited; module+0xoffset when the module has no \
                   symbols); had to wait: acquisitions whose first try-lock failed (the profile's \

@@ -8,6 +8,7 @@
 //! ```text
 //! contend-interpose  2
 //! pid                <pid>
+//! comm               <the process's name, /proc/PID/comm>
 //! lock               <the swapped lock, or pthread>
 //! profile            0 | 1
 //! acquired           <by the swapped lock> <by glibc's mutex>
@@ -21,6 +22,9 @@
 //!                    <symbol> <symbol address>     (one line each, with --profile)
 //! first              <mutex address>   (after its mutex: the stack of its
 //!                    first acquisition, in frame lines)
+//! site               <mutex address>   (after its mutex: the first stack
+//!                    of its acquisitions from another call site, one per
+//!                    site, a few at most)
 //! stack              <mutex address> <walked contended acquisitions> <their wait ns>
 //!                    (after its mutex: one per stack it was contended from)
 //! holder             <mutex address> <releases with waiters> <held ns> <wait caused ns>
@@ -51,13 +55,13 @@ mod write;
 pub use parse::parse;
 pub use write::{
     write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock,
-    write_sped, write_stack, write_unattributed, write_waits,
+    write_site, write_sped, write_stack, write_unattributed, write_waits,
 };
 
 /// The first word of a report.
 pub const MAGIC: &str = "contend-interpose";
 /// The format this crate writes and reads.
-pub const VERSION: u32 = 7;
+pub const VERSION: u32 = 8;
 
 /// Where a report is written: text, and the loader's names as bytes.
 pub trait ReportSink: Write {
@@ -155,6 +159,8 @@ pub struct MutexLine {
     pub site: Site,
     /// The stack of its first acquisition, innermost first.
     pub first: Vec<Frame>,
+    /// The first stack from each other call site it was acquired at.
+    pub sites: Vec<Vec<Frame>>,
     /// Its contended acquisitions by stack.
     pub stacks: Vec<StackLine>,
     /// Its releases to waiters by release site.
@@ -225,6 +231,8 @@ pub struct RwLine {
 pub struct ProcessReport {
     /// The process.
     pub pid: u32,
+    /// Its name (`/proc/PID/comm` as it exited).
+    pub comm: String,
     /// The lock it ran.
     pub lock: String,
     /// Whether it profiled.
@@ -252,8 +260,9 @@ pub struct ProcessReport {
 /// included: the writer's test checks every line it writes against this,
 /// and the reader refuses a line that does not match it. `waits` has
 /// one field per non-empty bucket, so any number from two.
-const FIELDS: [(&str, usize); 14] = [
+const FIELDS: [(&str, usize); 16] = [
     ("pid", 2),
+    ("comm", 2),
     ("lock", 2),
     ("profile", 2),
     ("acquired", 3),
@@ -263,6 +272,7 @@ const FIELDS: [(&str, usize); 14] = [
     ("mutex", 18),
     ("rwlock", 18),
     ("first", 2),
+    ("site", 2),
     ("stack", 4),
     ("holder", 5),
     ("unattributed", 3),
@@ -300,11 +310,14 @@ mod tests {
             site: 0x5000,
         };
         let mut text = String::new();
-        write_header(&mut text, 42, "mcs", true, (90, 7), &inits).unwrap();
+        write_header(&mut text, (42, b"my\tprog"), "mcs", true, (90, 7), &inits).unwrap();
         write_mutex(&mut text, &m, Some((b"/bin/x\twith tab", 0x4000)), None).unwrap();
         write_mutex(&mut text, &m, None, Some((b"possess", 0x5010))).unwrap();
         write_first(&mut text, 0x10).unwrap();
         write_frame(&mut text, 0x5008, Some((b"/bin/x", 0x4000)), None).unwrap();
+        write_site(&mut text, 0x10).unwrap();
+        write_frame(&mut text, 0x5208, Some((b"/bin/x", 0x4000)), None).unwrap();
+        write_frame(&mut text, 0x5308, Some((b"/bin/x", 0x4000)), None).unwrap();
         write_stack(&mut text, 0x10, 4, 4000).unwrap();
         write_frame(&mut text, 0x5004, Some((b"/bin/x", 0x4000)), Some((b"possess", 0x5000))).unwrap();
         write_frame(&mut text, 0x6008, Some((b"/bin/x", 0x4000)), None).unwrap();
@@ -332,6 +345,7 @@ mod tests {
         }
         let r = parse(&text).unwrap();
         assert_eq!((r.pid, r.lock.as_str(), r.profile, r.swapped, r.glibc), (42, "mcs", true, 90, 7));
+        assert_eq!(r.comm, "my prog", "a tab in a name is shown as a space");
         assert_eq!(r.inits, inits);
         assert_eq!(r.mutexes[0].counts, m);
         assert_eq!(
@@ -342,6 +356,9 @@ mod tests {
         assert_eq!(r.mutexes[1].site.symbol.as_deref(), Some("possess"));
         assert!(r.mutexes[0].stacks.is_empty() && r.mutexes[0].first.is_empty());
         assert_eq!(r.mutexes[1].first.iter().map(|f| f.address).collect::<Vec<_>>(), [0x5008]);
+        let sites: Vec<Vec<u64>> =
+            r.mutexes[1].sites.iter().map(|s| s.iter().map(|f| f.address).collect()).collect();
+        assert_eq!(sites, [[0x5208, 0x5308]], "another call site's first stack");
         let stacks = &r.mutexes[1].stacks;
         assert_eq!(stacks.len(), 2);
         assert_eq!((stacks[0].count, stacks[0].wait_ns, stacks[0].frames.len()), (4, 4000, 2));

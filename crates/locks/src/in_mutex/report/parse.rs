@@ -13,6 +13,7 @@ use std::fmt;
 enum FramesOf {
     Nothing,
     First,
+    Site,
     Stack,
     Holder,
     RwFirst,
@@ -53,6 +54,7 @@ impl Reader {
         let r = &mut self.r;
         match f[0] {
             "pid" => r.pid = num(f[1])?,
+            "comm" => r.comm = f[1].to_string(),
             "lock" => r.lock = f[1].to_string(),
             "profile" => r.profile = f[1] == "1",
             "acquired" => (r.swapped, r.glibc) = (num(f[1])?, num(f[2])?),
@@ -73,7 +75,7 @@ impl Reader {
                 l.ok_or_else(|| format!("a stack of no rwlock before it: {:?}", f.join("\t")))?;
                 self.frames_of = FramesOf::RwFirst;
             }
-            "first" | "stack" | "holder" | "unattributed" | "waits" => self.of_mutex(f)?,
+            "first" | "site" | "stack" | "holder" | "unattributed" | "waits" => self.of_mutex(f)?,
             "frame" => self.frame(f)?,
             _ => return Err(String::new()),
         }
@@ -86,6 +88,10 @@ impl Reader {
         let m = m.ok_or_else(|| format!("a stack of no mutex before it: {:?}", f.join("\t")))?;
         match f[0] {
             "first" => self.frames_of = FramesOf::First,
+            "site" => {
+                self.frames_of = FramesOf::Site;
+                m.sites.push(Vec::new());
+            }
             "stack" => {
                 self.frames_of = FramesOf::Stack;
                 m.stacks.push(StackLine { count: num(f[2])?, wait_ns: num(f[3])?, frames: Vec::new() });
@@ -111,6 +117,7 @@ impl Reader {
         let m = self.r.mutexes.last_mut();
         let frames = match self.frames_of {
             FramesOf::First => m.map(|m| &mut m.first),
+            FramesOf::Site => m.and_then(|m| m.sites.last_mut()),
             FramesOf::Stack => m.and_then(|m| m.stacks.last_mut()).map(|st| &mut st.frames),
             FramesOf::Holder => m.and_then(|m| m.holders.last_mut()).map(|h| &mut h.frames),
             FramesOf::RwFirst => self.r.rwlocks.last_mut().map(|l| &mut l.first),

@@ -9,7 +9,7 @@ use std::fmt;
 /// Writes the lines before the mutexes.
 pub fn write_header(
     out: &mut impl ReportSink,
-    pid: u32,
+    (pid, comm): (u32, &[u8]),
     lock: &str,
     profile: bool,
     (swapped, glibc): (u64, u64),
@@ -17,6 +17,9 @@ pub fn write_header(
 ) -> fmt::Result {
     writeln!(out, "{MAGIC}\t{VERSION}")?;
     writeln!(out, "pid\t{pid}")?;
+    write!(out, "comm\t")?;
+    name(out, Some(comm));
+    writeln!(out)?;
     writeln!(out, "lock\t{lock}")?;
     writeln!(out, "profile\t{}", u8::from(profile))?;
     writeln!(out, "acquired\t{swapped}\t{glibc}")?;
@@ -90,6 +93,12 @@ pub fn write_rwlock(
 /// Writes the line before the frames of a mutex's first stack.
 pub fn write_first(out: &mut impl ReportSink, mutex: u64) -> fmt::Result {
     writeln!(out, "first\t{mutex:#x}")
+}
+
+/// Writes the line before the first stack of a mutex's acquisitions from
+/// another call site (its frames follow).
+pub fn write_site(out: &mut impl ReportSink, mutex: u64) -> fmt::Result {
+    writeln!(out, "site\t{mutex:#x}")
 }
 
 /// Writes the line of one of a mutex's stacks (its frames follow).
