@@ -243,3 +243,51 @@ fn one_run_figures_say_they_have_no_interval() {
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("one run: no interval") && !text.contains("95% intervals"), "the axis");
 }
+
+/// A point that was not measured (here removed from the export, as an
+/// interrupted sweep or a failed point leaves it) is a gap in its line,
+/// not a line drawn across it.
+#[test]
+fn no_line_is_drawn_across_a_point_that_was_not_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, svg) = (dir.path().join("gap.json"), dir.path().join("gap.svg"));
+    contend()
+        .args(["lock", "--lock", "futex,pthread", "--threads", "1,2,3", "--duration", "20ms", "--runs", "1"])
+        .args(["--latency-every", "off", "--export-json"])
+        .arg(&json)
+        .assert()
+        .success();
+    // Each polyline's colour and number of points.
+    let lines = |svg: &Path| -> Vec<(String, usize)> {
+        contend().arg("plot").arg(&json).arg("-o").arg(svg).assert().success();
+        let text = std::fs::read_to_string(svg).unwrap();
+        let attr = |p: &str, name: &str| {
+            p.split(&format!("{name}=\"")).nth(1).and_then(|r| r.split('"').next()).unwrap_or("").to_string()
+        };
+        text.split("<polyline")
+            .skip(1)
+            .map(|p| (attr(p, "stroke"), attr(p, "points").split_whitespace().count()))
+            .collect()
+    };
+    let count = |lines: &[(String, usize)], colour: &str, n: usize| {
+        lines.iter().filter(|(c, k)| c == colour && *k == n).count()
+    };
+    let whole = lines(&svg);
+    let mut doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let points = doc["points"].as_array_mut().unwrap();
+    let at = |p: &serde_json::Value| (p["point"]["lock"].clone(), p["point"]["workers"].as_u64());
+    let before = points.len();
+    points.retain(|p| at(p) != (serde_json::json!("futex"), Some(2)));
+    assert_eq!(points.len(), before - 1, "futex at 2 threads was in the export");
+    std::fs::write(&json, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let gapped = lines(&svg);
+    // The colour whose three-point lines (throughput, fairness) went:
+    // futex's. What is left of it are two-point lines: its legend's
+    // sample only, as many as before, and no line from 1 to 3 threads.
+    let lost: Vec<&String> =
+        whole.iter().filter(|(c, n)| *n == 3 && count(&gapped, c, 3) == 0).map(|(c, _)| c).collect();
+    assert!(!lost.is_empty(), "futex's lines: {whole:?} whole, {gapped:?} with the gap");
+    let futex = lost[0];
+    assert_eq!(count(&gapped, futex, 2), count(&whole, futex, 2), "{whole:?} whole, {gapped:?} with the gap");
+    assert!(gapped.iter().filter(|(c, _)| c == futex).all(|&(_, n)| n <= 2), "{gapped:?}");
+}

@@ -130,6 +130,27 @@ pub(crate) fn intervals(any_drawn: bool) -> &'static str {
     }
 }
 
+/// A series' line cut where it has no value at an x that the figure has
+/// (`xs`: every x any series was measured at): a point that was not
+/// measured (a sweep interrupted, a point that failed, a percentile with
+/// too few samples) leaves a gap instead of a line drawn across it, which
+/// would read as a measurement. Each piece is drawn as a line of its own;
+/// a piece of one point is its marker alone.
+pub(crate) fn pieces(line: &[(f64, f64)], xs: &[f64]) -> Vec<Vec<(f64, f64)>> {
+    let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
+    for (i, &p) in line.iter().enumerate() {
+        let skipped = i > 0 && {
+            let (a, b) = (line[i - 1].0.min(p.0), line[i - 1].0.max(p.0));
+            xs.iter().any(|&x| x > a && x < b)
+        };
+        match out.last_mut() {
+            Some(piece) if !skipped => piece.push(p),
+            _ => out.push(vec![p]),
+        }
+    }
+    out
+}
+
 /// The samples a figure needs beyond a percentile before it draws it: a
 /// p99.99 from 6,000 samples would be the second largest sample, not a
 /// percentile (ten beyond: p99.99 needs 100,000, p99 1,000).
@@ -254,6 +275,16 @@ pub(crate) fn frame<'a, DB: DrawingBackend + 'a>(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_line_breaks_where_a_point_was_not_measured() {
+        let xs = [1.0, 2.0, 4.0, 8.0];
+        let whole = [(1.0, 5.0), (2.0, 6.0), (4.0, 7.0), (8.0, 8.0)];
+        assert_eq!(super::pieces(&whole, &xs), vec![whole.to_vec()]);
+        let gap = [(1.0, 5.0), (2.0, 6.0), (8.0, 8.0)];
+        assert_eq!(super::pieces(&gap, &xs), vec![vec![(1.0, 5.0), (2.0, 6.0)], vec![(8.0, 8.0)]]);
+        assert_eq!(super::pieces(&[], &xs), Vec::<Vec<(f64, f64)>>::new());
+    }
+
     #[test]
     fn a_span_is_finite_and_never_empty() {
         assert_eq!(super::span(1.0..3.0), 1.0..3.0);

@@ -5,7 +5,7 @@
 
 use super::dot::Dot;
 use crate::output::marker::{style, Marker};
-use crate::output::plot::{err, span, value_label};
+use crate::output::plot::{err, pieces, span, value_label};
 use plotters::prelude::*;
 
 /// The wait panel's height, px.
@@ -22,6 +22,12 @@ pub(super) struct Ticks<'a> {
     pub(super) count: usize,
 }
 
+/// Every x at which any series has a point: where a series lacks one,
+/// its line breaks ([`pieces`]).
+fn measured_at(series: &Series, x: &dyn Fn(&Dot) -> f64) -> Vec<f64> {
+    series.iter().flat_map(|(_, p)| p.iter().map(|d| x(d))).collect()
+}
+
 /// Throughput above, fairness below.
 pub(super) fn panels<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
@@ -30,6 +36,7 @@ pub(super) fn panels<DB: DrawingBackend>(
     ticks: &Ticks,
 ) -> Result<(), String> {
     let x = ticks.x;
+    let measured = measured_at(series, x);
     let thousands = |v: f64| v / 1e3;
     let y_hi = series
         .iter()
@@ -66,7 +73,9 @@ pub(super) fn panels<DB: DrawingBackend>(
         let s = style(i);
         let c = s.colour;
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), thousands(r.mean))).collect();
-        chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
+        for piece in pieces(&line, &measured) {
+            chart.draw_series(LineSeries::new(piece, c.stroke_width(2))).map_err(err)?;
+        }
         chart.draw_series(line.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
         chart
             .draw_series(points.iter().filter_map(|r| {
@@ -92,7 +101,9 @@ pub(super) fn panels<DB: DrawingBackend>(
         let s = style(i);
         let c = s.colour;
         let line: Vec<(f64, f64)> = points.iter().map(|r| (x(r), r.jain)).collect();
-        fair.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))).map_err(err)?;
+        for piece in pieces(&line, &measured) {
+            fair.draw_series(LineSeries::new(piece, c.stroke_width(2))).map_err(err)?;
+        }
         fair.draw_series(line.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
     }
     match wait_area {
@@ -110,6 +121,7 @@ fn wait_panel<DB: DrawingBackend>(
     ticks: &Ticks,
 ) -> Result<(), String> {
     let x = ticks.x;
+    let measured = measured_at(series, x);
     let log = |us: f64| us.max(1e-3).log10();
     let rw = series.iter().flat_map(|(_, p)| p.iter()).any(|d| d.rw_wait_us.is_some());
     let ys: Vec<f64> = series
@@ -150,11 +162,15 @@ fn wait_panel<DB: DrawingBackend>(
         let c = s.colour;
         let solid: Vec<(f64, f64)> =
             points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).1?)))).collect();
-        chart.draw_series(LineSeries::new(solid.clone(), c.stroke_width(2))).map_err(err)?;
+        for piece in pieces(&solid, &measured) {
+            chart.draw_series(LineSeries::new(piece, c.stroke_width(2))).map_err(err)?;
+        }
         chart.draw_series(solid.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
         let dashed: Vec<(f64, f64)> =
             points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).0?)))).collect();
-        chart.draw_series(DashedLineSeries::new(dashed.clone(), 6, 4, c.stroke_width(2))).map_err(err)?;
+        for piece in pieces(&dashed, &measured) {
+            chart.draw_series(DashedLineSeries::new(piece, 6, 4, c.stroke_width(2))).map_err(err)?;
+        }
         chart.draw_series(dashed.iter().map(|&p| Marker::new(p, s, false))).map_err(err)?;
     }
     Ok(())
