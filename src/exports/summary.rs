@@ -82,7 +82,12 @@ fn run_ratios(doc: &Value, metric: &str) -> String {
         .iter()
         .filter_map(|v| {
             let (r, lo, hi) = (v["ratio"].as_f64()?, v["ci95"][0].as_f64()?, v["ci95"][1].as_f64()?);
-            let lock = v["lock"].as_str()?;
+            let mut lock = v["lock"].as_str()?.to_string();
+            if let (Some(name), Some(value)) =
+                (v["parameter"]["name"].as_str(), v["parameter"]["value"].as_str())
+            {
+                lock += &format!(" {name}={value}");
+            }
             (lo > 1.0 || hi < 1.0).then(|| format!("{lock} x{r:.3} ({lo:.3}..{hi:.3})"))
         })
         .collect();

@@ -226,22 +226,47 @@ pub struct ProgramPoint {
     /// given them (`0xADDRESS@PERCENT`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speedup: Option<String>,
+    /// With a parameter scan (`--parameter-scan`, `--parameter-list`):
+    /// the value the program ran with; its ratio is to glibc's mutex at
+    /// the same value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<ParameterValue>,
+}
+
+/// One value of a parameter scan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ParameterValue {
+    /// The parameter, as `{NAME}` in the program's arguments.
+    pub name: String,
+    /// Its value here.
+    pub value: String,
 }
 
 impl ProgramPoint {
     /// A whole-program lock's point, or a choice's before its mapping.
     pub fn new(lock: &str, profiled: bool) -> Self {
-        ProgramPoint { lock: lock.into(), profiled, chosen: None, delay: None, speedup: None }
+        ProgramPoint {
+            lock: lock.into(),
+            profiled,
+            chosen: None,
+            delay: None,
+            speedup: None,
+            parameter: None,
+        }
     }
 
-    /// How tables and figures name it: the lock, and "(unprofiled)" for
-    /// the point that measures the profile's cost.
+    /// How tables and figures name it: the lock, "(unprofiled)" for the
+    /// point that measures the profile's cost, and a scan's value
+    /// (`adaptive threads=4`).
     pub fn label(&self, any_profiled: bool) -> String {
+        let mut out = self.lock.clone();
         if any_profiled && !self.profiled {
-            format!("{} (unprofiled)", self.lock)
-        } else {
-            self.lock.clone()
+            out += " (unprofiled)";
         }
+        if let Some(p) = &self.parameter {
+            out += &format!(" {}={}", p.name, p.value);
+        }
+        out
     }
 }
 

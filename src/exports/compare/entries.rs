@@ -31,6 +31,12 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
             Value::Object(o) if o.contains_key("ns") => {
                 crate::model::family::work_text(v).unwrap_or_default()
             }
+            // A run's parameter scan: {"name": N, "value": V} reads N=V,
+            // as the run table names it.
+            Value::Object(o) if name == "parameter" => {
+                let (n, v) = (o.get("name").and_then(Value::as_str), o.get("value").and_then(Value::as_str));
+                return Some(format!("{}={}", n.unwrap_or("?"), v.unwrap_or("?")));
+            }
             Value::Object(o) => {
                 o.values().map(|v| v.to_string().replace('"', "")).collect::<Vec<_>>().join(":")
             }

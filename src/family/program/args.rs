@@ -176,6 +176,29 @@ pub struct ProgramArgs {
     #[arg(help_heading = crate::output::args::PROGRAM)]
     pub cleanup: Option<String>,
 
+    /// Run the program once per value of NAME, from MIN to MAX (integers,
+    /// by --parameter-step-size): `{NAME}` in its arguments, --prepare
+    /// and --conclude is replaced by the value (as hyperfine's flag).
+    /// Every value's points run in the same interleaved rounds, and each
+    /// lock's ratio is to pthread at the same value. Not with --recommend
+    /// or --what-if, which advise on one program.
+    #[arg(long, short = 'P', num_args = 3, value_names = ["NAME", "MIN", "MAX"])]
+    #[arg(conflicts_with_all = ["recommend", "what_if", "parameter_list"])]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub parameter_scan: Option<Vec<String>>,
+
+    /// The step of --parameter-scan [default: 1].
+    #[arg(long, short = 'D', value_name = "STEP", requires = "parameter_scan")]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub parameter_step_size: Option<String>,
+
+    /// As --parameter-scan, over a list of values, comma-separated
+    /// (`--parameter-list threads 1,2,8`; any text but a comma).
+    #[arg(long, short = 'L', num_args = 2, value_names = ["NAME", "VALUES"])]
+    #[arg(conflicts_with_all = ["recommend", "what_if"])]
+    #[arg(help_heading = crate::output::args::PROGRAM)]
+    pub parameter_list: Option<Vec<String>>,
+
     /// Take the program's own rate from its output instead of its wall
     /// time: the first capture group (or the whole match) of the last line
     /// of stdout, else stderr, that matches REGEX, read as a number.

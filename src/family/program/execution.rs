@@ -88,13 +88,16 @@ pub(crate) fn run_point(
     let glibc = is_glibc(point);
     cx.limit = if glibc { None } else { cx.swapped_limit() };
     let around = &cx.spec.hooks;
-    let lock = point.label(cx.spec.profile);
+    // The hooks see the lock in $CONTEND_LOCK and a scan's value in place
+    // of its {NAME}.
+    let lock = ProgramPoint { parameter: None, ..point.clone() }.label(cx.spec.profile);
+    let command = |cmd: &str| crate::family::program::parameter::command(cmd, point.parameter.as_ref());
     if let Some(cmd) = &around.prepare {
-        hooks::shell(cx.hook_place(), "--prepare", cmd, &lock)?;
+        hooks::shell(cx.hook_place(), "--prepare", &command(cmd), &lock)?;
     }
     let sample = run_one(cx, point, futex)?;
     if let Some(cmd) = &around.conclude {
-        hooks::shell(cx.hook_place(), "--conclude", cmd, &lock)?;
+        hooks::shell(cx.hook_place(), "--conclude", &command(cmd), &lock)?;
     }
     if glibc {
         if let Some(why) = &sample.failure {
@@ -223,8 +226,9 @@ pub(crate) fn run_one(
     let before = futex.map(|f| f.read()).transpose()?;
     let ticks = CpuTicks::read().ok();
     let mut after = None;
+    let argv = crate::family::program::parameter::argv(&spec.argv, point.parameter.as_ref());
     let launch = Launch {
-        program: &spec.argv,
+        program: &argv,
         env,
         capture,
         grace: std::time::Duration::from_nanos(spec.grace_ns),

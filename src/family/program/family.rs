@@ -12,7 +12,7 @@ use serde_json::Value;
 pub const FAMILY: Family = Family {
     name: "run",
     key_in: KeyIn::Point,
-    identity: &[Key::Field("lock"), Key::Field("profiled")],
+    identity: &[Key::Field("lock"), Key::Field("profiled"), Key::Field("parameter")],
     settings: &[],
     metric: wall_or_rate,
     columns: &[
@@ -31,22 +31,29 @@ pub const FAMILY: Family = Family {
 };
 
 /// The lock as the terminal's table names it: glibc's mutex run without
-/// the profile beside profiled ones is "pthread (unprofiled)".
+/// the profile beside profiled ones is "pthread (unprofiled)"; a scan's
+/// value follows (`adaptive threads=4`).
 fn lock_label(doc: &Value, entry: &Value) -> String {
-    let lock = entry["point"]["lock"].as_str().unwrap_or("-");
+    let point = &entry["point"];
     let profiled = |p: &Value| p["point"]["profiled"].as_bool() == Some(true);
     let any = doc["points"].as_array().is_some_and(|ps| ps.iter().any(profiled));
-    match any && !profiled(entry) {
-        true => format!("{lock} (unprofiled)"),
-        false => lock.to_string(),
+    let mut out = point["lock"].as_str().unwrap_or("-").to_string();
+    if any && !profiled(entry) {
+        out += " (unprofiled)";
     }
+    if let (Some(name), Some(value)) =
+        (point["parameter"]["name"].as_str(), point["parameter"]["value"].as_str())
+    {
+        out += &format!(" {name}={value}");
+    }
+    out
 }
 
 /// The entry's ratio to glibc's mutex, as the export keeps it beside the
-/// points (`vs_glibc`, by lock).
+/// points (`vs_glibc`, by lock and a scan's value).
 fn vs_glibc<'a>(doc: &'a Value, entry: &Value) -> Option<&'a Value> {
-    let lock = &entry["point"]["lock"];
-    doc["vs_glibc"].as_array()?.iter().find(|v| &v["lock"] == lock)
+    let (lock, parameter) = (&entry["point"]["lock"], &entry["point"]["parameter"]);
+    doc["vs_glibc"].as_array()?.iter().find(|v| &v["lock"] == lock && &v["parameter"] == parameter)
 }
 
 /// The ratio; glibc's own row (profiled when the run profiles) is the 1
@@ -82,7 +89,8 @@ fn wall_or_rate(spec: &Value) -> Metric {
 mod tests {
     #[test]
     fn every_field_of_a_program_point_is_identity_or_setting() {
-        let p = crate::model::program::ProgramPoint::new("pthread", true);
+        let mut p = crate::model::program::ProgramPoint::new("pthread", true);
+        p.parameter = Some(crate::model::program::ParameterValue { name: "n".into(), value: "1".into() });
         crate::model::family::check::classifies_every_field(
             &super::FAMILY,
             &serde_json::to_value(&p).unwrap(),

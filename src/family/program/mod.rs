@@ -14,6 +14,7 @@ pub mod interposer;
 pub mod keeper;
 pub mod launch;
 pub mod pairing;
+pub mod parameter;
 pub mod recommend;
 pub mod report;
 pub mod run_mode;

@@ -15,14 +15,16 @@ pub(crate) fn exercised(r: &ProgramResult) -> bool {
         || crate::engine::repeat::measured(&r.runs).any(|s| s.swapped > 0)
 }
 
-/// Each lock's metric against pthread's of the same round; none for a
-/// lock that never ran.
+/// Each lock's metric against pthread's of the same round (and, in a
+/// parameter scan, at the same value); none for a lock that never ran.
 pub(crate) fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
     // The baseline runs as the locks do (profiled or not); the unprofiled
     // pthread of `--profile` measures the profile, not a lock.
     let profiled = results.first().is_some_and(|r| r.point.profiled);
-    let Some(base) = results.iter().find(|r| r.point.lock == GLIBC && r.point.profiled == profiled) else {
-        return vec![None; results.len()];
+    let base = |r: &ProgramResult| {
+        results.iter().find(|b| {
+            b.point.lock == GLIBC && b.point.profiled == profiled && b.point.parameter == r.point.parameter
+        })
     };
     results
         .iter()
@@ -30,7 +32,7 @@ pub(crate) fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
             if r.point.lock == GLIBC || !exercised(r) {
                 return None;
             }
-            paired(r, base)
+            paired(r, base(r)?)
         })
         .collect()
 }
@@ -38,23 +40,39 @@ pub(crate) fn vs_glibc(results: &[ProgramResult]) -> Vec<Option<VsGlibc>> {
 /// `r` against `base`, round by round: the geometric mean of the ratios
 /// of their metrics, with its interval.
 pub(crate) fn paired(r: &ProgramResult, base: &ProgramResult) -> Option<VsGlibc> {
+    ratio_of(&pairs(r, base))
+}
+
+/// The metrics of `r` and `base` in the rounds both ran.
+fn pairs(r: &ProgramResult, base: &ProgramResult) -> Vec<(f64, f64)> {
     let rounds = |r: &ProgramResult| -> Vec<(u32, f64)> {
         crate::engine::repeat::measured(&r.runs)
             .map(|s| (s.run.round, crate::model::run::RunRecord::metric(s)))
             .collect()
     };
     let b = rounds(base);
-    let pairs: Vec<(f64, f64)> = rounds(r)
+    rounds(r)
         .into_iter()
         .filter_map(|(round, v)| b.iter().find(|(x, _)| *x == round).map(|&(_, base)| (v, base)))
-        .collect();
-    let (ratio, ci95) = crate::measure::stats::paired_ratio(&pairs)?;
+        .collect()
+}
+
+/// The geometric mean of the pairs' ratios, with its interval.
+fn ratio_of(pairs: &[(f64, f64)]) -> Option<VsGlibc> {
+    let (ratio, ci95) = crate::measure::stats::paired_ratio(pairs)?;
     Some(VsGlibc { ratio, ci95, rounds: pairs.len() })
 }
 
-/// The profiled pthread against the unprofiled one (None without both).
+/// The profiled pthread against the unprofiled one (None without both):
+/// in a parameter scan, every value's rounds together (what the profile
+/// costs this program over the scan).
 pub(crate) fn profile_cost(results: &[ProgramResult]) -> Option<VsGlibc> {
-    let pthread =
-        |profiled: bool| results.iter().find(|r| r.point.lock == GLIBC && r.point.profiled == profiled);
-    paired(pthread(true)?, pthread(false)?)
+    let mut all = Vec::new();
+    for profiled in results.iter().filter(|r| r.point.lock == GLIBC && r.point.profiled) {
+        let unprofiled = results.iter().find(|r| {
+            r.point.lock == GLIBC && !r.point.profiled && r.point.parameter == profiled.point.parameter
+        });
+        all.extend(unprofiled.map_or_else(Vec::new, |u| pairs(profiled, u)));
+    }
+    ratio_of(&all)
 }

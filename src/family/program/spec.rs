@@ -34,6 +34,9 @@ pub struct ProgramSpec {
     /// Only this process's mutexes profiled and ranked (`--process`): its
     /// name, as its comm says it.
     pub process: Option<String>,
+    /// A parameter scan (`--parameter-scan`, `--parameter-list`): the
+    /// program runs once per value.
+    pub parameter: Option<crate::family::program::parameter::Scan>,
     /// What is done with the program: run it under each lock, recommend
     /// a lock per mutex, or predict what shorter sections would buy.
     #[serde(flatten)]
@@ -295,6 +298,7 @@ impl ProgramSpec {
         let (locks, added) = locks(&args.lock).map_err(SpecError)?;
         let mut argv = args.program.clone();
         argv[0] = resolve(&argv[0]).map_err(SpecError)?;
+        let parameter = crate::family::program::parameter::asked(args).map_err(SpecError)?;
         let program = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
         refuse_stdout_exports(&args.output)?;
         if let Some(re) = &args.metric {
@@ -390,6 +394,7 @@ impl ProgramSpec {
             top: args.top,
             sort: args.sort,
             process: args.process.clone(),
+            parameter,
             mode: match (&args.what_if, args.recommend) {
                 (Some(asked), _) => RunMode::WhatIf { asked: asked.clone(), delays_ns },
                 (None, true) => RunMode::Recommend {

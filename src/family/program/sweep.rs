@@ -58,7 +58,15 @@ pub(crate) fn profile_once(cx: &mut Setting<'_>, why: &str) -> Result<ProgramSam
     if cx.spec.progress {
         crate::session::terminal::status(&format!("contend run {why}"));
     }
-    run_point(cx, &ProgramPoint::new(GLIBC, true), None).context("profiling the program")
+    run_point(cx, &first_value(cx.spec, ProgramPoint::new(GLIBC, true)), None)
+        .context("profiling the program")
+}
+
+/// `point` at a parameter scan's first value (the warm-ups and the
+/// profile that maps names run there); unchanged without a scan.
+fn first_value(spec: &ProgramSpec, point: ProgramPoint) -> ProgramPoint {
+    let parameter = spec.parameter.as_ref().and_then(|s| s.points().next());
+    ProgramPoint { parameter, ..point }
 }
 
 /// Gives each per-mutex point its mutexes by address: names are looked
@@ -257,7 +265,8 @@ fn warm_up(cx: &mut Setting<'_>) -> Result<()> {
                 "contend run: warm-up execution {i} of {n} (not measured)"
             ));
         }
-        run_point(cx, &ProgramPoint::new(GLIBC, false), None).context("a warm-up execution (--warmup)")?;
+        let point = first_value(cx.spec, ProgramPoint::new(GLIBC, false));
+        run_point(cx, &point, None).context("a warm-up execution (--warmup)")?;
     }
     Ok(())
 }
@@ -277,11 +286,18 @@ pub(crate) fn run_locks(
         ));
     }
     // With --profile, glibc's mutex also runs unprofiled in every round:
-    // the profile's cost to this program, measured beside it.
+    // the profile's cost to this program, measured beside it. A scan has
+    // them all at each value.
     let mut points: Vec<ProgramPoint> =
         spec.locks.iter().map(|l| ProgramPoint::new(l, spec.profile)).collect();
     if spec.profile {
         points.push(ProgramPoint::new(GLIBC, false));
+    }
+    if let Some(scan) = &spec.parameter {
+        let at = |p: crate::model::program::ParameterValue| {
+            points.iter().map(move |point| ProgramPoint { parameter: Some(p.clone()), ..point.clone() })
+        };
+        points = scan.points().flat_map(at).collect();
     }
     map_choices(cx, &mut points)?;
     let m = measure(cx, &points, futex, inline, &mut warnings)?;

@@ -24,6 +24,9 @@ use serde_json::Value;
 pub struct LockVsGlibc<'a> {
     /// The lock.
     pub lock: &'a str,
+    /// In a parameter scan: the value both ran with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameter: Option<&'a crate::model::program::ParameterValue>,
     /// Its ratio, when it has rounds to pair.
     #[serde(flatten)]
     pub vs: Option<VsGlibc>,
@@ -184,7 +187,11 @@ impl Report for ProgramReport<'_> {
                 .iter()
                 .zip(&self.outcome.vs_glibc)
                 .filter(|(r, _)| r.point.lock != GLIBC)
-                .map(|(r, vs)| LockVsGlibc { lock: &r.point.lock, vs: *vs })
+                .map(|(r, vs)| LockVsGlibc {
+                    lock: &r.point.lock,
+                    parameter: r.point.parameter.as_ref(),
+                    vs: *vs,
+                })
                 .collect(),
             profile_cost: self.outcome.profile_cost,
             recommendation: self.outcome.recommendation.as_ref(),

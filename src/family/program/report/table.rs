@@ -309,7 +309,7 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
     if s.mutexes.is_empty() {
         return format!(
             "\nprofile under {} ({which}, round {}): no pthread mutex was locked\n{}",
-            s.lock,
+            r.point.label(spec.profile),
             s.run.round,
             super::rwlocks::table(s, top, preset)
         );
@@ -359,7 +359,7 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
     let head = format!(
         "\nprofile under {} ({which}, round {}): {} mutexes in {processes}, {} acquisitions, {} had to \
          wait{kernel}; top {} by {}:\n",
-        s.lock,
+        r.point.label(spec.profile),
         s.run.round,
         s.mutexes.len(),
         total,
