@@ -23,9 +23,9 @@ fi
 # (svsematest, ptsematest), the oracle for `contend wakeup`, chromium,
 # which opens `contend report`'s page headless and screenshots it, and the
 # real programs `contend run` is tested on: sysbench and pigz; g++ builds
-# the C++ test program; python3 runs
+# the C++ test program; strace counts what --reopen opens; python3 runs
 # the source checks and the scripts.
-PACKAGES="python3 g++ libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests chromium sysbench pigz"
+PACKAGES="python3 g++ strace libtcmalloc-minimal4 libjemalloc2 libmimalloc2.0 rt-tests chromium sysbench pigz"
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     if ! dpkg -s $PACKAGES >/dev/null 2>&1; then
         echo "== installing $PACKAGES"

@@ -65,7 +65,7 @@ pub fn run_tune(spec: &TuneSpec) -> Result<TuneOutcome> {
     let budget = Duration::from_nanos(spec.max_time_ns);
     let mut warnings = Vec::new();
     let plan: Repeat = spec.repeat;
-    let session = LockSession::open(&[spec.lock], Path::new(DEFAULT_LOCK_DIR), &plan, &mut warnings)?;
+    let session = LockSession::open(&[spec.lock], Path::new(DEFAULT_LOCK_DIR), false, &plan, &mut warnings)?;
     // The coarse pass is the plan; refinement adds runs until --max-time,
     // which also caps the ETA.
     let per_run = Duration::from_nanos(spec.duration_ns + spec.warmup_ns);

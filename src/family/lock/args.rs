@@ -66,6 +66,13 @@ pub struct LockArgs {
     #[arg(long, value_name = "DIR")]
     pub lock_dir: Option<PathBuf>,
 
+    /// File locks: open the lock file before every acquisition and close
+    /// it after the release, as lockscale does (an open and a close in
+    /// every measured cycle), instead of once per worker, which is
+    /// contend's default. For matching lockscale's table exactly.
+    #[arg(long)]
+    pub reopen: bool,
+
     /// Spin budget: user-space attempts before sleeping (locks that have
     /// one) [default: 100].
     #[arg(long, short = 's', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]

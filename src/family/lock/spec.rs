@@ -29,6 +29,9 @@ pub struct LockSpec {
     pub futex_hash: Vec<u32>,
     /// Where lock files go.
     pub lock_dir: PathBuf,
+    /// File locks open and close the lock file around every acquisition,
+    /// as lockscale does (`--reopen`).
+    pub reopen: bool,
     /// Spin budgets swept (empty: each lock's default).
     pub spins: Vec<u32>,
     /// Waiting policies swept (empty: the default, one).
@@ -192,6 +195,12 @@ impl LockSpec {
         if needs_file {
             probe_lock_dir(&lock_dir).map_err(err)?;
         }
+        if args.reopen && !needs_file {
+            return Err(err(
+                "--reopen opens and closes the lock file around every acquisition: it is for the file locks \
+                 (flock, fcntl, lockf), and --lock names none",
+            ));
+        }
         let precision = args.repeat.precision.is_some();
         let duration = args.duration.unwrap_or(if precision { PRECISION_WINDOW } else { DEFAULT_WINDOW });
         let warmup = args.warmup.unwrap_or(if precision { PRECISION_WARMUP } else { DEFAULT_WARMUP });
@@ -237,6 +246,7 @@ impl LockSpec {
             locks_per_point: locks_axis,
             futex_hash,
             lock_dir,
+            reopen: args.reopen,
             spins,
             spinners,
             glibc_spins,

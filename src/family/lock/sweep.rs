@@ -52,6 +52,7 @@ impl LockSession {
     pub fn open(
         locks: &[&str],
         lock_dir: &std::path::Path,
+        reopen: bool,
         plan: &Repeat,
         warnings: &mut Vec<Warning>,
     ) -> Result<Self> {
@@ -68,6 +69,7 @@ impl LockSession {
                 true => Some(resources.sem_set()?),
                 false => None,
             },
+            reopen,
         };
         Ok(Self { ctx, futex, _resources: resources, cpus: cpus_online() })
     }
@@ -102,6 +104,7 @@ impl LockSession {
                     futex: self.futex.open_for_count()?,
                     lock_file: self.ctx.lock_file,
                     sysv_set: self.ctx.sysv_set,
+                    reopen: self.ctx.reopen,
                 };
                 run(point, &counted)
             }
@@ -145,7 +148,7 @@ pub fn run_lock_sweep(spec: &LockSpec) -> Result<SweepOutcome> {
     let points = spec.points();
     let total = points.len();
     let mut warnings = Vec::new();
-    let session = LockSession::open(&spec.locks, &spec.lock_dir, &spec.repeat, &mut warnings)?;
+    let session = LockSession::open(&spec.locks, &spec.lock_dir, spec.reopen, &spec.repeat, &mut warnings)?;
     let cpus = session.cpus;
     if let Some(&most) = spec.workers.iter().filter(|&&t| t as usize > cpus).max() {
         warnings.push(Warning::sweep(

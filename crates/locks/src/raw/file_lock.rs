@@ -1,7 +1,10 @@
 //! What the file locks (`flock`, `fcntl`, `lockf`) share: the lock holds
 //! the lock file's path inline (so it can sit in shared memory), and each
 //! worker's node opens its own file description on first use, so workers
-//! conflict exactly as separate programs would.
+//! conflict exactly as separate programs would. With
+//! [`crate::LockConfig::reopen`] the node opens the file before every
+//! acquisition and closes it after the release, as lockscale does (an
+//! open and a close per critical section, in the measured cycle).
 
 use crate::sys::lockfile::{FileNode, InlinePath};
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
@@ -22,6 +25,7 @@ pub trait FileLockKind: Send + Sync + 'static {
 /// A file lock of kind `K` on the run's lock file.
 pub struct FileLock<K> {
     path: InlinePath,
+    reopen: bool,
     kind: PhantomData<K>,
 }
 
@@ -45,7 +49,7 @@ unsafe impl<K: FileLockKind> RawLock for FileLock<K> {
     }
 
     fn try_new(config: &LockConfig) -> Result<Self, String> {
-        Ok(Self { path: Self::path_from(config)?, kind: PhantomData })
+        Ok(Self { path: Self::path_from(config)?, reopen: config.reopen, kind: PhantomData })
     }
 
     #[inline]
@@ -56,6 +60,9 @@ unsafe impl<K: FileLockKind> RawLock for FileLock<K> {
     #[inline]
     unsafe fn unlock(&self, node: &FileNode, _stats: &mut LockStats) {
         K::unlock(node.fd(&self.path));
+        if self.reopen {
+            node.close();
+        }
     }
 }
 
@@ -63,7 +70,11 @@ unsafe impl<K: FileLockKind> RawLock for FileLock<K> {
 unsafe impl<K: FileLockKind> TryLock for FileLock<K> {
     #[inline]
     fn try_lock(&self, node: &FileNode, _stats: &mut LockStats) -> bool {
-        K::try_lock(node.fd(&self.path))
+        let taken = K::try_lock(node.fd(&self.path));
+        if !taken && self.reopen {
+            node.close();
+        }
+        taken
     }
 }
 

@@ -193,6 +193,10 @@ pub struct LockConfig {
     pub lock_file: Option<crate::sys::lockfile::InlinePath>,
     /// The run's SysV semaphore set (id, size), for `sysv`.
     pub sysv_set: Option<(i32, u16)>,
+    /// File locks: open the lock file before every acquisition and close
+    /// it after the release, as lockscale does, instead of once per
+    /// worker.
+    pub reopen: bool,
 }
 
 impl LockConfig {
@@ -208,6 +212,7 @@ impl Default for LockConfig {
             #[cfg(not(loom))]
             lock_file: None,
             sysv_set: None,
+            reopen: false,
         }
     }
 }

@@ -73,6 +73,16 @@ impl Drop for FileNode {
 }
 
 impl FileNode {
+    /// Closes the descriptor, if open: the next [`Self::fd`] opens the
+    /// file again (lockscale's open-lock-unlock-close cycle).
+    pub fn close(&self) {
+        let fd = self.fd.replace(-1);
+        if fd >= 0 {
+            // SAFETY: closing the descriptor this node opened, once.
+            unsafe { libc::close(fd) };
+        }
+    }
+
     /// The descriptor, opening `path` read-write on first use.
     pub fn fd(&self, path: &InlinePath) -> libc::c_int {
         if self.fd.get() < 0 {

@@ -57,6 +57,9 @@ pub struct RunContext {
     pub lock_file: Option<InlinePath>,
     /// The run's SysV semaphore set (id, size), for `sysv`.
     pub sysv_set: Option<(i32, u16)>,
+    /// File locks open and close the lock file around every acquisition
+    /// (`--reopen`).
+    pub reopen: bool,
 }
 
 /// Raises the stop flag when dropped, so every exit from the coordinator,
@@ -75,6 +78,7 @@ fn lock_config(point: &Point, ctx: &RunContext) -> LockConfig {
         spinners: point.spinners.map(Into::into).unwrap_or_default(),
         lock_file: ctx.lock_file,
         sysv_set: ctx.sysv_set,
+        reopen: ctx.reopen,
     }
 }
 
