@@ -43,6 +43,7 @@ def main():
                         help="THREADS:HOLD,... (default: %(default)s)")
     parser.add_argument("--every", default="auto,1", help="settings judged against off")
     parser.add_argument("--lock", default="futex")
+    parser.add_argument("--spin", help="the lock's spin budget (--spin), e.g. the seed's R")
     parser.add_argument("--duration", default="300ms")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--markdown", help="also write the table here")
@@ -51,13 +52,14 @@ def main():
     variants = ["off", *args.every.split(",")]
     lines = [machine.header(), "",
              f"`scripts/experiments/latency-cost.py --rounds {args.rounds} --points {args.points} "
-             f"--every {args.every} --lock {args.lock} --duration {args.duration}`", "",
+             f"--every {args.every} --lock {args.lock} --duration {args.duration}"
+             + (f" --spin {args.spin}" if args.spin else "") + "`", "",
              "| threads | hold | latency-every | spacing | cs/s with it / off | 95% interval | verdict |",
              "|---|---|---|---|---|---|---|"]
     for spec in args.points.split(","):
         threads, hold = spec.split(":")
         point = ["--lock", args.lock, "--threads", threads, "--hold", hold, "--duration", args.duration,
-                 "--warmup", "100ms"]
+                 "--warmup", "100ms", *(["--spin", args.spin] if args.spin else [])]
         rounds, spacing = [], {}
         for _ in range(args.rounds):
             order = variants[:]
