@@ -160,22 +160,20 @@ pub unsafe fn closing(handle: *mut c_void) {
         std::hint::spin_loop();
     }
     let n = list.n.load(Ordering::Relaxed);
-    let known = (0..n).any(|i| {
-        // SAFETY: entries below `n` are complete and never written again.
-        unsafe { (&*list.entries.get())[i].base == base }
-    });
+    // SAFETY: below `n`.
+    let known = (0..n).any(|i| unsafe { closed_entry(i) }.base == base);
     if n < CLOSED && !known {
         // SAFETY: index `n` is written only by the holder of `writing`,
-        // and no reader reads it before `n` is raised.
-        let e = unsafe { &mut (&mut *list.entries.get())[n] };
+        // and no reader reads it before `n` is raised; the reference is
+        // to that one entry, not to the list readers look at.
+        let e = unsafe { &mut *(list.entries.get() as *mut Closed).add(n) };
         // SAFETY: a loaded module's NUL-terminated name.
         let path = unsafe { std::ffi::CStr::from_ptr(name) }.to_bytes();
         e.path_len = path.len().min(PATH);
         e.path[..e.path_len].copy_from_slice(&path[..e.path_len]);
         e.base = base;
         e.segments = [(0, 0); SEGMENTS];
-        let mut found = (base, std::ptr::null_mut::<[(usize, usize); SEGMENTS]>());
-        found.1 = &raw mut e.segments;
+        let mut found = (base, &raw mut e.segments);
         // SAFETY: the callback gets `found` back as `data`, alive for the call.
         unsafe { libc::dl_iterate_phdr(Some(segments_of), (&raw mut found).cast()) };
         list.n.store(n + 1, Ordering::Release);
@@ -209,13 +207,24 @@ fn load_segments(info: &dl_phdr_info) -> impl Iterator<Item = (usize, usize)> + 
     })
 }
 
+/// Entry `i` of the unloaded modules.
+///
+/// # Safety
+/// `i` is below the `n` the caller loaded: a complete entry, never
+/// written again.
+unsafe fn closed_entry(i: usize) -> &'static Closed {
+    debug_assert!(i < CLOSED);
+    // SAFETY: the caller's contract; the reference is to that one entry,
+    // not to the array the writer fills.
+    unsafe { &*(CLOSED_LIST.entries.get() as *const Closed).add(i) }
+}
+
 /// [`Modules::find`] among the unloaded modules.
 fn closed_find(call: usize) -> Option<(&'static [u8], u64)> {
-    let list = &CLOSED_LIST;
-    let n = list.n.load(Ordering::Acquire);
-    // SAFETY: entries below `n` are complete and never written again.
-    let entries: &[Closed; CLOSED] = unsafe { &*list.entries.get() };
-    let e = entries[..n].iter().find(|e| e.segments.iter().any(|&(s, end)| s <= call && call < end))?;
+    let n = CLOSED_LIST.n.load(Ordering::Acquire);
+    // SAFETY: below `n`, loaded with Acquire after the entries' writes.
+    let mut entries = (0..n).map(|i| unsafe { closed_entry(i) });
+    let e = entries.find(|e| e.segments.iter().any(|&(s, end)| s <= call && call < end))?;
     Some((&e.path[..e.path_len], e.base as u64))
 }
 

@@ -10,10 +10,10 @@
 //! profile made so) or any name the profile prints for it (where it waits,
 //! each contended stack's and release site's place, its first
 //! acquisition's): whole, its function (a C++ one with or without its
-//! parameters) or its `file:line`; or `module+0xoffset`. A name is turned into addresses by one profiled
-//! execution under glibc's mutex before the measured ones (every mutex
-//! that matches is chosen: a call site that creates many mutexes names
-//! them all).
+//! parameters) or its `file:line`; or `module+0xoffset`. A name is
+//! turned into addresses by one profiled execution under glibc's mutex
+//! before the measured ones (every mutex that matches is chosen: a call
+//! site that creates many mutexes names them all).
 
 use crate::model::program::MutexProfile;
 use locks::in_mutex::{input, Swap};

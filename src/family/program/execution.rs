@@ -272,11 +272,11 @@ pub(crate) fn run_one(
     if let Some(r) = reports.iter().find(|r| r.lock != reported_as) {
         bail!("process {} ran lock {} instead of {reported_as}", r.pid, r.lock);
     }
-    let (mut mutexes, symbol_hints) =
-        interposer::profiles(&shown(spec, &reports)?, cx.symbols, spec.top, spec.sort);
+    let kept = shown(spec, &reports)?;
+    let (mut mutexes, symbol_hints) = interposer::profiles(&kept, cx.symbols, spec.top, spec.sort);
     let pids: Vec<u32> = loaded.iter().copied().chain(reports.iter().map(|r| r.pid)).collect();
     let kernel_waits = kernel_waits.map(|w| join_kernel_waits(&mut mutexes, &w, &pids));
-    let rwlocks = interposer::rwlocks(&shown(spec, &reports)?, cx.symbols);
+    let rwlocks = interposer::rwlocks(&kept, cx.symbols);
     Ok(ProgramSample {
         run: RunInfo::default(),
         lock: lock.to_string(),

@@ -101,10 +101,13 @@ fn range(min: &str, max: &str, step: &str) -> Result<Vec<String>, String> {
     if hi < lo {
         return Err(format!("--parameter-scan: MAX {hi} is below MIN {lo}"));
     }
-    let n = (hi - lo) / by + 1;
-    if n as usize > MAX_VALUES {
-        return Err(format!("--parameter-scan {lo} to {hi} by {by}: {n} values; at most {MAX_VALUES}"));
-    }
+    // Checked: MIN and MAX may be any integers, and their distance may not
+    // fit.
+    let n = hi
+        .checked_sub(lo)
+        .map(|d| d / by + 1)
+        .filter(|&n| n <= MAX_VALUES as i64)
+        .ok_or_else(|| format!("--parameter-scan {lo} to {hi} by {by}: more than {MAX_VALUES} values"))?;
     Ok((0..n).map(|i| (lo + i * by).to_string()).collect())
 }
 
@@ -178,6 +181,7 @@ mod tests {
             (Some(strings(&["t", "1", "4"])), Some("0"), None),
             (Some(strings(&["t", "1.5", "4"])), None, None),
             (Some(strings(&["t", "1", "1000"])), None, None),
+            (Some(strings(&["t", "-9223372036854775808", "9223372036854775807"])), None, None),
             (Some(strings(&["a b", "1", "2"])), None, None),
             (None, None, Some(strings(&["n", "1,,2"]))),
             (None, None, Some(strings(&["n", "1,2,1"]))),
