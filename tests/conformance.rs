@@ -44,7 +44,7 @@ fn context() -> (Resources, RunContext) {
         futex: None,
         lock_file: Some(resources.lock_file(std::path::Path::new(DEFAULT_LOCK_DIR)).unwrap()),
         sysv_set: Some(resources.sem_set().unwrap()),
-        reopen: false,
+        ..RunContext::default()
     };
     (resources, ctx)
 }

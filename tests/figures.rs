@@ -227,18 +227,25 @@ fn thirty_series_are_drawn_each_their_own_way_and_more_than_35_refused() {
         .stderr(predicate::str::contains("36 series in one figure: past 35 they cannot be told apart"));
 }
 
+/// futex and pthread at `threads`, one run each, with `args`, exported
+/// to `json`.
+fn one_run_export(json: &Path, threads: &str, args: &[&str]) {
+    contend()
+        .args(["lock", "--lock", "futex,pthread", "--threads", threads, "--duration", "20ms", "--runs", "1"])
+        .args(args)
+        .arg("--export-json")
+        .arg(json)
+        .assert()
+        .success();
+}
+
 /// A figure of one-run points has no error bars, and its axis says so
 /// instead of promising 95% intervals.
 #[test]
 fn one_run_figures_say_they_have_no_interval() {
     let dir = tempfile::tempdir().unwrap();
     let (json, svg) = (dir.path().join("one.json"), dir.path().join("one.svg"));
-    contend()
-        .args(["lock", "--lock", "futex,pthread", "--threads", "2", "--duration", "20ms", "--runs", "1"])
-        .arg("--export-json")
-        .arg(&json)
-        .assert()
-        .success();
+    one_run_export(&json, "2", &[]);
     contend().arg("plot").arg(&json).arg("-o").arg(&svg).assert().success();
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.contains("one run: no interval") && !text.contains("95% intervals"), "the axis");
@@ -251,12 +258,7 @@ fn one_run_figures_say_they_have_no_interval() {
 fn no_line_is_drawn_across_a_point_that_was_not_measured() {
     let dir = tempfile::tempdir().unwrap();
     let (json, svg) = (dir.path().join("gap.json"), dir.path().join("gap.svg"));
-    contend()
-        .args(["lock", "--lock", "futex,pthread", "--threads", "1,2,3", "--duration", "20ms", "--runs", "1"])
-        .args(["--latency-every", "off", "--export-json"])
-        .arg(&json)
-        .assert()
-        .success();
+    one_run_export(&json, "1,2,3", &["--latency-every", "off"]);
     // Each polyline's colour and number of points.
     let lines = |svg: &Path| -> Vec<(String, usize)> {
         contend().arg("plot").arg(&json).arg("-o").arg(svg).assert().success();

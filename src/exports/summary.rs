@@ -83,10 +83,8 @@ fn run_ratios(doc: &Value, metric: &str) -> String {
         .filter_map(|v| {
             let (r, lo, hi) = (v["ratio"].as_f64()?, v["ci95"][0].as_f64()?, v["ci95"][1].as_f64()?);
             let mut lock = v["lock"].as_str()?.to_string();
-            if let (Some(name), Some(value)) =
-                (v["parameter"]["name"].as_str(), v["parameter"]["value"].as_str())
-            {
-                lock += &format!(" {name}={value}");
+            if let Some(p) = crate::model::program::ParameterValue::in_export(&v["parameter"]) {
+                lock += &format!(" {p}");
             }
             (lo > 1.0 || hi < 1.0).then(|| format!("{lock} x{r:.3} ({lo:.3}..{hi:.3})"))
         })

@@ -242,6 +242,26 @@ pub struct ParameterValue {
     pub value: String,
 }
 
+impl ParameterValue {
+    /// How `name` stands in an argument: `{NAME}`.
+    pub fn placeholder(name: &str) -> String {
+        format!("{{{name}}}")
+    }
+
+    /// A point's or a ratio's `parameter` as an export keeps it (None when
+    /// it has none).
+    pub fn in_export(v: &serde_json::Value) -> Option<Self> {
+        <Self as serde::Deserialize>::deserialize(v).ok()
+    }
+}
+
+/// As tables name it: `threads=4`.
+impl std::fmt::Display for ParameterValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.name, self.value)
+    }
+}
+
 impl ProgramPoint {
     /// A whole-program lock's point, or a choice's before its mapping.
     pub fn new(lock: &str, profiled: bool) -> Self {
@@ -264,7 +284,7 @@ impl ProgramPoint {
             out += " (unprofiled)";
         }
         if let Some(p) = &self.parameter {
-            out += &format!(" {}={}", p.name, p.value);
+            out += &format!(" {p}");
         }
         out
     }

@@ -33,9 +33,8 @@ pub(crate) fn label(key: &Value, order: &[&str]) -> String {
             }
             // A run's parameter scan: {"name": N, "value": V} reads N=V,
             // as the run table names it.
-            Value::Object(o) if name == "parameter" => {
-                let (n, v) = (o.get("name").and_then(Value::as_str), o.get("value").and_then(Value::as_str));
-                return Some(format!("{}={}", n.unwrap_or("?"), v.unwrap_or("?")));
+            Value::Object(_) if name == "parameter" => {
+                return crate::model::program::ParameterValue::in_export(v).map(|p| p.to_string());
             }
             Value::Object(o) => {
                 o.values().map(|v| v.to_string().replace('"', "")).collect::<Vec<_>>().join(":")

@@ -62,7 +62,7 @@ pub fn child_main(spec: &str) -> Result<LockSample> {
         ),
         false => None,
     };
-    let ctx = RunContext { futex, lock_file: None, sysv_set: None, reopen: false };
+    let ctx = RunContext { futex, ..RunContext::default() };
     let run = match point.mode {
         Mode::Threads => entry.run,
         Mode::Processes => entry.run_procs.ok_or_else(|| anyhow!("`{}` has no process form", entry.name))?,

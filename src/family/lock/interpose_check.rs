@@ -74,7 +74,7 @@ pub fn run_check(what: &str, threads: u32) -> Result<(), String> {
 }
 
 fn exclusion(threads: u32) -> Result<(), String> {
-    let ctx = RunContext { futex: None, lock_file: None, sysv_set: None, reopen: false };
+    let ctx = RunContext::default();
     let sleep = Work { mode: WorkMode::Sleep, ns: 20_000 };
     let mut checked = 0;
     for entry in

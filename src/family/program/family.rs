@@ -5,7 +5,8 @@
 
 use crate::family::program::report::details::profile_details;
 use crate::model::family::{Cell, Column, Family, Key, KeyIn, Metric};
-use crate::model::program::GLIBC;
+use crate::model::program::{ProgramPoint, GLIBC};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// `contend run` in exports (see [`crate::model::family`]).
@@ -30,23 +31,16 @@ pub const FAMILY: Family = Family {
     details: profile_details,
 };
 
-/// The lock as the terminal's table names it: glibc's mutex run without
-/// the profile beside profiled ones is "pthread (unprofiled)"; a scan's
-/// value follows (`adaptive threads=4`).
+/// The lock as the terminal's table names it ([`ProgramPoint::label`]):
+/// "pthread (unprofiled)" beside profiled points, a scan's value after
+/// the lock (`adaptive threads=4`).
 fn lock_label(doc: &Value, entry: &Value) -> String {
-    let point = &entry["point"];
     let profiled = |p: &Value| p["point"]["profiled"].as_bool() == Some(true);
     let any = doc["points"].as_array().is_some_and(|ps| ps.iter().any(profiled));
-    let mut out = point["lock"].as_str().unwrap_or("-").to_string();
-    if any && !profiled(entry) {
-        out += " (unprofiled)";
+    match ProgramPoint::deserialize(&entry["point"]) {
+        Ok(point) => point.label(any),
+        Err(_) => entry["point"]["lock"].as_str().unwrap_or("-").to_string(),
     }
-    if let (Some(name), Some(value)) =
-        (point["parameter"]["name"].as_str(), point["parameter"]["value"].as_str())
-    {
-        out += &format!(" {name}={value}");
-    }
-    out
 }
 
 /// The entry's ratio to glibc's mutex, as the export keeps it beside the

@@ -55,7 +55,7 @@ impl Scan {
 
     /// `{NAME}` as it stands in an argument.
     pub fn placeholder(&self) -> String {
-        format!("{{{}}}", self.name)
+        ParameterValue::placeholder(&self.name)
     }
 
     /// Each value as a point's parameter.
@@ -126,7 +126,7 @@ fn list_values(text: &str) -> Result<Vec<String>, String> {
 /// `arg` with every `{NAME}` replaced by the value (bytes, so an argument
 /// that is not UTF-8 stays as it was).
 pub fn substitute(arg: &OsStr, p: &ParameterValue) -> OsString {
-    let (from, to) = (format!("{{{}}}", p.name), p.value.as_bytes());
+    let (from, to) = (ParameterValue::placeholder(&p.name), p.value.as_bytes());
     let (bytes, from) = (arg.as_bytes(), from.as_bytes());
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -157,7 +157,7 @@ pub fn argv(argv: &[OsString], p: Option<&ParameterValue>) -> Vec<OsString> {
 pub fn command(cmd: &str, p: Option<&ParameterValue>) -> String {
     match p {
         None => cmd.to_string(),
-        Some(p) => cmd.replace(&format!("{{{}}}", p.name), &p.value),
+        Some(p) => cmd.replace(&ParameterValue::placeholder(&p.name), &p.value),
     }
 }
 

@@ -107,21 +107,22 @@ pub(super) fn panels<DB: DrawingBackend>(
         fair.draw_series(line.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
     }
     match wait_area {
-        Some(wait_area) => wait_panel(&wait_area, fair.x_range(), series, ticks),
+        Some(wait_area) => wait_panel(&wait_area, fair.x_range(), series, ticks, &measured),
         None => Ok(()),
     }
 }
 
 /// The wait to acquire, log µs, per series: p99 solid, p50 dashed; with
-/// reader-writer points, writes' p99 solid and reads' dashed.
+/// reader-writer points, writes' p99 solid and reads' dashed. `measured`:
+/// every x a series has a point at ([`measured_at`]).
 fn wait_panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     xs: std::ops::Range<f64>,
     series: &Series,
     ticks: &Ticks,
+    measured: &[f64],
 ) -> Result<(), String> {
     let x = ticks.x;
-    let measured = measured_at(series, x);
     let log = |us: f64| us.max(1e-3).log10();
     let rw = series.iter().flat_map(|(_, p)| p.iter()).any(|d| d.rw_wait_us.is_some());
     let ys: Vec<f64> = series
@@ -162,13 +163,13 @@ fn wait_panel<DB: DrawingBackend>(
         let c = s.colour;
         let solid: Vec<(f64, f64)> =
             points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).1?)))).collect();
-        for piece in pieces(&solid, &measured) {
+        for piece in pieces(&solid, measured) {
             chart.draw_series(LineSeries::new(piece, c.stroke_width(2))).map_err(err)?;
         }
         chart.draw_series(solid.iter().map(|&p| Marker::new(p, s, true))).map_err(err)?;
         let dashed: Vec<(f64, f64)> =
             points.iter().filter_map(|d| Some((x(d), log(d.wait_lines(rw).0?)))).collect();
-        for piece in pieces(&dashed, &measured) {
+        for piece in pieces(&dashed, measured) {
             chart.draw_series(DashedLineSeries::new(piece, 6, 4, c.stroke_width(2))).map_err(err)?;
         }
         chart.draw_series(dashed.iter().map(|&p| Marker::new(p, s, false))).map_err(err)?;
