@@ -76,6 +76,12 @@ fn a_sigkilled_keeper_leaves_nothing_running_and_contend_says_what_it_ended() {
 fn when_contend_and_its_keeper_both_die_cleanup_ends_what_the_program_left() {
     let (dir, ledger) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let (mut contend, keeper, _program, daemon) = start(&daemonizing(dir.path()), dir.path(), ledger.path());
+    // contend is stopped first: a running contend sees its keeper die and
+    // ends the program's tree itself (the first test) before the second
+    // SIGKILL lands, which is what CI caught once on a loaded machine.
+    let contend_pid = nix::unistd::Pid::from_raw(contend.id() as i32);
+    nix::sys::signal::kill(contend_pid, nix::sys::signal::Signal::SIGSTOP).unwrap();
+    until("contend is stopped", || common::run::stopped(contend.id() as i32));
     sigkill(keeper);
     sigkill(contend.id() as i32);
     contend.wait().unwrap();

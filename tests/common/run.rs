@@ -105,12 +105,22 @@ pub fn wait_running(run: &Run, n: usize) -> Vec<i32> {
     }
 }
 
+/// The state letter of a `/proc/.../stat` file (R, S, T, Z, ...).
+fn state(stat: &Path) -> Option<char> {
+    let text = std::fs::read_to_string(stat).ok()?;
+    text.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
 pub fn alive(pid: i32) -> bool {
     // A zombie is dead for our purposes; /proc/PID/stat's state says so.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(')').map(|(_, r)| r.trim_start().starts_with('Z')))
-        .is_some_and(|zombie| !zombie)
+    state(Path::new(&format!("/proc/{pid}/stat"))).is_some_and(|s| s != 'Z')
+}
+
+/// Every thread of `pid` is stopped (a group stop reaches each thread in
+/// turn, so the main thread's letter alone is not enough).
+pub fn stopped(pid: i32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    tasks.flatten().all(|task| state(&task.path().join("stat")) == Some('T'))
 }
 
 /// Waits until `done` says yes; fails with `what` if it never does (a
