@@ -9,7 +9,7 @@ use crate::measure::stats::Stats;
 use crate::model::family::{Cell, Column, Family, Figure, Key, KeyIn, Metric};
 use crate::model::run::{Repeated, Stopped};
 use crate::model::run::{RunInfo, RunRecord};
-use crate::model::value::{SpinPolicy, Work};
+use crate::model::value::{SpinPolicy, Work, WorkerAffinity};
 use crate::model::Mode;
 use serde::Serialize;
 use std::ops::Sub;
@@ -247,9 +247,8 @@ pub struct Point {
     /// Number of workers.
     pub workers: u32,
     /// Locks the workers are spread over (worker i takes lock i mod N).
-    /// Left out of exports at 1, like the knobs below when unset, so a
-    /// point reads as it did before they existed and `contend compare`
-    /// pairs it with older exports.
+    /// Left out at 1, like the knobs below when unset, so a point reads
+    /// as before they existed and compare pairs it with older exports.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub locks: u32,
     /// The process's private futex hash for the run, buckets (threads;
@@ -270,6 +269,10 @@ pub struct Point {
     /// acquisition from its own seeded generator. None for mutexes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pct: Option<u32>,
+    /// Where the workers run (`--affinity`): pinned one CPU each
+    /// (spread), all on one CPU (same), or unpinned (none, left out).
+    #[serde(default, skip_serializing_if = "WorkerAffinity::is_none")]
+    pub affinity: WorkerAffinity,
     /// Work inside the lock.
     pub hold: Work,
     /// Work outside the lock.
@@ -306,6 +309,7 @@ impl Point {
             spinners: None,
             glibc_spin: None,
             read_pct: None,
+            affinity: WorkerAffinity::None,
             hold: Work::NONE,
             idle: Work::NONE,
             duration_ns: 1_000_000_000,
@@ -327,8 +331,10 @@ impl Point {
         let locks = if self.locks > 1 { format!(" over {} locks", self.locks) } else { String::new() };
         let hash = self.futex_hash.map_or(String::new(), |h| format!(" futex-hash {h}"));
         let read = self.read_pct.map_or(String::new(), |r| format!(" read {r}%"));
+        let pinned =
+            if self.affinity.is_none() { String::new() } else { format!(" affinity {}", self.affinity) };
         format!(
-            "{} ×{} {}{locks}{hash}{spinners}{spin}{read} hold {} idle {}{replica}",
+            "{} ×{} {}{locks}{hash}{pinned}{spinners}{spin}{read} hold {} idle {}{replica}",
             self.lock,
             self.workers,
             self.mode.label(),
@@ -401,6 +407,7 @@ pub const FAMILY: Family = Family {
         Key::Field("spinners"),
         Key::Field("glibc_spin"),
         Key::Field("read_pct"),
+        Key::Field("affinity"),
         Key::Field("hold"),
         Key::Field("idle"),
         Key::Field("replica"),
@@ -485,6 +492,7 @@ mod family_tests {
         p.futex_hash = Some(16);
         p.glibc_spin = Some(100);
         p.read_pct = Some(90);
+        p.affinity = crate::model::value::WorkerAffinity::Spread;
         crate::model::family::check::classifies_every_field(
             &super::FAMILY,
             &serde_json::to_value(&p).unwrap(),

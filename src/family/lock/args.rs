@@ -4,8 +4,8 @@
 use crate::engine::repeat_args::RepeatArgs;
 use crate::family::lock::registry::parse_lock;
 use crate::model::value::{
-    parse_axis, parse_count, parse_duration, parse_latency_every, parse_nanos, parse_percent, parse_spinners,
-    parse_work, LatencyEvery, List, SpinPolicy, Work,
+    parse_affinity, parse_axis, parse_count, parse_duration, parse_latency_every, parse_nanos, parse_percent,
+    parse_spinners, parse_work, LatencyEvery, List, SpinPolicy, Work, WorkerAffinity,
 };
 use crate::output::args::OutputArgs;
 use clap::{Args, ValueEnum};
@@ -22,6 +22,7 @@ Examples:
   contend lock --lock futex --threads 4 --period 1000ns --duty 10%,50%,90%
   contend lock --lock adaptive --spinners none,one,many --threads 256 --period 1000ns --duty 50%
   contend lock --lock seed --threads 4 --format seed
+  contend lock --lock pi --threads 4 --hold sleep:1us --affinity none,spread
   contend lock --lock futex --export-json result.json
   contend lock --procs 10,100,1000 --lock flock,fcntl,sysv --hold sleep:100us --idle 0 \\
       --duration 10s --format gnuplot";
@@ -47,6 +48,15 @@ pub struct LockArgs {
     /// workers share the lock through shared memory.
     #[arg(long, short = 'p', value_parser = count_list, allow_hyphen_values = true, value_name = "N[,N...]")]
     pub procs: Option<List<u32>>,
+
+    /// Where the workers run, comma separated to compare: none (not
+    /// pinned, the scheduler decides), spread (worker i pinned to the i-th
+    /// CPU contend may use, modulo their count: perf bench futex's
+    /// placement) or same (every worker on the first of them). The CPUs
+    /// are the ones contend may use: narrow them with taskset
+    /// [default: none].
+    #[arg(long, value_parser = affinity_list, value_name = "PLACEMENT[,...]")]
+    pub affinity: Option<List<WorkerAffinity>>,
 
     /// Locks the workers are spread over, comma separated: worker i
     /// takes lock i mod N (with many locks, the kernel's futex hash
@@ -239,6 +249,10 @@ fn work_list(s: &str) -> Result<List<Work>, String> {
 
 fn nanos_list(s: &str) -> Result<List<u64>, String> {
     parse_axis(s, parse_nanos)
+}
+
+fn affinity_list(s: &str) -> Result<List<WorkerAffinity>, String> {
+    parse_axis(s, parse_affinity)
 }
 
 fn spinners_list(s: &str) -> Result<List<SpinPolicy>, String> {

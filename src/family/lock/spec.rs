@@ -6,7 +6,7 @@ use crate::engine::repeat::Repeat;
 use crate::family::lock::args::{Format, LockArgs, DEFAULT_READ_PCT};
 use crate::family::lock::registry;
 pub use crate::model::lock::Point;
-use crate::model::value::{LatencyEvery, SpinPolicy, Work};
+use crate::model::value::{LatencyEvery, SpinPolicy, Work, WorkerAffinity};
 pub use crate::model::{Mode, SpecError};
 use crate::session::limits::Limits;
 use crate::session::resources::DEFAULT_LOCK_DIR;
@@ -32,6 +32,11 @@ pub struct LockSpec {
     /// File locks open and close the lock file around every acquisition,
     /// as lockscale does (`--reopen`).
     pub reopen: bool,
+    /// Worker placements swept (--affinity; [none] without).
+    pub affinities: Vec<WorkerAffinity>,
+    /// The CPUs contend may use (its affinity mask when the spec was
+    /// made), which pinned placements draw from in order.
+    pub cpus: Vec<usize>,
     /// Spin budgets swept (empty: each lock's default).
     pub spins: Vec<u32>,
     /// Waiting policies swept (empty: the default, one).
@@ -201,6 +206,11 @@ impl LockSpec {
                  (flock, fcntl, lockf), and --lock names none",
             ));
         }
+        let affinities = args.affinity.as_ref().map_or_else(|| vec![WorkerAffinity::None], |l| l.0.clone());
+        let cpus = locks::sys::sched::allowed_cpus().unwrap_or_default();
+        if cpus.is_empty() && affinities.iter().any(|a| !a.is_none()) {
+            return Err(err("--affinity pins the workers, but the kernel would not say which CPUs contend may use                  (sched_getaffinity failed); leave --affinity out"));
+        }
         let precision = args.repeat.precision.is_some();
         let duration = args.duration.unwrap_or(if precision { PRECISION_WINDOW } else { DEFAULT_WINDOW });
         let warmup = args.warmup.unwrap_or(if precision { PRECISION_WARMUP } else { DEFAULT_WARMUP });
@@ -247,6 +257,8 @@ impl LockSpec {
             futex_hash,
             lock_dir,
             reopen: args.reopen,
+            affinities,
+            cpus,
             spins,
             spinners,
             glibc_spins,
@@ -287,8 +299,12 @@ impl LockSpec {
             (spins * policies * glibc * reads) as u128
         };
         let hashes = self.futex_hash.len().max(1);
-        let shared =
-            (self.workers.len() * self.locks_per_point.len() * hashes * self.work.len()) as u128 * replicas;
+        let shared = (self.workers.len()
+            * self.locks_per_point.len()
+            * hashes
+            * self.affinities.len()
+            * self.work.len()) as u128
+            * replicas;
         self.locks.iter().map(|l| per_lock(l) * shared).sum()
     }
 
@@ -306,13 +322,14 @@ impl LockSpec {
             let glibc_spins = optional_axis(caps.is_some_and(|c| c.glibc_spin), &self.glibc_spins);
             let reads = axis(caps.is_some_and(|c| c.rw), &self.read_pcts, DEFAULT_READ_PCT);
             let hashes: Vec<Option<u32>> = optional_axis(true, &self.futex_hash);
-            let layouts: Vec<(u32, u32, Option<u32>)> = self
+            let layouts: Vec<(u32, u32, Option<u32>, WorkerAffinity)> = self
                 .workers
                 .iter()
                 .flat_map(|&w| self.locks_per_point.iter().map(move |&l| (w, l)))
                 .flat_map(|(w, l)| hashes.iter().map(move |&h| (w, l, h)))
+                .flat_map(|(w, l, h)| self.affinities.iter().map(move |&a| (w, l, h, a)))
                 .collect();
-            for &(workers, locks, futex_hash) in &layouts {
+            for &(workers, locks, futex_hash, affinity) in &layouts {
                 for (&spinners, &glibc_spin) in
                     policies.iter().flat_map(|p| glibc_spins.iter().map(move |g| (p, g)))
                 {
@@ -330,6 +347,7 @@ impl LockSpec {
                                 spinners,
                                 glibc_spin,
                                 read_pct,
+                                affinity,
                                 hold,
                                 idle,
                                 duration_ns: self.duration_ns,

@@ -2,6 +2,7 @@
 //! with a mode, comma lists, percentages and counts. Each returns a message
 //! that names what was expected, which clap prints with the flag's name.
 
+pub mod affinity;
 pub mod count;
 pub mod cpus;
 pub mod duration;
@@ -12,6 +13,7 @@ pub mod spinners;
 pub mod suggest;
 pub mod work;
 
+pub use affinity::{parse_affinity, WorkerAffinity};
 pub use count::{parse_count, parse_percent};
 pub use cpus::{format_cpu_list, parse_cpu_list};
 pub use duration::{format_nanos, parse_duration, parse_nanos, LONGEST_NS};

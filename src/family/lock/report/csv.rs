@@ -19,6 +19,7 @@ struct Row<'a> {
     spinners: Option<String>,
     glibc_spin: Option<u32>,
     read_pct: Option<u32>,
+    affinity: String,
     // Machine columns carry numbers: the length in ns and the mode apart
     // (the table's `1µs` / `sleep:50µs` would need parsing).
     hold_ns: u64,
@@ -101,6 +102,7 @@ pub fn render(results: &[PointResult]) -> String {
             spinners: p.spinners.map(|s| s.to_string()),
             glibc_spin: p.glibc_spin,
             read_pct: p.read_pct,
+            affinity: p.affinity.to_string(),
             hold_ns: p.hold.ns,
             hold_mode: mode(p.hold.mode),
             idle_ns: p.idle.ns,

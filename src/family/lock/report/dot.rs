@@ -4,7 +4,7 @@
 
 use crate::family::lock::sweep::PointResult;
 use crate::measure::latency::Latencies;
-use crate::model::value::Work;
+use crate::model::value::{Work, WorkerAffinity};
 use crate::model::Mode;
 use serde::Deserialize;
 
@@ -37,6 +37,9 @@ pub struct Dot {
     /// Share of reads, for a reader-writer lock's point.
     #[serde(default)]
     pub read_pct: Option<u32>,
+    /// Where the workers ran (`--affinity`; unpinned when absent).
+    #[serde(default)]
+    pub affinity: WorkerAffinity,
     /// Work inside the lock.
     pub hold: Work,
     /// Work outside it.
@@ -82,6 +85,7 @@ impl Dot {
             locks: p.locks,
             futex_hash: p.futex_hash,
             read_pct: p.read_pct,
+            affinity: p.affinity,
             hold: p.hold,
             idle: p.idle,
             mean: r.stats.mean,

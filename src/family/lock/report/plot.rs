@@ -75,13 +75,14 @@ const AXES: [Axis; 9] = [
 type Label = (&'static str, fn(&Dot) -> String);
 
 /// Every label a point can carry besides its lock.
-const LABELS: [Label; 9] = [
+const LABELS: [Label; 10] = [
     ("spinners", |r| r.spinners.as_ref().map_or(String::new(), |s| format!("spinners={s}"))),
     ("spin", |r| r.spin.map_or(String::new(), |s| format!("spin={s}"))),
     ("glibc", |r| r.glibc_spin.map_or(String::new(), |s| format!("glibc-spin={s}"))),
     ("hash", |r| r.futex_hash.map_or(String::new(), |h| format!("futex-hash={h}"))),
     ("locks", |r| format!("locks={}", r.locks)),
     ("read", |r| r.read_pct.map_or(String::new(), |p| format!("read={p}%"))),
+    ("affinity", |r| format!("affinity={}", r.affinity)),
     ("workers", |r| format!("{}={}", r.mode.label(), r.workers)),
     ("hold", |r| format!("hold={}", r.hold)),
     ("idle", |r| format!("idle={}", r.idle)),

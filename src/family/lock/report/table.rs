@@ -79,10 +79,11 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
     };
     let varies = |f: &dyn Fn(&PointResult) -> String| results.iter().any(|r| f(r) != f(first));
     type Axis = (&'static str, fn(&PointResult) -> String);
-    let axes: [Axis; 10] = [
+    let axes: [Axis; 11] = [
         ("lock", |r| r.point.lock.to_string()),
         (first.point.mode.label(), |r| r.point.workers.to_string()),
         ("locks", |r| r.point.locks.to_string()),
+        ("affinity", |r| r.point.affinity.to_string()),
         ("futex-hash", |r| r.point.futex_hash.map_or("-".into(), |h| h.to_string())),
         ("spinners", |r| r.point.spinners.map_or("-".into(), |s| s.to_string())),
         ("spin", |r| r.point.spin.map_or("-".into(), |s| s.to_string())),
@@ -95,8 +96,13 @@ pub(crate) fn render_with(results: &[PointResult], env: &Environment, shown: &Sh
 
     let mut heading: Vec<String> = fixed
         .iter()
-        // Unset knobs, and the one lock every run has unless --locks.
-        .filter(|(name, f)| f(first) != "-" && !(*name == "locks" && f(first) == "1"))
+        // Unset knobs, the one lock every run has unless --locks, and
+        // unpinned workers unless --affinity.
+        .filter(|(name, f)| {
+            f(first) != "-"
+                && !(*name == "locks" && f(first) == "1")
+                && !(*name == "affinity" && f(first) == "none")
+        })
         .map(|(name, f)| format!("{name} {}", f(first)))
         .collect();
     heading.push(format!("{} CPUs", env.cpus_online));

@@ -21,6 +21,7 @@
 //! they were, and a run with one such read fails.
 
 mod fault;
+mod placement;
 mod rw_worker;
 mod shared;
 mod stall;
@@ -114,12 +115,16 @@ pub fn run<L: RawLock>(point: &Point, ctx: &RunContext) -> Result<LockSample> {
         .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
     let table = table::<L>(point, ctx, false)?;
     let (arena, table) = (&arena, table.as_ref());
+    let plan = placement::plan(point)?;
+    let plan = plan.as_slice();
     std::thread::scope(|scope| {
         let cycle = Cycle::of(point);
-        let crew =
-            Crew::threads(scope, n, &arena.header().gate, move |i| worker(arena, table, i, cycle, false))
-                .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
-        measure::<L, ()>(point, ctx, arena, table, crew, None)
+        let crew = Crew::threads(scope, n, &arena.header().gate, move |i| {
+            placement::pin(arena.header(), plan, i);
+            worker(arena, table, i, cycle, false)
+        })
+        .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
+        measure::<L, ()>(point, ctx, arena, table, crew, None, plan)
     })
     .map(|sample| futex_hash_after(point, sample))
     .with_context(|| format!("running lock `{}`", point.lock))
@@ -135,13 +140,16 @@ pub fn run_rw<L: RawRwLock>(point: &Point, ctx: &RunContext) -> Result<LockSampl
     let arena = LockArena::<L>::private(&lock_config(point, ctx), Header::default(), n, Default::default)
         .map_err(|why| anyhow!("creating lock `{}`: {why}", point.lock))?;
     let arena = &arena;
+    let plan = placement::plan(point)?;
+    let plan = plan.as_slice();
     std::thread::scope(|scope| {
         let cycle = Cycle::of(point);
         let crew = Crew::threads(scope, n, &arena.header().gate, move |i| {
+            placement::pin(arena.header(), plan, i);
             rw_worker::rw_worker(arena, i, cycle, read_pct)
         })
         .inspect_err(|_| arena.header().stop.store(true, Relaxed))?;
-        measure::<L, ()>(point, ctx, arena, None, crew, None)
+        measure::<L, ()>(point, ctx, arena, None, crew, None, plan)
     })
     .map(|sample| futex_hash_after(point, sample))
     .with_context(|| format!("running lock `{}`", point.lock))
@@ -176,12 +184,14 @@ pub fn run_procs<L: ProcessShared>(point: &Point, ctx: &RunContext) -> Result<Lo
     let table = table::<L>(point, ctx, true)?;
     let cycle = Cycle::of(point);
     let inject = point.kill_holder_after_ns > 0;
+    let plan = placement::plan(point)?;
     let crew = Crew::<()>::processes(n, &arena.header().gate, |i| {
+        placement::pin(arena.header(), &plan, i);
         worker(&arena, table.as_ref(), i, cycle, inject);
         0
     })?;
     let injector = inject.then(|| Injector::new(point));
-    measure::<L, ()>(point, ctx, &arena, table.as_ref(), crew, injector)
+    measure::<L, ()>(point, ctx, &arena, table.as_ref(), crew, injector, &plan)
         .with_context(|| format!("running lock `{}` in {n} processes", point.lock))
 }
 
@@ -194,6 +204,7 @@ fn measure<L: RawLock, T: Send>(
     table: Option<&LockTable<L>>,
     crew: Crew<'_, T>,
     mut injector: Option<Injector>,
+    plan: &[Option<usize>],
 ) -> Result<LockSample> {
     let header = arena.header();
     let n = arena.len();
@@ -235,7 +246,10 @@ fn measure<L: RawLock, T: Send>(
     let (window, worker_rss) = {
         // Stops the workers on every way out of this block.
         let _stop = StopOnDrop(&header.stop);
-        let window = wait_arrivals(&header.gate, n, &mut watch).and_then(|()| {
+        // Every worker pinned itself (or noted why not) before arriving.
+        let arrived =
+            wait_arrivals(&header.gate, n, &mut watch).and_then(|()| placement::check(header, plan));
+        let window = arrived.and_then(|()| {
             measure_window(
                 &header.gate,
                 point.warmup(),

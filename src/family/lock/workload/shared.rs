@@ -9,7 +9,7 @@ use crossbeam_utils::CachePadded;
 use locks::gate::Gate;
 use locks::sys::shm::Arena;
 use locks::{LockStats, SharedCounts};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Where a worker is, for diagnosing a stalled lock. With no idle work a
 /// worker does not store IDLE: it stays HOLDING from its unlock to its
@@ -132,6 +132,10 @@ pub struct Header {
     pub(super) stop: CachePadded<AtomicBool>,
     pub(super) gate: CachePadded<Gate>,
     pub(super) fault: CachePadded<Fault>,
+    /// The errno of the first worker that could not pin itself
+    /// (`--affinity`; 0: none failed), and which worker it was.
+    pub(super) pin_errno: AtomicI32,
+    pub(super) pin_failed: AtomicU32,
 }
 
 pub(super) type LockArena<L> = Arena<L, Header, CachePadded<Slot>>;
