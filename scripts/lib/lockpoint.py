@@ -7,11 +7,12 @@ import json
 import subprocess
 
 
-def lock_point(contend, args, env=None):
+def lock_point(contend, args, env=None, prefix=()):
     """Runs `contend lock ARGS` and returns its export's only point (with
     `point`, `stats`, `sample` and `runs`). `env`, if given, is the whole
-    environment of the run."""
-    out = subprocess.run([contend, "lock", *args, "--count-futex", "off", "--max-steal", "off",
+    environment of the run; `prefix`, a command contend runs under (setpriv,
+    setsid, taskset)."""
+    out = subprocess.run([*prefix, contend, "lock", *args, "--count-futex", "off", "--max-steal", "off",
                           "--no-progress", "--export-json", "-"],
                          capture_output=True, text=True, check=True, env=env).stdout
     return json.loads(out)["points"][0]
