@@ -13,8 +13,13 @@ The variants change one thing each:
                   group, which is what `su`/`runuser -l`/a login give an
                   unprivileged run
   user+session    both changes
-Every run has the measurement's extras off (no futex-counting run, no
-steal bound), so that what differs is who runs it.
+  root, defaults  as root, with contend's own defaults for the extras (a
+                  futex-counting run, which only root may make, and the
+                  steal bound)
+  user, defaults  the same, as nobody
+The first four have the measurement's extras off (no futex-counting run,
+no steal bound), so that what differs is who runs it; the last two show
+what the extras change.
 
 e.g.   scripts/experiments/root-vs-user.py --rounds 16 --markdown docs/results/root-vs-user.md
 Needs root (it drops to nobody itself) and util-linux's setpriv.
@@ -40,6 +45,8 @@ VARIANTS = {
     "root+session": ["setsid", "--wait"],
     "user+session": ["setsid", "--wait", "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
                      "--"],
+    "root, defaults": [],
+    "user, defaults": ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"],
 }
 
 
@@ -83,7 +90,8 @@ def main():
         random.shuffle(order)
         row = {}
         for v in order:
-            row[v] = lock_point(binary, point, env=env, prefix=VARIANTS[v])["stats"]["mean"]
+            row[v] = lock_point(binary, point, env=env, prefix=VARIANTS[v],
+                                extras_off="defaults" not in v)["stats"]["mean"]
         rounds.append(row)
         print(f"round {n + 1}: " + ", ".join(f"{v} {row[v]:,.0f}" for v in VARIANTS), file=sys.stderr)
     shutil.rmtree(work, ignore_errors=True)

@@ -7,12 +7,14 @@ import json
 import subprocess
 
 
-def lock_point(contend, args, env=None, prefix=()):
+def lock_point(contend, args, env=None, prefix=(), extras_off=True):
     """Runs `contend lock ARGS` and returns its export's only point (with
     `point`, `stats`, `sample` and `runs`). `env`, if given, is the whole
     environment of the run; `prefix`, a command contend runs under (setpriv,
-    setsid, taskset)."""
-    out = subprocess.run([*prefix, contend, "lock", *args, "--count-futex", "off", "--max-steal", "off",
+    setsid, taskset); `extras_off=False` keeps contend's own defaults for
+    futex counting and the steal bound."""
+    extras = ["--count-futex", "off", "--max-steal", "off"] if extras_off else []
+    out = subprocess.run([*prefix, contend, "lock", *args, *extras,
                           "--no-progress", "--export-json", "-"],
                          capture_output=True, text=True, check=True, env=env).stdout
     return json.loads(out)["points"][0]

@@ -67,6 +67,15 @@ DEFINITIONS = {
                       "contend's pi tries a CAS first (taken only when the lock is free, which at this "
                       "load it almost never is: 2 futex calls per critical section for both). Both sleep "
                       "1 µs inside with nanosleep (usleep), so the hold is the timer slack (about 50 µs).",
+    "lock-pi two threads": "two threads, one per CPU: the lock can only alternate between them, so every "
+                           "hand-off crosses CPUs in both programs, whatever order the waiters queued in. "
+                           "With four threads the kernel hands a PI futex to its waiters in the order they "
+                           "queued (at equal priority), so the cyclic order set at the start decides how "
+                           "many hand-offs cross CPUs (a crossing wakes an idle vCPU; staying means a "
+                           "context switch on a busy one). perf's threads start from one condition "
+                           "broadcast, contend's from its start gate, in whatever order the scheduler "
+                           "runs them: if this row agrees where four threads do not, that order is the "
+                           "likely difference (not shown directly here).",
     "lock-pi unpinned": "as pinned, but contend's workers are not pinned (its default): the scheduler may "
                         "run a woken waiter on the CPU its waker leaves, where perf's placement forces "
                         "half the hand-offs across CPUs.",
@@ -103,14 +112,14 @@ def seed_pair(args, spin):
     return original, ours
 
 
-def lock_pi_pair(args, affinity):
+def lock_pi_pair(args, affinity, threads=4):
     def original():
-        out = sh(["perf", "bench", "futex", "lock-pi", "-t", "4", "-r", str(args.seconds), "-s"])
-        # perf prints the mean per thread: the total is 4 times it.
-        return 4 * float(re.search(r"Averaged (\d+) operations/sec", out).group(1))
+        out = sh(["perf", "bench", "futex", "lock-pi", "-t", str(threads), "-r", str(args.seconds), "-s"])
+        # perf prints the mean per thread: the total is `threads` times it.
+        return threads * float(re.search(r"Averaged (\d+) operations/sec", out).group(1))
 
     def ours():
-        p = lock_point(args.contend, ["--lock", "pi", "--threads", "4", "--hold", "sleep:1us", "--idle", "0",
+        p = lock_point(args.contend, ["--lock", "pi", "--threads", str(threads), "--hold", "sleep:1us", "--idle", "0",
                                       "--affinity", affinity, "--duration", f"{args.seconds}s", "--runs", "1"])
         return p["stats"]["mean"]
     return original, ours
@@ -152,6 +161,10 @@ def comparisons(args, workdir):
                          f"perf bench futex lock-pi -t 4 -r {args.seconds}",
                          f"contend lock --lock pi --threads 4 --hold sleep:1us --affinity {affinity}",
                          lock_pi_pair(args, affinity)))
+        rows.append(("lock (pi)", "2 threads, hold sleep:1 µs, affinity spread", "lock-pi two threads",
+                     f"perf bench futex lock-pi -t 2 -r {args.seconds}",
+                     "contend lock --lock pi --threads 2 --hold sleep:1us --affinity spread",
+                     lock_pi_pair(args, "spread", threads=2)))
     else:
         skipped.append("lock (pi): perf not installed (apt-get install linux-perf)")
     rt = [p for p in ("ptsematest", "svsematest") if shutil.which(p)]

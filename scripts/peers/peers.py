@@ -5,8 +5,8 @@ ratio (contend / peer), measured one after the other on the same machine.
 
 Peers (skipped with a note when not installed; Debian packages in brackets):
 - perf bench futex lock-pi [linux-perf]: threads take a PI futex with
-  FUTEX_LOCK_PI, sleep 1 us inside (usleep), unlock.
-  contend: --lock pi --hold sleep:1us.
+  FUTEX_LOCK_PI, sleep 1 us inside (usleep), unlock; thread i pinned to
+  CPU i mod N.  contend: --lock pi --hold sleep:1us --affinity spread.
 - stress-ng --flock [stress-ng]: processes flock/unlock one file.
   contend: --procs N --lock flock --hold 0.
 - stress-ng --sem [stress-ng]: a worker's threads sem_wait/sem_post one
@@ -70,8 +70,10 @@ def perf_lock_pi(args):
     m = re.search(r"Averaged (\d+) operations/sec", out)
     # Averaged per thread: the total is 4x.
     peer = 4 * int(m.group(1))
-    ours = contend_lock_rate(args, ["--lock", "pi", "--threads", "4", "--hold", "sleep:1us", "--idle", "0"])
-    return ("perf bench futex lock-pi -t 4", peer, "contend lock --lock pi --threads 4 --hold sleep:1us",
+    ours = contend_lock_rate(args, ["--lock", "pi", "--threads", "4", "--hold", "sleep:1us", "--idle", "0",
+                                    "--affinity", "spread"])
+    return ("perf bench futex lock-pi -t 4", peer,
+            "contend lock --lock pi --threads 4 --hold sleep:1us --affinity spread",
             ours, "lock/unlock per s",
             "one number per thread: no fairness beyond that, no CPU split, no check that the lock excluded")
 
