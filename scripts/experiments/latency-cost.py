@@ -43,7 +43,8 @@ def main():
                         help="THREADS:HOLD,... (default: %(default)s)")
     parser.add_argument("--every", default="auto,1", help="settings judged against off")
     parser.add_argument("--lock", default="futex")
-    parser.add_argument("--spin", help="the lock's spin budget (--spin), e.g. the seed's R")
+    parser.add_argument("--spin", help="the lock's spin budget (--spin), e.g. the seed's R; a comma "
+                                       "list gives a row per budget (the seed table: 1,10,100,1000,10000,100000)")
     parser.add_argument("--duration", default="300ms")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--markdown", help="also write the table here")
@@ -54,12 +55,14 @@ def main():
              f"`scripts/experiments/latency-cost.py --rounds {args.rounds} --points {args.points} "
              f"--every {args.every} --lock {args.lock} --duration {args.duration}"
              + (f" --spin {args.spin}" if args.spin else "") + "`", "",
-             "| threads | hold | latency-every | spacing | cs/s with it / off | 95% interval | verdict |",
-             "|---|---|---|---|---|---|---|"]
-    for spec in args.points.split(","):
+             "| spin | threads | hold | latency-every | spacing | cs/s with it / off | 95% interval | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    cases = [(spin, spec) for spin in (args.spin.split(",") if args.spin else [None])
+             for spec in args.points.split(",")]
+    for spin, spec in cases:
         threads, hold = spec.split(":")
         point = ["--lock", args.lock, "--threads", threads, "--hold", hold, "--duration", args.duration,
-                 "--warmup", "100ms", *(["--spin", args.spin] if args.spin else [])]
+                 "--warmup", "100ms", *(["--spin", spin] if spin else [])]
         rounds, spacing = [], {}
         for _ in range(args.rounds):
             order = variants[:]
@@ -72,7 +75,7 @@ def main():
         for v in variants[1:]:
             j = judged[v]
             ci = f"{j['ci95'][0]:.4f}..{j['ci95'][1]:.4f}" if j["ci95"] else "-"
-            lines.append(f"| {threads} | {hold} | {v} | 1 in {spacing[v]} | {j['ratio']:.4f} | {ci} "
+            lines.append(f"| {spin or '-'} | {threads} | {hold} | {v} | 1 in {spacing[v]} | {j['ratio']:.4f} | {ci} "
                          f"| {j['verdict']} |")
             print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"

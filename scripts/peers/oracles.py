@@ -68,14 +68,11 @@ DEFINITIONS = {
                       "load it almost never is: 2 futex calls per critical section for both). Both sleep "
                       "1 µs inside with nanosleep (usleep), so the hold is the timer slack (about 50 µs).",
     "lock-pi two threads": "two threads, one per CPU: the lock can only alternate between them, so every "
-                           "hand-off crosses CPUs in both programs, whatever order the waiters queued in. "
-                           "With four threads the kernel hands a PI futex to its waiters in the order they "
-                           "queued (at equal priority), so the cyclic order set at the start decides how "
-                           "many hand-offs cross CPUs (a crossing wakes an idle vCPU; staying means a "
-                           "context switch on a busy one). perf's threads start from one condition "
-                           "broadcast, contend's from its start gate, in whatever order the scheduler "
-                           "runs them: if this row agrees where four threads do not, that order is the "
-                           "likely difference (not shown directly here).",
+                           "hand-off crosses CPUs in both programs and one waiter at most sleeps in the "
+                           "kernel. At four threads the share of hand-offs that stay on one CPU is the "
+                           "same in both (half: the waiters queue in a cycle that alternates CPUs every "
+                           "other hand-off, counted with perf record -e sched:sched_wakeup), so that is "
+                           "not where four threads differ.",
     "lock-pi unpinned": "as pinned, but contend's workers are not pinned (its default): the scheduler may "
                         "run a woken waiter on the CPU its waker leaves, where perf's placement forces "
                         "half the hand-offs across CPUs.",

@@ -269,8 +269,7 @@ pub struct Point {
     /// acquisition from its own seeded generator. None for mutexes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_pct: Option<u32>,
-    /// Where the workers run (`--affinity`): pinned one CPU each
-    /// (spread), all on one CPU (same), or unpinned (none, left out).
+    /// Where the workers run (`--affinity`); unpinned (none) is left out.
     #[serde(default, skip_serializing_if = "WorkerAffinity::is_none")]
     pub affinity: WorkerAffinity,
     /// Work inside the lock.
@@ -332,7 +331,7 @@ impl Point {
         let hash = self.futex_hash.map_or(String::new(), |h| format!(" futex-hash {h}"));
         let read = self.read_pct.map_or(String::new(), |r| format!(" read {r}%"));
         let pinned =
-            if self.affinity.is_none() { String::new() } else { format!(" affinity {}", self.affinity) };
+            Some(self.affinity).filter(|a| !a.is_none()).map_or(String::new(), |a| format!(" affinity {a}"));
         format!(
             "{} ×{} {}{locks}{hash}{pinned}{spinners}{spin}{read} hold {} idle {}{replica}",
             self.lock,
