@@ -62,20 +62,19 @@ DEFINITIONS = {
             "word has its line to itself. The row \"lock on its own line\" runs a copy of the original with "
             "those three variables 128-byte aligned (--futex-scalability-aligned), the only change.",
     "lock-pi pinned": "Placement is the same (perf pins thread i to CPU i mod N; contend: --affinity "
-                      "spread); what remains is not explained by a definition found so far. perf calls "
+                      "spread), and no definition found so far would explain a ratio outside the band. perf calls "
                       "FUTEX_LOCK_PI on every acquisition without trying the lock word in user space; "
                       "contend's pi tries a CAS first (taken only when the lock is free, which at this "
                       "load it almost never is: 2 futex calls per critical section for both). Both sleep "
                       "1 µs inside with nanosleep (usleep), so the hold is the timer slack (about 50 µs).",
     "lock-pi two threads": "two threads, one per CPU: the lock can only alternate between them, so every "
                            "hand-off crosses CPUs in both programs and one waiter at most sleeps in the "
-                           "kernel. At four threads the share of hand-offs that stay on one CPU is the "
-                           "same in both (half: the waiters queue in a cycle that alternates CPUs every "
-                           "other hand-off, counted with perf record -e sched:sched_wakeup), so that is "
-                           "not where four threads differ.",
+                           "kernel. At four threads nearly every hand-off crosses CPUs in both, but the "
+                           "share that stays on one CPU (set by the order the waiters queued in) varies "
+                           "from run to run in both programs (perf record -e sched:sched_waking).",
     "lock-pi unpinned": "as pinned, but contend's workers are not pinned (its default): the scheduler may "
-                        "run a woken waiter on the CPU its waker leaves, where perf's placement forces "
-                        "half the hand-offs across CPUs.",
+                        "run a woken waiter on the CPU its waker leaves, where perf's placement sends "
+                        "nearly every hand-off across CPUs, to a vCPU that has gone idle.",
     "ptsematest": "both time the hop from the unlock (the poster's stamp, taken just before it) to the "
                   "waiter's return from pthread_mutex_lock; rt-tests stamps with gettimeofday (µs, "
                   "truncated; the difference of two truncated stamps is unbiased on average) and "
@@ -87,8 +86,8 @@ DEFINITIONS = {
                   "block is inside the hop.",
     "svsematest": "as ptsematest, with a SysV semaphore (semop) in place of the mutex; svsematest's poster, "
                   "after its post, waits on a second semaphore of the same set, which its waiter posts "
-                  "right after its stamp, and only then on its own. A difference on one CPU is not "
-                  "explained by a definition found so far.",
+                  "right after its stamp, and only then on its own; no definition found so far would "
+                  "explain a difference on one CPU.",
 }
 
 
