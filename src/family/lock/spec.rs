@@ -209,7 +209,10 @@ impl LockSpec {
         let affinities = args.affinity.as_ref().map_or_else(|| vec![WorkerAffinity::None], |l| l.0.clone());
         let cpus = locks::sys::sched::allowed_cpus().unwrap_or_default();
         if cpus.is_empty() && affinities.iter().any(|a| !a.is_none()) {
-            return Err(err("--affinity pins the workers, but the kernel would not say which CPUs contend may use                  (sched_getaffinity failed); leave --affinity out"));
+            return Err(err(
+                "--affinity pins the workers, but the kernel would not say which CPUs contend may use \
+                 (sched_getaffinity failed); leave --affinity out",
+            ));
         }
         let precision = args.repeat.precision.is_some();
         let duration = args.duration.unwrap_or(if precision { PRECISION_WINDOW } else { DEFAULT_WINDOW });
