@@ -2,6 +2,7 @@
 //! usable CPUs into one CPU set per thread, and each worker pins itself
 //! (sched_setaffinity on the calling thread) before it reaches the gate.
 
+use crate::model::value::choice::{choice_name, parse_choice};
 use crate::model::value::format_cpu_list;
 use serde::Serialize;
 
@@ -24,26 +25,23 @@ pub enum Affinity {
     Spread,
 }
 
+/// Each placement's CLI name.
+const NAMES: [(&str, Affinity); 4] = [
+    ("same", Affinity::Same),
+    ("cross", Affinity::Cross),
+    ("none", Affinity::None),
+    ("spread", Affinity::Spread),
+];
+
 impl Affinity {
     /// The CLI name.
     pub fn name(self) -> &'static str {
-        match self {
-            Affinity::Same => "same",
-            Affinity::Cross => "cross",
-            Affinity::None => "none",
-            Affinity::Spread => "spread",
-        }
+        choice_name(self, &NAMES)
     }
 
     /// Parses a CLI name.
     pub fn parse(text: &str) -> Result<Self, String> {
-        match text {
-            "same" => Ok(Affinity::Same),
-            "cross" => Ok(Affinity::Cross),
-            "none" => Ok(Affinity::None),
-            "spread" => Ok(Affinity::Spread),
-            other => Err(format!("unknown affinity `{other}` (expected same, cross, none or spread)")),
-        }
+        parse_choice(text, "affinity", &NAMES)
     }
 }
 

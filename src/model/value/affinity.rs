@@ -1,6 +1,7 @@
 //! `contend lock --affinity none|spread|same`: where the workers run.
 //! An axis, so that pinned and unpinned points run in one sweep.
 
+use super::choice::{choice_name, parse_choice};
 use serde::Serialize;
 use std::fmt;
 
@@ -39,24 +40,19 @@ impl WorkerAffinity {
     }
 }
 
+/// Each placement's CLI name.
+const NAMES: [(&str, WorkerAffinity); 3] =
+    [("none", WorkerAffinity::None), ("spread", WorkerAffinity::Spread), ("same", WorkerAffinity::Same)];
+
 impl fmt::Display for WorkerAffinity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            WorkerAffinity::None => "none",
-            WorkerAffinity::Spread => "spread",
-            WorkerAffinity::Same => "same",
-        })
+        f.write_str(choice_name(*self, &NAMES))
     }
 }
 
 /// Parses `none`, `spread` or `same`.
 pub fn parse_affinity(text: &str) -> Result<WorkerAffinity, String> {
-    match text.trim() {
-        "none" => Ok(WorkerAffinity::None),
-        "spread" => Ok(WorkerAffinity::Spread),
-        "same" => Ok(WorkerAffinity::Same),
-        other => Err(format!("unknown affinity `{other}` (expected none, spread or same)")),
-    }
+    parse_choice(text, "affinity", &NAMES)
 }
 
 #[cfg(test)]

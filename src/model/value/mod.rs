@@ -3,6 +3,7 @@
 //! that names what was expected, which clap prints with the flag's name.
 
 pub mod affinity;
+pub mod choice;
 pub mod count;
 pub mod cpus;
 pub mod duration;

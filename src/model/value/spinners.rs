@@ -1,5 +1,6 @@
 //! `--spinners none|one|many`: the FUTEX_LOCK RFC's waiting policies.
 
+use super::choice::{choice_name, parse_choice};
 use serde::Serialize;
 use std::fmt;
 
@@ -25,24 +26,19 @@ impl From<SpinPolicy> for locks::Spinners {
     }
 }
 
+/// Each policy's CLI name.
+const NAMES: [(&str, SpinPolicy); 3] =
+    [("none", SpinPolicy::None), ("one", SpinPolicy::One), ("many", SpinPolicy::Many)];
+
 impl fmt::Display for SpinPolicy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            SpinPolicy::None => "none",
-            SpinPolicy::One => "one",
-            SpinPolicy::Many => "many",
-        })
+        f.write_str(choice_name(*self, &NAMES))
     }
 }
 
 /// Parses `none`, `one` or `many`.
 pub fn parse_spinners(text: &str) -> Result<SpinPolicy, String> {
-    match text.trim() {
-        "none" => Ok(SpinPolicy::None),
-        "one" => Ok(SpinPolicy::One),
-        "many" => Ok(SpinPolicy::Many),
-        other => Err(format!("unknown spinner policy `{other}` (expected none, one or many)")),
-    }
+    parse_choice(text, "spinner policy", &NAMES)
 }
 
 #[cfg(test)]
