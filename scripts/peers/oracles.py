@@ -33,13 +33,14 @@ import importlib.util
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 import machine  # noqa: E402  (scripts/lib/machine.py)
+sys.path.insert(0, HERE)
+from peers import perf_lock_pi_total, sh  # noqa: E402  (scripts/peers/peers.py)
 from lockpoint import lock_point  # noqa: E402  (scripts/lib/lockpoint.py)
 from paired import paired  # noqa: E402  (scripts/lib/paired.py)
 
@@ -91,10 +92,6 @@ DEFINITIONS = {
 }
 
 
-def sh(cmd):
-    return subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-
-
 def seed_pair(args, spin):
     """(original's cs/s, contend's cs/s) runners for the seed at `spin`."""
     def original():
@@ -110,9 +107,7 @@ def seed_pair(args, spin):
 
 def lock_pi_pair(args, affinity, threads=4):
     def original():
-        out = sh(["perf", "bench", "futex", "lock-pi", "-t", str(threads), "-r", str(args.seconds), "-s"])
-        # perf prints the mean per thread: the total is `threads` times it.
-        return threads * float(re.search(r"Averaged (\d+) operations/sec", out).group(1))
+        return perf_lock_pi_total(threads, args.seconds)
 
     def ours():
         p = lock_point(args.contend, ["--lock", "pi", "--threads", str(threads), "--hold", "sleep:1us", "--idle", "0",

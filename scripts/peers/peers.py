@@ -65,11 +65,18 @@ def stress_ng_ops(stressor, workers, seconds):
     return int(m.group(1)) / float(m.group(2))
 
 
-def perf_lock_pi(args):
-    out = sh(["perf", "bench", "futex", "lock-pi", "-t", "4", "-r", str(args.seconds)])
+def perf_lock_pi_total(threads, seconds):
+    """perf bench futex lock-pi's lock/unlock pairs per second, all threads."""
+    out = sh(["perf", "bench", "futex", "lock-pi", "-t", str(threads), "-r", str(seconds), "-s"])
     m = re.search(r"Averaged (\d+) operations/sec", out)
-    # Averaged per thread: the total is 4x.
-    peer = 4 * int(m.group(1))
+    if not m:
+        raise RuntimeError(f"no rate in perf's output: {out[-300:]}")
+    # perf prints the mean per thread: the total is `threads` times it.
+    return threads * int(m.group(1))
+
+
+def perf_lock_pi(args):
+    peer = perf_lock_pi_total(4, args.seconds)
     ours = contend_lock_rate(args, ["--lock", "pi", "--threads", "4", "--hold", "sleep:1us", "--idle", "0",
                                     "--affinity", "spread"])
     return ("perf bench futex lock-pi -t 4", peer,
