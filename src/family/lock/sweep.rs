@@ -98,15 +98,10 @@ impl LockSession {
         match purpose {
             Purpose::Measure => run(point, &self.ctx),
             Purpose::Count => {
-                // Open for this run only: closing them (when `counted`
-                // drops) switches the syscall tracepoints off again.
-                let counted = RunContext {
-                    futex: self.futex.open_for_count()?,
-                    lock_file: self.ctx.lock_file,
-                    sysv_set: self.ctx.sysv_set,
-                    reopen: self.ctx.reopen,
-                };
-                run(point, &counted)
+                // Open for this run only: closing them (when the counting
+                // context drops, after the run) switches the syscall
+                // tracepoints off again.
+                run(point, &self.ctx.with_futex(self.futex.open_for_count()?))
             }
         }
     }

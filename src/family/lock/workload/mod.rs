@@ -63,6 +63,15 @@ pub struct RunContext {
     pub reopen: bool,
 }
 
+impl RunContext {
+    /// This context with `futex` in place of its own counters (a counting
+    /// run's). Every field is named, so a new one cannot be left behind.
+    pub fn with_futex(&self, futex: Option<FutexCounters>) -> RunContext {
+        let RunContext { futex: _, lock_file, sysv_set, reopen } = self;
+        RunContext { futex, lock_file: *lock_file, sysv_set: *sysv_set, reopen: *reopen }
+    }
+}
+
 /// Raises the stop flag when dropped, so every exit from the coordinator,
 /// errors included, lets the workers finish.
 struct StopOnDrop<'a>(&'a AtomicBool);
