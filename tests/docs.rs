@@ -1,7 +1,8 @@
 //! The documentation's links point at files that exist: every relative
 //! Markdown link in README.md, ARCHITECTURE.md and docs/ (anchors and web
 //! addresses aside). A renamed or deleted file then fails here, not in a
-//! reader's browser.
+//! reader's browser. And what the README says of the export's version is
+//! what this build writes and reads.
 
 mod common;
 
@@ -42,4 +43,16 @@ fn every_relative_link_names_a_file_that_exists() {
     }
     assert!(checked > 20, "only {checked} links found: is the parser broken?");
     assert!(broken.is_empty(), "links to nothing:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_readme_names_the_schema_version_written_and_the_versions_compare_reads() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let newest = contend::output::json::SCHEMA_VERSION;
+    let oldest = contend::exports::compare::export::OLDEST_READ;
+    for claim in
+        [format!("`schema_version` ({newest})"), format!("`compare` reads versions {oldest} to {newest}")]
+    {
+        assert!(readme.contains(&claim), "README.md should say {claim:?}");
+    }
 }

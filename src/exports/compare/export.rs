@@ -58,17 +58,20 @@ pub struct Run {
     pub fields: Value,
 }
 
+/// The oldest schema version compare reads (the first with every run);
+/// the newest is the one this contend writes.
+pub const OLDEST_READ: u64 = 2;
+
 impl Export {
     /// Reads `doc`, named `name` in errors; refuses other versions.
     pub fn read(doc: &Value, name: &str) -> Result<Self, String> {
+        let newest = crate::output::json::SCHEMA_VERSION as u64;
         match doc.get("schema_version").and_then(Value::as_u64) {
-            Some(2..=5) => {}
-            Some(v) => {
-                return Err(format!(
-                    "{name} has schema_version {v}; compare reads versions 2 to 5 (exports with every \
-                     run): measure again with this contend"
-                ))
-            }
+            Some(v) if (OLDEST_READ..=newest).contains(&v) => {}
+            Some(v) => return Err(format!(
+                "{name} has schema_version {v}; compare reads versions {OLDEST_READ} to {newest} (exports \
+                     with every run): measure again with this contend"
+            )),
             None => return Err(format!("{name} is not a contend export (no schema_version)")),
         }
         let family = families::of(doc).map_err(|e| format!("{name}: {e}"))?;
