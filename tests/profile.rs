@@ -52,26 +52,6 @@ fn profile_into(exe: &Path, json: &Path, args: &[&str]) -> (Value, String) {
     (doc, table)
 }
 
-/// `contend run --profile --runs 1 ARGS -- EXE`, exported: the export, the
-/// program's stdout and contend's table.
-fn run_printing(exe: &Path, args: &[&str], dir: &Path) -> (Value, String, String) {
-    let json = dir.join("run.json");
-    let out = contend()
-        .args(["run", "--profile", "--runs", "1", "--no-progress"])
-        .args(args)
-        .arg("--export-json")
-        .arg(&json)
-        .arg("--")
-        .arg(exe)
-        .timeout(std::time::Duration::from_secs(600))
-        .output()
-        .expect("contend runs");
-    let (stdout, table) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{table}");
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    (doc, stdout.into_owned(), table.into_owned())
-}
-
 /// The value process `pid` printed as `KEY=VALUE` on its line (`pid=PID
 /// ...`): contend runs the program more than once (profiled, and
 /// unprofiled for the profile's cost), and their counts may differ.
@@ -252,7 +232,7 @@ fn a_profiled_export_goes_through_compare_report_and_plot() {
 fn rwlock_and_spinlock_counts_equal_the_calls_the_program_made() {
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("rw_spin", dir.path());
-    let (doc, stdout, table) = run_printing(&exe, &["--count-futex", "off"], dir.path());
+    let (doc, stdout, table) = common::run::profiled_printing(&exe, &["--count-futex", "off"], dir.path());
     let json = dir.path().join("run.json");
     let locks = doc["points"][0]["sample"]["rwlocks"].as_array().unwrap().clone();
     let pid = locks[0]["pid"].as_u64().unwrap();
@@ -297,7 +277,7 @@ fn the_reacquisition_inside_glibcs_condition_wait_shows_as_kernel_waits() {
     }
     let dir = tempfile::tempdir().unwrap();
     let exe = compile("cond_reacquire", dir.path());
-    let (doc, stdout, table) = run_printing(&exe, &[], dir.path());
+    let (doc, stdout, table) = common::run::profiled_printing(&exe, &[], dir.path());
     // The kernel waits are counted in the futex-counting run (the default
     // plan), whose profile the table shows.
     let runs = doc["points"][0]["runs"].as_array().unwrap();

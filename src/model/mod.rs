@@ -6,6 +6,7 @@
 pub mod advice;
 pub mod alloc;
 pub mod family;
+pub mod futex_word;
 pub mod lock;
 pub mod mutex_profile;
 pub mod program;

@@ -80,6 +80,11 @@ pub struct ProgramSample {
     /// FUTEX_LOCK_PI) in all and on its mutexes, when they could be
     /// counted.
     pub kernel_waits: Option<KernelWaitTotals>,
+    /// With `--profile`, in the execution that counts futex calls: every
+    /// futex word the program slept on, from the kernel's futex syscalls
+    /// (pthread mutexes and every other futex-based lock alike).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub futex_view: Option<crate::model::futex_word::FutexView>,
     /// With `--profile`: every pthread rwlock and spinlock, most waited-on
     /// first.
     pub rwlocks: Vec<RwLockProfile>,

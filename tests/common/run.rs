@@ -189,3 +189,24 @@ pub fn exported(program: &[&std::ffi::OsStr], args: &[&str], dir: &Path) -> (ser
     assert!(out.status.success(), "{stderr}");
     (serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap(), stderr)
 }
+
+/// `contend run --profile --runs 1 ARGS -- EXE`, exported: the export, the
+/// program's stdout and contend's table. Panics unless it succeeds.
+pub fn profiled_printing(exe: &Path, args: &[&str], dir: &Path) -> (serde_json::Value, String, String) {
+    let json = dir.join("run.json");
+    let out = assert_cmd::Command::cargo_bin("contend")
+        .unwrap()
+        .args(["run", "--profile", "--runs", "1", "--no-progress"])
+        .args(args)
+        .arg("--export-json")
+        .arg(&json)
+        .arg("--")
+        .arg(exe)
+        .timeout(Duration::from_secs(600))
+        .output()
+        .expect("contend runs");
+    let (stdout, table) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{table}");
+    let doc = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (doc, stdout.into_owned(), table.into_owned())
+}

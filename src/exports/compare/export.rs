@@ -68,10 +68,12 @@ impl Export {
         let newest = crate::output::json::SCHEMA_VERSION as u64;
         match doc.get("schema_version").and_then(Value::as_u64) {
             Some(v) if (OLDEST_READ..=newest).contains(&v) => {}
-            Some(v) => return Err(format!(
+            Some(v) => {
+                return Err(format!(
                 "{name} has schema_version {v}; compare reads versions {OLDEST_READ} to {newest} (exports \
                      with every run): measure again with this contend"
-            )),
+            ))
+            }
             None => return Err(format!("{name} is not a contend export (no schema_version)")),
         }
         let family = families::of(doc).map_err(|e| format!("{name}: {e}"))?;

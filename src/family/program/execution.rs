@@ -14,8 +14,8 @@ use crate::family::program::spec::ProgramSpec;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::cpu::CpuTicks;
 use crate::measure::futex::FutexCounters;
-use crate::measure::kernel_waits::{KernelWaits, Waits};
-use crate::model::program::{KernelWaitTotals, MutexProfile, ProgramPoint, ProgramSample, GLIBC};
+use crate::measure::futex_view::FutexView;
+use crate::model::program::{ProgramPoint, ProgramSample, GLIBC};
 use crate::model::run::RunInfo;
 use anyhow::{bail, Result};
 use locks::in_mutex::report::ProcessReport as Report;
@@ -28,6 +28,8 @@ pub(crate) struct Setting<'a> {
     pub(crate) spec: &'a ProgramSpec,
     pub(crate) dir: &'a mut RunDir,
     pub(crate) symbols: &'a mut Symbolizer,
+    /// The futex view's words, named by the data symbols that hold them.
+    pub(crate) data_names: crate::family::program::data_names::DataNames,
     pub(crate) metric: Option<&'a regex::Regex>,
     /// Where the program's output goes (`--output`).
     pub(crate) streams: &'a mut crate::family::program::streams::Streams,
@@ -124,11 +126,11 @@ pub(crate) fn run_point(
 impl Setting<'_> {
     /// Starts counting the kernel waits of the next execution, if possible
     /// (a failure is kept for the warning, and not retried).
-    fn count_kernel_waits(&mut self) -> Option<KernelWaits> {
+    fn count_kernel_waits(&mut self) -> Option<FutexView> {
         if self.kernel_waits_failed.is_some() {
             return None;
         }
-        KernelWaits::open().map_err(|e| self.kernel_waits_failed = Some(e)).ok()
+        FutexView::open().map_err(|e| self.kernel_waits_failed = Some(e)).ok()
     }
 }
 
@@ -145,19 +147,6 @@ fn pad(env: &[(OsString, OsString)]) -> (OsString, OsString) {
     // Each entry is `NAME=VALUE\0`.
     let used: usize = env.iter().map(|(k, v)| k.len() + v.len() + 2).sum::<usize>() + NAME.len() + 2;
     (NAME.into(), "x".repeat(ENV_BYTES.saturating_sub(used)).into())
-}
-
-/// Each mutex's kernel waits, from the counts by address; the totals over
-/// the program's processes.
-fn join_kernel_waits(mutexes: &mut [MutexProfile], waits: &Waits, pids: &[u32]) -> KernelWaitTotals {
-    let mut on_mutexes = 0;
-    for m in mutexes.iter_mut() {
-        let n = waits.by_address.get(&(m.pid, m.address)).copied().unwrap_or(0);
-        m.kernel_waits = Some(n);
-        on_mutexes += n;
-    }
-    let all = waits.by_address.iter().filter(|((pid, _), _)| pids.contains(pid)).map(|(_, n)| n).sum();
-    KernelWaitTotals { all, on_mutexes, lost: waits.lost }
 }
 
 /// Runs the program once under `point`: sets the environment the
@@ -238,7 +227,7 @@ pub(crate) fn run_one(
     // Read when the program exits, before its leftovers are ended.
     let done = launch::execute_recorded(cx.dir, launch, || {
         after.get_or_insert_with(|| (futex.map(|f| f.read()), CpuTicks::read().ok()));
-        kernel_waits = kernel.take().map(KernelWaits::finish);
+        kernel_waits = kernel.take().map(FutexView::finish);
     })?;
     let (futex_after, ticks_after) = after.expect("the keeper reported the exit");
     let after = futex_after.transpose()?;
@@ -262,10 +251,16 @@ pub(crate) fn run_one(
     let reports = interposer::read(&exec)?;
     let loaded = interposer::loaded(&exec)?;
     let program_reported = reports.iter().any(|r| r.pid == done.pid as u32);
-    if !program_reported && !loaded.contains(&(done.pid as u32)) {
+    // With --profile alone nothing needs swapping, and the futex view
+    // sees a program the interposer cannot enter: its report says so.
+    let profile_only = spec.profile
+        && matches!(spec.mode, crate::family::program::run_mode::RunMode::Locks)
+        && spec.locks.iter().all(|l| l == GLIBC);
+    if !program_reported && !loaded.contains(&(done.pid as u32)) && !profile_only {
         bail!(
             "the interposer was not loaded into {}: a statically linked or set-uid program ignores \
-             LD_PRELOAD (so do programs that clear their environment before they exec)",
+             LD_PRELOAD (so do programs that clear their environment before they exec); --profile \
+             alone still shows its futex view, from the kernel's side",
             spec.program[0]
         );
     }
@@ -274,8 +269,14 @@ pub(crate) fn run_one(
     }
     let kept = shown(spec, &reports)?;
     let (mut mutexes, symbol_hints) = interposer::profiles(&kept, cx.symbols, spec.top, spec.sort);
-    let pids: Vec<u32> = loaded.iter().copied().chain(reports.iter().map(|r| r.pid)).collect();
-    let kernel_waits = kernel_waits.map(|w| join_kernel_waits(&mut mutexes, &w, &pids));
+    let (futex_view, kernel_waits) = match kernel_waits {
+        Some(seen) => {
+            let (view, totals) =
+                crate::family::program::futex_words::words(&seen, &mut mutexes, spec.top, &mut cx.data_names);
+            (Some(view), Some(totals))
+        }
+        None => (None, None),
+    };
     let rwlocks = interposer::rwlocks(&kept, cx.symbols);
     Ok(ProgramSample {
         run: RunInfo::default(),
@@ -295,6 +296,7 @@ pub(crate) fn run_one(
         inits: interposer::inits(&reports),
         mutexes,
         kernel_waits,
+        futex_view,
         rwlocks,
         symbol_hints,
         cpu,

@@ -6,9 +6,11 @@
 
 pub mod args;
 pub mod choice;
+pub mod data_names;
 pub mod embedded;
 pub mod execution;
 pub mod family;
+pub mod futex_words;
 pub mod hooks;
 pub mod interposer;
 pub mod keeper;

@@ -16,10 +16,22 @@ pub(crate) fn seen(program: &str, results: &[ProgramResult]) -> Vec<Warning> {
     let runs = || results.iter().flat_map(|r| crate::engine::repeat::measured(&r.runs));
     // Without the program's own report its counts are unknown: nothing is
     // claimed about them but that.
-    let unreported = runs().any(|s| !s.program_reported);
+    let unreported = runs().any(|s| !s.program_reported && s.loaded > 0);
+    // A program LD_PRELOAD cannot enter (static, set-uid) ran with
+    // --profile alone: its futex view is all there is.
+    let unloaded = runs().next().is_some() && runs().all(|s| s.loaded == 0 && s.processes == 0);
     // Not said of a run cut short before any execution completed.
     let none_at_all = runs().next().is_some() && runs().all(|s| s.swapped == 0 && s.to_glibc == 0);
-    if unreported {
+    if unloaded {
+        out.push(Warning::sweep(
+            WarningKind::Unexercised,
+            format!(
+                "the interposer was not loaded into {program} (a statically linked or set-uid program \
+                 ignores LD_PRELOAD): no pthread profile and no ratio; its locks show only in the futex \
+                 view, from the kernel's side"
+            ),
+        ));
+    } else if unreported {
         out.push(Warning::sweep(
             WarningKind::Unexercised,
             format!(

@@ -223,6 +223,7 @@ pub(crate) fn with_setting(
         spec,
         dir: &mut dir,
         symbols: &mut symbols,
+        data_names: Default::default(),
         metric: metric.as_ref(),
         streams: &mut streams,
         kernel_waits_failed: None,

@@ -58,7 +58,7 @@ pub struct Symbolizer {
 /// The separate debug file of the ELF file `path` whose bytes are `data`:
 /// by build-id under /usr/lib/debug/.build-id, else by `.gnu_debuglink`
 /// beside it, in its `.debug/`, or under /usr/lib/debug.
-fn debug_file(path: &Path, file: &object::File) -> Option<PathBuf> {
+pub(crate) fn debug_file(path: &Path, file: &object::File) -> Option<PathBuf> {
     use object::Object;
     if let Ok(Some(id)) = file.build_id() {
         let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();

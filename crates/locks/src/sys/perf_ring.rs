@@ -2,8 +2,11 @@
 //! hit's process, thread and raw tracepoint record, on every CPU, for the
 //! calling thread and every task it starts afterwards (`inherit`: an
 //! inherited event writes into its parent's buffer, so one buffer per CPU
-//! holds the samples of a whole process tree). `contend run --profile`
-//! uses it to count FUTEX_WAIT calls per address.
+//! holds the samples of a whole process tree). Several tracepoints share
+//! each CPU's buffer (PERF_EVENT_IOC_SET_OUTPUT), so one CPU's samples come
+//! in the order they happened, each stamped with CLOCK_MONOTONIC when asked
+//! ([`Stamped`]): a syscall's entry and exit on different CPUs can then be
+//! put back in order. `contend run --profile`'s futex view uses it.
 //!
 //! The buffers are drained by [`TracepointSampler::drain`], which the
 //! caller runs often enough that they do not fill; what the kernel had to
@@ -15,9 +18,9 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
-/// Data pages per CPU buffer (a power of two): 512 KiB, about 16,000
-/// samples of a syscall tracepoint.
-const DATA_PAGES: usize = 128;
+/// Data pages per CPU buffer (a power of two) unless asked otherwise:
+/// 512 KiB, about 16,000 samples of a syscall tracepoint.
+pub const DATA_PAGES: usize = 128;
 
 /// One CPU's event and its mapped buffer.
 struct Ring {
@@ -40,21 +43,78 @@ impl Drop for Ring {
     }
 }
 
-/// One sample: the process and thread that hit the tracepoint, and its
-/// raw record (the tracepoint's fields as its `format` file lays them out).
+/// One sample: the process and thread that hit the tracepoint, when, and
+/// its raw record (the tracepoint's fields as its `format` file lays them
+/// out; the first two bytes, `common_type`, are the tracepoint's id).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample<'a> {
     /// The process (thread group).
     pub pid: u32,
     /// The thread.
     pub tid: u32,
+    /// CLOCK_MONOTONIC, ns, with [`Stamped::Yes`]; else 0.
+    pub time: u64,
     /// The tracepoint's record, common fields first.
     pub raw: &'a [u8],
 }
 
-/// A tracepoint sampled on every CPU.
+/// What a buffer holds besides samples: with `tasks`, the kernel's
+/// records of the sampled tasks' memory mappings (every mmap, code and
+/// data, from exec on) and of their names (exec, PR_SET_NAME), so a
+/// sample's address can be placed after its process has exited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// A tracepoint's hit.
+    Sample(Sample<'a>),
+    /// A mapping was made.
+    Map {
+        /// The process.
+        pid: u32,
+        /// Its first address.
+        start: u64,
+        /// Its length.
+        len: u64,
+        /// Its offset in the file.
+        offset: u64,
+        /// The file, `//anon` for anonymous memory, `[heap]`, ...
+        path: &'a str,
+    },
+    /// A thread was named.
+    Comm {
+        /// The process.
+        pid: u32,
+        /// The thread.
+        tid: u32,
+        /// Its name.
+        comm: &'a str,
+    },
+}
+
+/// Whether samples carry their time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stamped {
+    /// No time (the smallest sample).
+    No,
+    /// CLOCK_MONOTONIC, the clock `locks::sys::clock::monotonic_ns` reads.
+    Yes,
+}
+
+/// A tracepoint to sample: its id (tracefs `events/<group>/<name>/id`)
+/// and a filter expression ("" keeps every hit).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tracepoint {
+    /// The id.
+    pub id: u64,
+    /// The filter.
+    pub filter: String,
+}
+
+/// Tracepoints sampled on every CPU.
 pub struct TracepointSampler {
     rings: Vec<Ring>,
+    /// The events that write into another event's ring (closed with it).
+    _followers: Vec<OwnedFd>,
+    stamped: Stamped,
     /// Samples the kernel dropped because a buffer was full.
     pub lost: u64,
 }
@@ -65,31 +125,83 @@ impl TracepointSampler {
     /// now on, keeping the hits that pass `filter` (a tracepoint filter
     /// expression).
     pub fn open(id: u64, filter: &str, cpus: impl IntoIterator<Item = i32>) -> io::Result<Self> {
-        let filter = CString::new(filter).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        let rings =
-            cpus.into_iter().map(|cpu| open_ring(id, &filter, cpu)).collect::<io::Result<Vec<_>>>()?;
-        Ok(Self { rings, lost: 0 })
+        let one = [Tracepoint { id, filter: filter.to_string() }];
+        Self::open_all(&one, Stamped::No, false, DATA_PAGES, cpus)
+    }
+
+    /// Starts sampling every one of `points` as [`open`](Self::open) does
+    /// one, into one buffer of `pages` data pages (a power of two) per
+    /// CPU; with `tasks`, the buffers also get the tasks' mappings and
+    /// names ([`Record`]).
+    pub fn open_all(
+        points: &[Tracepoint],
+        stamped: Stamped,
+        tasks: bool,
+        pages: usize,
+        cpus: impl IntoIterator<Item = i32>,
+    ) -> io::Result<Self> {
+        if !pages.is_power_of_two() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "buffer pages: not a power of two"));
+        }
+        let (mut rings, mut followers) = (Vec::new(), Vec::new());
+        for cpu in cpus {
+            let mut events =
+                points.iter().enumerate().map(|(i, p)| open_event(p, stamped, tasks && i == 0, cpu));
+            let first = events
+                .next()
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no tracepoint"))??;
+            let ring = map_ring(first, pages)?;
+            for event in events {
+                let event = event?;
+                // SAFETY: both are perf events of this process on the same
+                // CPU with the same clock; the ioctl only redirects output.
+                if unsafe {
+                    perf_event_open_sys::ioctls::SET_OUTPUT(event.as_raw_fd(), ring._event.as_raw_fd())
+                } < 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                followers.push(event);
+            }
+            rings.push(ring);
+        }
+        Ok(Self { rings, _followers: followers, stamped, lost: 0 })
     }
 
     /// Hands every sample written since the last drain to `f`, and frees
     /// their room.
-    pub fn drain(&mut self, mut f: impl FnMut(Sample<'_>)) {
+    pub fn drain(&mut self, mut f: impl FnMut(Record<'_>)) {
         for ring in &mut self.rings {
-            self.lost += drain_ring(ring, &mut f);
+            self.lost += drain_ring(ring, self.stamped, &mut f);
         }
     }
 }
 
-fn open_ring(id: u64, filter: &CString, cpu: i32) -> io::Result<Ring> {
+/// Opens `point`'s event on `cpu`, filtered.
+fn open_event(point: &Tracepoint, stamped: Stamped, tasks: bool, cpu: i32) -> io::Result<OwnedFd> {
+    let filter =
+        CString::new(point.filter.as_str()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    let time = if stamped == Stamped::Yes { pb::PERF_SAMPLE_TIME } else { 0 };
     let mut attr = pb::perf_event_attr {
         type_: pb::PERF_TYPE_TRACEPOINT,
         size: std::mem::size_of::<pb::perf_event_attr>() as u32,
-        config: id,
-        sample_type: (pb::PERF_SAMPLE_TID | pb::PERF_SAMPLE_RAW) as u64,
+        config: point.id,
+        sample_type: (pb::PERF_SAMPLE_TID | time | pb::PERF_SAMPLE_RAW) as u64,
         ..Default::default()
     };
     attr.__bindgen_anon_1.sample_period = 1;
     attr.set_inherit(1);
+    if tasks {
+        attr.set_mmap(1);
+        attr.set_mmap2(1);
+        attr.set_mmap_data(1);
+        attr.set_comm(1);
+        attr.set_comm_exec(1);
+    }
+    if stamped == Stamped::Yes {
+        attr.set_use_clockid(1);
+        attr.clockid = libc::CLOCK_MONOTONIC;
+    }
     // SAFETY: `attr` is a fully initialised perf_event_attr of the size we
     // declare; pid 0 is the calling thread; one CPU; no group.
     let fd =
@@ -99,14 +211,22 @@ fn open_ring(id: u64, filter: &CString, cpu: i32) -> io::Result<Ring> {
     }
     // SAFETY: perf_event_open returned a new descriptor that we own.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    // SAFETY: the fd is a perf event; the filter is NUL-terminated and
-    // copied by the kernel before the call returns.
-    if unsafe { perf_event_open_sys::ioctls::SET_FILTER(fd.as_raw_fd(), filter.as_ptr() as *mut _) } < 0 {
-        return Err(io::Error::last_os_error());
+    if !point.filter.is_empty() {
+        // SAFETY: the fd is a perf event; the filter is NUL-terminated and
+        // copied by the kernel before the call returns.
+        let r = unsafe { perf_event_open_sys::ioctls::SET_FILTER(fd.as_raw_fd(), filter.as_ptr() as *mut _) };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
     }
+    Ok(fd)
+}
+
+/// Maps `fd`'s buffer.
+fn map_ring(fd: OwnedFd, pages: usize) -> io::Result<Ring> {
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-    let len = page * (1 + DATA_PAGES);
+    let len = page * (1 + pages);
     // SAFETY: maps the event's buffer (one control page and a power of
     // two of data pages), shared and writable as perf requires.
     let base = unsafe {
@@ -126,7 +246,7 @@ fn open_ring(id: u64, filter: &CString, cpu: i32) -> io::Result<Ring> {
 }
 
 /// Reads `ring`'s new records; returns the samples the kernel lost.
-fn drain_ring(ring: &mut Ring, f: &mut impl FnMut(Sample<'_>)) -> u64 {
+fn drain_ring(ring: &mut Ring, stamped: Stamped, f: &mut impl FnMut(Record<'_>)) -> u64 {
     let meta = ring.base as *mut pb::perf_event_mmap_page;
     // SAFETY: the first page of the mapping is the control page; data_head
     // and data_tail are 8-aligned u64s the kernel and this reader share.
@@ -157,11 +277,20 @@ fn drain_ring(ring: &mut Ring, f: &mut impl FnMut(Sample<'_>)) -> u64 {
         record.clear();
         record.extend((8..len).map(|i| byte(at + i)));
         match kind {
-            pb::PERF_RECORD_SAMPLE if record.len() >= 12 => {
+            pb::PERF_RECORD_SAMPLE => {
+                if let Some(sample) = parse_sample(&record, stamped) {
+                    f(Record::Sample(sample));
+                }
+            }
+            pb::PERF_RECORD_MMAP2 => {
+                if let Some(map) = parse_map(&record) {
+                    f(map);
+                }
+            }
+            pb::PERF_RECORD_COMM if record.len() > 8 => {
                 let word = |o: usize| u32::from_ne_bytes(record[o..o + 4].try_into().expect("4 bytes"));
-                let (pid, tid, raw_len) = (word(0), word(4), word(8) as usize);
-                let raw = &record[12..(12 + raw_len).min(record.len())];
-                f(Sample { pid, tid, raw });
+                let comm = text(&record[8..]);
+                f(Record::Comm { pid: word(0), tid: word(4), comm });
             }
             pb::PERF_RECORD_LOST if record.len() >= 16 => {
                 lost += u64::from_ne_bytes(record[8..16].try_into().expect("8 bytes"));
@@ -173,4 +302,76 @@ fn drain_ring(ring: &mut Ring, f: &mut impl FnMut(Sample<'_>)) -> u64 {
     fence(Ordering::Release);
     tail.store(at, Ordering::Release);
     lost
+}
+
+/// A NUL-terminated name (the rest of the record is padding).
+fn text(bytes: &[u8]) -> &str {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    std::str::from_utf8(&bytes[..end]).unwrap_or("")
+}
+
+/// A PERF_RECORD_MMAP2's fields: pid, tid, addr, len, pgoff, then 24
+/// bytes of device and inode (or build id), prot, flags, the file name.
+fn parse_map(record: &[u8]) -> Option<Record<'_>> {
+    let u64_at = |o: usize| Some(u64::from_ne_bytes(record.get(o..o + 8)?.try_into().ok()?));
+    let pid = u32::from_ne_bytes(record.get(0..4)?.try_into().ok()?);
+    let (start, len, offset) = (u64_at(8)?, u64_at(16)?, u64_at(24)?);
+    Some(Record::Map { pid, start, len, offset, path: text(record.get(64..)?) })
+}
+
+/// A sample record's fields, in the order perf writes them for
+/// TID | [TIME] | RAW: pid, tid, time, the raw record's size and bytes.
+fn parse_sample(record: &[u8], stamped: Stamped) -> Option<Sample<'_>> {
+    let word = |o: usize| Some(u32::from_ne_bytes(record.get(o..o + 4)?.try_into().ok()?));
+    let (pid, tid) = (word(0)?, word(4)?);
+    let (time, at) = match stamped {
+        Stamped::Yes => (u64::from_ne_bytes(record.get(8..16)?.try_into().ok()?), 16),
+        Stamped::No => (0, 8),
+    };
+    let raw_len = word(at)? as usize;
+    let raw = record.get(at + 4..(at + 4 + raw_len).min(record.len()))?;
+    Some(Sample { pid, tid, time, raw })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sample_reads_with_and_without_its_time() {
+        let mut rec: Vec<u8> = [7u32, 9].iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let plain = [rec.clone(), 3u32.to_ne_bytes().to_vec(), vec![1, 2, 3, 0]].concat();
+        assert_eq!(
+            parse_sample(&plain, Stamped::No),
+            Some(Sample { pid: 7, tid: 9, time: 0, raw: &[1, 2, 3] })
+        );
+        rec.extend(42u64.to_ne_bytes());
+        let timed = [rec, 2u32.to_ne_bytes().to_vec(), vec![5, 6, 0, 0]].concat();
+        assert_eq!(
+            parse_sample(&timed, Stamped::Yes),
+            Some(Sample { pid: 7, tid: 9, time: 42, raw: &[5, 6] })
+        );
+        assert_eq!(parse_sample(&timed[..10], Stamped::Yes), None, "a short record is no sample");
+    }
+
+    #[test]
+    fn a_mapping_record_gives_its_range_and_file() {
+        let mut rec = vec![0u8; 64];
+        rec[0..4].copy_from_slice(&5u32.to_ne_bytes());
+        rec[8..16].copy_from_slice(&0x40_0000u64.to_ne_bytes());
+        rec[16..24].copy_from_slice(&0x2000u64.to_ne_bytes());
+        rec[24..32].copy_from_slice(&0x1000u64.to_ne_bytes());
+        rec.extend(b"/usr/bin/prog\0\0\0");
+        assert_eq!(
+            parse_map(&rec),
+            Some(Record::Map {
+                pid: 5,
+                start: 0x40_0000,
+                len: 0x2000,
+                offset: 0x1000,
+                path: "/usr/bin/prog"
+            })
+        );
+        assert_eq!(parse_map(&rec[..40]), None);
+    }
 }

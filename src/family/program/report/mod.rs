@@ -2,6 +2,7 @@
 
 pub mod advice;
 pub mod details;
+pub mod futex;
 pub mod plot;
 pub mod rwlocks;
 pub mod speedup;

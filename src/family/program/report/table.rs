@@ -307,11 +307,21 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
         "the futex-counting run, whose syscalls the tracepoint slowed"
     };
     if s.mutexes.is_empty() {
-        return format!(
-            "\nprofile under {} ({which}, round {}): no pthread mutex was locked\n{}",
+        let none = if s.loaded == 0 && s.processes == 0 {
+            "the interposer was not loaded (a statically linked or set-uid program ignores LD_PRELOAD): no \
+             pthread profile; the futex view below is the kernel's side of its locks"
+        } else {
+            "no pthread mutex was locked"
+        };
+        let head = format!(
+            "profile under {} ({which}, round {}): {none}\n",
             r.point.label(spec.profile),
-            s.run.round,
-            super::rwlocks::table(s, top, preset)
+            s.run.round
+        );
+        return format!(
+            "\n{}{}",
+            crate::output::table::fit(&head),
+            super::rwlocks::table(s, top, preset) + &super::futex::table(s, preset)
         );
     }
     let total: u64 = s.mutexes.iter().map(|m| m.counts.acquisitions).sum();
@@ -414,12 +424,13 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
     }
     let hints: String = s.symbol_hints.iter().map(|h| format!("{h}\n")).collect();
     format!(
-        "{}{t}\n{}{}{}{}{}",
+        "{}{t}\n{}{}{}{}{}{}",
         crate::output::table::fit(&head),
         crate::output::table::fit(&legend),
         stacks,
         holders(s, top, preset),
         super::rwlocks::table(s, top, preset),
+        super::futex::table(s, preset),
         crate::output::table::fit(&hints)
     )
 }

@@ -1,0 +1,75 @@
+//! From what the futex view saw (`measure::futex_view`) to the profile's
+//! futex table: the program's words (contend's keeper left out), the
+//! longest-blocked first, each named (`data_names`) and marked where it is
+//! a pthread mutex the interposer also profiled, whose "kernel waits" are
+//! the view's waits on its address.
+
+use crate::family::program::data_names::DataNames;
+use crate::measure::futex_view::Seen;
+use crate::model::futex_word::{FutexView, FutexWaker, FutexWord};
+use crate::model::program::{KernelWaitTotals, MutexProfile};
+
+/// The view's table (its `top` words) and the totals; sets each mutex's
+/// kernel waits.
+pub fn words(
+    seen: &Seen,
+    mutexes: &mut [MutexProfile],
+    top: usize,
+    names: &mut DataNames,
+) -> (FutexView, KernelWaitTotals) {
+    // contend, and the keeper (`contend __keeper`) that starts the
+    // program: their calls are not the program's.
+    let ours =
+        |pid: u32| pid == std::process::id() || seen.processes.get(&pid).is_some_and(|c| c == "contend");
+    let program: Vec<(&(u32, u64), _)> =
+        seen.account.words.iter().filter(|((pid, _), _)| !ours(*pid)).collect();
+    let mut on_mutexes = 0;
+    for m in mutexes.iter_mut() {
+        let n = seen.account.words.get(&(m.pid, m.address)).map_or(0, |w| w.counts.waits);
+        m.kernel_waits = Some(n);
+        on_mutexes += n;
+    }
+    let all = program.iter().map(|(_, w)| w.counts.waits).sum();
+    let mut ranked: Vec<_> = program.iter().filter(|(_, w)| w.counts.waits > 0).collect();
+    ranked.sort_by_key(|((pid, address), w)| {
+        (std::cmp::Reverse((w.counts.blocked_ns, w.counts.waits)), *pid, *address)
+    });
+    let words = ranked
+        .into_iter()
+        .take(top)
+        .map(|((pid, address), w)| {
+            // The kernel's records of the mappings as made, then the last
+            // map read (which has the heap and the main stack).
+            let maps: Vec<_> =
+                seen.mapped.get(pid).into_iter().chain(seen.maps.get(pid)).flatten().cloned().collect();
+            let mut wakers: Vec<FutexWaker> = w
+                .wakers
+                .iter()
+                .map(|(&tid, &n)| FutexWaker {
+                    tid,
+                    // A thread named by nobody has its process's name.
+                    comm: seen.comms.get(&tid).or(seen.processes.get(pid)).cloned().unwrap_or_default(),
+                    waits_ended: n,
+                })
+                .collect();
+            wakers.sort_by_key(|k| (std::cmp::Reverse(k.waits_ended), k.tid));
+            wakers.truncate(3);
+            FutexWord {
+                pid: *pid,
+                address: *address,
+                name: names.name(*address, &maps),
+                pthread_mutex: mutexes.iter().any(|m| m.pid == *pid && m.address == *address),
+                counts: w.counts,
+                wakers,
+            }
+        })
+        .collect();
+    let view = FutexView {
+        calls: seen.account.calls.iter().filter(|(pid, _)| !ours(**pid)).map(|(_, n)| n).sum(),
+        words_seen: program.len() as u64,
+        words,
+        waitv_calls: seen.account.waitv.iter().filter(|(pid, _)| !ours(**pid)).map(|(_, n)| n).sum(),
+        lost: seen.lost,
+    };
+    (view, KernelWaitTotals { all, on_mutexes, lost: seen.lost })
+}

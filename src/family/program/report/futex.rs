@@ -1,0 +1,78 @@
+//! `contend run --profile`'s futex table: the futex view's words (every
+//! futex a program's threads slept on, whatever lock or condition variable
+//! it belongs to), the longest-blocked first, each named by the data
+//! symbol or memory that holds it, with the threads whose wakes ended its
+//! waits: for a lock, its releasing holders.
+
+use crate::model::futex_word::FutexWord;
+use crate::model::program::ProgramSample;
+use crate::output::column::{Column, Columns};
+use crate::output::columns::CORE;
+
+/// The table of one execution's futex view (empty without one).
+pub fn table(s: &ProgramSample, preset: &str) -> String {
+    let Some(view) = &s.futex_view else { return String::new() };
+    let head = format!(
+        "futex words (the kernel's futex calls, every lock and condition variable alike): {} calls, {} \
+         words slept on or woken{}",
+        view.calls,
+        view.words_seen,
+        if view.waitv_calls > 0 {
+            format!(", {} futex_waitv calls (their words not read)", view.waitv_calls)
+        } else {
+            String::new()
+        }
+    );
+    if view.words.is_empty() {
+        return crate::output::table::fit(&format!("{head}; no thread slept on a futex\n"));
+    }
+    let pids = view.words.iter().any(|w| w.pid != view.words[0].pid);
+    type W<'b> = Column<'b, FutexWord>;
+    let columns = Columns::applying(vec![
+        W::text(CORE, "word", move |w| match pids {
+            true => format!("{}:{:#x}", w.pid, w.address),
+            false => format!("{:#x}", w.address),
+        }),
+        W::wrapping("held in", |w| {
+            if w.pthread_mutex {
+                format!("{} = pthread mutex above", w.name)
+            } else {
+                w.name.clone()
+            }
+        }),
+        W::number(CORE, "waits", |w| w.counts.waits.to_string()),
+        W::number(CORE, "blocked ms", |w| format!("{:.3}", w.counts.blocked_ns as f64 / 1e6)),
+        W::number(CORE, "max µs", |w| format!("{:.1}", w.counts.max_blocked_ns as f64 / 1e3)),
+        W::number(CORE, "woken", |w| w.counts.woken.to_string()),
+        W::number(CORE, "EAGAIN", |w| w.counts.eagain.to_string()),
+        W::number(CORE, "timed out", |w| w.counts.timeouts.to_string()),
+        W::number(CORE, "wakes", |w| w.counts.wake_calls.to_string()),
+        W::wrapping("woken by", |w| {
+            let named: Vec<String> =
+                w.wakers.iter().map(|k| format!("{}/{} ({})", k.comm, k.tid, k.waits_ended)).collect();
+            if named.is_empty() {
+                "-".into()
+            } else {
+                named.join(", ")
+            }
+        }),
+    ]);
+    let rows: Vec<Vec<String>> = view.words.iter().map(|w| columns.cells(w)).collect();
+    let t = columns.render(&rows, preset);
+    let lost = if view.lost > 0 {
+        format!(
+            " The kernel dropped {} samples (its buffers were full): every count is a lower bound.",
+            view.lost
+        )
+    } else {
+        String::new()
+    };
+    let legend = format!(
+        "word: the futex's address; held in: the data symbol (module) or memory holding it; waits: calls \
+         that may sleep on it (FUTEX_WAIT, WAIT_BITSET, LOCK_PI, futex_wait), blocked: their time in the \
+         kernel, entry to return; woken: returned woken; EAGAIN: returned at once, the word had changed; \
+         wakes: calls waking it; woken by: the threads whose wake came last before a waiter returned \
+         woken (for a lock, the releasing holder), with the waits each ended.{lost}\n"
+    );
+    format!("{head}; top {} by blocked time:\n{t}\n{}", view.words.len(), crate::output::table::fit(&legend))
+}

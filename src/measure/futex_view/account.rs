@@ -1,0 +1,198 @@
+//! The futex view's bookkeeping: futex calls' entries and returns, in the
+//! order they happened, become per-word counts. A call is paired with its
+//! return by thread (a thread is in one syscall at a time); a wait that
+//! returns woken is charged to the last wake call on its word before it
+//! returned, whose thread is, for a lock, the releasing holder.
+
+use super::ops::{Call, Said};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// What the futex calls on one word did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FutexWordCounts {
+    /// Calls that may sleep on the word: FUTEX_WAIT, FUTEX_WAIT_BITSET,
+    /// FUTEX_LOCK_PI(2), FUTEX_WAIT_REQUEUE_PI and futex_wait(2). Counted
+    /// when they enter, as the pthread profile's "kernel waits" are.
+    pub waits: u64,
+    /// Their time in the kernel, entry to return, ns (a call still in the
+    /// kernel when the view ended counts up to then).
+    pub blocked_ns: u64,
+    /// The longest one, ns.
+    pub max_blocked_ns: u64,
+    /// Of the waits, those that returned 0: woken (or, FUTEX_LOCK_PI,
+    /// given the lock).
+    pub woken: u64,
+    /// Those that ran out of time (ETIMEDOUT).
+    pub timeouts: u64,
+    /// Those that returned at once because the word had changed (EAGAIN):
+    /// the race a futex lock is built to lose cheaply.
+    pub eagain: u64,
+    /// Those a signal interrupted (EINTR), or that failed otherwise.
+    pub interrupted: u64,
+    /// Those still in the kernel when the view ended (a thread parked
+    /// until the program exited, say).
+    pub unfinished: u64,
+    /// Calls that wake waiters of the word: FUTEX_WAKE(_BITSET), WAKE_OP,
+    /// (CMP_)REQUEUE(_PI), UNLOCK_PI and futex_wake(2).
+    pub wake_calls: u64,
+    /// Threads those calls woke (or, for a requeue, woke and moved), by
+    /// what the calls returned; FUTEX_UNLOCK_PI returns no count and adds
+    /// nothing.
+    pub woke: u64,
+}
+
+/// errno values a wait returns (negated in the syscall's return).
+const EAGAIN: i64 = 11;
+const ETIMEDOUT: i64 = 110;
+
+/// One word's counts and whose wakes ended its waits.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WordAccount {
+    /// What its calls did.
+    pub counts: FutexWordCounts,
+    /// Waits ended, by the waking thread.
+    pub wakers: HashMap<u32, u64>,
+    /// The thread of the last wake call on the word.
+    last_waker: Option<u32>,
+}
+
+/// Every word's account, and the calls in flight.
+#[derive(Debug, Default)]
+pub struct Account {
+    /// By (process, address).
+    pub words: HashMap<(u32, u64), WordAccount>,
+    /// Calls seen, by process.
+    pub calls: HashMap<u32, u64>,
+    /// futex_waitv calls, by process.
+    pub waitv: HashMap<u32, u64>,
+    /// Returns whose entry was not seen (the view began during the call).
+    pub orphan_returns: u64,
+    /// By thread: its process, its call and when it entered.
+    inflight: HashMap<u32, (u32, Call, u64)>,
+}
+
+impl Account {
+    /// Takes one record of thread `tid` of process `pid` at `time` (ns).
+    /// Records must come in time order.
+    pub fn apply(&mut self, pid: u32, tid: u32, time: u64, said: Said) {
+        match said {
+            Said::Enter(call) => {
+                *self.calls.entry(pid).or_default() += 1;
+                match call {
+                    Call::Wait { uaddr } => self.word(pid, uaddr).counts.waits += 1,
+                    Call::Wake { uaddr, also, .. } => {
+                        for a in std::iter::once(uaddr).chain(also) {
+                            let w = self.word(pid, a);
+                            w.counts.wake_calls += 1;
+                            w.last_waker = Some(tid);
+                        }
+                    }
+                    Call::WaitV => *self.waitv.entry(pid).or_default() += 1,
+                    Call::Other => {}
+                }
+                self.inflight.insert(tid, (pid, call, time));
+            }
+            Said::Exit(ret) => {
+                let Some((pid, call, since)) = self.inflight.remove(&tid) else {
+                    self.orphan_returns += 1;
+                    return;
+                };
+                match call {
+                    Call::Wait { uaddr } => {
+                        let w = self.word(pid, uaddr);
+                        charge(&mut w.counts, time.saturating_sub(since));
+                        match ret {
+                            0 => {
+                                w.counts.woken += 1;
+                                if let Some(waker) = w.last_waker.filter(|&t| t != tid) {
+                                    *w.wakers.entry(waker).or_default() += 1;
+                                }
+                            }
+                            r if r == -EAGAIN => w.counts.eagain += 1,
+                            r if r == -ETIMEDOUT => w.counts.timeouts += 1,
+                            _ => w.counts.interrupted += 1,
+                        }
+                    }
+                    Call::Wake { uaddr, counts: true, .. } if ret > 0 => {
+                        self.word(pid, uaddr).counts.woke += ret as u64;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// Ends the view at `end` (ns): waits still in the kernel count as
+    /// unfinished, blocked until then.
+    pub fn finish(&mut self, end: u64) {
+        for (_, (pid, call, since)) in std::mem::take(&mut self.inflight) {
+            if let Call::Wait { uaddr } = call {
+                let w = self.word(pid, uaddr);
+                charge(&mut w.counts, end.saturating_sub(since));
+                w.counts.unfinished += 1;
+            }
+        }
+    }
+
+    fn word(&mut self, pid: u32, uaddr: u64) -> &mut WordAccount {
+        self.words.entry((pid, uaddr)).or_default()
+    }
+}
+
+fn charge(c: &mut FutexWordCounts, ns: u64) {
+    c.blocked_ns += ns;
+    c.max_blocked_ns = c.max_blocked_ns.max(ns);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: u32 = 100;
+
+    #[test]
+    fn a_wait_is_paired_with_its_return_and_charged_to_the_waker() {
+        let mut a = Account::default();
+        a.apply(P, 1, 10, Said::Enter(Call::Wait { uaddr: 0x40 }));
+        a.apply(P, 2, 15, Said::Enter(Call::Wait { uaddr: 0x40 }));
+        a.apply(P, 3, 30, Said::Enter(Call::Wake { uaddr: 0x40, also: None, counts: true }));
+        a.apply(P, 3, 31, Said::Exit(1));
+        a.apply(P, 1, 35, Said::Exit(0));
+        a.apply(P, 2, 40, Said::Exit(-EAGAIN));
+        let w = &a.words[&(P, 0x40)];
+        assert_eq!((w.counts.waits, w.counts.woken, w.counts.eagain), (2, 1, 1));
+        assert_eq!((w.counts.blocked_ns, w.counts.max_blocked_ns), (25 + 25, 25));
+        assert_eq!((w.counts.wake_calls, w.counts.woke), (1, 1));
+        assert_eq!(w.wakers, HashMap::from([(3, 1)]));
+        assert_eq!(a.calls[&P], 3);
+    }
+
+    #[test]
+    fn timeouts_interruptions_and_unfinished_waits_are_told_apart() {
+        let mut a = Account::default();
+        a.apply(P, 1, 0, Said::Enter(Call::Wait { uaddr: 0x8 }));
+        a.apply(P, 1, 5, Said::Exit(-ETIMEDOUT));
+        a.apply(P, 1, 6, Said::Enter(Call::Wait { uaddr: 0x8 }));
+        a.apply(P, 1, 7, Said::Exit(-4));
+        a.apply(P, 2, 8, Said::Enter(Call::Wait { uaddr: 0x8 }));
+        a.apply(P, 9, 9, Said::Exit(0)); // entered before the view began
+        a.finish(100);
+        let c = a.words[&(P, 0x8)].counts;
+        assert_eq!((c.waits, c.timeouts, c.interrupted, c.unfinished, c.woken), (3, 1, 1, 1, 0));
+        assert_eq!(c.blocked_ns, 5 + 1 + 92);
+        assert_eq!(a.orphan_returns, 1);
+    }
+
+    #[test]
+    fn a_requeue_wakes_on_one_word_and_moves_to_another_and_processes_are_apart() {
+        let mut a = Account::default();
+        a.apply(P, 1, 0, Said::Enter(Call::Wake { uaddr: 0x10, also: Some(0x20), counts: true }));
+        a.apply(P, 1, 1, Said::Exit(3));
+        a.apply(P + 1, 1, 2, Said::Enter(Call::Wait { uaddr: 0x10 }));
+        assert_eq!(a.words[&(P, 0x10)].counts.woke, 3);
+        assert_eq!(a.words[&(P, 0x20)].counts.wake_calls, 1);
+        assert_eq!(a.words[&(P + 1, 0x10)].counts.waits, 1);
+        assert_eq!(a.words[&(P, 0x10)].counts.waits, 0);
+    }
+}

@@ -1,0 +1,64 @@
+//! The futex view of `contend run --profile`: every futex word a
+//! program's threads slept on or woke, from the kernel's futex syscalls
+//! rather than from glibc's pthread functions, so that a lock built on
+//! futex directly (InnoDB's srw_lock, Rust's std and parking_lot, GLib's
+//! GMutex, a static program's) shows as well as a glibc mutex does.
+//! `measure::futex_view` counts; `family::program::futex_words` names the
+//! words and joins them to the pthread profile.
+
+use serde::Serialize;
+
+pub use crate::measure::futex_view::account::FutexWordCounts;
+
+/// A thread whose wake calls ended waits on a word: for a lock, the
+/// releasing holder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FutexWaker {
+    /// The thread.
+    pub tid: u32,
+    /// Its name (comm), as it was when the view first saw it.
+    pub comm: String,
+    /// Waits on the word that returned woken after one of its wake calls
+    /// (the last wake call on the word before the waiter returned).
+    pub waits_ended: u64,
+}
+
+/// One futex word of one process.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FutexWord {
+    /// The process.
+    pub pid: u32,
+    /// The word's address in it.
+    pub address: u64,
+    /// What holds the address: the data symbol that contains it and its
+    /// module (`stats_lock (prog)`, `sym+0x8 (libx.so)`), or the kind of
+    /// memory (`heap`, `stack`, `anonymous memory`, a shared file).
+    pub name: String,
+    /// Whether it is the first word of a pthread mutex the interposer saw
+    /// in the same execution (the profile's row of that address).
+    pub pthread_mutex: bool,
+    /// What its futex calls did.
+    #[serde(flatten)]
+    pub counts: FutexWordCounts,
+    /// The threads whose wakes ended its waits, most first (three at most).
+    pub wakers: Vec<FutexWaker>,
+}
+
+/// The futex view of one execution.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FutexView {
+    /// Futex calls of the program's processes seen (futex, futex_wait,
+    /// futex_wake, futex_waitv).
+    pub calls: u64,
+    /// Words with at least one wait or wake.
+    pub words_seen: u64,
+    /// The words with the longest blocked time, most first (the profile's
+    /// --top of them).
+    pub words: Vec<FutexWord>,
+    /// futex_waitv calls: their words are in the caller's memory, which
+    /// the view does not read; counted here only.
+    pub waitv_calls: u64,
+    /// Samples the kernel could not record (its buffers were full): when
+    /// not zero, every count is a lower bound.
+    pub lost: u64,
+}

@@ -1,0 +1,119 @@
+//! The futex view of `contend run --profile` on programs whose futex
+//! calls are known: a C lock on futex(2) directly (the program counts its
+//! own calls and what they returned, and the view's row must equal them),
+//! the same program linked statically (no interposer: the view alone),
+//! and Rust's std::sync::Mutex (named by its static). Needs root or
+//! CAP_PERFMON for the tracepoints (skipped otherwise), a C compiler with
+//! a static libc, and rustc.
+
+mod common;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn contend() -> Command {
+    Command::cargo_bin("contend").expect("binary built")
+}
+
+/// The futex view's words of the execution that had one.
+fn words(doc: &Value) -> Vec<Value> {
+    let samples = doc["points"].as_array().unwrap().iter().flat_map(|p| p["runs"].as_array().unwrap().iter());
+    let views: Vec<&Value> = samples.filter_map(|s| s.get("futex_view")).collect();
+    assert_eq!(views.len(), 1, "one execution (the profiled counting run) has the view");
+    assert_eq!(views[0]["lost"], 0, "no sample lost");
+    views[0]["words"].as_array().unwrap().clone()
+}
+
+/// The word named `symbol`, and the line its process printed.
+fn row<'a>(words: &'a [Value], symbol: &str, stdout: &str) -> (&'a Value, String) {
+    let w = words
+        .iter()
+        .find(|w| w["name"].as_str().unwrap().starts_with(symbol))
+        .unwrap_or_else(|| panic!("no word named {symbol}: {words:?}"));
+    let pid = w["pid"].as_u64().unwrap();
+    let line = stdout.lines().find(|l| l.starts_with(&format!("pid={pid} ")));
+    (w, line.unwrap_or_else(|| panic!("no line of pid {pid} in {stdout}")).to_string())
+}
+
+fn said(line: &str, key: &str) -> u64 {
+    let field = line.split_whitespace().find_map(|f| f.strip_prefix(&format!("{key}=")));
+    field.unwrap_or_else(|| panic!("{key} not in {line}")).parse().unwrap()
+}
+
+/// The view's counts of the program's lock word equal its own counts.
+fn equals_the_programs_own_counts(exe: &Path, dir: &Path) -> String {
+    let (doc, stdout, table) = common::run::profiled_printing(exe, &[], dir);
+    let words = words(&doc);
+    let (w, line) = row(&words, "raw_lock (", &stdout);
+    for (view, own) in [
+        ("waits", "waits"),
+        ("woken", "woken"),
+        ("eagain", "eagain"),
+        ("wake_calls", "wakes"),
+        ("woke", "woke"),
+    ] {
+        assert_eq!(w[view].as_u64().unwrap(), said(&line, own), "{view} against the program's {own}: {line}");
+    }
+    assert!(said(&line, "waits") > 0, "the lock was contended: {line}");
+    assert_eq!(w["interrupted"], said(&line, "other"));
+    assert_eq!(w["pthread_mutex"], false);
+    assert!(table.contains("futex words") && table.contains("raw_lock ("), "{table}");
+    table
+}
+
+#[test]
+fn a_raw_futex_lock_is_counted_as_the_program_counts_it() {
+    if !common::root_or_skip("the futex view (syscall tracepoints)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::compile("raw_futex", dir.path());
+    equals_the_programs_own_counts(&exe, dir.path());
+}
+
+#[test]
+fn a_static_program_has_its_futex_view_and_a_swap_is_refused() {
+    if !common::root_or_skip("the futex view (syscall tracepoints)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe =
+        common::build("cc", "raw_futex.c", "raw_futex_static", &["-O1", "-static", "-pthread"], dir.path());
+    let table = equals_the_programs_own_counts(&exe, dir.path());
+    assert!(table.contains("the interposer was not loaded"), "{table}");
+    let out = contend().args(["run", "--lock", "tas", "--runs", "1", "--"]).arg(&exe).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--profile alone still shows its futex view"), "{err}");
+}
+
+#[test]
+fn rusts_std_mutex_is_found_and_named_by_its_static() {
+    if !common::root_or_skip("the futex view (syscall tracepoints)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("std_mutex");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/std_mutex.rs");
+    let out = std::process::Command::new("rustc")
+        .args(["-O", "-g", "--edition", "2021", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("rustc runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let (doc, _, table) = common::run::profiled_printing(&exe, &[], dir.path());
+    let words = words(&doc);
+    let w = words.iter().find(|w| w["name"].as_str().unwrap().contains("LEDGER"));
+    let w = w.unwrap_or_else(|| panic!("no word named LEDGER: {table}"));
+    let waits = w["waits"].as_u64().unwrap();
+    assert!(waits > 0, "{w}");
+    // Every wait ended one way, or was still in the kernel at the end.
+    let ended: u64 = ["woken", "eagain", "timeouts", "interrupted", "unfinished"]
+        .iter()
+        .map(|k| w[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(ended, waits, "{w}");
+    let sample = &doc["points"][0]["sample"];
+    assert_eq!(sample["mutexes"].as_array().unwrap().len(), 0, "std's Mutex is not glibc's: {table}");
+}

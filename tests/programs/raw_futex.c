@@ -1,0 +1,84 @@
+/* A lock built on futex(2) directly, never through pthread_mutex_lock:
+ * the futex view must see it as the interposer cannot. Drepper's mutex
+ * ("Futexes Are Tricky", mutex #2: 0 free, 1 held, 2 held with waiters)
+ * on a global word, raw_lock, taken by THREADS threads ROUNDS times each
+ * with a short hold, all started together. The program counts its own futex calls and what
+ * they returned, and prints them, so a test can hold the view's row to
+ * them exactly. Built by tests/futex_view.rs. */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define THREADS 4
+#define ROUNDS 20000
+
+_Atomic unsigned raw_lock __attribute__((aligned(64)));
+static atomic_ulong waits, woken, eagain, other, wakes, woke;
+static volatile unsigned long counter;
+
+static long futex(_Atomic unsigned *word, int op, unsigned val) {
+    return syscall(SYS_futex, word, op, val, NULL, NULL, 0);
+}
+
+static void lock(void) {
+    unsigned c = 0;
+    if (atomic_compare_exchange_strong(&raw_lock, &c, 1))
+        return;
+    if (c != 2)
+        c = atomic_exchange(&raw_lock, 2);
+    while (c != 0) {
+        long r = futex(&raw_lock, FUTEX_WAIT_PRIVATE, 2);
+        atomic_fetch_add(&waits, 1);
+        if (r == 0)
+            atomic_fetch_add(&woken, 1);
+        else if (errno == EAGAIN)
+            atomic_fetch_add(&eagain, 1);
+        else
+            atomic_fetch_add(&other, 1);
+        c = atomic_exchange(&raw_lock, 2);
+    }
+}
+
+static void unlock(void) {
+    if (atomic_fetch_sub(&raw_lock, 1) != 1) {
+        atomic_store(&raw_lock, 0);
+        long r = futex(&raw_lock, FUTEX_WAKE_PRIVATE, 1);
+        atomic_fetch_add(&wakes, 1);
+        if (r > 0)
+            atomic_fetch_add(&woke, (unsigned long)r);
+    }
+}
+
+/* All start together, so that they overlap even on a busy machine. */
+static pthread_barrier_t start;
+
+static void *worker(void *arg) {
+    (void)arg;
+    pthread_barrier_wait(&start);
+    for (int i = 0; i < ROUNDS; i++) {
+        lock();
+        for (int k = 0; k < 200; k++)
+            counter++;
+        unlock();
+        for (int k = 0; k < 100; k++)
+            __asm__ volatile("" ::: "memory");
+    }
+    return NULL;
+}
+
+int main(void) {
+    pthread_t t[THREADS];
+    pthread_barrier_init(&start, NULL, THREADS);
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    printf("pid=%d raw_lock=%p waits=%lu woken=%lu eagain=%lu other=%lu wakes=%lu woke=%lu counter=%lu\n",
+           (int)getpid(), (void *)&raw_lock, atomic_load(&waits), atomic_load(&woken), atomic_load(&eagain),
+           atomic_load(&other), atomic_load(&wakes), atomic_load(&woke), counter);
+    return 0;
+}
