@@ -42,6 +42,7 @@ fn main() -> ExitCode {
         Command::Tune(args) => experiment::run::<Tune>(&args),
         Command::Alloc(args) => experiment::run::<Alloc>(&args),
         Command::Run(args) => experiment::run::<contend::family::program::Program>(&args),
+        Command::Attach(args) => experiment::run::<contend::family::program::attach::Attach>(&args),
         Command::AllocChild { spec } => contend::family::alloc::workload::child_command(&spec),
         Command::LockChild { spec } => contend::family::lock::child::child_command(&spec),
         Command::Keeper(_) => unreachable!("the keeper returned above"),

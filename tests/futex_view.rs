@@ -2,7 +2,8 @@
 //! calls are known: a C lock on futex(2) directly (the program counts its
 //! own calls and what they returned, and the view's row must equal them),
 //! the same program linked statically (no interposer: the view alone),
-//! and Rust's std::sync::Mutex (named by its static). Needs root or
+//! Rust's std::sync::Mutex (named by its static), and the same C program
+//! followed by `contend attach` while it runs. Needs root or
 //! CAP_PERFMON for the tracepoints (skipped otherwise), a C compiler with
 //! a static libc, and rustc.
 
@@ -36,7 +37,7 @@ fn row<'a>(words: &'a [Value], symbol: &str, stdout: &str) -> (&'a Value, String
     (w, line.unwrap_or_else(|| panic!("no line of pid {pid} in {stdout}")).to_string())
 }
 
-fn said(line: &str, key: &str) -> u64 {
+fn said_value(line: &str, key: &str) -> u64 {
     let field = line.split_whitespace().find_map(|f| f.strip_prefix(&format!("{key}=")));
     field.unwrap_or_else(|| panic!("{key} not in {line}")).parse().unwrap()
 }
@@ -53,10 +54,14 @@ fn equals_the_programs_own_counts(exe: &Path, dir: &Path) -> String {
         ("wake_calls", "wakes"),
         ("woke", "woke"),
     ] {
-        assert_eq!(w[view].as_u64().unwrap(), said(&line, own), "{view} against the program's {own}: {line}");
+        assert_eq!(
+            w[view].as_u64().unwrap(),
+            said_value(&line, own),
+            "{view} against the program's {own}: {line}"
+        );
     }
-    assert!(said(&line, "waits") > 0, "the lock was contended: {line}");
-    assert_eq!(w["interrupted"], said(&line, "other"));
+    assert!(said_value(&line, "waits") > 0, "the lock was contended: {line}");
+    assert_eq!(w["interrupted"], said_value(&line, "other"));
     assert_eq!(w["pthread_mutex"], false);
     assert!(table.contains("futex words") && table.contains("raw_lock ("), "{table}");
     table
@@ -116,4 +121,63 @@ fn rusts_std_mutex_is_found_and_named_by_its_static() {
     assert_eq!(ended, waits, "{w}");
     let sample = &doc["points"][0]["sample"];
     assert_eq!(sample["mutexes"].as_array().unwrap().len(), 0, "std's Mutex is not glibc's: {table}");
+}
+
+#[test]
+fn attach_follows_a_running_process_from_its_first_call_to_its_exit() {
+    use std::io::{BufRead, Write};
+    if !common::root_or_skip("contend attach (syscall tracepoints)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::compile("raw_futex", dir.path());
+    let mut program = std::process::Command::new(&exe)
+        .arg("wait")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(program.stdout.take().unwrap());
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "ready");
+    let json = dir.path().join("attach.json");
+    let mut attach = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
+        .args(["attach", &program.id().to_string(), "--export-json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Followed once contend says so; then the program may start.
+    let mut err = std::io::BufReader::new(attach.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("following process") {
+        said.clear();
+        assert!(err.read_line(&mut said).unwrap() > 0, "contend attach ended before following");
+    }
+    program.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let mut own = String::new();
+    out.read_line(&mut own).unwrap();
+    assert!(program.wait().unwrap().success(), "the program ran to its end, never stopped");
+    let done = attach.wait_with_output().unwrap();
+    let table = String::from_utf8_lossy(&done.stdout);
+    assert!(done.status.success(), "{table}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["family"], "run");
+    assert_eq!(doc["spec"]["attached"], program.id());
+    let words = words(&doc);
+    let (w, line) = row(&words, "raw_lock (", &own);
+    for (view, own) in [("waits", "waits"), ("woken", "woken"), ("eagain", "eagain"), ("wake_calls", "wakes")]
+    {
+        assert_eq!(w[view].as_u64().unwrap(), said_value(&line, own), "{view}: {line}");
+    }
+    assert!(table.contains("raw_lock ("), "{table}");
+}
+
+#[test]
+fn attach_refuses_a_process_that_is_not_there() {
+    let out = contend().args(["attach", "4194304"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no process 4194304"));
 }

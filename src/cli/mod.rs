@@ -51,6 +51,14 @@ pub enum Command {
     /// --runs, with each lock's wall time and its ratio to glibc's.
     #[command(after_help = crate::family::program::args::PROGRAM_EXAMPLES)]
     Run(Box<crate::family::program::ProgramArgs>),
+    /// Follow a process that is already running, with no restart and no
+    /// LD_PRELOAD: every futex word its threads sleep on (pthread mutexes,
+    /// condition variables, InnoDB's, Rust's, Go's and static programs'
+    /// own futex locks), its waits, time blocked and who woke them, from
+    /// the kernel's futex syscalls, until --duration, Ctrl-C or its exit.
+    /// Needs root or CAP_PERFMON (or kernel.perf_event_paranoid=-1) and
+    /// the right to ptrace it.
+    Attach(crate::family::program::attach::AttachArgs),
     /// Draw a figure from one or more exports, as SVG or PNG: lock
     /// (throughput with 95% intervals, fairness and the wait to acquire,
     /// against the swept axis; or with --percentiles each point's wait

@@ -4,12 +4,15 @@
  * on a global word, raw_lock, taken by THREADS threads ROUNDS times each
  * with a short hold, all started together. The program counts its own futex calls and what
  * they returned, and prints them, so a test can hold the view's row to
- * them exactly. Built by tests/futex_view.rs. */
+ * them exactly. With the argument `wait` it first says `ready` and waits
+ * for a line on stdin, so that `contend attach` can follow it from its
+ * first futex call. Built by tests/futex_view.rs. */
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -70,7 +73,14 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "wait") == 0) {
+        char line[8];
+        printf("ready\n");
+        fflush(stdout);
+        if (!fgets(line, sizeof line, stdin))
+            return 1;
+    }
     pthread_t t[THREADS];
     pthread_barrier_init(&start, NULL, THREADS);
     for (int i = 0; i < THREADS; i++)

@@ -5,6 +5,7 @@
 //! program prints, `--metric`) against glibc's.
 
 pub mod args;
+pub mod attach;
 pub mod choice;
 pub mod data_names;
 pub mod embedded;
@@ -68,6 +69,7 @@ impl Experiment for Program {
             }
             RunMode::WhatIf { asked, delays_ns: None } => speedup::run(cx, asked, futex, inline, warnings),
             RunMode::Locks => sweep::run_locks(cx, futex, inline, warnings),
+            RunMode::Attach { .. } => unreachable!("contend attach measures through attach::Attach"),
         })
     }
     fn ending(o: &ProgramOutcome) -> (&[Warning], Option<Signal>) {

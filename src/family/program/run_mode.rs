@@ -36,6 +36,13 @@ pub enum RunMode {
         /// The delays of the delay method, ns (None: by virtual speedup).
         delays_ns: Option<Vec<u64>>,
     },
+    /// `contend attach PID`: the futex view of a running process.
+    Attach {
+        /// The process.
+        pid: u32,
+        /// How long it is followed, ns (None: until Ctrl-C or its exit).
+        duration_ns: Option<u64>,
+    },
 }
 
 /// The fields an export has always carried for the mode.
@@ -53,6 +60,13 @@ struct Fields<'a> {
     /// With `what_if`: the delays of the delay method, ns (None: by
     /// virtual speedup).
     delays_ns: Option<&'a [u64]>,
+    /// `contend attach`: the process followed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attached: Option<u32>,
+    /// With `attached`: how long it was to be followed, ns (None: until
+    /// Ctrl-C or its exit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    attached_for_ns: Option<u64>,
 }
 
 impl RunMode {
@@ -63,6 +77,8 @@ impl RunMode {
             threshold_pct: THRESHOLD_PCT,
             what_if: None,
             delays_ns: None,
+            attached: None,
+            attached_for_ns: None,
         };
         match self {
             RunMode::Locks => {}
@@ -71,6 +87,9 @@ impl RunMode {
             }
             RunMode::WhatIf { asked, delays_ns } => {
                 (f.what_if, f.delays_ns) = (Some(asked.as_str()), delays_ns.as_deref());
+            }
+            RunMode::Attach { pid, duration_ns } => {
+                (f.attached, f.attached_for_ns) = (Some(*pid), *duration_ns)
             }
         }
         f

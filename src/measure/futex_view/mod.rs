@@ -143,22 +143,89 @@ fn points(root: &std::path::Path) -> Result<(Vec<Tracepoint>, Points), String> {
     Ok((tps, points))
 }
 
+/// Why the tracepoints could not be opened, with what fixes it.
+fn refused(e: std::io::Error, whose: &str) -> String {
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    format!(
+        "sampling the futex syscall tracepoints of {whose} failed: {e} (needs root or CAP_PERFMON, or \
+         sysctl kernel.perf_event_paranoid=-1, now {}{})",
+        paranoid.trim(),
+        if whose.starts_with("process") { "; and the right to ptrace the process" } else { "" }
+    )
+}
+
+/// The online CPUs.
+fn online() -> Result<Vec<i32>, String> {
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    cpu_list(&online).ok_or_else(|| format!("cannot read the online CPUs ({online:?})"))
+}
+
+/// The threads of process `pid` now (None: no such process).
+pub fn threads(pid: u32) -> Option<Vec<i32>> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut tids: Vec<i32> =
+        dir.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok())).collect();
+    tids.sort_unstable();
+    (!tids.is_empty()).then_some(tids)
+}
+
 impl FutexView {
     /// Starts the view for the calling thread and every task it starts
     /// from now on. The error says why it cannot.
     pub fn open() -> Result<Self, String> {
         let root = crate::measure::tracefs::root()?;
         let (tps, points) = points(&root)?;
-        let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-        let cpus = cpu_list(&online).ok_or_else(|| format!("cannot read the online CPUs ({online:?})"))?;
-        let sampler = TracepointSampler::open_all(&tps, Stamped::Yes, true, PAGES, cpus).map_err(|e| {
-            format!(
-                "sampling the futex syscall tracepoints failed: {e} (needs root or CAP_PERFMON, or \
-                 sysctl kernel.perf_event_paranoid=-1)"
-            )
-        })?;
-        let state =
-            State { sampler, points, pending: Vec::new(), seen: Seen::default(), mapped_at: HashMap::new() };
+        let sampler = TracepointSampler::open_all(&tps, Stamped::Yes, true, PAGES, 0, online()?)
+            .map_err(|e| refused(e, "the program"))?;
+        Self::start(sampler, points, Seen::default())
+    }
+
+    /// Starts the view of process `pid`, running: every thread it has now
+    /// and every task they start. Its threads are listed until a listing
+    /// finds none not yet followed (one started meanwhile by a followed
+    /// thread is followed twice; the drain drops the twin samples).
+    pub fn attach(pid: u32) -> Result<Self, String> {
+        let root = crate::measure::tracefs::root()?;
+        let (tps, points) = points(&root)?;
+        let gone = || format!("no process {pid} (it is not running, or not visible here)");
+        let first = *threads(pid).ok_or_else(gone)?.first().expect("a listed process has a thread");
+        let whose = format!("process {pid}");
+        let mut sampler = TracepointSampler::open_all(&tps, Stamped::Yes, false, PAGES, first, online()?)
+            .map_err(
+                |e| if e.raw_os_error() == Some(nix::libc::ESRCH) { gone() } else { refused(e, &whose) },
+            )?;
+        let mut followed = vec![first];
+        loop {
+            let now = threads(pid).ok_or_else(gone)?;
+            let new: Vec<i32> = now.into_iter().filter(|t| !followed.contains(t)).collect();
+            if new.is_empty() {
+                break;
+            }
+            for tid in new {
+                match sampler.add_thread(tid) {
+                    Ok(()) => {}
+                    // It exited between the listing and now.
+                    Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => {}
+                    Err(e) => return Err(refused(e, &whose)),
+                }
+                followed.push(tid);
+            }
+        }
+        let mut seen = Seen::default();
+        if let Some(maps) = read_maps(pid) {
+            seen.maps.insert(pid, maps);
+        }
+        let comm = |path: String| std::fs::read_to_string(path).unwrap_or_default().trim().to_string();
+        seen.processes.insert(pid, comm(format!("/proc/{pid}/comm")));
+        for tid in followed {
+            seen.comms.insert(tid as u32, comm(format!("/proc/{pid}/task/{tid}/comm")));
+        }
+        Self::start(sampler, points, seen)
+    }
+
+    /// Starts the drainer of `sampler`.
+    fn start(sampler: TracepointSampler, points: Points, seen: Seen) -> Result<Self, String> {
+        let state = State { sampler, points, pending: Vec::new(), seen, mapped_at: HashMap::new() };
         let shared = Arc::new(Mutex::new(state));
         let stop = Arc::new(AtomicBool::new(false));
         let drainer = {
@@ -246,6 +313,8 @@ fn drain(shared: &Mutex<State>, last: bool) {
         }
     }
     pending.sort_by_key(|e| e.0);
+    // A thread followed twice (attach) writes each sample twice, at once.
+    pending.dedup();
     let ready = if last { pending.len() } else { pending.partition_point(|e| e.0 + SETTLE < start) };
     for (time, pid, tid, said) in pending.drain(..ready) {
         state.seen.account.apply(pid, tid, time, said);

@@ -112,6 +112,10 @@ pub struct Tracepoint {
 /// Tracepoints sampled on every CPU.
 pub struct TracepointSampler {
     rings: Vec<Ring>,
+    /// The CPU of each ring.
+    cpus: Vec<i32>,
+    /// The tracepoints, for threads added later.
+    points: Vec<Tracepoint>,
     /// The events that write into another event's ring (closed with it).
     _followers: Vec<OwnedFd>,
     stamped: Stamped,
@@ -126,27 +130,31 @@ impl TracepointSampler {
     /// expression).
     pub fn open(id: u64, filter: &str, cpus: impl IntoIterator<Item = i32>) -> io::Result<Self> {
         let one = [Tracepoint { id, filter: filter.to_string() }];
-        Self::open_all(&one, Stamped::No, false, DATA_PAGES, cpus)
+        Self::open_all(&one, Stamped::No, false, DATA_PAGES, 0, cpus)
     }
 
     /// Starts sampling every one of `points` as [`open`](Self::open) does
     /// one, into one buffer of `pages` data pages (a power of two) per
     /// CPU; with `tasks`, the buffers also get the tasks' mappings and
-    /// names ([`Record`]).
+    /// names ([`Record`]). `pid` 0 samples the calling thread; a thread id
+    /// samples that thread of a running process instead (see
+    /// [`add_thread`](Self::add_thread) for its other threads).
     pub fn open_all(
         points: &[Tracepoint],
         stamped: Stamped,
         tasks: bool,
         pages: usize,
+        pid: i32,
         cpus: impl IntoIterator<Item = i32>,
     ) -> io::Result<Self> {
         if !pages.is_power_of_two() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "buffer pages: not a power of two"));
         }
-        let (mut rings, mut followers) = (Vec::new(), Vec::new());
+        let (mut rings, mut followers, mut on) = (Vec::new(), Vec::new(), Vec::new());
         for cpu in cpus {
+            on.push(cpu);
             let mut events =
-                points.iter().enumerate().map(|(i, p)| open_event(p, stamped, tasks && i == 0, cpu));
+                points.iter().enumerate().map(|(i, p)| open_event(p, stamped, tasks && i == 0, pid, cpu));
             let first = events
                 .next()
                 .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no tracepoint"))??;
@@ -165,7 +173,29 @@ impl TracepointSampler {
             }
             rings.push(ring);
         }
-        Ok(Self { rings, _followers: followers, stamped, lost: 0 })
+        Ok(Self { rings, cpus: on, points: points.to_vec(), _followers: followers, stamped, lost: 0 })
+    }
+
+    /// Also samples thread `tid` of another process (and every task it
+    /// starts from now on) into the same buffers: how a running process
+    /// is followed. Its threads must each be added once: a thread started
+    /// by an added one is followed already (and twice if added too).
+    pub fn add_thread(&mut self, tid: i32) -> io::Result<()> {
+        for (ring, &cpu) in self.rings.iter().zip(&self.cpus) {
+            for point in &self.points {
+                let event = open_event(point, self.stamped, false, tid, cpu)?;
+                // SAFETY: both are perf events of this process on the same
+                // CPU with the same clock; the ioctl only redirects output.
+                if unsafe {
+                    perf_event_open_sys::ioctls::SET_OUTPUT(event.as_raw_fd(), ring._event.as_raw_fd())
+                } < 0
+                {
+                    return Err(io::Error::last_os_error());
+                }
+                self._followers.push(event);
+            }
+        }
+        Ok(())
     }
 
     /// Hands every sample written since the last drain to `f`, and frees
@@ -178,7 +208,7 @@ impl TracepointSampler {
 }
 
 /// Opens `point`'s event on `cpu`, filtered.
-fn open_event(point: &Tracepoint, stamped: Stamped, tasks: bool, cpu: i32) -> io::Result<OwnedFd> {
+fn open_event(point: &Tracepoint, stamped: Stamped, tasks: bool, pid: i32, cpu: i32) -> io::Result<OwnedFd> {
     let filter =
         CString::new(point.filter.as_str()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let time = if stamped == Stamped::Yes { pb::PERF_SAMPLE_TIME } else { 0 };
@@ -203,9 +233,11 @@ fn open_event(point: &Tracepoint, stamped: Stamped, tasks: bool, cpu: i32) -> io
         attr.clockid = libc::CLOCK_MONOTONIC;
     }
     // SAFETY: `attr` is a fully initialised perf_event_attr of the size we
-    // declare; pid 0 is the calling thread; one CPU; no group.
-    let fd =
-        unsafe { perf_event_open_sys::perf_event_open(&mut attr, 0, cpu, -1, pb::PERF_FLAG_FD_CLOEXEC as _) };
+    // declare; pid 0 is the calling thread, else a thread id; one CPU; no
+    // group.
+    let fd = unsafe {
+        perf_event_open_sys::perf_event_open(&mut attr, pid, cpu, -1, pb::PERF_FLAG_FD_CLOEXEC as _)
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }

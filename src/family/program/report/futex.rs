@@ -76,3 +76,20 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
     );
     format!("{head}; top {} by blocked time:\n{t}\n{}", view.words.len(), crate::output::table::fit(&legend))
 }
+
+/// `contend attach`'s table: how long the process was followed, then its
+/// futex view.
+pub fn attached(
+    spec: &crate::family::program::spec::ProgramSpec,
+    o: &crate::family::program::sweep::ProgramOutcome,
+    preset: &str,
+) -> String {
+    let Some(r) = o.results.first() else { return String::new() };
+    let s = &r.sample;
+    let how = match (&s.signal, o.interrupted) {
+        (Some(sig), _) => format!(", ended by {sig}"),
+        _ => String::new(),
+    };
+    let head = format!("{} followed for {:.3} s{how}\n", spec.program[0], s.wall_s);
+    crate::output::table::fit(&head) + &table(s, preset)
+}

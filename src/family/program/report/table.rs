@@ -4,9 +4,7 @@
 
 use crate::family::program::spec::ProgramSpec;
 use crate::family::program::sweep::ProgramOutcome;
-use crate::model::program::{
-    FailedPoint, HolderProfile, MutexProfile, ProgramResult, ProgramSample, VsGlibc, GLIBC,
-};
+use crate::model::program::{FailedPoint, MutexProfile, ProgramResult, ProgramSample, VsGlibc, GLIBC};
 use crate::output::column::{Column, Columns};
 use crate::output::columns::{Group, Shown, CORE};
 use crate::output::number::si;
@@ -137,6 +135,9 @@ fn columns<'b>(metric: &'static str, rate: bool, procs: bool, profiled: bool) ->
 
 /// The lock table and the profile.
 pub fn table(spec: &ProgramSpec, o: &ProgramOutcome, shown: &Shown, preset: &str) -> String {
+    if let crate::family::program::run_mode::RunMode::Attach { .. } = spec.mode {
+        return super::futex::attached(spec, o, preset);
+    }
     let rate = spec.metric.is_some();
     let metric = if rate { "metric/s" } else { "wall s" };
     let procs = o.results.iter().any(|r| r.sample.processes > 1);
@@ -284,17 +285,6 @@ fn kind(k: i32, swapped: bool, glibc_anyway: bool) -> String {
     s
 }
 
-/// How the profile's tables name a mutex: its address, after its
-/// process's name and pid (`sysbench/4121:0x...`) when the profile spans
-/// several processes.
-fn mutex_label(mutexes: &[MutexProfile]) -> impl Fn(&MutexProfile) -> String {
-    let pids = mutexes.iter().any(|m| m.pid != mutexes[0].pid);
-    move |m| match pids {
-        true => format!("{}/{}:{:#x}", m.comm, m.pid, m.address),
-        false => format!("{:#x}", m.address),
-    }
-}
-
 /// One lock's profile: the top mutexes by `sort`'s key (total wait unless
 /// `--sort` says otherwise) of its futex-counting run (which has the
 /// kernel waits), else of its median run.
@@ -326,7 +316,7 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
     }
     let total: u64 = s.mutexes.iter().map(|m| m.counts.acquisitions).sum();
     let contended: u64 = s.mutexes.iter().map(|m| m.counts.contended).sum();
-    let label = mutex_label(&s.mutexes);
+    let label = super::holders::mutex_label(&s.mutexes);
     let order = sort.order(&s.mutexes);
     let shown: Vec<&MutexProfile> = order.iter().copied().take(top).collect();
     // Condition waits get a column only when a shown mutex has some; the
@@ -428,46 +418,10 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
         crate::output::table::fit(&head),
         crate::output::table::fit(&legend),
         stacks,
-        holders(s, top, preset),
+        super::holders::table(s, top, preset),
         super::rwlocks::table(s, top, preset),
         super::futex::table(s, preset),
         crate::output::table::fit(&hints)
-    )
-}
-
-/// The holders' side: release sites ranked by the wait they caused.
-fn holders(s: &ProgramSample, top: usize, preset: &str) -> String {
-    let mut rows: Vec<_> = s
-        .mutexes
-        .iter()
-        .flat_map(|m| m.holders.iter().filter(|h| !h.frames.is_empty()).map(move |h| (m, h)))
-        .collect();
-    if rows.is_empty() {
-        return String::new();
-    }
-    rows.sort_by_key(|(_, h)| std::cmp::Reverse(h.caused_wait_ns));
-    let label = mutex_label(&s.mutexes);
-    type H<'b> = Column<'b, (&'b MutexProfile, &'b HolderProfile)>;
-    let columns = Columns::applying(vec![
-        H::text(CORE, "mutex", |(m, _)| label(m)),
-        H::wrapping("held at", |(_, h)| h.frames[h.wrappers].clone()),
-        H::number(CORE, "releases to waiters", |(_, h)| h.releases.to_string()),
-        H::number(CORE, "held ms", |(_, h)| format!("{:.3}", h.held_ns as f64 / 1e6)),
-        H::number(CORE, "wait caused ms", |(_, h)| format!("{:.3}", h.caused_wait_ns as f64 / 1e6)),
-        H::number(CORE, "of its wait", |(m, h)| {
-            format!("{:.0}%", 100.0 * h.caused_wait_ns as f64 / m.counts.wait_ns.max(1) as f64)
-        }),
-    ]);
-    let cells: Vec<Vec<String>> = rows.iter().take(top).map(|row| columns.cells(row)).collect();
-    let t = columns.render(&cells, preset);
-    let legend = "held at: where the holder released the mutex (an unlock, or a condition wait), past \
-                  wrappers; releases to waiters: its releases while others waited; held: the holds those \
-                  releases ended; wait caused: the waits they ended (each contended acquisition's wait \
-                  goes to the release just before it, as Go's mutex profile charges the unlocker).\n";
-    format!(
-        "the holders that caused the waits, top {} by wait caused:\n{t}\n{}",
-        top.min(rows.len()),
-        crate::output::table::fit(legend)
     )
 }
 

@@ -1,0 +1,227 @@
+//! `contend attach PID`: the futex view of a process that is already
+//! running (`measure::futex_view::FutexView::attach`): every thread it has
+//! and every task they start, followed with no LD_PRELOAD and no restart,
+//! for `--duration` or until Ctrl-C or its exit, whichever comes first.
+//! The result is a `contend run` profile with one sample and no pthread
+//! profile (the interposer is not in the process), so the table, the
+//! exports, `contend report`, `plot` and `compare` read it as they read a
+//! run's.
+
+use crate::experiment::Experiment;
+use crate::family::program::data_names::DataNames;
+use crate::family::program::report::ProgramReport;
+use crate::family::program::run_mode::RunMode;
+use crate::family::program::spec::{ProgramSpec, Success};
+use crate::family::program::sweep::ProgramOutcome;
+use crate::measure::cpu::CpuTicks;
+use crate::measure::env::Environment;
+use crate::measure::futex_view::FutexView;
+use crate::model::program::{Leftovers, MutexInits, ProgramPoint, ProgramResult, ProgramSample, GLIBC};
+use crate::model::run::{Repeated, RunInfo, Stopped};
+use crate::model::warning::Warning;
+use crate::output::args::OutputArgs;
+use crate::output::document::Report;
+use anyhow::Result;
+use clap::Args;
+use nix::sys::signal::Signal;
+use std::time::{Duration, Instant};
+
+/// `contend attach`'s flags.
+#[derive(Debug, Clone, Args)]
+pub struct AttachArgs {
+    /// The process to follow: its id (every thread it has, and every task
+    /// they start while it is followed).
+    #[arg(value_name = "PID")]
+    pub pid: u32,
+
+    /// How long to follow it (Ctrl-C, or its exit, ends it sooner);
+    /// without it, until one of those.
+    #[arg(long, value_parser = crate::model::value::parse_duration, value_name = "DURATION")]
+    pub duration: Option<Duration>,
+
+    /// Futex words shown, the longest-blocked first.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub output: OutputArgs,
+}
+
+/// `contend attach` as an experiment: a run profile of one sample.
+pub struct Attach;
+
+/// The spec of an attachment, as a run's (the program is the process).
+fn spec(args: &AttachArgs) -> ProgramSpec {
+    let comm = std::fs::read_to_string(format!("/proc/{}/comm", args.pid)).unwrap_or_default();
+    ProgramSpec {
+        program: vec![format!("pid {} ({})", args.pid, comm.trim())],
+        argv: Vec::new(),
+        grace_ns: 0,
+        locks: vec![GLIBC.to_string()],
+        profile: true,
+        top: args.top,
+        sort: crate::model::program::ProfileSort::Wait,
+        process: None,
+        parameter: None,
+        mode: RunMode::Attach { pid: args.pid, duration_ns: args.duration.map(|d| d.as_nanos() as u64) },
+        metric: None,
+        program_output: crate::family::program::args::ProgramOutput::Inherit,
+        hooks: Default::default(),
+        interposer: Default::default(),
+        output: args.output.clone(),
+        repeat: crate::engine::repeat::Repeat::ONCE,
+        progress: false,
+        baseline_added: false,
+        success: Success::Zero,
+        max_slowdown: None,
+        aslr: crate::family::program::args::Aslr::On,
+        fixed_addresses: false,
+    }
+}
+
+impl Experiment for Attach {
+    type Args = AttachArgs;
+    type Spec = ProgramSpec;
+    type Outcome = ProgramOutcome;
+    const PLOTS: bool = false;
+    const COLUMNS: &'static [crate::output::columns::Group] = crate::family::program::report::table::GROUPS;
+    const TABLE_ON_STDERR: bool = false;
+
+    fn plan(args: &AttachArgs) -> Result<ProgramSpec> {
+        if args.top == 0 {
+            return Err(crate::model::SpecError("--top 0: show at least one futex word".into()).into());
+        }
+        if args.duration.is_some_and(|d| d.is_zero()) {
+            return Err(crate::model::SpecError(
+                "--duration 0: follow it for some time, or leave --duration out".into(),
+            )
+            .into());
+        }
+        if !std::path::Path::new(&format!("/proc/{}", args.pid)).exists() {
+            return Err(crate::model::SpecError(format!(
+                "no process {} (it is not running, or not visible here)",
+                args.pid
+            ))
+            .into());
+        }
+        Ok(spec(args))
+    }
+    fn output(spec: &ProgramSpec) -> &OutputArgs {
+        &spec.output
+    }
+    fn measure(spec: &ProgramSpec) -> Result<ProgramOutcome> {
+        let RunMode::Attach { pid, duration_ns } = spec.mode else { unreachable!("attach's spec") };
+        follow(spec, pid, duration_ns.map(Duration::from_nanos))
+    }
+    fn ending(o: &ProgramOutcome) -> (&[Warning], Option<Signal>) {
+        (&o.warnings, o.interrupted)
+    }
+    fn report<'a>(
+        spec: &'a ProgramSpec,
+        env: &'a Environment,
+        outcome: &'a ProgramOutcome,
+    ) -> impl Report + 'a {
+        ProgramReport { spec, environment: env, outcome }
+    }
+}
+
+/// Follows `pid` until `duration` passes, a signal comes, or it exits.
+fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<ProgramOutcome> {
+    let view = FutexView::attach(pid).map_err(anyhow::Error::msg)?;
+    let start = Instant::now();
+    let start_unix_ns =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let ticks = CpuTicks::read().ok();
+    crate::session::terminal::status(&format!(
+        "contend attach: following process {pid}{}; Ctrl-C ends it with what was seen",
+        duration.map_or(String::new(), |d| format!(
+            " for {}",
+            crate::model::value::format_nanos(d.as_nanos() as u64)
+        ))
+    ));
+    let deadline = duration.map(|d| start + d);
+    let mut interrupted = None;
+    let mut exited = false;
+    loop {
+        // A slice at a time: the process may exit meanwhile.
+        let slice = Instant::now() + Duration::from_millis(100);
+        let until = deadline.map_or(slice, |d| d.min(slice));
+        if let crate::session::signals::Event::Interrupted(sig) = crate::session::signals::wait_until(until) {
+            interrupted = Some(sig);
+            break;
+        }
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            exited = true;
+            break;
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+    }
+    // Before the view ends: closing its perf events takes the kernel
+    // tens of ms each (an RCU grace period), which is not time followed.
+    let wall_s = start.elapsed().as_secs_f64();
+    let seen = view.finish();
+    let cpu = ticks.zip(CpuTicks::read().ok()).map(|(a, b)| a.split_until(&b));
+    let (futex_view, kernel_waits) =
+        crate::family::program::futex_words::words(&seen, &mut [], spec.top, &mut DataNames::default());
+    let mut warnings = Vec::new();
+    if exited {
+        warnings.push(Warning::sweep(
+            crate::model::warning::WarningKind::Unexercised,
+            format!("process {pid} exited after {wall_s:.3} s: the view ends there"),
+        ));
+    }
+    if futex_view.lost > 0 {
+        warnings.push(Warning::sweep(
+            crate::model::warning::WarningKind::FutexCounting,
+            format!("the kernel dropped {} futex samples (its buffers filled faster than contend read them): every count is a lower bound", futex_view.lost),
+        ));
+    }
+    let sample = ProgramSample {
+        run: RunInfo { round: 0, start_unix_ns, status: Default::default() },
+        lock: GLIBC.to_string(),
+        wall_s,
+        metric: None,
+        user_s: 0.0,
+        sys_s: 0.0,
+        voluntary_context_switches: 0,
+        involuntary_context_switches: 0,
+        futex: None,
+        loaded: 0,
+        processes: 0,
+        program_reported: false,
+        swapped: 0,
+        to_glibc: 0,
+        inits: MutexInits::default(),
+        mutexes: Vec::new(),
+        kernel_waits: Some(kernel_waits),
+        futex_view: Some(futex_view),
+        rwlocks: Vec::new(),
+        symbol_hints: Vec::new(),
+        cpu,
+        leftovers: Leftovers::default(),
+        delayed: None,
+        sped: None,
+        exit_code: None,
+        signal: interrupted.map(|s| s.as_str().to_string()),
+        said: Vec::new(),
+        failure: None,
+    };
+    let stopped = if interrupted.is_some() { Stopped::Interrupted } else { Stopped::Runs };
+    let repeated = Repeated::new(vec![sample.clone()], stopped).expect("one measured run");
+    let result: ProgramResult =
+        crate::model::Measured::with_sample(ProgramPoint::new(GLIBC, true), sample, repeated);
+    Ok(ProgramOutcome {
+        results: vec![result],
+        vs_glibc: vec![None],
+        profile_cost: None,
+        warnings,
+        interrupted,
+        recommendation: None,
+        what_if: None,
+        speedup: None,
+        failed: Vec::new(),
+    })
+}
