@@ -15,8 +15,9 @@ pub struct FutexWordCounts {
     /// FUTEX_LOCK_PI(2), FUTEX_WAIT_REQUEUE_PI and futex_wait(2). Counted
     /// when they enter, as the pthread profile's "kernel waits" are.
     pub waits: u64,
-    /// Their time in the kernel, entry to return, ns (a call still in the
-    /// kernel when the view ended counts up to then).
+    /// Their time in the kernel, entry to return, ns, but for those that
+    /// returned EAGAIN (they did not sleep); a call still in the kernel
+    /// when the view ended counts up to then.
     pub blocked_ns: u64,
     /// The longest one, ns.
     pub max_blocked_ns: u64,
@@ -101,7 +102,10 @@ impl Account {
                 match call {
                     Call::Wait { uaddr } => {
                         let w = self.word(pid, uaddr);
-                        charge(&mut w.counts, time.saturating_sub(since));
+                        // A wait that found the word changed did not sleep.
+                        if ret != -EAGAIN {
+                            charge(&mut w.counts, time.saturating_sub(since));
+                        }
                         match ret {
                             0 => {
                                 w.counts.woken += 1;
@@ -162,7 +166,7 @@ mod tests {
         a.apply(P, 2, 40, Said::Exit(-EAGAIN));
         let w = &a.words[&(P, 0x40)];
         assert_eq!((w.counts.waits, w.counts.woken, w.counts.eagain), (2, 1, 1));
-        assert_eq!((w.counts.blocked_ns, w.counts.max_blocked_ns), (25 + 25, 25));
+        assert_eq!((w.counts.blocked_ns, w.counts.max_blocked_ns), (25, 25), "the EAGAIN did not sleep");
         assert_eq!((w.counts.wake_calls, w.counts.woke), (1, 1));
         assert_eq!(w.wakers, HashMap::from([(3, 1)]));
         assert_eq!(a.calls[&P], 3);

@@ -70,7 +70,7 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
     let legend = format!(
         "word: the futex's address; held in: the data symbol (module) or memory holding it; waits: calls \
          that may sleep on it (FUTEX_WAIT, WAIT_BITSET, LOCK_PI, futex_wait), blocked: their time in the \
-         kernel, entry to return; woken: returned woken; EAGAIN: returned at once, the word had changed; \
+         kernel, entry to return (not EAGAIN's); woken: returned woken; EAGAIN: returned at once, the word had changed; \
          wakes: calls waking it; woken by: the threads whose wake came last before a waiter returned \
          woken (for a lock, the releasing holder), with the waits each ended.{lost}\n"
     );
