@@ -2,7 +2,9 @@
  * the futex view must see it as the interposer cannot. Drepper's mutex
  * ("Futexes Are Tricky", mutex #2: 0 free, 1 held, 2 held with waiters)
  * on a global word, raw_lock, taken by THREADS threads ROUNDS times each
- * with a short hold, all started together. The program counts its own futex calls and what
+ * with a short hold. The main thread holds the lock until a worker has
+ * marked it contended, so that every execution has waits, however the
+ * machine schedules it. The program counts its own futex calls and what
  * they returned, and prints them, so a test can hold the view's row to
  * them exactly. With the argument `wait` it first says `ready` and waits
  * for a line on stdin, so that `contend attach` can follow it from its
@@ -56,12 +58,8 @@ static void unlock(void) {
     }
 }
 
-/* All start together, so that they overlap even on a busy machine. */
-static pthread_barrier_t start;
-
 static void *worker(void *arg) {
     (void)arg;
-    pthread_barrier_wait(&start);
     for (int i = 0; i < ROUNDS; i++) {
         lock();
         for (int k = 0; k < 200; k++)
@@ -82,9 +80,14 @@ int main(int argc, char **argv) {
             return 1;
     }
     pthread_t t[THREADS];
-    pthread_barrier_init(&start, NULL, THREADS);
+    lock();
     for (int i = 0; i < THREADS; i++)
         pthread_create(&t[i], NULL, worker, NULL);
+    /* A worker that finds the lock held marks it 2, then waits. */
+    while (atomic_load(&raw_lock) != 2)
+        usleep(100);
+    usleep(1000);
+    unlock();
     for (int i = 0; i < THREADS; i++)
         pthread_join(t[i], NULL);
     printf("pid=%d raw_lock=%p waits=%lu woken=%lu eagain=%lu other=%lu wakes=%lu woke=%lu counter=%lu\n",
