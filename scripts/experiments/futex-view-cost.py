@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""What the futex view costs the program it watches, measured: each
+program runs behind a gate (`sh -c 'read go; exec PROGRAM'`) in rounds,
+interleaved in a shuffled order, once plain and once followed by `contend
+attach` (which follows the shell and, through exec, the program: the
+view alone, no interposer). Each run is timed from the gate's opening to
+the program's exit; a round's ratio is followed over plain, and the
+program's cost is the geometric mean of the rounds' ratios with its 95%
+t interval. The futex call rate is the view's calls over the followed
+runs' time.
+
+Needs root (the tracepoints). Writes docs/results/futex-view-cost.md with
+no program given; else prints.   e.g.  scripts/experiments/futex-view-cost.py --rounds 10
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+import machine  # noqa: E402
+
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
+       11: 2.201, 12: 2.179, 14: 2.145, 19: 2.093, 29: 2.045}
+
+
+def t95(df):
+    return T95.get(df) or T95[max(k for k in T95 if k <= df)]
+
+
+def one(prog, contend, tmp):
+    """Seconds from the gate's opening to the exit, and the view's calls
+    (None when not followed)."""
+    gate = subprocess.Popen(["sh", "-c", "read go; exec " + shlex.join(prog)], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    attach = None
+    if contend:
+        export = os.path.join(tmp, "attach.json")
+        attach = subprocess.Popen([contend, "attach", str(gate.pid), "--export-json", export, "--top", "1"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        while "following process" not in (attach.stderr.readline() or "following process"):
+            pass
+    t = time.perf_counter()
+    gate.stdin.write(b"go\n")
+    gate.stdin.close()
+    gate.wait()
+    wall = time.perf_counter() - t
+    if gate.returncode != 0:
+        sys.exit(f"{shlex.join(prog)} exited {gate.returncode}")
+    calls = None
+    if attach:
+        attach.wait()
+        doc = json.load(open(export))
+        calls = doc["points"][0]["sample"]["futex_view"]["calls"]
+    return wall, calls
+
+
+def measure(prog, contend, rounds, tmp):
+    ratios, calls, followed = [], 0, 0.0
+    for _ in range(rounds):
+        order = [None, contend]
+        random.shuffle(order)
+        got = {}
+        for c in order:
+            got[c] = one(prog, c, tmp)
+        ratios.append(got[contend][0] / got[None][0])
+        calls += got[contend][1]
+        followed += got[contend][0]
+    logs = [math.log(r) for r in ratios]
+    m = statistics.fmean(logs)
+    half = t95(len(logs) - 1) * statistics.stdev(logs) / len(logs) ** 0.5
+    return math.exp(m), (math.exp(m - half), math.exp(m + half)), calls / followed
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--contend", default=os.path.join(ROOT, "target", "release", "contend"))
+    ap.add_argument("program", nargs=argparse.REMAINDER)
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("futex-view-cost.py: needs root (the futex tracepoints)")
+    prog = a.program[1:] if a.program[:1] == ["--"] else a.program
+    with tempfile.TemporaryDirectory() as tmp:
+        if prog:
+            programs = [prog]
+        else:
+            src = os.path.join(ROOT, "tests", "programs")
+            programs = []
+            for name in ["cond_queue", "raw_futex"]:
+                exe = os.path.join(tmp, name)
+                subprocess.run(["cc", "-O1", "-pthread", "-o", exe, os.path.join(src, name + ".c")], check=True)
+                programs.append([exe])
+            # Bounded by events, not by --time: a program that runs for a
+            # fixed time has the same wall time whatever slows it.
+            if shutil.which("sysbench"):
+                for locks in ["4", "3"]:
+                    programs.append(["sysbench", "threads", "--threads=4", f"--thread-locks={locks}", "--time=0",
+                                     "--events=1500", "run"])
+        rows = []
+        for p in programs:
+            print(f"{shlex.join(p)} ...", file=sys.stderr)
+            r, ci, rate = measure(p, a.contend, a.rounds, tmp)
+            rows.append((p, r, ci, rate))
+    command = f"scripts/experiments/futex-view-cost.py --rounds {a.rounds}" + (" -- " + shlex.join(prog) if prog else "")
+    lines = ["# What the futex view costs the program", "", machine.header(), "",
+             f"Generated by `{command}`: each program behind a gate, plain and followed by `contend attach` "
+             "(the view alone), interleaved in shuffled rounds; followed over plain, geometric mean of the rounds "
+             "with its 95% interval. The view samples every futex call's entry and return, so its cost grows "
+             "with the program's futex call rate. A program must be bounded by its work, not by a time (sysbench's "
+             "--time=1 gives 1 s whatever the view costs).", "",
+             "| program | futex calls/s (followed) | followed / plain | 95% interval |", "|---|---|---|---|"]
+    for p, r, ci, rate in rows:
+        name = " ".join([os.path.basename(p[0])] + p[1:])
+        lines.append(f"| `{name}` | {rate:,.0f} | {r:.3f} | {ci[0]:.3f}..{ci[1]:.3f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not prog:
+        with open(os.path.join(ROOT, "docs", "results", "futex-view-cost.md"), "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
