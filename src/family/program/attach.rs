@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 /// `contend attach`'s flags.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = crate::output::args::MEASUREMENT)]
 pub struct AttachArgs {
     /// The process to follow: its id (every thread it has, and every task
     /// they start while it is followed).
@@ -151,7 +152,7 @@ fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<Pr
             interrupted = Some(sig);
             break;
         }
-        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        if ended(pid) {
             exited = true;
             break;
         }
@@ -164,8 +165,13 @@ fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<Pr
     let wall_s = start.elapsed().as_secs_f64();
     let seen = view.finish();
     let cpu = ticks.zip(CpuTicks::read().ok()).map(|(a, b)| a.split_until(&b));
-    let (futex_view, kernel_waits) =
-        crate::family::program::futex_words::words(&seen, &mut [], spec.top, &mut DataNames::default());
+    let (futex_view, kernel_waits) = crate::family::program::futex_words::words(
+        &seen,
+        &mut [],
+        spec.top,
+        &mut DataNames::default(),
+        false,
+    );
     let mut warnings = Vec::new();
     if exited {
         warnings.push(Warning::sweep(
@@ -224,4 +230,39 @@ fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<Pr
         speedup: None,
         failed: Vec::new(),
     })
+}
+
+/// Whether `pid` has exited: gone, or a zombie its parent has not reaped
+/// (its /proc entry stays until then).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name, which is in parentheses and
+        // may hold spaces and parentheses itself.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_none_or(|s| s == "Z" || s == "X"),
+        Err(_) => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zombie_has_ended_and_a_running_process_has_not() {
+        assert!(!ended(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        // Not reaped yet: a zombie once it exits, its /proc entry still there.
+        let mut polls = 0;
+        while !ended(child.id()) {
+            polls += 1;
+            assert!(polls < 100_000, "`true` never exited");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(std::path::Path::new(&format!("/proc/{}", child.id())).exists(), "a zombie, not gone");
+        child.wait().unwrap();
+        assert!(ended(child.id()));
+    }
 }

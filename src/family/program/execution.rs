@@ -271,8 +271,13 @@ pub(crate) fn run_one(
     let (mut mutexes, symbol_hints) = interposer::profiles(&kept, cx.symbols, spec.top, spec.sort);
     let (futex_view, kernel_waits) = match kernel_waits {
         Some(seen) => {
-            let (view, totals) =
-                crate::family::program::futex_words::words(&seen, &mut mutexes, spec.top, &mut cx.data_names);
+            let (view, totals) = crate::family::program::futex_words::words(
+                &seen,
+                &mut mutexes,
+                spec.top,
+                &mut cx.data_names,
+                true,
+            );
             (Some(view), Some(totals))
         }
         None => (None, None),

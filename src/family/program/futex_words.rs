@@ -11,16 +11,20 @@ use crate::model::program::{KernelWaitTotals, MutexProfile};
 
 /// The view's table (its `top` words) and the totals; sets each mutex's
 /// kernel waits.
+/// `started`: the view followed contend's own tree (`contend run`), where
+/// contend and the keeper (`contend __keeper`) that starts the program
+/// are not the program; `contend attach` follows only the process asked
+/// for, which may itself be a contend.
 pub fn words(
     seen: &Seen,
     mutexes: &mut [MutexProfile],
     top: usize,
     names: &mut DataNames,
+    started: bool,
 ) -> (FutexView, KernelWaitTotals) {
-    // contend, and the keeper (`contend __keeper`) that starts the
-    // program: their calls are not the program's.
-    let ours =
-        |pid: u32| pid == std::process::id() || seen.processes.get(&pid).is_some_and(|c| c == "contend");
+    let ours = |pid: u32| {
+        started && (pid == std::process::id() || seen.processes.get(&pid).is_some_and(|c| c == "contend"))
+    };
     let program: Vec<(&(u32, u64), _)> =
         seen.account.words.iter().filter(|((pid, _), _)| !ours(*pid)).collect();
     let mut on_mutexes = 0;
