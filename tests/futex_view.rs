@@ -145,6 +145,8 @@ fn attach_follows_a_running_process_from_its_first_call_to_its_exit() {
     let mut attach = std::process::Command::new(assert_cmd::cargo::cargo_bin("contend"))
         .args(["attach", &program.id().to_string(), "--export-json"])
         .arg(&json)
+        .arg("--export-csv")
+        .arg(dir.path().join("attach.csv"))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -173,6 +175,10 @@ fn attach_follows_a_running_process_from_its_first_call_to_its_exit() {
         assert_eq!(w[view].as_u64().unwrap(), said_value(&line, own), "{view}: {line}");
     }
     assert!(table.contains("raw_lock ("), "{table}");
+    // The CSV has the words too, one row each.
+    let csv = std::fs::read_to_string(dir.path().join("attach.csv")).unwrap();
+    let row = csv.lines().find(|l| l.contains(",raw_lock (")).unwrap_or_else(|| panic!("{csv}"));
+    assert_eq!(row.split(',').nth(4), Some(said_value(&line, "waits").to_string().as_str()), "{csv}");
 }
 
 #[test]

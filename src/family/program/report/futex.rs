@@ -93,3 +93,47 @@ pub fn attached(
     let head = format!("{} followed for {:.3} s{how}\n", spec.program[0], s.wall_s);
     crate::output::table::fit(&head) + &table(s, preset)
 }
+
+/// One futex word as a CSV row (`contend attach --export-csv`).
+#[derive(Default, serde::Serialize)]
+struct WordRow {
+    pid: u32,
+    address: String,
+    held_in: String,
+    pthread_mutex: bool,
+    waits: u64,
+    blocked_ns: u64,
+    max_blocked_ns: u64,
+    woken: u64,
+    eagain: u64,
+    timeouts: u64,
+    interrupted: u64,
+    unfinished: u64,
+    wake_calls: u64,
+    woke: u64,
+    top_waker_tid: Option<u32>,
+    top_waker_waits_ended: Option<u64>,
+}
+
+/// The futex view's words as CSV, one row each (empty without a view).
+pub fn csv(s: &ProgramSample) -> String {
+    let words = s.futex_view.iter().flat_map(|v| &v.words);
+    crate::output::csv::render(words.map(|w| WordRow {
+        pid: w.pid,
+        address: format!("{:#x}", w.address),
+        held_in: w.name.clone(),
+        pthread_mutex: w.pthread_mutex,
+        waits: w.counts.waits,
+        blocked_ns: w.counts.blocked_ns,
+        max_blocked_ns: w.counts.max_blocked_ns,
+        woken: w.counts.woken,
+        eagain: w.counts.eagain,
+        timeouts: w.counts.timeouts,
+        interrupted: w.counts.interrupted,
+        unfinished: w.counts.unfinished,
+        wake_calls: w.counts.wake_calls,
+        woke: w.counts.woke,
+        top_waker_tid: w.wakers.first().map(|k| k.tid),
+        top_waker_waits_ended: w.wakers.first().map(|k| k.waits_ended),
+    }))
+}

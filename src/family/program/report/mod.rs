@@ -92,6 +92,11 @@ impl Report for ProgramReport<'_> {
         table::table(self.spec, self.outcome, &Shown::planned(table::GROUPS, &self.spec.output), NOTHING)
     }
     fn csv(&self) -> String {
+        // contend attach: the followed process's futex words, not a run's
+        // columns (it ran no lock).
+        if let crate::family::program::run_mode::RunMode::Attach { .. } = self.spec.mode {
+            return self.outcome.results.first().map_or(String::new(), |r| futex::csv(&r.sample));
+        }
         let rows = self.outcome.results.iter().zip(&self.outcome.vs_glibc).map(|(r, vs)| {
             let s = &r.sample;
             Row {
