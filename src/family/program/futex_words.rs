@@ -10,8 +10,7 @@ use crate::model::futex_word::{FutexView, FutexWaker, FutexWord};
 use crate::model::program::{KernelWaitTotals, MutexProfile};
 
 /// The view's table (its `top` words) and the totals; sets each mutex's
-/// kernel waits.
-/// `started`: the view followed contend's own tree (`contend run`), where
+/// kernel waits. `started`: the view followed contend's own tree (`contend run`), where
 /// contend and the keeper (`contend __keeper`) that starts the program
 /// are not the program; `contend attach` follows only the process asked
 /// for, which may itself be a contend.
@@ -51,8 +50,14 @@ pub fn words(
                 .iter()
                 .map(|(&tid, &n)| FutexWaker {
                     tid,
-                    // A thread named by nobody has its process's name.
-                    comm: seen.comms.get(&tid).or(seen.processes.get(pid)).cloned().unwrap_or_default(),
+                    // A thread named by nobody has its process's name (and
+                    // one that exited before it was read has none).
+                    comm: [seen.comms.get(&tid), seen.processes.get(pid)]
+                        .into_iter()
+                        .flatten()
+                        .find(|c| !c.is_empty())
+                        .cloned()
+                        .unwrap_or_default(),
                     waits_ended: n,
                 })
                 .collect();
