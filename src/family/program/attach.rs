@@ -21,9 +21,11 @@ use crate::model::run::{Repeated, RunInfo, Stopped};
 use crate::model::warning::Warning;
 use crate::output::args::OutputArgs;
 use crate::output::document::Report;
+use crate::session::signals::Readable;
 use anyhow::Result;
 use clap::Args;
 use nix::sys::signal::Signal;
+use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 /// `contend attach`'s flags.
@@ -141,25 +143,19 @@ fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<Pr
             crate::model::value::format_nanos(d.as_nanos() as u64)
         ))
     ));
-    let deadline = duration.map(|d| start + d);
-    let mut interrupted = None;
-    let mut exited = false;
-    loop {
-        // A slice at a time: the process may exit meanwhile.
-        let slice = Instant::now() + Duration::from_millis(100);
-        let until = deadline.map_or(slice, |d| d.min(slice));
-        if let crate::session::signals::Event::Interrupted(sig) = crate::session::signals::wait_until(until) {
-            interrupted = Some(sig);
-            break;
-        }
-        if ended(pid) {
-            exited = true;
-            break;
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
-    }
+    // A pidfd turns readable when the process exits, reaped or not (a
+    // zombie keeps its /proc entry until its parent waits for it).
+    let pidfd = rustix::process::Pid::from_raw(pid as i32)
+        .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
+    let Some(pidfd) = pidfd else {
+        anyhow::bail!("no process {pid} (it exited as it was being followed)");
+    };
+    let (interrupted, exited) =
+        match crate::session::signals::wait_readable_until(pidfd.as_fd(), duration.map(|d| start + d)) {
+            Readable::Signal(sig) => (Some(sig), false),
+            Readable::Ready => (None, true),
+            Readable::TimedOut => (None, false),
+        };
     // Before the view ends: closing its perf events takes the kernel
     // tens of ms each (an RCU grace period), which is not time followed.
     let wall_s = start.elapsed().as_secs_f64();
@@ -232,37 +228,28 @@ fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<Pr
     })
 }
 
-/// Whether `pid` has exited: gone, or a zombie its parent has not reaped
-/// (its /proc entry stays until then).
-fn ended(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command name, which is in parentheses and
-        // may hold spaces and parentheses itself.
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_none_or(|s| s == "Z" || s == "X"),
-        Err(_) => true,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_zombie_has_ended_and_a_running_process_has_not() {
-        assert!(!ended(std::process::id()));
+        let pidfd = |pid: u32| {
+            let p = rustix::process::Pid::from_raw(pid as i32).unwrap();
+            rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).unwrap()
+        };
+        let soon = || Some(Instant::now() + Duration::from_millis(50));
+        let own = pidfd(std::process::id());
+        assert!(matches!(
+            crate::session::signals::wait_readable_until(own.as_fd(), soon()),
+            Readable::TimedOut
+        ));
         let mut child = std::process::Command::new("true").spawn().unwrap();
-        // Not reaped yet: a zombie once it exits, its /proc entry still there.
-        let mut polls = 0;
-        while !ended(child.id()) {
-            polls += 1;
-            assert!(polls < 100_000, "`true` never exited");
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        let fd = pidfd(child.id());
+        // Not reaped: a zombie once it exits, its /proc entry still there.
+        let far = Some(Instant::now() + Duration::from_secs(600));
+        assert!(matches!(crate::session::signals::wait_readable_until(fd.as_fd(), far), Readable::Ready));
         assert!(std::path::Path::new(&format!("/proc/{}", child.id())).exists(), "a zombie, not gone");
         child.wait().unwrap();
-        assert!(ended(child.id()));
     }
 }
