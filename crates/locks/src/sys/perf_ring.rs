@@ -18,10 +18,6 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
-/// Data pages per CPU buffer (a power of two) unless asked otherwise:
-/// 512 KiB, about 16,000 samples of a syscall tracepoint.
-pub const DATA_PAGES: usize = 128;
-
 /// One CPU's event and its mapped buffer.
 struct Ring {
     /// The event: it samples until this closes, when the ring drops.
@@ -124,21 +120,13 @@ pub struct TracepointSampler {
 }
 
 impl TracepointSampler {
-    /// Starts sampling tracepoint `id` (tracefs `events/<group>/<name>/id`)
-    /// on CPUs `cpus`, on the calling thread and every task it starts from
-    /// now on, keeping the hits that pass `filter` (a tracepoint filter
-    /// expression).
-    pub fn open(id: u64, filter: &str, cpus: impl IntoIterator<Item = i32>) -> io::Result<Self> {
-        let one = [Tracepoint { id, filter: filter.to_string() }];
-        Self::open_all(&one, Stamped::No, false, DATA_PAGES, 0, cpus)
-    }
-
-    /// Starts sampling every one of `points` as [`open`](Self::open) does
-    /// one, into one buffer of `pages` data pages (a power of two) per
+    /// Starts sampling every one of `points` (each with its filter
+    /// expression) on CPUs `cpus`, on thread `pid` (0: the calling thread;
+    /// else a thread of a running process, whose other threads
+    /// [`add_thread`](Self::add_thread) adds) and every task it starts from
+    /// now on, into one buffer of `pages` data pages (a power of two) per
     /// CPU; with `tasks`, the buffers also get the tasks' mappings and
-    /// names ([`Record`]). `pid` 0 samples the calling thread; a thread id
-    /// samples that thread of a running process instead (see
-    /// [`add_thread`](Self::add_thread) for its other threads).
+    /// names ([`Record`]).
     pub fn open_all(
         points: &[Tracepoint],
         stamped: Stamped,
@@ -161,14 +149,7 @@ impl TracepointSampler {
             let ring = map_ring(first, pages)?;
             for event in events {
                 let event = event?;
-                // SAFETY: both are perf events of this process on the same
-                // CPU with the same clock; the ioctl only redirects output.
-                if unsafe {
-                    perf_event_open_sys::ioctls::SET_OUTPUT(event.as_raw_fd(), ring._event.as_raw_fd())
-                } < 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
+                redirect(&event, &ring)?;
                 followers.push(event);
             }
             rings.push(ring);
@@ -184,14 +165,7 @@ impl TracepointSampler {
         for (ring, &cpu) in self.rings.iter().zip(&self.cpus) {
             for point in &self.points {
                 let event = open_event(point, self.stamped, false, tid, cpu)?;
-                // SAFETY: both are perf events of this process on the same
-                // CPU with the same clock; the ioctl only redirects output.
-                if unsafe {
-                    perf_event_open_sys::ioctls::SET_OUTPUT(event.as_raw_fd(), ring._event.as_raw_fd())
-                } < 0
-                {
-                    return Err(io::Error::last_os_error());
-                }
+                redirect(&event, ring)?;
                 self._followers.push(event);
             }
         }
@@ -205,6 +179,17 @@ impl TracepointSampler {
             self.lost += drain_ring(ring, self.stamped, &mut f);
         }
     }
+}
+
+/// Sends `event`'s samples into `ring` (an event of this process on the
+/// same CPU, with the same clock).
+fn redirect(event: &OwnedFd, ring: &Ring) -> io::Result<()> {
+    // SAFETY: both are perf events of this process on the same CPU with
+    // the same clock; the ioctl only redirects output.
+    if unsafe { perf_event_open_sys::ioctls::SET_OUTPUT(event.as_raw_fd(), ring._event.as_raw_fd()) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Opens `point`'s event on `cpu`, filtered.
