@@ -56,9 +56,9 @@ pub struct Attach;
 
 /// The spec of an attachment, as a run's (the program is the process).
 fn spec(args: &AttachArgs) -> ProgramSpec {
-    let comm = std::fs::read_to_string(format!("/proc/{}/comm", args.pid)).unwrap_or_default();
+    let comm = crate::measure::futex_view::comm(args.pid, None);
     ProgramSpec {
-        program: vec![format!("pid {} ({})", args.pid, comm.trim())],
+        program: vec![format!("pid {} ({comm})", args.pid)],
         argv: Vec::new(),
         grace_ns: 0,
         locks: vec![GLIBC.to_string()],

@@ -215,10 +215,9 @@ impl FutexView {
         if let Some(maps) = read_maps(pid) {
             seen.maps.insert(pid, maps);
         }
-        let comm = |path: String| std::fs::read_to_string(path).unwrap_or_default().trim().to_string();
-        seen.processes.insert(pid, comm(format!("/proc/{pid}/comm")));
+        seen.processes.insert(pid, comm(pid, None));
         for tid in followed {
-            seen.comms.insert(tid as u32, comm(format!("/proc/{pid}/task/{tid}/comm")));
+            seen.comms.insert(tid as u32, comm(pid, Some(tid as u32)));
         }
         Self::start(sampler, points, seen)
     }
@@ -277,13 +276,16 @@ fn drain(shared: &Mutex<State>, last: bool) {
     let state = &mut *guard;
     let start = monotonic_ns();
     let (points, pending, seen) = (&state.points, &mut state.pending, &mut state.seen);
-    let mut pids = Vec::new();
+    let (mut pids, mut tids) = (Vec::new(), Vec::new());
     state.sampler.drain(|record| match record {
         Record::Sample(s) => {
             if let Some(said) = points.read(s.raw) {
                 pending.push((s.time, s.pid, s.tid, said));
                 if !pids.contains(&s.pid) {
                     pids.push(s.pid);
+                }
+                if !seen.comms.contains_key(&s.tid) && !tids.contains(&(s.pid, s.tid)) {
+                    tids.push((s.pid, s.tid));
                 }
             }
         }
@@ -298,12 +300,14 @@ fn drain(shared: &Mutex<State>, last: bool) {
             }
         }
     });
-    // Read at once, before the samples wait to be applied: a process may
-    // exit soon after its last futex call, its map with it.
+    // Read at once, before the samples wait to be applied: a thread or a
+    // process may exit soon after its last futex call, its name and map
+    // with it.
+    for (pid, tid) in tids {
+        state.seen.comms.insert(tid, comm(pid, Some(tid)));
+    }
     for pid in pids {
-        state.seen.processes.entry(pid).or_insert_with(|| {
-            std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
-        });
+        state.seen.processes.entry(pid).or_insert_with(|| comm(pid, None));
         let at = state.mapped_at.entry(pid).or_insert(0);
         if start.saturating_sub(*at) >= MAPS_EVERY {
             *at = start;
@@ -318,11 +322,17 @@ fn drain(shared: &Mutex<State>, last: bool) {
     let ready = if last { pending.len() } else { pending.partition_point(|e| e.0 + SETTLE < start) };
     for (time, pid, tid, said) in pending.drain(..ready) {
         state.seen.account.apply(pid, tid, time, said);
-        state.seen.comms.entry(tid).or_insert_with(|| {
-            let comm = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")).unwrap_or_default();
-            comm.trim().to_string()
-        });
     }
+}
+
+/// The name (comm) of process `pid`, or of its thread `tid`; empty when
+/// it is gone.
+pub fn comm(pid: u32, tid: Option<u32>) -> String {
+    let path = match tid {
+        Some(tid) => format!("/proc/{pid}/task/{tid}/comm"),
+        None => format!("/proc/{pid}/comm"),
+    };
+    std::fs::read_to_string(path).unwrap_or_default().trim().to_string()
 }
 
 /// `pid`'s memory map (None: it is gone).
