@@ -34,7 +34,6 @@ e.g.  scripts/peers/futex-oracle.py
 
 import argparse
 import importlib.util
-import json
 import os
 import shlex
 import shutil
@@ -80,13 +79,7 @@ def check(contend, prog, comm, tmp):
     export = os.path.join(tmp, "run.json")
     cmd = [contend, "run", "--profile", "--runs", "1", "--count-futex", "inline", "--top", "20",
            "--no-progress", "--output", "null", "--export-json", export, "--", *prog]
-    env = {**os.environ, "BPFTRACE_MAP_KEYS_MAX": str(1 << 20)}
-    bt = subprocess.run(["bpftrace", "-e", program(comm), "-c", shlex.join(cmd)],
-                        capture_output=True, text=True, errors="replace", env=env)
-    if bt.returncode != 0 or not os.path.exists(export):
-        sys.exit(f"futex-oracle.py: bpftrace or contend failed:\n{bt.stderr[-3000:]}")
-    doc = json.load(open(export))
-    maps = profile_oracle.parse_maps(bt.stdout)
+    doc, maps = profile_oracle.traced(program(comm), cmd, export, "futex-oracle.py")
     views = [s["futex_view"] for p in doc["points"] for s in p["runs"] if s.get("futex_view")]
     if len(views) != 1:
         sys.exit(f"futex-oracle.py: {len(views)} executions had a futex view, expected 1")

@@ -89,6 +89,23 @@ def parse_maps(text):
     return maps
 
 
+def traced(script, cmd, export, who):
+    """Runs `cmd` (a contend run writing `export`) under the bpftrace
+    `script`: the export and bpftrace's maps ({map: {(pid, key): n}})."""
+    # bpftrace's maps hold 4096 keys by default and drop the rest
+    # silently: sysbench's mutex test alone has 4096 mutexes.
+    env = {**os.environ, "BPFTRACE_MAP_KEYS_MAX": str(1 << 20)}
+    # The program's own output is mixed into bpftrace's, and may be
+    # binary (a compressor's): read as text, undecodable bytes replaced
+    # (only the map lines are parsed).
+    bt = subprocess.run(["bpftrace", "-e", script, "-c", shlex.join(cmd)],
+                        capture_output=True, text=True, errors="replace", env=env)
+    if bt.returncode != 0 or not os.path.exists(export):
+        sys.exit(f"{who}: bpftrace or contend failed:\n{bt.stderr[-3000:]}")
+    with open(export) as f:
+        return json.load(f), parse_maps(bt.stdout)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--contend", default=os.path.join(ROOT, "target", "release", "contend"))
@@ -109,18 +126,7 @@ def main():
         # (by default only the extra counting run has them).
         cmd = [a.contend, "run", "--profile", "--runs", "1", "--count-futex", "inline", "--no-progress",
                "--export-json", export, "--", *prog]
-        # bpftrace's maps hold 4096 keys by default and drop the rest
-        # silently: sysbench's mutex test alone has 4096 mutexes.
-        env = {**os.environ, "BPFTRACE_MAP_KEYS_MAX": str(1 << 20)}
-        # The program's own output is mixed into bpftrace's, and may be
-        # binary (a compressor's): read as text, undecodable bytes replaced
-        # (only the map lines are parsed).
-        bt = subprocess.run(["bpftrace", "-e", program(comm), "-c", shlex.join(cmd)],
-                            capture_output=True, text=True, errors="replace", env=env)
-        if bt.returncode != 0 or not os.path.exists(export):
-            sys.exit(f"profile-oracle.py: bpftrace or contend failed:\n{bt.stderr[-3000:]}")
-        doc = json.load(open(export))
-    maps = parse_maps(bt.stdout)
+        doc, maps = traced(program(comm), cmd, export, "profile-oracle.py")
     acq, lock, fw = maps.get("acq", {}), maps.get("lock", {}), maps.get("futex_wait", {})
     sample = doc["points"][0]["sample"]
     mutexes = [m for m in sample["mutexes"] if m["address"] != 0]
