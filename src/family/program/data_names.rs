@@ -9,6 +9,7 @@
 //! (shifted by where the loader put the module), not against the map's
 //! file mappings alone.
 
+use crate::family::program::symbols::{demangle, short_name};
 use crate::measure::futex_view::Mapping;
 use std::collections::HashMap;
 use std::path::Path;
@@ -18,8 +19,8 @@ use std::path::Path;
 struct Module {
     /// Position-independent: the loader shifts its addresses.
     shifted: bool,
-    /// Loaded segments: (vaddr, vaddr + memsz, file offset).
-    segments: Vec<(u64, u64, u64)>,
+    /// Loaded segments: (vaddr, vaddr + memsz).
+    segments: Vec<(u64, u64)>,
     /// Data symbols with a size: (start, end, name), by start.
     data: Vec<(u64, u64, String)>,
 }
@@ -30,11 +31,8 @@ impl Module {
         let Ok(bytes) = std::fs::read(path) else { return Module::default() };
         let Ok(file) = object::File::parse(&*bytes) else { return Module::default() };
         let shifted = file.kind() == object::ObjectKind::Dynamic;
-        let segments = file
-            .segments()
-            .map(|s| (s.address(), s.address() + s.size(), s.file_range().0))
-            .filter(|s| s.1 > s.0)
-            .collect();
+        let segments =
+            file.segments().map(|s| (s.address(), s.address() + s.size())).filter(|s| s.1 > s.0).collect();
         let mut data: Vec<(u64, u64, String)> = Vec::new();
         let mut add = |f: &object::File| {
             for s in f.symbols().chain(f.dynamic_symbols()) {
@@ -101,8 +99,8 @@ impl DataNames {
             // holding the lowest segment's start.
             let shift = if module.shifted { first.start.wrapping_sub(lowest & !0xfff) } else { 0 };
             let vaddr = address.wrapping_sub(shift);
-            if module.segments.iter().any(|&(lo, hi, _)| lo <= vaddr && vaddr < hi) {
-                let short = short(&first.path);
+            if module.segments.iter().any(|&(lo, hi)| lo <= vaddr && vaddr < hi) {
+                let short = short_name(&first.path);
                 return match module.symbol(vaddr) {
                     Some(sym) => format!("{sym} ({short})"),
                     None => format!("{short}+{vaddr:#x} (no symbol)"),
@@ -117,14 +115,6 @@ impl DataNames {
             None => "not mapped when last seen".into(),
         }
     }
-}
-
-fn short(path: &str) -> String {
-    Path::new(path).file_name().map_or(path.to_string(), |n| n.to_string_lossy().into_owned())
-}
-
-fn demangle(name: &str) -> String {
-    addr2line::demangle_auto(name.into(), None).into_owned()
 }
 
 #[cfg(test)]

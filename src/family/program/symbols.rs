@@ -110,7 +110,7 @@ impl Symbolizer {
     pub fn name(&mut self, site: u64, module: &str, base: u64, dynamic: Option<(&str, u64)>) -> Named {
         let call = site.saturating_sub(1);
         let offset = call.saturating_sub(base);
-        let short = Path::new(module).file_name().map_or(module.to_string(), |n| n.to_string_lossy().into());
+        let short = short_name(module);
         if site == 0 || module == "-" {
             return Named { text: "(unknown site)".into(), offset: 0, by_offset: false, toolchain: false };
         }
@@ -255,8 +255,13 @@ fn how_to_name(module: &str) -> String {
     }
 }
 
+/// A module as the tables name it: its file name.
+pub(crate) fn short_name(module: &str) -> String {
+    Path::new(module).file_name().map_or(module.to_string(), |n| n.to_string_lossy().into_owned())
+}
+
 /// Rust and C++ names as people write them (C names pass through).
-fn demangle(name: &str) -> String {
+pub(crate) fn demangle(name: &str) -> String {
     addr2line::demangle_auto(name.into(), None).into_owned()
 }
 
