@@ -175,12 +175,6 @@ fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<Pr
             format!("process {pid} exited after {wall_s:.3} s: the view ends there"),
         ));
     }
-    if futex_view.lost > 0 {
-        warnings.push(Warning::sweep(
-            crate::model::warning::WarningKind::FutexCounting,
-            format!("the kernel dropped {} futex samples (its buffers filled faster than contend read them): every count is a lower bound", futex_view.lost),
-        ));
-    }
     let sample = ProgramSample {
         run: RunInfo { round: 0, start_unix_ns, status: Default::default() },
         lock: GLIBC.to_string(),
@@ -213,10 +207,11 @@ fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<Pr
     };
     let stopped = if interrupted.is_some() { Stopped::Interrupted } else { Stopped::Runs };
     let repeated = Repeated::new(vec![sample.clone()], stopped).expect("one measured run");
-    let result: ProgramResult =
-        crate::model::Measured::with_sample(ProgramPoint::new(GLIBC, true), sample, repeated);
+    let results: Vec<ProgramResult> =
+        vec![crate::model::Measured::with_sample(ProgramPoint::new(GLIBC, true), sample, repeated)];
+    warnings.extend(crate::family::program::run_warnings::lost_samples(&results));
     Ok(ProgramOutcome {
-        results: vec![result],
+        results,
         vs_glibc: vec![None],
         profile_cost: None,
         warnings,

@@ -7,6 +7,22 @@ use crate::family::program::pairing::exercised;
 use crate::model::program::{ProgramResult, GLIBC};
 use crate::model::warning::{Warning, WarningKind};
 
+/// Samples of the futex view the kernel dropped (its buffers filled
+/// faster than contend read them), over every execution: the view's
+/// counts and the kernel waits per mutex are then lower bounds.
+pub(crate) fn lost_samples(results: &[ProgramResult]) -> Option<Warning> {
+    let lost: u64 = results.iter().flat_map(|r| &r.runs).filter_map(|s| s.kernel_waits).map(|k| k.lost).sum();
+    (lost > 0).then(|| {
+        Warning::sweep(
+            WarningKind::FutexCounting,
+            format!(
+                "the kernel dropped {lost} futex samples (its buffers filled faster than contend read them): \
+                 the futex view's counts and the kernel waits per mutex are lower bounds"
+            ),
+        )
+    })
+}
+
 /// What the interposer saw that the ratios cannot rest on, for the user:
 /// locks that never ran, a program with no pthread mutex, processes that
 /// did not report, processes left running.

@@ -325,16 +325,7 @@ pub(crate) fn finish(
             format!("the profile has no kernel waits per mutex (\"kernel waits\" shows -): {why}"),
         ));
     }
-    let lost: u64 = results.iter().flat_map(|r| &r.runs).filter_map(|s| s.kernel_waits).map(|k| k.lost).sum();
-    if lost > 0 {
-        warnings.push(Warning::sweep(
-            WarningKind::FutexCounting,
-            format!(
-                "the kernel dropped {lost} futex wait samples (its buffers filled faster than contend read \
-                 them): the kernel waits per mutex are lower bounds"
-            ),
-        ));
-    }
+    warnings.extend(crate::family::program::run_warnings::lost_samples(&results));
     warnings.extend(notes::screening(results.iter().map(|r| r.runs.as_slice()), spec.repeat.max_steal_pct));
     warnings.extend(notes::drift(
         spec.repeat.order == crate::engine::repeat::Order::Interleaved,

@@ -86,10 +86,7 @@ pub fn attached(
 ) -> String {
     let Some(r) = o.results.first() else { return String::new() };
     let s = &r.sample;
-    let how = match (&s.signal, o.interrupted) {
-        (Some(sig), _) => format!(", ended by {sig}"),
-        _ => String::new(),
-    };
+    let how = s.signal.as_ref().map_or(String::new(), |sig| format!(", ended by {sig}"));
     let head = format!("{} followed for {:.3} s{how}\n", spec.program[0], s.wall_s);
     crate::output::table::fit(&head) + &table(s, preset)
 }
