@@ -102,6 +102,14 @@ pub struct MutexProfile {
     /// Waits whose releaser is not known (a release that came between the
     /// waiter's failed try-lock and its saying that it waits), ns.
     pub unattributed_wait_ns: u64,
+    /// Parking: contended acquisitions whose section was empty (the
+    /// thread released the mutex, or went into a condition wait on it,
+    /// with nothing but the call's arguments in between). A thread that
+    /// waits only to let go waits for a turn it has no use for: not
+    /// contention (see [`MutexProfile::parking`]).
+    pub parked_waits: u64,
+    /// Their wait, ns.
+    pub parked_wait_ns: u64,
     /// The module of the site, and the site's offset in it.
     pub module: String,
     /// Offset of the call (the return address less one) in the module.
@@ -126,6 +134,18 @@ pub struct MutexProfile {
     /// Its contended waits by size (buckets 12.5% wide; `value_ns` is a
     /// bucket's upper edge): what `contend plot` draws per top mutex.
     pub wait_histogram: Vec<crate::measure::latency::Bucket>,
+}
+
+impl MutexProfile {
+    /// Whether the mutex is a parking place rather than a contended one:
+    /// at least half of its wait was parking ([`MutexProfile::parked_waits`]).
+    /// Shortening anyone's sections would not give its waiters more to
+    /// do, so `--what-if top:N` and `--recommend` leave it out of their
+    /// ranking (redis's io threads wait on their mutexes this way: the
+    /// top three of its profile by wait).
+    pub fn parking(&self) -> bool {
+        self.parked_waits > 0 && self.parked_wait_ns.saturating_mul(2) >= self.counts.wait_ns
+    }
 }
 
 /// The program's sleeping futex calls over one execution.

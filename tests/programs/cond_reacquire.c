@@ -15,6 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "asleep.h"
+
 #define ROUNDS 10
 #define WAITERS 3
 
@@ -24,20 +26,6 @@ static int generation;
 static atomic_int waiting;
 static atomic_long cond_waits;
 static pid_t tids[WAITERS];
-
-/* Whether thread `tid` is in a futex syscall on `word`. */
-static int asleep_on(pid_t tid, void *word) {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    long nr = -1;
-    unsigned long arg0 = 0;
-    int ok = fgets(line, sizeof line, f) && sscanf(line, "%ld %lx", &nr, &arg0) == 2;
-    fclose(f);
-    return ok && nr == SYS_futex && arg0 == (unsigned long)word;
-}
 
 static void *waiter(void *arg) {
     long id = (long)arg;
@@ -68,7 +56,7 @@ int main(void) {
         /* Hold the mutex until every waiter sleeps on it (or a bound of
          * tries passes: the program never hangs). */
         for (int w = 0; w < WAITERS; w++)
-            for (long tries = 0; tries < 1000000 && !asleep_on(tids[w], &m); tries++)
+            for (long tries = 0; tries < 1000000 && asleep_on(tids[w]) != (unsigned long)&m; tries++)
                 sched_yield();
         pthread_mutex_unlock(&m);
     }

@@ -25,9 +25,9 @@ use crate::profile::{Record, SLOTS};
 use crate::rwlock::{Record as RwRecord, SLOTS as RW_SLOTS};
 use crate::stack::Frames;
 use locks::in_mutex::report::{
-    write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock,
-    write_site, write_sped, write_stack, write_unattributed, write_waits, Inits, ReportSink, ReportedCounts,
-    RwCounts, SideCounts,
+    write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_parked,
+    write_rwlock, write_site, write_sped, write_stack, write_unattributed, write_waits, Inits, ReportSink,
+    ReportedCounts, RwCounts, SideCounts,
 };
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering::Relaxed;
@@ -193,6 +193,10 @@ fn mutex_line(out: &mut Sink, r: &Record) {
     let unattributed = r.unattributed_ns.load(Relaxed);
     if unattributed != 0 {
         let _ = write_unattributed(out, counts.address, unattributed);
+    }
+    let parked = r.parked.load(Relaxed);
+    if parked != 0 {
+        let _ = write_parked(out, counts.address, parked, r.parked_wait_ns.load(Relaxed));
     }
 }
 

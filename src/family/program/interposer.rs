@@ -164,6 +164,8 @@ pub fn profiles(
                 other_sites,
                 holders,
                 unattributed_wait_ns: m.unattributed_ns,
+                parked_waits: m.parked,
+                parked_wait_ns: m.parked_wait_ns,
                 wait_histogram: m
                     .waits
                     .iter()
@@ -328,6 +330,8 @@ mod tests {
             other_sites: Vec::new(),
             holders: Vec::new(),
             unattributed_wait_ns: 0,
+            parked_waits: 0,
+            parked_wait_ns: 0,
             wait_histogram: Vec::new(),
             stacks: stacks
                 .iter()

@@ -97,15 +97,27 @@ pub fn undecided(tried: &[Tried], higher_is_better: bool, threshold_pct: f64) ->
 }
 
 /// The mutexes worth trying: waited on, of a kind a lock replaces, most
-/// waited-on first.
-fn candidates(profile: &[MutexProfile], n: usize) -> Vec<&MutexProfile> {
+/// waited-on first, and not parking ([`MutexProfile::parking`]: a lock
+/// cannot give threads with nothing to do more to do); the parking ones
+/// that would have been tried, apart.
+fn candidates(profile: &[MutexProfile], n: usize) -> (Vec<&MutexProfile>, Vec<&MutexProfile>) {
     let mut v: Vec<&MutexProfile> = profile
         .iter()
         .filter(|m| m.address != 0 && m.counts.wait_ns > 0 && locks::in_mutex::swappable_kind(m.kind))
         .collect();
     v.sort_by_key(|m| std::cmp::Reverse(m.counts.wait_ns));
-    v.truncate(n);
-    v
+    let (mut chosen, mut parking) = (Vec::new(), Vec::new());
+    for m in v {
+        if chosen.len() == n {
+            break;
+        }
+        if m.parking() {
+            parking.push(m);
+        } else {
+            chosen.push(m);
+        }
+    }
+    (chosen, parking)
 }
 
 /// Runs each candidate once, ended past its limit (`--max-slowdown`
@@ -147,7 +159,8 @@ pub(crate) fn run(
     let profiled =
         profile_once(cx, "--recommend: one profiled execution under pthread, to find the mutexes")?;
     let all_wait: u64 = profiled.mutexes.iter().map(|m| m.counts.wait_ns).sum();
-    let chosen = candidates(&profiled.mutexes, mutexes);
+    let (chosen, parking) = candidates(&profiled.mutexes, mutexes);
+    warnings.extend(crate::family::program::run_warnings::parking_left_out("--recommend", &parking));
     let locks: Vec<&String> = spec.locks.iter().filter(|l| *l != GLIBC).collect();
     let mut points = vec![ProgramPoint::new(GLIBC, false)];
     for m in &chosen {
@@ -167,11 +180,12 @@ pub(crate) fn run(
     let executions = (points.len() - 1) + points.len() * rounds + combination_runs + counting;
     let wall = profiled.wall_s;
     if chosen.is_empty() {
+        let parked = if parking.is_empty() { "" } else { " but parking ones" };
         warnings.push(Warning::sweep(
             WarningKind::Unexercised,
             format!(
-                "{} waited on no mutex a lock can replace in the profiled execution ({} mutexes seen): \
-                 nothing to recommend",
+                "{} waited on no mutex a lock can replace{parked} in the profiled execution ({} mutexes \
+                 seen): nothing to recommend",
                 spec.program[0],
                 profiled.mutexes.len()
             ),

@@ -4,7 +4,7 @@
 //! left running), and the exit statuses and notes of the executions.
 
 use crate::family::program::pairing::exercised;
-use crate::model::program::{ProgramResult, GLIBC};
+use crate::model::program::{MutexProfile, ProgramResult, GLIBC};
 use crate::model::warning::{Warning, WarningKind};
 
 /// Samples of the futex view the kernel dropped (its buffers filled
@@ -18,6 +18,34 @@ pub(crate) fn lost_samples(results: &[ProgramResult]) -> Option<Warning> {
             format!(
                 "the kernel dropped {lost} futex samples (its buffers filled faster than contend read them): \
                  the futex view's counts and the kernel waits per mutex are lower bounds"
+            ),
+        )
+    })
+}
+
+/// The mutexes `what` (`--what-if top:N`, `--recommend`) left out of its
+/// ranking because their wait was mostly parking, named; None if none.
+pub(crate) fn parking_left_out(what: &str, left: &[&MutexProfile]) -> Option<Warning> {
+    (!left.is_empty()).then(|| {
+        let names: Vec<String> = left
+            .iter()
+            .map(|m| {
+                format!(
+                    "{:#x} {} ({:.3} ms of {:.3} ms parked)",
+                    m.address,
+                    m.waits_at,
+                    m.parked_wait_ns as f64 / 1e6,
+                    m.counts.wait_ns as f64 / 1e6
+                )
+            })
+            .collect();
+        Warning::sweep(
+            WarningKind::Parking,
+            format!(
+                "{what} left out {}: waits followed by an empty section (the waiter let the mutex go, or went \
+                 into a condition wait on it, with nothing in between) are parking, not contention; name a \
+                 mutex to include it anyway",
+                names.join(", ")
             ),
         )
     })

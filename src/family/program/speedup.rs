@@ -30,11 +30,12 @@
 use crate::engine::futex_plan::FutexPlan;
 use crate::family::program::choice::{self, Target};
 use crate::family::program::execution::Setting;
+use crate::family::program::run_warnings;
 use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
 use crate::model::advice::{Estimate, SpedMutex, SpeedupWhatIf};
 use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult, ProgramSample, GLIBC};
-use crate::model::warning::Warning;
+use crate::model::warning::{Warning, WarningKind};
 use anyhow::{anyhow, bail, Result};
 use locks::in_mutex::input;
 
@@ -70,29 +71,66 @@ pub fn asked(what: &str) -> Result<Asked, String> {
     Ok(Asked::These(targets))
 }
 
-/// The mutexes to speed up, from the profile (sorted by wait).
-fn pick(asked: &Asked, profile: &[MutexProfile]) -> Result<Vec<MutexProfile>> {
+/// The mutexes to speed up, from the profile (sorted by wait); `top:N`
+/// passes over parking mutexes ([`MutexProfile::parking`]), which are
+/// said in `warnings`, as is a named one that is parking.
+fn pick(asked: &Asked, profile: &[MutexProfile], warnings: &mut Vec<Warning>) -> Result<Vec<MutexProfile>> {
     match asked {
         Asked::Top(n) => {
-            let top: Vec<MutexProfile> =
-                profile.iter().filter(|m| m.address != 0).take(*n).cloned().collect();
-            if top.is_empty() {
+            let mut top = Vec::new();
+            let mut parking = Vec::new();
+            for m in profile.iter().filter(|m| m.address != 0) {
+                if top.len() == *n {
+                    break;
+                }
+                if m.parking() {
+                    parking.push(m);
+                } else {
+                    top.push(m.clone());
+                }
+            }
+            warnings.extend(run_warnings::parking_left_out(&format!("--what-if top:{n}"), &parking));
+            if top.is_empty() && parking.is_empty() {
                 bail!("--what-if top:{n}: the profiled execution took no pthread mutex");
+            }
+            if top.is_empty() {
+                bail!(
+                    "--what-if top:{n}: every mutex of the profiled execution that was waited on was parking \
+                     (its waiters let it go, or waited on a condition, with nothing in between): no section \
+                     of it holds anyone up; name one (--what-if NAME) to speed it up anyway"
+                );
             }
             Ok(top)
         }
-        Asked::These(targets) => targets
-            .iter()
-            .map(|t| {
-                let addresses = choice::addresses(t, Some(profile)).map_err(|e| anyhow!("--what-if {e}"))?;
-                profile.iter().find(|m| addresses.contains(&m.address)).cloned().ok_or_else(|| {
-                    anyhow!(
-                        "--what-if: the mutex at 0x{:x} was not taken in the profiled execution",
-                        addresses[0]
-                    )
+        Asked::These(targets) => {
+            let named: Vec<MutexProfile> = targets
+                .iter()
+                .map(|t| {
+                    let addresses =
+                        choice::addresses(t, Some(profile)).map_err(|e| anyhow!("--what-if {e}"))?;
+                    profile.iter().find(|m| addresses.contains(&m.address)).cloned().ok_or_else(|| {
+                        anyhow!(
+                            "--what-if: the mutex at 0x{:x} was not taken in the profiled execution",
+                            addresses[0]
+                        )
+                    })
                 })
-            })
-            .collect(),
+                .collect::<Result<_>>()?;
+            for m in named.iter().filter(|m| m.parking()) {
+                warnings.push(Warning::sweep(
+                    WarningKind::Parking,
+                    format!(
+                        "{:#x} {} is parking ({:.3} ms of its {:.3} ms wait was threads that let it go, or \
+                         waited on a condition, right after getting it): expect its what-if to buy little",
+                        m.address,
+                        m.waits_at,
+                        m.parked_wait_ns as f64 / 1e6,
+                        m.counts.wait_ns as f64 / 1e6
+                    ),
+                ));
+            }
+            Ok(named)
+        }
     }
 }
 
@@ -121,7 +159,7 @@ pub(crate) fn run(
     let asked = asked(what).map_err(|e| anyhow!("--what-if {e}"))?;
     let profiled =
         profile_once(cx, &format!("--what-if: one profiled execution under pthread, to find {what}"))?;
-    let chosen = pick(&asked, &profiled.mutexes)?;
+    let chosen = pick(&asked, &profiled.mutexes, &mut warnings)?;
     let mut points = vec![ProgramPoint::new(GLIBC, false)];
     let mut base = point(0, chosen[0].address);
     base.lock = BASE.into();

@@ -53,6 +53,10 @@ pub enum WarningKind {
     /// `contend run`: the interposer noted something that did not fail
     /// the execution (lock nodes from its reserve).
     InterposerNote,
+    /// `contend run`: mutexes whose wait was mostly parking (threads that
+    /// took them with nothing to do), kept out of `--what-if top:N` and
+    /// `--recommend`, or named for a what-if anyway.
+    Parking,
     /// `contend run`: `--cleanup` failed, or the program's output could
     /// not be written to `--output FILE`; the results stand.
     AfterRun,

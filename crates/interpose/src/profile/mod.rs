@@ -135,8 +135,9 @@ fn new_site(r: &Record, site: usize) {
     }
 }
 
-/// The hold begins: count the acquisition.
-fn begin(r: &Record, waited: Option<u64>, at: u64) {
+/// The hold begins: count the acquisition, and remember where a
+/// contended one was made (for [`end`]'s parking test).
+fn begin(r: &Record, waited: Option<u64>, at: u64, site: usize) {
     r.add(&r.hot.acquisitions, 1);
     if let Some(w) = waited {
         r.add(&r.contended, 1);
@@ -150,17 +151,72 @@ fn begin(r: &Record, waited: Option<u64>, at: u64) {
     }
     if !r.is_overflow() {
         r.hot.hold_start.store(at, Relaxed);
+        match waited {
+            Some(w) if site != 0 => {
+                r.pending_wait_ns.store(w, Relaxed);
+                r.hot.waited_at.store(site, Relaxed);
+            }
+            _ => r.hot.waited_at.store(0, Relaxed),
+        }
     }
 }
 
-/// The hold ends (the overflow record measures no holds: its mutexes'
-/// holds overlap).
-fn end(r: &Record) {
+/// How a hold ends.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Release {
+    /// pthread_mutex_unlock.
+    Unlock,
+    /// A condition wait, which releases the mutex.
+    CondWait,
+}
+
+/// Code bytes from the return address of a lock call to that of the
+/// release that follows, at most, for the section between them to be
+/// empty. An unlock: 12, room for the unlock's argument (a register move
+/// or a RIP-relative `lea`, 3 to 7 bytes) and its call (5 or 6), but not
+/// for a call of anything else (a call, and the argument the unlock then
+/// needs again, are 8 or more). A condition wait: 40, room for the test of
+/// a predicate (a load, a compare and a branch) and the wait's two
+/// arguments, the canonical `while (!ready) pthread_cond_wait(...)`.
+const EMPTY_UNLOCK: usize = 12;
+const EMPTY_COND_WAIT: usize = 40;
+
+/// Whether the section between a lock call returning at `locked` and a
+/// release called from `released` did nothing: the release follows the
+/// lock in the same code with at most its arguments between. A thread
+/// that waited for a mutex only to let it go (redis's io threads park on
+/// their mutexes this way while the main thread holds them), or to go
+/// straight into a condition wait because there was nothing to do, was
+/// parking, not contending: making anyone's section shorter would not
+/// have let it do more.
+fn empty_section(locked: usize, released: usize, how: Release) -> bool {
+    let limit = match how {
+        Release::Unlock => EMPTY_UNLOCK,
+        Release::CondWait => EMPTY_COND_WAIT,
+    };
+    released.wrapping_sub(locked) <= limit
+}
+
+/// The hold ends at a release from `site` (the overflow record measures
+/// no holds: its mutexes' holds overlap); a hold begun by a wait whose
+/// section was empty counts as parking.
+fn end(r: &Record, site: usize, how: Release) {
+    if r.is_overflow() {
+        return;
+    }
     let start = r.hot.hold_start.load(Relaxed);
-    if start != 0 && !r.is_overflow() {
+    if start != 0 {
         r.hot.hold_start.store(0, Relaxed);
         r.add(&r.hot.holds, 1);
         r.add(&r.hot.hold_ns, now().saturating_sub(start));
+    }
+    let locked = r.hot.waited_at.load(Relaxed);
+    if locked != 0 {
+        r.hot.waited_at.store(0, Relaxed);
+        if empty_section(locked, site, how) {
+            r.add(&r.parked, 1);
+            r.add(&r.parked_wait_ns, r.pending_wait_ns.load(Relaxed));
+        }
     }
 }
 
@@ -218,7 +274,7 @@ unsafe fn acquire(
         if first != libc::EBUSY {
             if holds(first) {
                 acquired_at(r, site);
-                begin(r, None, now());
+                begin(r, None, now(), site);
             }
             return first;
         }
@@ -242,7 +298,7 @@ unsafe fn acquire(
     if holds(rc) {
         acquired_at(r, site);
         let t1 = now();
-        begin(r, contended.then(|| t1 - t0), t1);
+        begin(r, contended.then(|| t1 - t0), t1, site);
         if tracked {
             charge_wait(r, t1 - t0);
         }
@@ -272,7 +328,7 @@ pub unsafe fn try_lock(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_in
     let rc = unsafe { mutex::try_acquire(m, mode) };
     if holds(rc) {
         acquired_at(r, site);
-        begin(r, None, now());
+        begin(r, None, now(), site);
     } else if rc == libc::EBUSY {
         // Not holding: an atomic add (a failed try-lock is not ordered by
         // the mutex).
@@ -310,7 +366,7 @@ pub unsafe fn unlock(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int 
     if r.hot.waiting.load(Relaxed) != 0 && !r.is_overflow() {
         released_to_waiters(r, site);
     }
-    end(r);
+    end(r, site, Release::Unlock);
     // SAFETY: the caller's contract.
     unsafe { mutex::release(m, mode) }
 }
@@ -332,10 +388,10 @@ pub fn around_glibc_wait(m: *mut pthread_mutex_t, site: usize, wait: impl FnOnce
     if r.hot.waiting.load(Relaxed) != 0 && !r.is_overflow() {
         released_to_waiters(r, site);
     }
-    end(r);
+    end(r, site, Release::CondWait);
     let rc = wait();
     acquired_at(r, site);
-    begin(r, None, now());
+    begin(r, None, now(), site);
     rc
 }
 
@@ -355,14 +411,37 @@ mod tests {
         assert_eq!(r.wait_quantile(0.99), 0, "no contended acquisition");
         // 99 waits of 1 µs and one of 1 ms.
         for w in std::iter::repeat_n(1_000, 99).chain([1_000_000]) {
-            begin(&r, Some(w), 1);
+            begin(&r, Some(w), 1, 0);
         }
         assert_eq!(r.contended.load(Relaxed), 100);
         let p50 = r.wait_quantile(0.5);
         assert!((1_000..=1_125).contains(&p50), "p50 {p50}");
         assert!((1_000..=1_125).contains(&r.wait_quantile(0.99)), "the 99th of 100 is a 1 µs wait");
         assert_eq!(r.wait_quantile(1.0), 1_000_000, "the top bucket's edge is capped by the max");
-        end(&r);
+        end(&r, 0, Release::Unlock);
         assert_eq!(r.hot.holds.load(Relaxed), 1);
+    }
+
+    #[test]
+    fn a_wait_followed_by_an_empty_section_is_parking() {
+        let r = Record::leaked();
+        // Waited at 0x1000, unlocked right after (the unlock's call 9
+        // bytes on): parking.
+        begin(&r, Some(5_000), 1, 0x1000);
+        end(&r, 0x1009, Release::Unlock);
+        // Waited, then a call between (unlocked 40 bytes on): work.
+        begin(&r, Some(7_000), 1, 0x1000);
+        end(&r, 0x1028, Release::Unlock);
+        // Waited, then straight into a condition wait: parking.
+        begin(&r, Some(11_000), 1, 0x2000);
+        end(&r, 0x2020, Release::CondWait);
+        // Did not wait: nothing to say, however empty.
+        begin(&r, None, 1, 0x1000);
+        end(&r, 0x1009, Release::Unlock);
+        // A release earlier in the code than the lock is another section.
+        begin(&r, Some(13_000), 1, 0x3000);
+        end(&r, 0x2ff0, Release::Unlock);
+        assert_eq!((r.parked.load(Relaxed), r.parked_wait_ns.load(Relaxed)), (2, 16_000));
+        assert_eq!((r.contended.load(Relaxed), r.hot.holds.load(Relaxed)), (4, 5));
     }
 }

@@ -84,7 +84,13 @@ pub struct Hot {
     /// The call site of the last acquisition that looked for a new site
     /// (see `profile::acquired_at`).
     pub(super) last_site: AtomicUsize,
+    /// The call site of the contended acquisition that began the current
+    /// hold (0: it did not wait), for `profile::end`'s parking test.
+    pub(super) waited_at: AtomicUsize,
 }
+
+// The hot part fills its cache line and no more.
+const _: () = assert!(std::mem::size_of::<Hot>() == 64);
 
 impl Hot {
     #[allow(clippy::declare_interior_mutable_const)]
@@ -96,6 +102,7 @@ impl Hot {
         hold_start: AtomicU64::new(0),
         waiting: AtomicU32::new(0),
         last_site: AtomicUsize::new(0),
+        waited_at: AtomicUsize::new(0),
     };
 }
 
@@ -143,6 +150,14 @@ pub struct Cold {
     /// Waits whose releaser is not known (the release came before the
     /// waiter said it waits), ns.
     pub unattributed_ns: AtomicU64,
+    /// The wait of the contended acquisition that began the current hold,
+    /// ns (read only when [`Hot::waited_at`] is set).
+    pub(super) pending_wait_ns: AtomicU64,
+    /// Contended acquisitions whose section was empty (parking: see
+    /// `profile::empty_section`).
+    pub parked: AtomicU64,
+    /// Their wait, ns.
+    pub parked_wait_ns: AtomicU64,
 }
 
 impl Cold {
@@ -167,6 +182,9 @@ impl Cold {
         holders: [const { Holder::EMPTY }; HOLDERS],
         other_holders: [const { AtomicU64::new(0) }; 3],
         unattributed_ns: AtomicU64::new(0),
+        pending_wait_ns: AtomicU64::new(0),
+        parked: AtomicU64::new(0),
+        parked_wait_ns: AtomicU64::new(0),
     };
 
     /// The wait below which `q` (0..1) of the contended acquisitions
@@ -271,6 +289,8 @@ impl Record {
             &self.other_stacks,
             &self.other_stacks_wait_ns,
             &self.unattributed_ns,
+            &self.parked,
+            &self.parked_wait_ns,
         ]
         .into_iter()
         .chain(&self.other_holders)
@@ -278,6 +298,7 @@ impl Record {
             f.store(0, Relaxed);
         }
         self.last_release.store(RELEASED_UNKNOWN, Relaxed);
+        self.hot.waited_at.store(0, Relaxed);
         for h in &self.holders {
             h.frames.store(&[0; DEPTH]);
             for f in [&h.releases, &h.held_ns, &h.caused_ns] {

@@ -58,6 +58,8 @@ pub(crate) fn profile_details(entry: &serde_json::Value) -> Vec<Detail> {
                 format!("{}", n(m, "contended")),
                 m["kernel_waits"].as_u64().map_or("-".into(), |k| k.to_string()),
                 format!("{}", n(m, "cond_waits")),
+                // Absent from exports written before parking was counted.
+                m["parked_waits"].as_u64().map_or("-".into(), |k| k.to_string()),
                 ms(n(m, "wait_ns")),
                 us(n(m, "p99_wait_ns")),
                 us(n(m, "max_wait_ns")),
@@ -113,6 +115,7 @@ pub(crate) fn profile_details(entry: &serde_json::Value) -> Vec<Detail> {
                 "had to wait",
                 "kernel waits",
                 "cond waits",
+                "parked",
                 "wait ms",
                 "p99 wait µs",
                 "max wait µs",

@@ -325,6 +325,7 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
     let conds = shown.iter().any(|m| m.counts.cond_waits > 0);
     let kind_of = |m: &MutexProfile| kind(m.kind, m.swapped, s.lock == GLIBC);
     let kinds = shown.iter().any(|m| kind_of(m) != "normal");
+    let parks = shown.iter().any(|m| m.parked_waits > 0);
     type M<'b> = Column<'b, MutexProfile>;
     let columns = Columns::applying(vec![
         M::text(CORE, "mutex", label),
@@ -336,6 +337,7 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
         }),
         M::number(CORE, "kernel waits", |m| m.kernel_waits.map_or("-".into(), |n| n.to_string())),
         M::number(CORE, "cond waits", |m| m.counts.cond_waits.to_string()).only_if(conds),
+        M::number(CORE, "parked", |m| m.parked_waits.to_string()).only_if(parks),
         M::number(CORE, "wait ms", |m| format!("{:.3}", m.counts.wait_ns as f64 / 1e6)),
         M::number(CORE, "p99 wait µs", |m| format!("{:.1}", m.counts.p99_wait_ns as f64 / 1e3)),
         M::number(CORE, "max wait µs", |m| format!("{:.1}", m.counts.max_wait_ns as f64 / 1e3)),
@@ -375,9 +377,11 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
                   \"contended\"); kernel waits: times a thread blocked in the kernel on it (FUTEX_WAIT \
                   calls on its address, from the futex tracepoint; including the re-acquisitions inside \
                   glibc's condition wait, whose wait the profile cannot time); cond waits: condition \
-                  waits that released and re-took it; wait: from the failed try-lock to the acquisition; \
-                  p99 to 12.5%; hold: from acquisition to unlock; kind: shown when a mutex is not a \
-                  plain (normal) one.\n";
+                  waits that released and re-took it; parked (shown when a mutex has some): waits \
+                  followed by an empty section, the thread letting the mutex go (or going into a \
+                  condition wait on it) with only the call's arguments in between; wait: from the failed \
+                  try-lock to the acquisition; p99 to 12.5%; hold: from acquisition to unlock; kind: shown \
+                  when a mutex is not a plain (normal) one.\n";
     // With randomization on, another execution puts a PIE's mutexes
     // elsewhere: the address is no name for them.
     let legend = if fixed_addresses {
@@ -387,6 +391,18 @@ fn profile(r: &ProgramResult, spec: &ProgramSpec, preset: &str) -> String {
             "{legend}The addresses are this execution's (address randomization was on): to choose a mutex \
              in another run, name it by its function or file:line (--lock tas@FUNCTION), or profile with \
              --aslr off.\n"
+        )
+    };
+    let parking: Vec<String> =
+        shown.iter().filter(|m| m.parking()).map(|m| format!("{:#x} {}", m.address, m.waits_at)).collect();
+    let legend = if parking.is_empty() {
+        legend
+    } else {
+        format!(
+            "{legend}parking, not contention (half of its wait or more was parked: its waiters had nothing \
+             to do once they got it, so shorter sections elsewhere would not give them more; left out of \
+             --what-if top:N and --recommend): {}.\n",
+            parking.join(", ")
         )
     };
     let mut stacks = String::new();

@@ -31,6 +31,8 @@
 //!                    (after its mutex: one per release site, its frames
 //!                    following; without frames, the other sites together)
 //! unattributed       <mutex address> <wait ns whose releaser is unknown>
+//! parked             <mutex address> <contended acquisitions whose section
+//!                    was empty> <their wait ns>   (parking, not contention)
 //! rwlock             <address> rwlock|spin <read: acquisitions> <contended>
 //!                    <try failed> <wait ns> <max wait ns> <write: the same
 //!                    five> <site> <module> <module base> <symbol>
@@ -54,8 +56,8 @@ mod parse;
 mod write;
 pub use parse::parse;
 pub use write::{
-    write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_rwlock,
-    write_site, write_sped, write_stack, write_unattributed, write_waits,
+    write_delayed, write_first, write_frame, write_header, write_holder, write_mutex, write_parked,
+    write_rwlock, write_site, write_sped, write_stack, write_unattributed, write_waits,
 };
 
 /// The first word of a report.
@@ -167,6 +169,10 @@ pub struct MutexLine {
     pub holders: Vec<HolderLine>,
     /// Waits whose releaser is not known, ns.
     pub unattributed_ns: u64,
+    /// Contended acquisitions whose section was empty (parking).
+    pub parked: u64,
+    /// Their wait, ns.
+    pub parked_wait_ns: u64,
     /// Its contended waits by size: (the bucket's upper edge, ns; count).
     pub waits: Vec<(u64, u64)>,
 }
@@ -260,7 +266,7 @@ pub struct ProcessReport {
 /// included: the writer's test checks every line it writes against this,
 /// and the reader refuses a line that does not match it. `waits` has
 /// one field per non-empty bucket, so any number from two.
-const FIELDS: [(&str, usize); 16] = [
+const FIELDS: [(&str, usize); 17] = [
     ("pid", 2),
     ("comm", 2),
     ("lock", 2),
@@ -276,6 +282,7 @@ const FIELDS: [(&str, usize); 16] = [
     ("stack", 4),
     ("holder", 5),
     ("unattributed", 3),
+    ("parked", 4),
     ("frame", 6),
 ];
 
@@ -326,6 +333,7 @@ mod tests {
         write_frame(&mut text, 0x700c, Some((b"/bin/x", 0x4000)), None).unwrap();
         write_holder(&mut text, 0x10, 1, 10, 5).unwrap();
         write_unattributed(&mut text, 0x10, 77).unwrap();
+        write_parked(&mut text, 0x10, 2, 6000).unwrap();
         write_waits(&mut text, 0x10, [(1125, 3), (9000, 2)].into_iter()).unwrap();
         let rw = RwCounts {
             address: 0x80,
@@ -376,6 +384,7 @@ mod tests {
         );
         assert_eq!((h[1].releases, h[1].frames.len()), (1, 0), "the other release sites");
         assert_eq!(r.mutexes[1].unattributed_ns, 77);
+        assert_eq!((r.mutexes[1].parked, r.mutexes[1].parked_wait_ns), (2, 6000));
         assert_eq!(r.mutexes[1].waits, [(1125, 3), (9000, 2)]);
         assert_eq!(r.rwlocks.len(), 2);
         assert_eq!(r.rwlocks[0].counts, rw);

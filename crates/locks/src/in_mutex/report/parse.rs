@@ -75,7 +75,9 @@ impl Reader {
                 l.ok_or_else(|| format!("a stack of no rwlock before it: {:?}", f.join("\t")))?;
                 self.frames_of = FramesOf::RwFirst;
             }
-            "first" | "site" | "stack" | "holder" | "unattributed" | "waits" => self.of_mutex(f)?,
+            "first" | "site" | "stack" | "holder" | "unattributed" | "parked" | "waits" => {
+                self.of_mutex(f)?
+            }
             "frame" => self.frame(f)?,
             _ => return Err(String::new()),
         }
@@ -106,6 +108,7 @@ impl Reader {
                 });
             }
             "unattributed" => m.unattributed_ns = num(f[2])?,
+            "parked" => (m.parked, m.parked_wait_ns) = (num(f[2])?, num(f[3])?),
             _ => m.waits.extend(waits(&f[2..])?),
         }
         Ok(())

@@ -133,6 +133,12 @@ pub fn write_unattributed(out: &mut impl ReportSink, mutex: u64, ns: u64) -> fmt
     writeln!(out, "unattributed\t{mutex:#x}\t{ns}")
 }
 
+/// Writes a mutex's parking: its contended acquisitions whose section was
+/// empty, and their wait, ns.
+pub fn write_parked(out: &mut impl ReportSink, mutex: u64, count: u64, ns: u64) -> fmt::Result {
+    writeln!(out, "parked\t{mutex:#x}\t{count}\t{ns}")
+}
+
 /// Writes a mutex's wait histogram: `(upper edge ns, count)` per
 /// non-empty bucket.
 pub fn write_waits(
