@@ -29,13 +29,25 @@ def command():
     return shlex.join([script, *sys.argv[1:]])
 
 
-def header():
-    """`# date, N CPUs (model), Linux release, commit C: `COMMAND``."""
-    model = "unknown CPU"
+def cpu_model():
+    """The CPU's model name with its family and model numbers (one name,
+    "AMD EPYC", covers CPUs whose costs differ: the numbers tell them
+    apart)."""
+    fields = {}
     with open("/proc/cpuinfo") as f:
         for line in f:
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
+            if not line.strip():
                 break
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+    model = fields.get("model name", "unknown CPU")
+    if "cpu family" in fields and "model" in fields:
+        model += f", family {fields['cpu family']} model {fields['model']}"
+    return model
+
+
+def header():
+    """`# date, N CPUs (model), Linux release, commit C: `COMMAND``."""
+    model = cpu_model()
     return (f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs ({model}), Linux {platform.release()}, "
             f"commit {commit()}: `{command()}`")
