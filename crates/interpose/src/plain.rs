@@ -16,14 +16,22 @@ static PLAIN_UNLOCK: AtomicUsize = AtomicUsize::new(0);
 /// A plain lock or unlock.
 pub type Plain = unsafe extern "C" fn(*mut pthread_mutex_t) -> c_int;
 
-/// Locks a mutex that holds `L`, and counts it.
+/// Counts an acquisition of a mutex that holds `L`, then locks it.
+///
+/// The count and the note of what this thread holds come first: a lock
+/// of the swapped lock cannot fail, and whatever runs between the
+/// acquisition and the return to the program lengthens the critical
+/// section, for every waiter. Measured on spin2.c of the what-if
+/// validation (two threads, short holds; tas swapped in against the
+/// same tas compiled in, 8 interleaved rounds): 278 ms against 248 with
+/// the count after the acquisition, 253 with it before.
 ///
 /// # Safety
 /// `m` is a live mutex of a swappable kind holding an `L`.
 unsafe extern "C" fn plain_lock<L: InMutex>(m: *mut pthread_mutex_t) -> c_int {
+    tally::swapped_holding(m as usize);
     // SAFETY: the caller's contract.
     unsafe { swapped::lock::<L>(m) };
-    tally::swapped_holding(m as usize);
     0
 }
 

@@ -111,8 +111,10 @@ pub fn swapped() {
 }
 
 /// One acquisition of `m` by the plain swapped lock, remembered until its
-/// unlock ([`let_go`]). Not in the shared overflow slot: there another
-/// thread's entry could be taken for this one's.
+/// unlock ([`let_go`]); called just before the lock is taken (it cannot
+/// fail), so that none of this lengthens the critical section. Not in
+/// the shared overflow slot: there another thread's entry could be taken
+/// for this one's.
 #[inline(always)]
 pub fn swapped_holding(m: usize) {
     let s = slot();

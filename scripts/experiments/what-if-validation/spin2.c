@@ -1,7 +1,9 @@
 /* Two threads taking one mutex for short holds with short work between:
  * where a spinning lock beats glibc's sleeping mutex. LOCK selects the
- * lock compiled in: 0 glibc's mutex (what contend swaps), 1 test-and-set,
- * 2 test-and-test-and-set with pause, 3 pthread_spin. */
+ * lock compiled in: 0 glibc's mutex (what contend swaps), 1 test-and-set
+ * with a pause after each failed exchange, 2 test-and-test-and-set with
+ * pause, 3 pthread_spin: 1 and 2 are contend's tas and ttas, instruction
+ * for instruction, so that a swap is compared with its own algorithm. */
 #include "work.h"
 #ifndef LOCK
 #define LOCK 0
@@ -20,7 +22,7 @@ static inline void acquire(void)
     pthread_mutex_lock(&counter_lock);
 #elif LOCK == 1
     while (__atomic_exchange_n(&flag, 1, __ATOMIC_ACQUIRE))
-        ;
+        __builtin_ia32_pause();
 #elif LOCK == 2
     for (;;) {
         if (!__atomic_exchange_n(&flag, 1, __ATOMIC_ACQUIRE))
