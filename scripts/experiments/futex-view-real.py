@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""`contend attach` on real servers already running under load: which
+futex words their threads sleep on, named by the data symbol that holds
+them or by their memory, and whether the server runs on unchanged after.
+
+Each server is started here, loaded by its own benchmark, and followed
+for --duration while the load runs; then the server is asked a question
+(mariadb: a query, memcached: a `stats` request) to show it still
+answers, and shut down.
+
+- mariadb (InnoDB's locks are its own futex-based srw_lock and
+  srw_mutex since 10.6, which the pthread profile cannot see) under
+  sysbench oltp_read_write, 8 threads;
+- memcached -t 4 under memcaslap (libmemcached-tools), 8 connections.
+
+Writes docs/results/futex-view-real.md (or --markdown FILE). Needs root
+(the tracepoints), mariadb-server, memcached, libmemcached-tools and
+sysbench; a server that is not installed is left out, and the page says
+so.
+
+e.g.   scripts/experiments/futex-view-real.py --duration 5s
+"""
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+import machine  # noqa: E402
+
+CONTEND = os.path.join(ROOT, "target", "release", "contend")
+MEMCACHED_PORT = 21989
+
+
+def until(what, done, limit=60):
+    t = time.time()
+    while not done():
+        if time.time() - t > limit:
+            sys.exit(f"{what}: not ready after {limit} s")
+        time.sleep(0.1)
+
+
+def attach(pid, duration, out, top):
+    """`contend attach PID --duration D --export-json OUT`: its table."""
+    cmd = [CONTEND, "attach", str(pid), "--duration", duration, "--top", str(top), "--export-json", out]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return r.stderr
+
+
+def words(out):
+    with open(out) as f:
+        doc = json.load(f)
+    views = [s["futex_view"] for p in doc["points"] for s in p["runs"] if s.get("futex_view")]
+    return views[0], doc["spec"]
+
+
+def mariadb(tmp, duration, top):
+    data, sock = os.path.join(tmp, "data"), os.path.join(tmp, "mysql.sock")
+    subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", "--user=root",
+                    "--auth-root-authentication-method=normal"], check=True, capture_output=True)
+    server = subprocess.Popen(["mariadbd", "--no-defaults", f"--datadir={data}", f"--socket={sock}",
+                               "--skip-networking", "--user=root", "--innodb-buffer-pool-size=256M",
+                               f"--log-error={os.path.join(tmp, 'error.log')}"])
+    client = ["mariadb", "--no-defaults", f"--socket={sock}", "-uroot"]
+    try:
+        until("mariadbd", lambda: subprocess.run(client + ["-e", "select 1"], capture_output=True).returncode == 0)
+        subprocess.run(client + ["-e", "create database sbtest"], check=True)
+        bench = ["sysbench", "oltp_read_write", f"--mysql-socket={sock}", "--mysql-user=root", "--tables=4",
+                 "--table-size=20000", "--db-driver=mysql"]
+        subprocess.run(bench + ["prepare"], check=True, capture_output=True)
+        load = subprocess.Popen(bench + ["--threads=8", "--time=0", "--events=0", "run"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2)
+        out = os.path.join(tmp, "mariadb.json")
+        table = attach(server.pid, duration, out, top)
+        load.terminate()
+        load.wait()
+        alive = server.poll() is None
+        answer = subprocess.run(client + ["-N", "-e", "select count(*) from sbtest.sbtest1"], capture_output=True,
+                                text=True)
+        still = alive and answer.returncode == 0
+        view, spec = words(out)
+        cmd = ("mariadbd (InnoDB, buffer pool 256 MiB) under `sysbench oltp_read_write --threads=8 --tables=4 "
+               "--table-size=20000`")
+        return cmd, view, spec, still, table
+    finally:
+        subprocess.run(client + ["shutdown"], capture_output=True)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def memcached(tmp, duration, top):
+    server = subprocess.Popen(["memcached", "-t", "4", "-p", str(MEMCACHED_PORT), "-U", "0", "-u", "root",
+                               "-l", "127.0.0.1"])
+
+    def stats():
+        try:
+            with socket.create_connection(("127.0.0.1", MEMCACHED_PORT), timeout=2) as s:
+                s.sendall(b"stats\r\nquit\r\n")
+                return b"STAT pid" in s.recv(65536)
+        except OSError:
+            return False
+    try:
+        until("memcached", stats)
+        load = subprocess.Popen(["memcaslap", "-s", f"127.0.0.1:{MEMCACHED_PORT}", "-c", "8", "-T", "2",
+                                 "-t", "600s"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2)
+        out = os.path.join(tmp, "memcached.json")
+        table = attach(server.pid, duration, out, top)
+        load.terminate()
+        load.wait()
+        still = server.poll() is None and stats()
+        view, spec = words(out)
+        return "memcached -t 4 under `memcaslap -c 8 -T 2`", view, spec, still, table
+    finally:
+        server.terminate()
+        server.wait()
+
+
+SERVERS = [("mariadb", ["mariadbd", "mariadb-install-db", "sysbench"], mariadb),
+           ("memcached", ["memcached", "memcaslap"], memcached)]
+
+
+def section(name, result, top):
+    cmd, view, spec, still, _ = result
+    followed = spec.get("attached_for_ns", 0) / 1e9
+    lines = [f"## {name}", "", f"{cmd}, followed by `contend attach` for {followed:.2f} s: {view['calls']} futex "
+             f"calls, {view['words_seen']} words slept on or woken, {view['lost']} samples lost. "
+             f"**Still answering after the attach: {'yes' if still else 'NO'}.**", "",
+             "| word | waits | blocked ms | longest ms | woken | EAGAIN | timeouts | wake calls | woke | "
+             "woken by (thread: waits ended) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for w in view["words"][:top]:
+        c = w["counts"] if "counts" in w else w
+        wakers = ", ".join(f"{k['comm']}/{k['tid']}: {k['waits_ended']}" for k in w.get("wakers", [])[:3])
+        lines.append(
+            f"| `{w['name']}` | {c['waits']} | {c['blocked_ns'] / 1e6:.3f} | {c['max_blocked_ns'] / 1e6:.3f} | "
+            f"{c['woken']} | {c['eagain']} | {c['timeouts']} | {c['wake_calls']} | {c['woke']} | "
+            f"{wakers or '-'} |")
+    return lines + [""]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--duration", default="5s", help="how long contend attach follows each server")
+    ap.add_argument("--top", type=int, default=8, help="futex words shown per server")
+    ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "results", "futex-view-real.md"))
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("needs root (contend attach opens syscall tracepoints)")
+    command = f"scripts/experiments/futex-view-real.py --duration {a.duration}"
+    lines = ["# The futex view of running servers: `contend attach`", "", machine.header(), "",
+             f"Generated by `{command}`. Each server is started by the script, loaded by its benchmark, and "
+             "followed by `contend attach PID` while the load runs (no restart, no LD_PRELOAD); then it is "
+             "asked a question to show it still answers. A word is named by the data symbol of the module "
+             "that holds it (`symbol+offset (module)`), else by its memory (heap, a thread's stack, "
+             "anonymous memory); the longest-blocked first. *woken by*: the threads whose wake came last "
+             "before a waiter returned woken (for a lock, the releasing holder). Waiters' and wakers' stacks "
+             "are not in the view yet, so a lock in the heap is named by its memory only. Debian's binaries carry no "
+             "symbol table (`.symtab`), and Debian's debug archive (the -dbgsym packages) is not reachable from "
+             "the host that made this page, so a static word reads `module+offset (no symbol)`: its offset in the "
+             "module, which `gdb` with the debug package names.", ""]
+    for name, tools, run in SERVERS:
+        missing = [t for t in tools if not shutil.which(t)]
+        if missing:
+            lines += [f"## {name}", "", f"Not run: {', '.join(missing)} not installed.", ""]
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run(tmp, a.duration, a.top)
+        print(result[4], file=sys.stderr)
+        lines += section(name, result, a.top)
+    text = "\n".join(lines)
+    with open(a.markdown, "w") as f:
+        f.write(text)
+    print(text)
+    print(f"wrote {a.markdown}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
