@@ -151,12 +151,17 @@ fn begin(r: &Record, waited: Option<u64>, at: u64, site: usize) {
     }
     if !r.is_overflow() {
         r.hot.hold_start.store(at, Relaxed);
-        // An uncontended acquisition stores nothing more: `end` clears
-        // the mark of the last contended one (measured: the store cost
-        // the uncontended profiled lock and unlock 0.7 ns).
-        if let Some(w) = waited.filter(|_| site != 0) {
-            r.pending_wait_ns.store(w, Relaxed);
-            r.hot.waited_at.store(site, Relaxed);
+        // An uncontended acquisition stores nothing more when the mark
+        // is clear, as `end` leaves it (measured: storing it every time
+        // cost the uncontended profiled lock and unlock 0.7 ns); a mark
+        // left by a hold that ended where `end` did not see it goes.
+        match waited.filter(|_| site != 0) {
+            Some(w) => {
+                r.pending_wait_ns.store(w, Relaxed);
+                r.hot.waited_at.store(site, Relaxed);
+            }
+            None if r.hot.waited_at.load(Relaxed) != 0 => r.hot.waited_at.store(0, Relaxed),
+            None => {}
         }
     }
 }
