@@ -142,8 +142,10 @@ def section(name, result, top):
     for w in view["words"][:top]:
         c = w["counts"] if "counts" in w else w
         wakers = ", ".join(f"{k['comm']}/{k['tid']}: {k['waits_ended']}" for k in w.get("wakers", [])[:3])
+        # A word named by its memory alone is told apart by its address.
+        name = w["name"] if "+" in w["name"] else f"{w['name']} {w['address']:#x}"
         lines.append(
-            f"| `{w['name']}` | {c['waits']} | {c['blocked_ns'] / 1e6:.3f} | {c['max_blocked_ns'] / 1e6:.3f} | "
+            f"| `{name}` | {c['waits']} | {c['blocked_ns'] / 1e6:.3f} | {c['max_blocked_ns'] / 1e6:.3f} | "
             f"{c['woken']} | {c['eagain']} | {c['timeouts']} | {c['wake_calls']} | {c['woke']} | "
             f"{wakers or '-'} |")
     return lines + [""]
