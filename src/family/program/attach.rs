@@ -30,6 +30,11 @@ use std::time::{Duration, Instant};
 
 /// `contend attach`'s flags.
 #[derive(Debug, Clone, Args)]
+#[command(mut_args(crate::output::args::fit_to(
+    "one line per futex word: pid, address, blocked and longest ms, waits, woken, EAGAIN, timeouts, wake \
+     calls, woke, and its name last",
+    None
+)))]
 #[command(next_help_heading = crate::output::args::MEASUREMENT)]
 pub struct AttachArgs {
     /// The process to follow: its id (every thread it has, and every task

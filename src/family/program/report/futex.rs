@@ -134,3 +134,32 @@ pub fn csv(s: &ProgramSample) -> String {
         top_waker_waits_ended: w.wakers.first().map(|k| k.waits_ended),
     }))
 }
+
+/// The futex view's words as gnuplot columns (`contend attach
+/// --export-gnuplot`), one line each, the longest-blocked first; the
+/// name last, its spaces made underscores, so that every column before
+/// it is one field (`plot "f" using 0:3 with boxes` draws the blocked
+/// time per word).
+pub fn gnuplot(s: &ProgramSample) -> String {
+    let mut out = String::from(
+        "# pid address blocked_ms max_blocked_ms waits woken eagain timeouts wake_calls woke name\n",
+    );
+    for w in s.futex_view.iter().flat_map(|v| &v.words) {
+        let c = &w.counts;
+        out += &format!(
+            "{} {:#x} {:.6} {:.6} {} {} {} {} {} {} {}\n",
+            w.pid,
+            w.address,
+            c.blocked_ns as f64 / 1e6,
+            c.max_blocked_ns as f64 / 1e6,
+            c.waits,
+            c.woken,
+            c.eagain,
+            c.timeouts,
+            c.wake_calls,
+            c.woke,
+            w.name.replace(char::is_whitespace, "_")
+        );
+    }
+    out
+}

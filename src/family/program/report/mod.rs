@@ -147,6 +147,10 @@ impl Report for ProgramReport<'_> {
         )
     }
     fn gnuplot(&self) -> String {
+        // contend attach: the futex words, as its CSV has them.
+        if let crate::family::program::run_mode::RunMode::Attach { .. } = self.spec.mode {
+            return self.outcome.results.first().map_or(String::new(), |r| futex::gnuplot(&r.sample));
+        }
         let mut out = String::from("# lock metric_mean ci95 vs_pthread lo hi\n");
         for (r, vs) in self.outcome.results.iter().zip(&self.outcome.vs_glibc) {
             let f = |v: Option<f64>| v.map_or("NaN".into(), |v| format!("{v:.6}"));
