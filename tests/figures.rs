@@ -1,5 +1,8 @@
 //! `contend plot`: figures from lock and wakeup exports, as SVG and as
-//! PNG, one export or several; and what it refuses.
+//! PNG, one export or several; and what it refuses. And `contend run
+//! --plot`, which draws its figure as the run ends.
+
+mod common;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -292,4 +295,24 @@ fn no_line_is_drawn_across_a_point_that_was_not_measured() {
     let futex = lost[0];
     assert_eq!(count(&gapped, futex, 2), count(&whole, futex, 2), "{whole:?} whole, {gapped:?} with the gap");
     assert!(gapped.iter().filter(|(c, _)| c == futex).all(|&(_, n)| n <= 2), "{gapped:?}");
+}
+
+#[test]
+fn contend_run_draws_its_figure_with_plot() {
+    // The run docs promise `contend run --plot` (run.md, "Reading an
+    // export later"); it was refused as a command that draws none.
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::compile("two_mutexes", dir.path());
+    let svg = dir.path().join("run.svg");
+    contend()
+        .args(["run", "--profile", "--runs", "2", "--lock", "pthread,tas", "--count-futex", "off"])
+        .args(["--no-progress", "--plot"])
+        .arg(&svg)
+        .arg("--")
+        .arg(&exe)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg") || text.contains("<svg"), "an SVG");
+    assert!(text.contains("percentile of the mutex"), "the waits by percentile, with --profile");
 }

@@ -4,7 +4,7 @@
  * long_holder causes by far the most wait. The wrapper locks both mutexes
  * for three callers, so the profile must fold it away and name the
  * callers. Each thread runs ROUNDS rounds: the work is bounded, not the
- * time. Built by tests/profile.rs. */
+ * time. Built by tests/profile.rs (and tests/figures.rs, for a figure). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>

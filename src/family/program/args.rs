@@ -60,7 +60,7 @@ impl ProgramOutput {
 #[derive(Debug, Args)]
 #[command(mut_args(crate::output::args::fit_to(
     "one row per lock: mean wall time (or --metric), its 95% interval, the ratio to pthread and that ratio's interval",
-    None
+    Some("each lock's metric with its 95% interval; with --profile, the waits of each lock's five most waited-on mutexes by percentile")
 )))]
 #[command(next_help_heading = crate::output::args::LOCKS_AND_PROFILE)]
 pub struct ProgramArgs {

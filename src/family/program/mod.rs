@@ -49,7 +49,7 @@ impl Experiment for Program {
     type Args = ProgramArgs;
     type Spec = ProgramSpec;
     type Outcome = ProgramOutcome;
-    const PLOTS: bool = false;
+    const PLOTS: bool = true;
     const COLUMNS: &'static [Group] = report::table::GROUPS;
     const TABLE_ON_STDERR: bool = true;
 
