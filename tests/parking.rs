@@ -75,6 +75,9 @@ fn what_if_top_n_leaves_parking_mutexes_out_of_its_ranking() {
         .map(|m| m["waits_at"].as_str().unwrap().to_string())
         .collect();
     assert!(!ranked.is_empty(), "{stderr}");
+    // The plan is said with --no-progress too: glibc's, the baseline and
+    // the one mutex halved and gone, 2 rounds, no separate counting.
+    assert!(stderr.contains("4 points") && stderr.contains("in 2 rounds: 8 executions of about"), "{stderr}");
     assert!(ranked.iter().all(|n| n.starts_with("worker")), "only the contended mutex is ranked: {ranked:?}");
     let warning = doc["warnings"]
         .as_array()

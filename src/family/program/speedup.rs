@@ -170,16 +170,26 @@ pub(crate) fn run(
             points.push(point(100, m.address));
         }
     }
-    // The plan, said with or without a progress bar (--quiet silences it).
+    // The plan, said with or without a progress bar (--quiet silences it):
+    // its executions (with futex counting in separate runs, one more per
+    // point) and about how long they take, at the profiled execution's
+    // length, as --recommend says its own.
     {
         let names: Vec<String> =
             chosen.iter().map(|m| format!("0x{:x} ({})", m.address, m.waits_at)).collect();
+        let rounds = spec.repeat.runs.max(1) as usize;
+        let counting = if futex.separate() { points.len() } else { 0 };
+        let executions = points.len() * rounds + counting;
+        let counted =
+            if counting > 0 { format!(", {counting} of them counting futex calls") } else { String::new() };
         crate::session::terminal::status(&format!(
-            "contend run --what-if: {} virtually sped up; {} points ({}) in {} rounds",
+            "contend run --what-if: {} virtually sped up; {} points ({}) in {rounds} rounds: {executions} \
+             executions of about {:.2} s (~{:.0} s){counted}",
             names.join(", "),
             points.len(),
             points.iter().map(|p| p.lock.as_str()).collect::<Vec<_>>().join(", "),
-            spec.repeat.runs
+            profiled.wall_s,
+            executions as f64 * profiled.wall_s
         ));
     }
     let measured = measure(cx, &points, futex, inline, &mut warnings)?;
