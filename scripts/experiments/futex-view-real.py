@@ -34,6 +34,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
+from emit import emit  # noqa: E402
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
 MEMCACHED_PORT = 21989
@@ -180,11 +181,7 @@ def main():
             result = run(tmp, a.duration, a.top)
         print(result[4], file=sys.stderr)
         lines += section(name, result, a.top)
-    text = "\n".join(lines)
-    with open(a.markdown, "w") as f:
-        f.write(text)
-    print(text)
-    print(f"wrote {a.markdown}", file=sys.stderr)
+    emit(lines, a.markdown)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
+from emit import emit  # noqa: E402
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
 PORT = 21988
@@ -105,11 +106,7 @@ def main():
                 f"{'yes' if p else 'no'} |")
         lines.append("")
     lines += [f"Of the {tally[1]} rows, {tally[0]} are parking.", ""]
-    text = "\n".join(lines)
-    with open(a.markdown, "w") as f:
-        f.write(text)
-    print(text)
-    print(f"wrote {a.markdown}", file=sys.stderr)
+    emit(lines, a.markdown)
 
 
 if __name__ == "__main__":

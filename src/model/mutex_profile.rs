@@ -148,6 +148,27 @@ impl MutexProfile {
     }
 }
 
+/// The first `n` of `mutexes` (in their order) that are not parking, and
+/// the parking ones met before those `n` were found: what a ranking
+/// takes, and what it left out (`--what-if top:N`, `--recommend`).
+pub fn first_not_parking<'a>(
+    mutexes: impl IntoIterator<Item = &'a MutexProfile>,
+    n: usize,
+) -> (Vec<&'a MutexProfile>, Vec<&'a MutexProfile>) {
+    let (mut chosen, mut parking) = (Vec::new(), Vec::new());
+    for m in mutexes {
+        if chosen.len() == n {
+            break;
+        }
+        if m.parking() {
+            parking.push(m);
+        } else {
+            chosen.push(m);
+        }
+    }
+    (chosen, parking)
+}
+
 /// The program's sleeping futex calls over one execution.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct KernelWaitTotals {

@@ -106,18 +106,7 @@ fn candidates(profile: &[MutexProfile], n: usize) -> (Vec<&MutexProfile>, Vec<&M
         .filter(|m| m.address != 0 && m.counts.wait_ns > 0 && locks::in_mutex::swappable_kind(m.kind))
         .collect();
     v.sort_by_key(|m| std::cmp::Reverse(m.counts.wait_ns));
-    let (mut chosen, mut parking) = (Vec::new(), Vec::new());
-    for m in v {
-        if chosen.len() == n {
-            break;
-        }
-        if m.parking() {
-            parking.push(m);
-        } else {
-            chosen.push(m);
-        }
-    }
-    (chosen, parking)
+    crate::model::mutex_profile::first_not_parking(v, n)
 }
 
 /// Runs each candidate once, ended past its limit (`--max-slowdown`

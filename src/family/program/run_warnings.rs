@@ -23,22 +23,22 @@ pub(crate) fn lost_samples(results: &[ProgramResult]) -> Option<Warning> {
     })
 }
 
+/// A mutex named with how much of its wait was parked.
+pub(crate) fn parked_share(m: &MutexProfile) -> String {
+    format!(
+        "{:#x} {} ({:.3} ms of {:.3} ms parked)",
+        m.address,
+        m.waits_at,
+        m.parked_wait_ns as f64 / 1e6,
+        m.counts.wait_ns as f64 / 1e6
+    )
+}
+
 /// The mutexes `what` (`--what-if top:N`, `--recommend`) left out of its
 /// ranking because their wait was mostly parking, named; None if none.
 pub(crate) fn parking_left_out(what: &str, left: &[&MutexProfile]) -> Option<Warning> {
     (!left.is_empty()).then(|| {
-        let names: Vec<String> = left
-            .iter()
-            .map(|m| {
-                format!(
-                    "{:#x} {} ({:.3} ms of {:.3} ms parked)",
-                    m.address,
-                    m.waits_at,
-                    m.parked_wait_ns as f64 / 1e6,
-                    m.counts.wait_ns as f64 / 1e6
-                )
-            })
-            .collect();
+        let names: Vec<String> = left.iter().map(|m| parked_share(m)).collect();
         Warning::sweep(
             WarningKind::Parking,
             format!(

@@ -77,18 +77,8 @@ pub fn asked(what: &str) -> Result<Asked, String> {
 fn pick(asked: &Asked, profile: &[MutexProfile], warnings: &mut Vec<Warning>) -> Result<Vec<MutexProfile>> {
     match asked {
         Asked::Top(n) => {
-            let mut top = Vec::new();
-            let mut parking = Vec::new();
-            for m in profile.iter().filter(|m| m.address != 0) {
-                if top.len() == *n {
-                    break;
-                }
-                if m.parking() {
-                    parking.push(m);
-                } else {
-                    top.push(m.clone());
-                }
-            }
+            let (top, parking) =
+                crate::model::mutex_profile::first_not_parking(profile.iter().filter(|m| m.address != 0), *n);
             warnings.extend(run_warnings::parking_left_out(&format!("--what-if top:{n}"), &parking));
             if top.is_empty() && parking.is_empty() {
                 bail!("--what-if top:{n}: the profiled execution took no pthread mutex");
@@ -100,7 +90,7 @@ fn pick(asked: &Asked, profile: &[MutexProfile], warnings: &mut Vec<Warning>) ->
                      of it holds anyone up; name one (--what-if NAME) to speed it up anyway"
                 );
             }
-            Ok(top)
+            Ok(top.into_iter().cloned().collect())
         }
         Asked::These(targets) => {
             let named: Vec<MutexProfile> = targets
@@ -120,12 +110,9 @@ fn pick(asked: &Asked, profile: &[MutexProfile], warnings: &mut Vec<Warning>) ->
                 warnings.push(Warning::sweep(
                     WarningKind::Parking,
                     format!(
-                        "{:#x} {} is parking ({:.3} ms of its {:.3} ms wait was threads that let it go, or \
-                         waited on a condition, right after getting it): expect its what-if to buy little",
-                        m.address,
-                        m.waits_at,
-                        m.parked_wait_ns as f64 / 1e6,
-                        m.counts.wait_ns as f64 / 1e6
+                        "{} is parking (its waiters let it go, or waited on a condition, right after getting \
+                         it): expect its what-if to buy little",
+                        run_warnings::parked_share(m)
                     ),
                 ));
             }
