@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """What the futex view costs the program it watches, measured: each
 program runs behind a gate (`sh -c 'read go; exec PROGRAM'`) in rounds,
-interleaved in a shuffled order, once plain and once followed by `contend
-attach` (which follows the shell and, through exec, the program: the
-view alone, no interposer). Each run is timed from the gate's opening to
-the program's exit; a round's ratio is followed over plain, and the
-program's cost is the geometric mean of the rounds' ratios with its 95%
-t interval, as `contend compare` gives it (scripts/lib/paired.py). The
-futex call rate is the view's calls over the followed runs' time.
+interleaved in a shuffled order, plain, followed by `contend attach
+--no-holder-state` (which follows the shell and, through exec, the
+program: the view alone, no interposer) and followed by `contend attach`
+(the view with the holders' states: every context switch too). Each run
+is timed from the gate's opening to the program's exit; a round's ratio
+is followed over plain, and the program's cost is the geometric mean of
+the rounds' ratios with its 95% t interval, as `contend compare` gives it
+(scripts/lib/paired.py); the split's own cost is the view with it over
+the view without. The futex call rate is the view's calls over the
+followed runs' time.
 
 Needs root (the tracepoints). Writes docs/results/futex-view-cost.md with
 no program given; else prints.   e.g.  scripts/experiments/futex-view-cost.py --rounds 10
@@ -29,15 +32,15 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
 from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
 
-def one(prog, contend, tmp):
+def one(prog, contend, flags, tmp):
     """Seconds from the gate's opening to the exit, and the view's calls
-    (None when not followed)."""
+    (None when not followed: `flags` None)."""
     gate = subprocess.Popen(["sh", "-c", "read go; exec " + shlex.join(prog)], stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     attach = None
-    if contend:
+    if flags is not None:
         export = os.path.join(tmp, "attach.json")
-        attach = subprocess.Popen([contend, "attach", str(gate.pid), "--export-json", export, "--top", "1"],
+        attach = subprocess.Popen([contend, "attach", str(gate.pid), "--export-json", export, "--top", "1"] + flags,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         while "following process" not in (attach.stderr.readline() or "following process"):
             pass
@@ -56,23 +59,33 @@ def one(prog, contend, tmp):
     return wall, calls
 
 
+VARIANTS = {"plain": None, "view": ["--no-holder-state"], "split": []}
+
+
+def slowdown(vs):
+    """compare's ratio is a variant's rate over the baseline's: its
+    reciprocal is the wall-time ratio, with its interval."""
+    lo, hi = vs["ci95"] or (vs["ratio"], vs["ratio"])
+    return 1 / vs["ratio"], (1 / hi, 1 / lo)
+
+
 def measure(prog, contend, rounds, tmp):
-    """Followed over plain (wall time), its 95% interval, and the futex
-    call rate followed."""
+    """The view over plain, the view with the split over plain, and the
+    split over the view (wall time, each with its 95% interval), and the
+    futex call rate followed."""
     times, calls, followed = [], 0, 0.0
     for _ in range(rounds):
-        order = [None, contend]
+        order = list(VARIANTS)
         random.shuffle(order)
-        got = {c: one(prog, c, tmp) for c in order}
+        got = {v: one(prog, contend, VARIANTS[v], tmp) for v in order}
         # Rates for contend compare: a time goes as its reciprocal.
-        times.append({"plain": 1 / got[None][0], "followed": 1 / got[contend][0]})
-        calls += got[contend][1]
-        followed += got[contend][0]
-    vs = paired(contend, times, "plain")["followed"]
-    # compare's ratio is followed's rate over plain's: its reciprocal is
-    # the wall-time ratio.
-    lo, hi = vs["ci95"] or (vs["ratio"], vs["ratio"])
-    return 1 / vs["ratio"], (1 / hi, 1 / lo), calls / followed
+        times.append({v: 1 / got[v][0] for v in order})
+        calls += got["view"][1]
+        followed += got["view"][0]
+    over_plain = paired(contend, times, "plain")
+    over_view = paired(contend, times, "view")
+    return (slowdown(over_plain["view"]), slowdown(over_plain["split"]), slowdown(over_view["split"]),
+            calls / followed)
 
 
 def main():
@@ -103,20 +116,24 @@ def main():
         rows = []
         for p in programs:
             print(f"{shlex.join(p)} ...", file=sys.stderr)
-            r, ci, rate = measure(p, a.contend, a.rounds, tmp)
-            rows.append((p, r, ci, rate))
+            rows.append((p,) + measure(p, a.contend, a.rounds, tmp))
     command = f"scripts/experiments/futex-view-cost.py --rounds {a.rounds}"
     command += " -- " + shlex.join(prog) if prog else ""
     lines = ["# What the futex view costs the program", "", machine.header(), "",
-             f"Generated by `{command}`: each program behind a gate, plain and followed by `contend attach` "
-             "(the view alone), interleaved in shuffled rounds; followed over plain, geometric mean of the rounds "
-             "with its 95% interval (contend compare's, through scripts/lib/paired.py). The view samples every "
-             "futex call's entry and return, so its cost grows with the program's futex call rate. A program must "
-             "be bounded by its work, not by a time (sysbench's --time=1 gives 1 s whatever the view costs).", "",
-             "| program | futex calls/s (followed) | followed / plain | 95% interval |", "|---|---|---|---|"]
-    for p, r, ci, rate in rows:
+             f"Generated by `{command}`: each program behind a gate, plain, followed by `contend attach "
+             "--no-holder-state` (the view alone) and by `contend attach` (the view and the holders' states, "
+             "which also samples every context switch of the program's threads), interleaved in shuffled rounds; "
+             "each over plain, and the split over the view alone, geometric mean of the rounds with its 95% "
+             "interval (contend compare's, through scripts/lib/paired.py). The view samples every futex call's "
+             "entry and return, so its cost grows with the program's futex call rate; the split's with its "
+             "context-switch rate. A program must be bounded by its work, not by a time (sysbench's --time=1 "
+             "gives 1 s whatever the view costs).", "",
+             "| program | futex calls/s (followed) | view / plain | with holder states / plain | "
+             "holder states / view alone |", "|---|---|---|---|---|"]
+    cell = lambda r: f"{r[0]:.3f} ({r[1][0]:.3f}..{r[1][1]:.3f})"  # noqa: E731
+    for p, view, split, own, rate in rows:
         name = " ".join([os.path.basename(p[0])] + p[1:])
-        lines.append(f"| `{name}` | {rate:,.0f} | {r:.3f} | {ci[0]:.3f}..{ci[1]:.3f} |")
+        lines.append(f"| `{name}` | {rate:,.0f} | {cell(view)} | {cell(split)} | {cell(own)} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not prog:

@@ -23,6 +23,49 @@ pub struct FutexWaker {
     pub waits_ended: u64,
 }
 
+/// One cause a holder slept in while a word's waiters waited.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct BlockedIn {
+    /// The syscall its kernel stack named (`clock_nanosleep`, `fsync`),
+    /// `page fault`, `kernel: <function>`, `futex <word's name>` for a
+    /// futex wait (a chain: the holder itself waiting on another word), or
+    /// `not known`.
+    pub cause: String,
+    /// For a futex wait, the other word's address (in the same process).
+    pub futex_word: Option<u64>,
+    /// Waiters' time it covers, ns.
+    pub ns: u64,
+}
+
+/// What a word's holders did while its waiters slept: each woken wait's
+/// time, entry to return, split by the state of the thread whose wake
+/// ended it (for a lock, the releasing holder) up to that wake, then
+/// `waking_ns` to the waiter's return. Sums to the word's `blocked_ns`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct HolderSplit {
+    /// The holder was on a CPU: the section's own length.
+    pub running_ns: u64,
+    /// The holder was runnable but off its CPU: preempted.
+    pub preempted_ns: u64,
+    /// The holder was asleep (until it ran again).
+    pub blocked_ns: u64,
+    /// What it slept in, most first.
+    pub blocked_in: Vec<BlockedIn>,
+    /// The holder had woken the waiter, which had not yet returned from
+    /// the kernel: the hand-off.
+    pub waking_ns: u64,
+    /// No holder known (the wait timed out, was interrupted or did not end
+    /// in the view), or its state then not seen.
+    pub unknown_ns: u64,
+}
+
+impl HolderSplit {
+    /// All of it, ns.
+    pub fn total_ns(&self) -> u64 {
+        self.running_ns + self.preempted_ns + self.blocked_ns + self.waking_ns + self.unknown_ns
+    }
+}
+
 /// One futex word of one process.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FutexWord {
@@ -42,6 +85,9 @@ pub struct FutexWord {
     pub counts: FutexWordCounts,
     /// The threads whose wakes ended its waits, most first (three at most).
     pub wakers: Vec<FutexWaker>,
+    /// What its holders did while its waiters slept (absent when the
+    /// view could not follow the threads' switches).
+    pub holder: Option<HolderSplit>,
 }
 
 /// The futex view of one execution.
@@ -61,4 +107,10 @@ pub struct FutexView {
     /// Samples the kernel could not record (its buffers were full): when
     /// not zero, every count is a lower bound.
     pub lost: u64,
+    /// Why the holders' states were not followed, if they were not.
+    pub no_split: Option<String>,
+    /// Whether the kernel offers rseq time-slice extension (the
+    /// environment's `kernel_choices.slice_extension`), for the advice on
+    /// preempted holders.
+    pub slice_extension: bool,
 }

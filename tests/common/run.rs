@@ -193,6 +193,16 @@ pub fn exported(program: &[&std::ffi::OsStr], args: &[&str], dir: &Path) -> (ser
 /// `contend run --profile --runs 1 ARGS -- EXE`, exported: the export, the
 /// program's stdout and contend's table. Panics unless it succeeds.
 pub fn profiled_printing(exe: &Path, args: &[&str], dir: &Path) -> (serde_json::Value, String, String) {
+    profiled_running(exe, &[], args, dir)
+}
+
+/// [`profiled_printing`] of `EXE PROGRAM_ARGS`.
+pub fn profiled_running(
+    exe: &Path,
+    program_args: &[&str],
+    args: &[&str],
+    dir: &Path,
+) -> (serde_json::Value, String, String) {
     let json = dir.join("run.json");
     let out = assert_cmd::Command::cargo_bin("contend")
         .unwrap()
@@ -202,6 +212,7 @@ pub fn profiled_printing(exe: &Path, args: &[&str], dir: &Path) -> (serde_json::
         .arg(&json)
         .arg("--")
         .arg(exe)
+        .args(program_args)
         .timeout(Duration::from_secs(600))
         .output()
         .expect("contend runs");

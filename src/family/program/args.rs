@@ -121,6 +121,12 @@ pub struct ProgramArgs {
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
 
+    /// With --profile: do not split the futex words' waits by what their
+    /// holders were doing (the split follows every context switch of the
+    /// program's threads, which costs a little more in the counting run).
+    #[arg(long)]
+    pub no_holder_state: bool,
+
     /// The profile's table ordered by KEY, largest first (as `perf lock
     /// report -k`): wait (total wait), acquisitions, contended (had to
     /// wait), max-wait, held (total hold). The table's order only:

@@ -51,6 +51,12 @@ pub struct AttachArgs {
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
 
+    /// Do not split the words' waits by what their holders were doing
+    /// (the split follows every context switch of the process's threads,
+    /// which costs it a little more).
+    #[arg(long)]
+    pub no_holder_state: bool,
+
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,
@@ -68,6 +74,7 @@ fn spec(args: &AttachArgs) -> ProgramSpec {
         grace_ns: 0,
         locks: vec![GLIBC.to_string()],
         profile: true,
+        holder_state: !args.no_holder_state,
         top: args.top,
         sort: crate::model::program::ProfileSort::Wait,
         process: None,
@@ -136,7 +143,7 @@ impl Experiment for Attach {
 
 /// Follows `pid` until `duration` passes, a signal comes, or it exits.
 fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<ProgramOutcome> {
-    let view = FutexView::attach(pid).map_err(anyhow::Error::msg)?;
+    let view = FutexView::attach(pid, spec.holder_state).map_err(anyhow::Error::msg)?;
     let start = Instant::now();
     let start_unix_ns =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);

@@ -5,8 +5,9 @@
 //! the view's waits on its address.
 
 use crate::family::program::data_names::DataNames;
+use crate::measure::futex_view::holders::{Cause, Split, Timeline};
 use crate::measure::futex_view::Seen;
-use crate::model::futex_word::{FutexView, FutexWaker, FutexWord};
+use crate::model::futex_word::{BlockedIn, FutexView, FutexWaker, FutexWord, HolderSplit};
 use crate::model::program::{KernelWaitTotals, MutexProfile};
 
 /// The view's table (its `top` words) and the totals; sets each mutex's
@@ -70,6 +71,11 @@ pub fn words(
                 pthread_mutex: mutexes.iter().any(|m| m.pid == *pid && m.address == *address),
                 counts: w.counts,
                 wakers,
+                holder: seen
+                    .account
+                    .timeline
+                    .seen
+                    .then(|| holder_split(&w.holder, &seen.account.timeline, |a| names.name(a, &maps))),
             }
         })
         .collect();
@@ -79,6 +85,40 @@ pub fn words(
         words,
         waitv_calls: seen.account.waitv.iter().filter(|(pid, _)| !ours(**pid)).map(|(_, n)| n).sum(),
         lost: seen.lost,
+        no_split: seen.no_split.clone(),
+        // Usable or not, the setting exists only where the kernel has it.
+        slice_extension: locks::sys::kernel_knobs::slice_extension().is_ok(),
     };
     (view, KernelWaitTotals { all, on_mutexes, lost: seen.lost })
+}
+
+/// How many causes of a holder's sleep a word lists.
+const CAUSES: usize = 4;
+
+/// A word's split as exported: causes named (a futex word by `name`),
+/// the longest first, the rest under "other".
+fn holder_split(split: &Split, timeline: &Timeline, mut name: impl FnMut(u64) -> String) -> HolderSplit {
+    let mut causes: Vec<(&Cause, &u64)> = split.blocked.iter().collect();
+    causes.sort_by_key(|(c, ns)| (std::cmp::Reverse(**ns), **c));
+    let mut blocked_in: Vec<BlockedIn> = causes
+        .iter()
+        .take(CAUSES)
+        .map(|(c, &ns)| match **c {
+            Cause::Futex(a) => BlockedIn { cause: format!("futex {}", name(a)), futex_word: Some(a), ns },
+            Cause::Kernel(n) => BlockedIn { cause: timeline.reason(n).to_string(), futex_word: None, ns },
+            Cause::Unknown => BlockedIn { cause: "not known".into(), futex_word: None, ns },
+        })
+        .collect();
+    let rest: u64 = causes.iter().skip(CAUSES).map(|(_, &ns)| ns).sum();
+    if rest > 0 {
+        blocked_in.push(BlockedIn { cause: "other".into(), futex_word: None, ns: rest });
+    }
+    HolderSplit {
+        running_ns: split.running,
+        preempted_ns: split.preempted,
+        blocked_ns: split.blocked.values().sum(),
+        blocked_in,
+        waking_ns: split.waking,
+        unknown_ns: split.unknown,
+    }
 }

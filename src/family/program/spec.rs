@@ -27,6 +27,10 @@ pub struct ProgramSpec {
     pub locks: Vec<String>,
     /// Whether every mutex is profiled.
     pub profile: bool,
+    /// Whether the profile's futex view also follows the threads' context
+    /// switches, to split each word's wait by what its holders were doing
+    /// (`--no-holder-state` turns it off).
+    pub holder_state: bool,
     /// Mutexes shown per lock in the profile.
     pub top: usize,
     /// The profile table's order.
@@ -391,6 +395,7 @@ impl ProgramSpec {
             grace_ns: args.grace.as_nanos().min(u64::MAX as u128) as u64,
             locks,
             profile: args.profile,
+            holder_state: !args.no_holder_state,
             top: args.top,
             sort: args.sort,
             process: args.process.clone(),

@@ -2,8 +2,11 @@
 //! order they happened, become per-word counts. A call is paired with its
 //! return by thread (a thread is in one syscall at a time); a wait that
 //! returns woken is charged to the last wake call on its word before it
-//! returned, whose thread is, for a lock, the releasing holder.
+//! returned, whose thread is, for a lock, the releasing holder; with the
+//! threads' context switches, what that thread did while the waiter slept
+//! (`holders`).
 
+use super::holders::{Split, Timeline};
 use super::ops::{Call, Said};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -54,8 +57,11 @@ pub struct WordAccount {
     pub counts: FutexWordCounts,
     /// Waits ended, by the waking thread.
     pub wakers: HashMap<u32, u64>,
-    /// The thread of the last wake call on the word.
-    last_waker: Option<u32>,
+    /// What the waits' holders did while they slept (measured when the
+    /// view has the threads' switches).
+    pub holder: Split,
+    /// The thread of the last wake call on the word, and when it began.
+    last_waker: Option<(u32, u64)>,
 }
 
 /// Every word's account, and the calls in flight.
@@ -69,6 +75,8 @@ pub struct Account {
     pub waitv: HashMap<u32, u64>,
     /// Returns whose entry was not seen (the view began during the call).
     pub orphan_returns: u64,
+    /// Every followed thread's states (when the view has the switches).
+    pub timeline: Timeline,
     /// By thread: its process, its call and when it entered.
     inflight: HashMap<u32, (u32, Call, u64)>,
 }
@@ -86,7 +94,7 @@ impl Account {
                         for a in std::iter::once(uaddr).chain(also) {
                             let w = self.word(pid, a);
                             w.counts.wake_calls += 1;
-                            w.last_waker = Some(tid);
+                            w.last_waker = Some((tid, time));
                         }
                     }
                     Call::WaitV => *self.waitv.entry(pid).or_default() += 1,
@@ -101,21 +109,34 @@ impl Account {
                 };
                 match call {
                     Call::Wait { uaddr } => {
-                        let w = self.word(pid, uaddr);
+                        let (timeline, w) = (&self.timeline, self.words.entry((pid, uaddr)).or_default());
                         // A wait that found the word changed did not sleep.
                         if ret != -EAGAIN {
                             charge(&mut w.counts, time.saturating_sub(since));
                         }
-                        match ret {
-                            0 => {
+                        // Its waker, if a wake call of another thread
+                        // came during it.
+                        let waker = w.last_waker.filter(|&(t, at)| t != tid && at >= since);
+                        match (ret, waker) {
+                            (0, Some((waker, at))) => {
                                 w.counts.woken += 1;
-                                if let Some(waker) = w.last_waker.filter(|&t| t != tid) {
-                                    *w.wakers.entry(waker).or_default() += 1;
+                                *w.wakers.entry(waker).or_default() += 1;
+                                if timeline.seen {
+                                    timeline.add(&mut w.holder, waker, since, at);
+                                    w.holder.waking += time.saturating_sub(at);
                                 }
                             }
-                            r if r == -EAGAIN => w.counts.eagain += 1,
-                            r if r == -ETIMEDOUT => w.counts.timeouts += 1,
-                            _ => w.counts.interrupted += 1,
+                            (r, _) if r == -EAGAIN => w.counts.eagain += 1,
+                            (r, _) => {
+                                match r {
+                                    0 => w.counts.woken += 1,
+                                    r if r == -ETIMEDOUT => w.counts.timeouts += 1,
+                                    _ => w.counts.interrupted += 1,
+                                }
+                                if timeline.seen {
+                                    w.holder.unknown += time.saturating_sub(since);
+                                }
+                            }
                         }
                     }
                     Call::Wake { uaddr, counts: true, .. } if ret > 0 => {
@@ -127,14 +148,28 @@ impl Account {
         }
     }
 
+    /// Thread `tid` came to a CPU or left one at `time` (records in time
+    /// order with the calls').
+    pub fn switch(&mut self, tid: u32, time: u64, out: bool, preempted: bool) {
+        let futex = match self.inflight.get(&tid) {
+            Some((_, Call::Wait { uaddr }, _)) => Some(*uaddr),
+            _ => None,
+        };
+        self.timeline.switch(tid, time, out, preempted, futex);
+    }
+
     /// Ends the view at `end` (ns): waits still in the kernel count as
-    /// unfinished, blocked until then.
+    /// unfinished, blocked until then, their holder not known.
     pub fn finish(&mut self, end: u64) {
+        let seen = self.timeline.seen;
         for (_, (pid, call, since)) in std::mem::take(&mut self.inflight) {
             if let Call::Wait { uaddr } = call {
                 let w = self.word(pid, uaddr);
                 charge(&mut w.counts, end.saturating_sub(since));
                 w.counts.unfinished += 1;
+                if seen {
+                    w.holder.unknown += end.saturating_sub(since);
+                }
             }
         }
     }
@@ -170,6 +205,29 @@ mod tests {
         assert_eq!((w.counts.wake_calls, w.counts.woke), (1, 1));
         assert_eq!(w.wakers, HashMap::from([(3, 1)]));
         assert_eq!(a.calls[&P], 3);
+    }
+
+    #[test]
+    fn a_woken_waits_time_splits_into_the_wakers_states_then_waking() {
+        let mut a = Account::default();
+        a.switch(3, 0, false, false); // the holder runs
+        a.apply(P, 1, 10, Said::Enter(Call::Wait { uaddr: 0x40 }));
+        a.switch(1, 11, true, false); // the waiter sleeps, in its futex wait
+        a.switch(3, 20, true, true); // the holder is preempted
+        a.switch(3, 25, false, false);
+        a.apply(P, 3, 30, Said::Enter(Call::Wake { uaddr: 0x40, also: None, counts: true }));
+        a.apply(P, 3, 31, Said::Exit(1));
+        a.switch(1, 34, false, false);
+        a.apply(P, 1, 35, Said::Exit(0));
+        a.apply(P, 2, 36, Said::Enter(Call::Wait { uaddr: 0x40 }));
+        a.apply(P, 2, 46, Said::Exit(-ETIMEDOUT));
+        let h = &a.words[&(P, 0x40)].holder;
+        assert_eq!((h.running, h.preempted, h.waking, h.unknown), (10 + 5, 5, 5, 10));
+        assert!(h.blocked.is_empty());
+        assert_eq!(h.total(), a.words[&(P, 0x40)].counts.blocked_ns);
+        let mut s = super::Split::default();
+        a.timeline.add(&mut s, 1, 12, 34);
+        assert_eq!(s.blocked, HashMap::from([(super::super::holders::Cause::Futex(0x40), 22)]));
     }
 
     #[test]

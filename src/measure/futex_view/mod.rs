@@ -13,6 +13,12 @@
 //! live, their memory maps and their threads' names, which name the words
 //! afterwards (`family::program::futex_words`).
 //!
+//! With sched_switch and the kernel's context-switch records of the same
+//! threads (a second set of buffers, [`SCHED_PAGES`]), it also follows
+//! what each thread did, so a wait's time splits by what its waker (for a
+//! lock, the holder) was doing meanwhile (`holders`); where those cannot
+//! be opened the view goes on without the split, and says so.
+//!
 //! Needs tracefs and the right to open tracepoint events (root,
 //! CAP_PERFMON or a low perf_event_paranoid). While syscall tracepoints
 //! are enabled every syscall takes the kernel's tracing path, and each
@@ -20,12 +26,17 @@
 //! the profile's counting execution, never in a timed one.
 
 pub mod account;
+pub mod holders;
 pub mod ops;
+pub mod procfs;
 
 use account::Account;
+use holders::KernelSymbols;
 use locks::sys::clock::monotonic_ns;
-use locks::sys::perf_ring::{Record, Stamped, Tracepoint, TracepointSampler};
+use locks::sys::perf_ring::{Record, Stamped, Tracepoint, TracepointSampler, Watch};
 use ops::{offset, Point, Points};
+use procfs::online;
+pub use procfs::{comm, cpu_list, read_maps, threads, Mapping};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,6 +45,11 @@ use std::time::Duration;
 /// Each CPU's buffer: 4 MiB, about 45,000 stamped samples of the futex
 /// tracepoints (90 bytes each).
 const PAGES: usize = 1024;
+
+/// Each CPU's buffer of switches: 1 MiB, about 4,000 switch-outs with
+/// their kernel stacks and switch records (about 250 bytes a switch) per
+/// drain, 800,000 switches a second per CPU.
+const SCHED_PAGES: usize = 256;
 
 /// How often the buffers are drained: with [`PAGES`], 45,000 samples per
 /// CPU in 5 ms, over 4 million futex calls a second per CPU (two samples
@@ -49,19 +65,6 @@ const SETTLE: u64 = 1_000_000;
 /// How often a process's memory map is read again (a library loaded
 /// later holds words too).
 const MAPS_EVERY: u64 = 200_000_000;
-
-/// One mapping of a process's memory, from /proc/PID/maps.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mapping {
-    /// First address.
-    pub start: u64,
-    /// One past the last.
-    pub end: u64,
-    /// Offset in the file.
-    pub offset: u64,
-    /// The file, `[heap]`, `[stack]`, or empty (anonymous).
-    pub path: String,
-}
 
 /// What the view saw, for naming and tables.
 #[derive(Debug, Default)]
@@ -80,13 +83,37 @@ pub struct Seen {
     pub processes: HashMap<u32, String>,
     /// Samples the kernel could not record.
     pub lost: u64,
+    /// Why the holders' states were not followed (None: they were).
+    pub no_split: Option<String>,
+}
+
+/// The threads' switches: sched_switch's sleeping switch-outs with their
+/// kernel stacks, and every switch record.
+struct Sched {
+    sampler: TracepointSampler,
+    /// The sched_switch tracepoint's id and where prev_state sits.
+    id: u16,
+    prev_state: usize,
+    symbols: KernelSymbols,
+}
+
+/// What a record says, to be applied in time order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    /// A futex call's entry or return.
+    Futex(ops::Said),
+    /// The thread came to a CPU or left it.
+    Switch { out: bool, preempted: bool },
+    /// The thread is about to sleep, for this reason.
+    Sleeps(u32),
 }
 
 struct State {
     sampler: TracepointSampler,
+    sched: Option<Sched>,
     points: Points,
     /// Read, not yet applied: (time, pid, tid, what).
-    pending: Vec<(u64, u32, u32, ops::Said)>,
+    pending: Vec<(u64, u32, u32, Event)>,
     seen: Seen,
     /// When each process's map was last read.
     mapped_at: HashMap<u32, u64>,
@@ -143,6 +170,42 @@ fn points(root: &std::path::Path) -> Result<(Vec<Tracepoint>, Points), String> {
     Ok((tps, points))
 }
 
+/// Opens the switches of thread `pid` (0: the calling thread) and the
+/// tasks it starts, on `cpus`.
+fn sched(root: &std::path::Path, pid: i32, cpus: Vec<i32>) -> Result<Sched, String> {
+    let dir = root.join("events/sched/sched_switch");
+    let (Ok(id), Ok(format)) =
+        (std::fs::read_to_string(dir.join("id")), std::fs::read_to_string(dir.join("format")))
+    else {
+        return Err(format!("{} is missing", dir.display()));
+    };
+    let id: u16 = id.trim().parse().map_err(|_| format!("{}/id is not a tracepoint id", dir.display()))?;
+    let prev_state =
+        offset(&format, "prev_state").ok_or_else(|| format!("{}/format has no prev_state", dir.display()))?;
+    // Only switch-outs into sleep need their stack (a preempted thread's
+    // state has no bits in the low byte).
+    let point = Tracepoint { id: id as u64, filter: "prev_state & 255".into() };
+    let watch = Watch { tasks: false, switches: true, kernel_stacks: true };
+    let sampler = TracepointSampler::open_all(&[point], Stamped::Yes, watch, SCHED_PAGES, pid, cpus)
+        .map_err(|e| format!("sampling sched_switch failed: {e}"))?;
+    Ok(Sched { sampler, id, prev_state, symbols: KernelSymbols::read() })
+}
+
+/// The switches of thread `pid` when `holders` and they can be opened;
+/// else why not, in `seen`.
+fn switches(
+    root: &std::path::Path,
+    pid: i32,
+    holders: bool,
+    seen: &mut Seen,
+) -> Result<Option<Sched>, String> {
+    if !holders {
+        seen.no_split = Some("turned off (--no-holder-state)".into());
+        return Ok(None);
+    }
+    Ok(sched(root, pid, online()?).map_err(|e| seen.no_split = Some(e)).ok())
+}
+
 /// Why the tracepoints could not be opened, with what fixes it.
 fn refused(e: std::io::Error, whose: &str) -> String {
     let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
@@ -154,46 +217,43 @@ fn refused(e: std::io::Error, whose: &str) -> String {
     )
 }
 
-/// The online CPUs.
-fn online() -> Result<Vec<i32>, String> {
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    cpu_list(&online).ok_or_else(|| format!("cannot read the online CPUs ({online:?})"))
-}
-
-/// The threads of process `pid` now (None: no such process).
-pub fn threads(pid: u32) -> Option<Vec<i32>> {
-    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let mut tids: Vec<i32> =
-        dir.flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok())).collect();
-    tids.sort_unstable();
-    (!tids.is_empty()).then_some(tids)
-}
-
 impl FutexView {
     /// Starts the view for the calling thread and every task it starts
-    /// from now on. The error says why it cannot.
-    pub fn open() -> Result<Self, String> {
+    /// from now on, with the holders' states when `holders`. The error
+    /// says why it cannot.
+    pub fn open(holders: bool) -> Result<Self, String> {
         let root = crate::measure::tracefs::root()?;
         let (tps, points) = points(&root)?;
-        let sampler = TracepointSampler::open_all(&tps, Stamped::Yes, true, PAGES, 0, online()?)
+        let tasks = Watch { tasks: true, ..Watch::default() };
+        let sampler = TracepointSampler::open_all(&tps, Stamped::Yes, tasks, PAGES, 0, online()?)
             .map_err(|e| refused(e, "the program"))?;
-        Self::start(sampler, points, Seen::default())
+        let mut seen = Seen::default();
+        let sched = switches(&root, 0, holders, &mut seen)?;
+        Self::start(sampler, sched, points, seen)
     }
 
     /// Starts the view of process `pid`, running: every thread it has now
     /// and every task they start. Its threads are listed until a listing
     /// finds none not yet followed (one started meanwhile by a followed
-    /// thread is followed twice; the drain drops the twin samples).
-    pub fn attach(pid: u32) -> Result<Self, String> {
+    /// thread is followed twice; the drain drops the twin samples). With
+    /// `holders`, the holders' states too.
+    pub fn attach(pid: u32, holders: bool) -> Result<Self, String> {
         let root = crate::measure::tracefs::root()?;
         let (tps, points) = points(&root)?;
         let gone = || format!("no process {pid} (it is not running, or not visible here)");
         let first = *threads(pid).ok_or_else(gone)?.first().expect("a listed process has a thread");
         let whose = format!("process {pid}");
-        let mut sampler = TracepointSampler::open_all(&tps, Stamped::Yes, false, PAGES, first, online()?)
-            .map_err(
-                |e| if e.raw_os_error() == Some(nix::libc::ESRCH) { gone() } else { refused(e, &whose) },
-            )?;
+        let mut sampler =
+            TracepointSampler::open_all(&tps, Stamped::Yes, Watch::default(), PAGES, first, online()?)
+                .map_err(|e| {
+                    if e.raw_os_error() == Some(nix::libc::ESRCH) {
+                        gone()
+                    } else {
+                        refused(e, &whose)
+                    }
+                })?;
+        let mut seen = Seen::default();
+        let mut sched = switches(&root, first, holders, &mut seen)?;
         let mut followed = vec![first];
         loop {
             let now = threads(pid).ok_or_else(gone)?;
@@ -202,7 +262,8 @@ impl FutexView {
                 break;
             }
             for tid in new {
-                match sampler.add_thread(tid) {
+                let also = sched.as_mut().map_or(Ok(()), |s| s.sampler.add_thread(tid));
+                match sampler.add_thread(tid).and(also) {
                     Ok(()) => {}
                     // It exited between the listing and now.
                     Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => {}
@@ -211,7 +272,6 @@ impl FutexView {
                 followed.push(tid);
             }
         }
-        let mut seen = Seen::default();
         if let Some(maps) = read_maps(pid) {
             seen.maps.insert(pid, maps);
         }
@@ -219,12 +279,17 @@ impl FutexView {
         for tid in followed {
             seen.comms.insert(tid as u32, comm(pid, Some(tid as u32)));
         }
-        Self::start(sampler, points, seen)
+        Self::start(sampler, sched, points, seen)
     }
 
-    /// Starts the drainer of `sampler`.
-    fn start(sampler: TracepointSampler, points: Points, seen: Seen) -> Result<Self, String> {
-        let state = State { sampler, points, pending: Vec::new(), seen, mapped_at: HashMap::new() };
+    /// Starts the drainer of `sampler` (and `sched`).
+    fn start(
+        sampler: TracepointSampler,
+        sched: Option<Sched>,
+        points: Points,
+        seen: Seen,
+    ) -> Result<Self, String> {
+        let state = State { sampler, sched, points, pending: Vec::new(), seen, mapped_at: HashMap::new() };
         let shared = Arc::new(Mutex::new(state));
         let stop = Arc::new(AtomicBool::new(false));
         let drainer = {
@@ -255,7 +320,7 @@ impl FutexView {
         self.stop_draining();
         drain(&self.shared, true);
         let mut guard = self.shared.lock().unwrap_or_else(|p| p.into_inner());
-        let lost = guard.sampler.lost;
+        let lost = guard.sampler.lost + guard.sched.as_ref().map_or(0, |s| s.sampler.lost);
         let mut seen = std::mem::take(&mut guard.seen);
         seen.account.finish(monotonic_ns());
         seen.lost = lost;
@@ -280,7 +345,7 @@ fn drain(shared: &Mutex<State>, last: bool) {
     state.sampler.drain(|record| match record {
         Record::Sample(s) => {
             if let Some(said) = points.read(s.raw) {
-                pending.push((s.time, s.pid, s.tid, said));
+                pending.push((s.time, s.pid, s.tid, Event::Futex(said)));
                 if !pids.contains(&s.pid) {
                     pids.push(s.pid);
                 }
@@ -299,7 +364,26 @@ fn drain(shared: &Mutex<State>, last: bool) {
                 seen.processes.insert(pid, comm.to_string());
             }
         }
+        Record::Switch { .. } => {}
     });
+    if let Some(sched) = &mut state.sched {
+        let timeline = &mut seen.account.timeline;
+        sched.sampler.drain(|record| match record {
+            Record::Switch { pid, tid, time, out, preempted } => {
+                pending.push((time, pid, tid, Event::Switch { out, preempted }))
+            }
+            Record::Sample(s) if s.raw.get(0..2) == Some(&sched.id.to_ne_bytes()[..]) => {
+                let state = s.raw.get(sched.prev_state..sched.prev_state + 8);
+                let asleep = state.is_some_and(|b| b[0] != 0);
+                if asleep && sched.symbols.known() {
+                    let frames = s.stack.iter().filter_map(|&ip| sched.symbols.name(ip));
+                    let n = timeline.number(&holders::reason(frames));
+                    pending.push((s.time, s.pid, s.tid, Event::Sleeps(n)));
+                }
+            }
+            _ => {}
+        });
+    }
     // Read at once, before the samples wait to be applied: a thread or a
     // process may exit soon after its last futex call, its name and map
     // with it.
@@ -320,71 +404,12 @@ fn drain(shared: &Mutex<State>, last: bool) {
     // A thread followed twice (attach) writes each sample twice, at once.
     pending.dedup();
     let ready = if last { pending.len() } else { pending.partition_point(|e| e.0 + SETTLE < start) };
-    for (time, pid, tid, said) in pending.drain(..ready) {
-        state.seen.account.apply(pid, tid, time, said);
-    }
-}
-
-/// The name (comm) of process `pid`, or of its thread `tid`; empty when
-/// it is gone.
-pub fn comm(pid: u32, tid: Option<u32>) -> String {
-    let path = match tid {
-        Some(tid) => format!("/proc/{pid}/task/{tid}/comm"),
-        None => format!("/proc/{pid}/comm"),
-    };
-    std::fs::read_to_string(path).unwrap_or_default().trim().to_string()
-}
-
-/// `pid`'s memory map (None: it is gone).
-pub fn read_maps(pid: u32) -> Option<Vec<Mapping>> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    Some(text.lines().filter_map(parse_map_line).collect())
-}
-
-/// One line of /proc/PID/maps: `start-end perms offset dev inode path`.
-fn parse_map_line(line: &str) -> Option<Mapping> {
-    let mut f = line.splitn(6, ' ');
-    let (range, _perms, offset, _dev, _inode) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
-    let (start, end) = range.split_once('-')?;
-    Some(Mapping {
-        start: u64::from_str_radix(start, 16).ok()?,
-        end: u64::from_str_radix(end, 16).ok()?,
-        offset: u64::from_str_radix(offset, 16).ok()?,
-        path: f.next().unwrap_or("").trim().to_string(),
-    })
-}
-
-/// The CPUs of a sysfs CPU list (`0-3,6`).
-pub fn cpu_list(text: &str) -> Option<Vec<i32>> {
-    let mut cpus = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
-        cpus.extend(lo.parse::<i32>().ok()?..=hi.parse::<i32>().ok()?);
-    }
-    (!cpus.is_empty()).then_some(cpus)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cpu_lists_read_as_sysfs_writes_them() {
-        assert_eq!(cpu_list("0-1\n"), Some(vec![0, 1]));
-        assert_eq!(cpu_list("0,2-3,7"), Some(vec![0, 2, 3, 7]));
-        assert_eq!(cpu_list(""), None);
-        assert_eq!(cpu_list("x"), None);
-    }
-
-    #[test]
-    fn map_lines_read_with_and_without_a_path() {
-        let m = parse_map_line("55d0a000-55d0b000 rw-p 00003000 fd:01 123   /usr/bin/prog").unwrap();
-        assert_eq!(
-            (m.start, m.end, m.offset, m.path.as_str()),
-            (0x55d0a000, 0x55d0b000, 0x3000, "/usr/bin/prog")
-        );
-        let anon = parse_map_line("7f00-8f00 rw-p 00000000 00:00 0 ").unwrap();
-        assert_eq!(anon.path, "");
-        assert_eq!(parse_map_line("7f00-8f00 rw-p 00000000 00:00 0    [heap]").unwrap().path, "[heap]");
+    let account = &mut state.seen.account;
+    for (time, pid, tid, event) in pending.drain(..ready) {
+        match event {
+            Event::Futex(said) => account.apply(pid, tid, time, said),
+            Event::Switch { out, preempted } => account.switch(tid, time, out, preempted),
+            Event::Sleeps(n) => account.timeline.sleeps_in(tid, n),
+        }
     }
 }

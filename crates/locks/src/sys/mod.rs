@@ -22,6 +22,7 @@ pub mod lockfile;
 pub mod pages;
 #[cfg(not(loom))]
 pub mod perf;
+pub mod perf_record;
 pub mod perf_ring;
 #[cfg(not(loom))]
 pub mod posix_sem;

@@ -18,6 +18,9 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
+use super::perf_record::{parse_map, parse_sample, parse_switch, text};
+pub use super::perf_record::{Record, Sample};
+
 /// One CPU's event and its mapped buffer.
 struct Ring {
     /// The event: it samples until this closes, when the ring drops.
@@ -39,53 +42,6 @@ impl Drop for Ring {
     }
 }
 
-/// One sample: the process and thread that hit the tracepoint, when, and
-/// its raw record (the tracepoint's fields as its `format` file lays them
-/// out; the first two bytes, `common_type`, are the tracepoint's id).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sample<'a> {
-    /// The process (thread group).
-    pub pid: u32,
-    /// The thread.
-    pub tid: u32,
-    /// CLOCK_MONOTONIC, ns, with [`Stamped::Yes`]; else 0.
-    pub time: u64,
-    /// The tracepoint's record, common fields first.
-    pub raw: &'a [u8],
-}
-
-/// What a buffer holds besides samples: with `tasks`, the kernel's
-/// records of the sampled tasks' memory mappings (every mmap, code and
-/// data, from exec on) and of their names (exec, PR_SET_NAME), so a
-/// sample's address can be placed after its process has exited.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Record<'a> {
-    /// A tracepoint's hit.
-    Sample(Sample<'a>),
-    /// A mapping was made.
-    Map {
-        /// The process.
-        pid: u32,
-        /// Its first address.
-        start: u64,
-        /// Its length.
-        len: u64,
-        /// Its offset in the file.
-        offset: u64,
-        /// The file, `//anon` for anonymous memory, `[heap]`, ...
-        path: &'a str,
-    },
-    /// A thread was named.
-    Comm {
-        /// The process.
-        pid: u32,
-        /// The thread.
-        tid: u32,
-        /// Its name.
-        comm: &'a str,
-    },
-}
-
 /// Whether samples carry their time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stamped {
@@ -93,6 +49,18 @@ pub enum Stamped {
     No,
     /// CLOCK_MONOTONIC, the clock `locks::sys::clock::monotonic_ns` reads.
     Yes,
+}
+
+/// What a sampler's buffers get besides its tracepoints' hits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Watch {
+    /// The tasks' mappings and names ([`Record::Map`], [`Record::Comm`]).
+    pub tasks: bool,
+    /// Each time a sampled thread leaves a CPU or comes to one
+    /// ([`Record::Switch`]; needs [`Stamped::Yes`]).
+    pub switches: bool,
+    /// The kernel stack of each hit ([`Sample::stack`]); never the user's.
+    pub kernel_stacks: bool,
 }
 
 /// A tracepoint to sample: its id (tracefs `events/<group>/<name>/id`)
@@ -115,6 +83,7 @@ pub struct TracepointSampler {
     /// The events that write into another event's ring (closed with it).
     _followers: Vec<OwnedFd>,
     stamped: Stamped,
+    kernel_stacks: bool,
     /// Samples the kernel dropped because a buffer was full.
     pub lost: u64,
 }
@@ -125,24 +94,29 @@ impl TracepointSampler {
     /// else a thread of a running process, whose other threads
     /// [`add_thread`](Self::add_thread) adds) and every task it starts from
     /// now on, into one buffer of `pages` data pages (a power of two) per
-    /// CPU; with `tasks`, the buffers also get the tasks' mappings and
-    /// names ([`Record`]).
+    /// CPU; `watch` says what else the buffers get.
     pub fn open_all(
         points: &[Tracepoint],
         stamped: Stamped,
-        tasks: bool,
+        watch: Watch,
         pages: usize,
         pid: i32,
         cpus: impl IntoIterator<Item = i32>,
     ) -> io::Result<Self> {
+        if watch.switches && stamped == Stamped::No {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "switches need stamped samples"));
+        }
         if !pages.is_power_of_two() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "buffer pages: not a power of two"));
         }
         let (mut rings, mut followers, mut on) = (Vec::new(), Vec::new(), Vec::new());
         for cpu in cpus {
             on.push(cpu);
-            let mut events =
-                points.iter().enumerate().map(|(i, p)| open_event(p, stamped, tasks && i == 0, pid, cpu));
+            // Only the first event of a CPU writes the tasks' records, once.
+            let mut events = points.iter().enumerate().map(|(i, p)| {
+                let watch = if i == 0 { watch } else { Watch { tasks: false, switches: false, ..watch } };
+                open_event(p, stamped, watch, pid, cpu)
+            });
             let first = events
                 .next()
                 .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no tracepoint"))??;
@@ -154,7 +128,15 @@ impl TracepointSampler {
             }
             rings.push(ring);
         }
-        Ok(Self { rings, cpus: on, points: points.to_vec(), _followers: followers, stamped, lost: 0 })
+        Ok(Self {
+            rings,
+            cpus: on,
+            points: points.to_vec(),
+            _followers: followers,
+            stamped,
+            kernel_stacks: watch.kernel_stacks,
+            lost: 0,
+        })
     }
 
     /// Also samples thread `tid` of another process (and every task it
@@ -164,7 +146,8 @@ impl TracepointSampler {
     pub fn add_thread(&mut self, tid: i32) -> io::Result<()> {
         for (ring, &cpu) in self.rings.iter().zip(&self.cpus) {
             for point in &self.points {
-                let event = open_event(point, self.stamped, false, tid, cpu)?;
+                let watch = Watch { kernel_stacks: self.kernel_stacks, ..Watch::default() };
+                let event = open_event(point, self.stamped, watch, tid, cpu)?;
                 redirect(&event, ring)?;
                 self._followers.push(event);
             }
@@ -176,7 +159,7 @@ impl TracepointSampler {
     /// their room.
     pub fn drain(&mut self, mut f: impl FnMut(Record<'_>)) {
         for ring in &mut self.rings {
-            self.lost += drain_ring(ring, self.stamped, &mut f);
+            self.lost += drain_ring(ring, self.stamped, self.kernel_stacks, &mut f);
         }
     }
 }
@@ -193,20 +176,30 @@ fn redirect(event: &OwnedFd, ring: &Ring) -> io::Result<()> {
 }
 
 /// Opens `point`'s event on `cpu`, filtered.
-fn open_event(point: &Tracepoint, stamped: Stamped, tasks: bool, pid: i32, cpu: i32) -> io::Result<OwnedFd> {
+fn open_event(point: &Tracepoint, stamped: Stamped, watch: Watch, pid: i32, cpu: i32) -> io::Result<OwnedFd> {
     let filter =
         CString::new(point.filter.as_str()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let time = if stamped == Stamped::Yes { pb::PERF_SAMPLE_TIME } else { 0 };
+    let stack = if watch.kernel_stacks { pb::PERF_SAMPLE_CALLCHAIN } else { 0 };
     let mut attr = pb::perf_event_attr {
         type_: pb::PERF_TYPE_TRACEPOINT,
         size: std::mem::size_of::<pb::perf_event_attr>() as u32,
         config: point.id,
-        sample_type: (pb::PERF_SAMPLE_TID | time | pb::PERF_SAMPLE_RAW) as u64,
+        sample_type: (pb::PERF_SAMPLE_TID | time | stack | pb::PERF_SAMPLE_RAW) as u64,
         ..Default::default()
     };
     attr.__bindgen_anon_1.sample_period = 1;
     attr.set_inherit(1);
-    if tasks {
+    if watch.kernel_stacks {
+        attr.set_exclude_callchain_user(1);
+    }
+    if watch.switches {
+        // A switch record carries its thread and time only as the
+        // sample id every record gets with sample_id_all.
+        attr.set_context_switch(1);
+        attr.set_sample_id_all(1);
+    }
+    if watch.tasks {
         attr.set_mmap(1);
         attr.set_mmap2(1);
         attr.set_mmap_data(1);
@@ -263,7 +256,7 @@ fn map_ring(fd: OwnedFd, pages: usize) -> io::Result<Ring> {
 }
 
 /// Reads `ring`'s new records; returns the samples the kernel lost.
-fn drain_ring(ring: &mut Ring, stamped: Stamped, f: &mut impl FnMut(Record<'_>)) -> u64 {
+fn drain_ring(ring: &mut Ring, stamped: Stamped, stacks: bool, f: &mut impl FnMut(Record<'_>)) -> u64 {
     let meta = ring.base as *mut pb::perf_event_mmap_page;
     // SAFETY: the first page of the mapping is the control page; data_head
     // and data_tail are 8-aligned u64s the kernel and this reader share.
@@ -286,6 +279,7 @@ fn drain_ring(ring: &mut Ring, stamped: Stamped, f: &mut impl FnMut(Record<'_>))
     while at < end {
         let header: Vec<u8> = (0..8).map(|i| byte(at + i)).collect();
         let kind = u32::from_ne_bytes(header[0..4].try_into().expect("4 bytes"));
+        let misc = u16::from_ne_bytes(header[4..6].try_into().expect("2 bytes")) as u32;
         let len = u16::from_ne_bytes(header[6..8].try_into().expect("2 bytes")) as u64;
         if len < 8 {
             break; // a broken record: stop rather than loop
@@ -295,13 +289,18 @@ fn drain_ring(ring: &mut Ring, stamped: Stamped, f: &mut impl FnMut(Record<'_>))
         record.extend((8..len).map(|i| byte(at + i)));
         match kind {
             pb::PERF_RECORD_SAMPLE => {
-                if let Some(sample) = parse_sample(&record, stamped) {
+                if let Some(sample) = parse_sample(&record, stamped, stacks) {
                     f(Record::Sample(sample));
                 }
             }
             pb::PERF_RECORD_MMAP2 => {
                 if let Some(map) = parse_map(&record) {
                     f(map);
+                }
+            }
+            pb::PERF_RECORD_SWITCH => {
+                if let Some(switch) = parse_switch(&record, misc) {
+                    f(switch);
                 }
             }
             pb::PERF_RECORD_COMM if record.len() > 8 => {
@@ -319,76 +318,4 @@ fn drain_ring(ring: &mut Ring, stamped: Stamped, f: &mut impl FnMut(Record<'_>))
     fence(Ordering::Release);
     tail.store(at, Ordering::Release);
     lost
-}
-
-/// A NUL-terminated name (the rest of the record is padding).
-fn text(bytes: &[u8]) -> &str {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    std::str::from_utf8(&bytes[..end]).unwrap_or("")
-}
-
-/// A PERF_RECORD_MMAP2's fields: pid, tid, addr, len, pgoff, then 24
-/// bytes of device and inode (or build id), prot, flags, the file name.
-fn parse_map(record: &[u8]) -> Option<Record<'_>> {
-    let u64_at = |o: usize| Some(u64::from_ne_bytes(record.get(o..o + 8)?.try_into().ok()?));
-    let pid = u32::from_ne_bytes(record.get(0..4)?.try_into().ok()?);
-    let (start, len, offset) = (u64_at(8)?, u64_at(16)?, u64_at(24)?);
-    Some(Record::Map { pid, start, len, offset, path: text(record.get(64..)?) })
-}
-
-/// A sample record's fields, in the order perf writes them for
-/// TID | [TIME] | RAW: pid, tid, time, the raw record's size and bytes.
-fn parse_sample(record: &[u8], stamped: Stamped) -> Option<Sample<'_>> {
-    let word = |o: usize| Some(u32::from_ne_bytes(record.get(o..o + 4)?.try_into().ok()?));
-    let (pid, tid) = (word(0)?, word(4)?);
-    let (time, at) = match stamped {
-        Stamped::Yes => (u64::from_ne_bytes(record.get(8..16)?.try_into().ok()?), 16),
-        Stamped::No => (0, 8),
-    };
-    let raw_len = word(at)? as usize;
-    let raw = record.get(at + 4..(at + 4 + raw_len).min(record.len()))?;
-    Some(Sample { pid, tid, time, raw })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_sample_reads_with_and_without_its_time() {
-        let mut rec: Vec<u8> = [7u32, 9].iter().flat_map(|w| w.to_ne_bytes()).collect();
-        let plain = [rec.clone(), 3u32.to_ne_bytes().to_vec(), vec![1, 2, 3, 0]].concat();
-        assert_eq!(
-            parse_sample(&plain, Stamped::No),
-            Some(Sample { pid: 7, tid: 9, time: 0, raw: &[1, 2, 3] })
-        );
-        rec.extend(42u64.to_ne_bytes());
-        let timed = [rec, 2u32.to_ne_bytes().to_vec(), vec![5, 6, 0, 0]].concat();
-        assert_eq!(
-            parse_sample(&timed, Stamped::Yes),
-            Some(Sample { pid: 7, tid: 9, time: 42, raw: &[5, 6] })
-        );
-        assert_eq!(parse_sample(&timed[..10], Stamped::Yes), None, "a short record is no sample");
-    }
-
-    #[test]
-    fn a_mapping_record_gives_its_range_and_file() {
-        let mut rec = vec![0u8; 64];
-        rec[0..4].copy_from_slice(&5u32.to_ne_bytes());
-        rec[8..16].copy_from_slice(&0x40_0000u64.to_ne_bytes());
-        rec[16..24].copy_from_slice(&0x2000u64.to_ne_bytes());
-        rec[24..32].copy_from_slice(&0x1000u64.to_ne_bytes());
-        rec.extend(b"/usr/bin/prog\0\0\0");
-        assert_eq!(
-            parse_map(&rec),
-            Some(Record::Map {
-                pid: 5,
-                start: 0x40_0000,
-                len: 0x2000,
-                offset: 0x1000,
-                path: "/usr/bin/prog"
-            })
-        );
-        assert_eq!(parse_map(&rec[..40]), None);
-    }
 }

@@ -47,6 +47,8 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
         W::number(CORE, "EAGAIN", |w| w.counts.eagain.to_string()),
         W::number(CORE, "timed out", |w| w.counts.timeouts.to_string()),
         W::number(CORE, "wakes", |w| w.counts.wake_calls.to_string()),
+        W::wrapping("holder", super::holder_state::cell)
+            .only_if(view.words.iter().any(|w| w.holder.is_some())),
         W::wrapping("woken by", |w| {
             let named: Vec<String> =
                 w.wakers.iter().map(|k| format!("{}/{} ({})", k.comm, k.tid, k.waits_ended)).collect();
@@ -72,9 +74,18 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
          that may sleep on it (FUTEX_WAIT, WAIT_BITSET, LOCK_PI, futex_wait), blocked: their time in the \
          kernel, entry to return (not EAGAIN's); woken: returned woken; EAGAIN: returned at once, the word had changed; \
          wakes: calls waking it; woken by: the threads whose wake came last before a waiter returned \
-         woken (for a lock, the releasing holder), with the waits each ended.{lost}\n"
+         woken (for a lock, the releasing holder), with the waits each ended.{lost}"
     );
-    format!("{head}; top {} by blocked time:\n{t}\n{}", view.words.len(), crate::output::table::fit(&legend))
+    let split = match &view.no_split {
+        Some(why) => format!(" The holders' states were not followed: {why}."),
+        None => format!(" {}", super::holder_state::LEGEND),
+    };
+    format!(
+        "{head}; top {} by blocked time:\n{t}\n{}{}",
+        view.words.len(),
+        crate::output::table::fit(&format!("{legend}{split}\n")),
+        super::holder_state::advice(view)
+    )
 }
 
 /// `contend attach`'s table: how long the process was followed, then its

@@ -1,0 +1,206 @@
+//! The records a perf ring buffer holds, read from their bytes: a
+//! tracepoint's sample (process, thread, time, kernel stack, raw record),
+//! a mapping, a thread's name, a context switch. The layouts are
+//! perf_event_open(2)'s, for the sample types `perf_ring` asks for.
+
+use super::perf_ring::Stamped;
+use perf_event_open_sys::bindings as pb;
+
+/// One sample: the process and thread that hit the tracepoint, when, and
+/// its raw record (the tracepoint's fields as its `format` file lays them
+/// out; the first two bytes, `common_type`, are the tracepoint's id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample<'a> {
+    /// The process (thread group).
+    pub pid: u32,
+    /// The thread.
+    pub tid: u32,
+    /// CLOCK_MONOTONIC, ns, with [`Stamped::Yes`]; else 0.
+    pub time: u64,
+    /// The tracepoint's record, common fields first.
+    pub raw: &'a [u8],
+    /// With [`Watch::kernel_stacks`](super::perf_ring::Watch::kernel_stacks), the kernel's stack when it fired,
+    /// innermost first (return addresses, context markers left out).
+    pub stack: Vec<u64>,
+}
+
+/// What a buffer holds besides samples: with `tasks`, the kernel's
+/// records of the sampled tasks' memory mappings (every mmap, code and
+/// data, from exec on) and of their names (exec, PR_SET_NAME), so a
+/// sample's address can be placed after its process has exited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// A tracepoint's hit.
+    Sample(Sample<'a>),
+    /// A mapping was made.
+    Map {
+        /// The process.
+        pid: u32,
+        /// Its first address.
+        start: u64,
+        /// Its length.
+        len: u64,
+        /// Its offset in the file.
+        offset: u64,
+        /// The file, `//anon` for anonymous memory, `[heap]`, ...
+        path: &'a str,
+    },
+    /// With [`Watch::switches`](super::perf_ring::Watch::switches), a sampled thread left a CPU or came to
+    /// one (PERF_RECORD_SWITCH).
+    Switch {
+        /// The process.
+        pid: u32,
+        /// The thread.
+        tid: u32,
+        /// When, as a sample's time.
+        time: u64,
+        /// Whether it left the CPU (else it came to it).
+        out: bool,
+        /// Leaving, whether it was still runnable (preempted), rather than
+        /// going to sleep.
+        preempted: bool,
+    },
+    /// A thread was named.
+    Comm {
+        /// The process.
+        pid: u32,
+        /// The thread.
+        tid: u32,
+        /// Its name.
+        comm: &'a str,
+    },
+}
+
+/// A NUL-terminated name (the rest of the record is padding).
+pub(super) fn text(bytes: &[u8]) -> &str {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    std::str::from_utf8(&bytes[..end]).unwrap_or("")
+}
+
+/// A PERF_RECORD_MMAP2's fields: pid, tid, addr, len, pgoff, then 24
+/// bytes of device and inode (or build id), prot, flags, the file name.
+pub(super) fn parse_map(record: &[u8]) -> Option<Record<'_>> {
+    let u64_at = |o: usize| Some(u64::from_ne_bytes(record.get(o..o + 8)?.try_into().ok()?));
+    let pid = u32::from_ne_bytes(record.get(0..4)?.try_into().ok()?);
+    let (start, len, offset) = (u64_at(8)?, u64_at(16)?, u64_at(24)?);
+    Some(Record::Map { pid, start, len, offset, path: text(record.get(64..)?) })
+}
+
+/// A PERF_RECORD_SWITCH of a per-task event: no body, only the sample id
+/// (pid, tid, time); its header's misc bits say out and preempted.
+pub(super) fn parse_switch(record: &[u8], misc: u32) -> Option<Record<'_>> {
+    let word = |o: usize| Some(u32::from_ne_bytes(record.get(o..o + 4)?.try_into().ok()?));
+    Some(Record::Switch {
+        pid: word(0)?,
+        tid: word(4)?,
+        time: u64::from_ne_bytes(record.get(8..16)?.try_into().ok()?),
+        out: misc & pb::PERF_RECORD_MISC_SWITCH_OUT != 0,
+        preempted: misc & pb::PERF_RECORD_MISC_SWITCH_OUT_PREEMPT != 0,
+    })
+}
+
+/// Callchain entries at or above this are context markers
+/// (PERF_CONTEXT_KERNEL and the like), not addresses.
+const CONTEXT_MARKERS: u64 = -4095i64 as u64;
+
+/// A sample record's fields, in the order perf writes them for
+/// TID | [TIME] | [CALLCHAIN] | RAW: pid, tid, time, the stack's length
+/// and addresses, the raw record's size and bytes.
+pub(super) fn parse_sample(record: &[u8], stamped: Stamped, stacks: bool) -> Option<Sample<'_>> {
+    let word = |o: usize| Some(u32::from_ne_bytes(record.get(o..o + 4)?.try_into().ok()?));
+    let long = |o: usize| Some(u64::from_ne_bytes(record.get(o..o + 8)?.try_into().ok()?));
+    let (pid, tid) = (word(0)?, word(4)?);
+    let (time, mut at) = match stamped {
+        Stamped::Yes => (long(8)?, 16),
+        Stamped::No => (0, 8),
+    };
+    let mut stack = Vec::new();
+    if stacks {
+        let n = long(at)? as usize;
+        for i in 0..n {
+            let ip = long(at + 8 + 8 * i)?;
+            if ip < CONTEXT_MARKERS {
+                stack.push(ip);
+            }
+        }
+        at += 8 + 8 * n;
+    }
+    let raw_len = word(at)? as usize;
+    let raw = record.get(at + 4..(at + 4 + raw_len).min(record.len()))?;
+    Some(Sample { pid, tid, time, raw, stack })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sample_reads_with_and_without_its_time() {
+        let mut rec: Vec<u8> = [7u32, 9].iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let plain = [rec.clone(), 3u32.to_ne_bytes().to_vec(), vec![1, 2, 3, 0]].concat();
+        assert_eq!(
+            parse_sample(&plain, Stamped::No, false),
+            Some(Sample { pid: 7, tid: 9, time: 0, raw: &[1, 2, 3], stack: vec![] })
+        );
+        rec.extend(42u64.to_ne_bytes());
+        let timed = [rec.clone(), 2u32.to_ne_bytes().to_vec(), vec![5, 6, 0, 0]].concat();
+        assert_eq!(
+            parse_sample(&timed, Stamped::Yes, false),
+            Some(Sample { pid: 7, tid: 9, time: 42, raw: &[5, 6], stack: vec![] })
+        );
+        assert_eq!(parse_sample(&timed[..10], Stamped::Yes, false), None, "a short record is no sample");
+        // A kernel stack: the PERF_CONTEXT_KERNEL marker, then two addresses.
+        let chain: Vec<u8> = [3u64, -128i64 as u64, 0xffff_8000_0000_1000, 0xffff_8000_0000_2000]
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .collect();
+        let stacked = [rec, chain, 1u32.to_ne_bytes().to_vec(), vec![9, 0, 0, 0]].concat();
+        assert_eq!(
+            parse_sample(&stacked, Stamped::Yes, true),
+            Some(Sample {
+                pid: 7,
+                tid: 9,
+                time: 42,
+                raw: &[9],
+                stack: vec![0xffff_8000_0000_1000, 0xffff_8000_0000_2000]
+            })
+        );
+    }
+
+    #[test]
+    fn a_switch_record_says_out_and_preempted_from_its_misc_bits() {
+        let rec: Vec<u8> =
+            [7u32.to_ne_bytes().to_vec(), 9u32.to_ne_bytes().to_vec(), 42u64.to_ne_bytes().to_vec()].concat();
+        let out = pb::PERF_RECORD_MISC_SWITCH_OUT | pb::PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+        assert_eq!(
+            parse_switch(&rec, out),
+            Some(Record::Switch { pid: 7, tid: 9, time: 42, out: true, preempted: true })
+        );
+        assert_eq!(
+            parse_switch(&rec, 0),
+            Some(Record::Switch { pid: 7, tid: 9, time: 42, out: false, preempted: false })
+        );
+        assert_eq!(parse_switch(&rec[..12], 0), None);
+    }
+
+    #[test]
+    fn a_mapping_record_gives_its_range_and_file() {
+        let mut rec = vec![0u8; 64];
+        rec[0..4].copy_from_slice(&5u32.to_ne_bytes());
+        rec[8..16].copy_from_slice(&0x40_0000u64.to_ne_bytes());
+        rec[16..24].copy_from_slice(&0x2000u64.to_ne_bytes());
+        rec[24..32].copy_from_slice(&0x1000u64.to_ne_bytes());
+        rec.extend(b"/usr/bin/prog\0\0\0");
+        assert_eq!(
+            parse_map(&rec),
+            Some(Record::Map {
+                pid: 5,
+                start: 0x40_0000,
+                len: 0x2000,
+                offset: 0x1000,
+                path: "/usr/bin/prog"
+            })
+        );
+        assert_eq!(parse_map(&rec[..40]), None);
+    }
+}

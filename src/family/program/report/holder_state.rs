@@ -1,0 +1,151 @@
+//! What a futex word's holders were doing while its waiters slept, in
+//! words: the futex table's cell, and the advice that follows from the
+//! split (a preempted holder needs fewer runnable threads or a longer
+//! slice, a sleeping one needs its syscall moved out of the section, one
+//! waiting on a second lock points at that lock, a running one needs a
+//! shorter section or another lock).
+
+use crate::model::futex_word::{FutexView, FutexWord, HolderSplit};
+
+/// Shares below this are left out of the cell.
+const SHOWN: f64 = 0.01;
+
+/// A share of the split at or above which it gets advice.
+const ADVISED: f64 = 0.25;
+
+fn share(ns: u64, h: &HolderSplit) -> f64 {
+    ns as f64 / h.total_ns().max(1) as f64
+}
+
+/// The parts of `h`, largest first: (what, share).
+fn parts(h: &HolderSplit) -> Vec<(String, f64)> {
+    let mut parts = vec![
+        ("running".to_string(), share(h.running_ns, h)),
+        ("preempted".to_string(), share(h.preempted_ns, h)),
+        ("waking the waiter".to_string(), share(h.waking_ns, h)),
+        ("not known".to_string(), share(h.unknown_ns, h)),
+    ];
+    for b in &h.blocked_in {
+        let what = match b.futex_word {
+            Some(_) => format!("waiting on {}", b.cause),
+            None if b.cause == "not known" || b.cause == "other" => format!("asleep ({})", b.cause),
+            None => format!("in {}", b.cause),
+        };
+        parts.push((what, share(b.ns, h)));
+    }
+    parts.sort_by(|a, b| b.1.total_cmp(&a.1));
+    parts.retain(|p| p.1 >= SHOWN);
+    parts
+}
+
+/// The table's cell: `preempted 55%, running 44%`.
+pub fn cell(w: &FutexWord) -> String {
+    let Some(h) = &w.holder else { return "-".into() };
+    if h.total_ns() == 0 {
+        return "-".into();
+    }
+    parts(h).iter().map(|(what, s)| format!("{what} {:.0}%", 100.0 * s)).collect::<Vec<_>>().join(", ")
+}
+
+/// The legend's sentence for the column.
+pub const LEGEND: &str = "holder: while the waiters slept, what the thread whose wake ended each wait \
+     (for a lock, the releasing holder) was doing up to that wake (running, preempted: runnable but off \
+     its CPU, in a syscall, waiting on another futex word: a chain), then waking the waiter: the hand-off \
+     to its return; a sleeping holder counts as asleep until it runs again.";
+
+/// One line of advice per word where a part of the split is large.
+pub fn advice(view: &FutexView) -> String {
+    let mut out = String::new();
+    for w in &view.words {
+        let Some(h) = &w.holder else { continue };
+        let Some((what, s)) = parts(h).into_iter().next().filter(|p| p.1 >= ADVISED) else { continue };
+        let pct = format!("{:.0}%", 100.0 * s);
+        let name = &w.name;
+        let line = if what == "preempted" {
+            format!(
+                "{name}: its holders were preempted for {pct} of its waiters' time: more threads were \
+                 runnable than CPUs; fewer threads than CPUs, a higher priority for the holders, or{} \
+                 keep a holder on its CPU.",
+                if view.slice_extension {
+                    " rseq time-slice extension (this kernel has it) would"
+                } else {
+                    " (on Linux 7.0 and later) rseq time-slice extension would"
+                }
+            )
+        } else if let Some(other) = what.strip_prefix("waiting on ") {
+            format!(
+                "{name}: its holders were themselves waiting on {other} for {pct} of its waiters' time \
+                 (a chain: {name} waits for {other}); shorten that wait first."
+            )
+        } else if let Some(call) = what.strip_prefix("in ") {
+            format!(
+                "{name}: its holders slept in {call} for {pct} of its waiters' time: move the {call} \
+                 out of the critical section."
+            )
+        } else if what == "running" {
+            format!(
+                "{name}: its holders were running for {pct} of its waiters' time: the section itself is \
+                 long; shorten it, or try another lock (--what-if, --recommend)."
+            )
+        } else if what == "waking the waiter" {
+            format!(
+                "{name}: {pct} of its waiters' time was the hand-off, from the holder's wake to the \
+                 waiter's return: a lock that spins briefly before it sleeps saves it."
+            )
+        } else {
+            continue;
+        };
+        out += &crate::output::table::fit(&line);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::futex_word::BlockedIn;
+
+    fn word(h: HolderSplit) -> FutexWord {
+        FutexWord { name: "outer_lock (prog)".into(), holder: Some(h), ..FutexWord::default() }
+    }
+
+    #[test]
+    fn the_cell_lists_the_parts_largest_first_and_a_chain_names_the_other_word() {
+        let h = HolderSplit {
+            running_ns: 5,
+            blocked_ns: 90,
+            blocked_in: vec![BlockedIn {
+                cause: "futex inner_lock (prog)".into(),
+                futex_word: Some(8),
+                ns: 90,
+            }],
+            waking_ns: 5,
+            ..HolderSplit::default()
+        };
+        let w = word(h);
+        assert_eq!(cell(&w), "waiting on futex inner_lock (prog) 90%, running 5%, waking the waiter 5%");
+        let view = FutexView { words: vec![w], ..FutexView::default() };
+        let said = advice(&view);
+        assert!(said.contains("a chain: outer_lock (prog) waits for futex inner_lock (prog)"), "{said}");
+    }
+
+    #[test]
+    fn each_large_part_gets_its_own_advice_and_small_ones_none() {
+        let preempted = HolderSplit { preempted_ns: 60, running_ns: 40, ..HolderSplit::default() };
+        let asleep = HolderSplit {
+            blocked_ns: 80,
+            blocked_in: vec![BlockedIn { cause: "fsync".into(), futex_word: None, ns: 80 }],
+            running_ns: 20,
+            ..HolderSplit::default()
+        };
+        let spread =
+            HolderSplit { running_ns: 20, preempted_ns: 20, unknown_ns: 60, ..HolderSplit::default() };
+        let view =
+            FutexView { words: vec![word(preempted), word(asleep), word(spread)], ..FutexView::default() };
+        let said = advice(&view);
+        assert!(said.contains("preempted for 60%") && said.contains("Linux 7.0"), "{said}");
+        assert!(said.contains("move the fsync out"), "{said}");
+        assert_eq!(said.matches("outer_lock").count(), 2, "{said}");
+        assert_eq!(cell(&FutexWord::default()), "-");
+    }
+}

@@ -1,0 +1,193 @@
+/* Waits whose holder's state is known by construction, for the holder
+ * split of the futex view (tests/holder_state.rs). One mode per run:
+ *
+ *   sleep    the holder of nap_lock sleeps 5 ms in nanosleep inside its
+ *            section; the waiter takes the lock only once the holder has
+ *            it, so every wait falls inside the holder's sleep.
+ *   chain    a thread holds inner_lock and sleeps 5 ms inside; a second
+ *            thread takes outer_lock, then waits for inner_lock; a third
+ *            waits for outer_lock, whose holder is itself waiting on
+ *            inner_lock.
+ *   preempt  the holder of busy_lock shares one CPU with two threads that
+ *            only burn CPU, and holds for 2 ms of its own CPU time, so it
+ *            is preempted for part of each hold; the waiter, on another
+ *            CPU (when there is one), takes the lock once it is held. The
+ *            program measures the holds' CPU time and wall time itself
+ *            and prints them: the holder was running cpu/wall of the
+ *            time, preempted the rest.
+ *
+ * Prints `pid=P mode=M rounds=N hold_wall_ns=W hold_cpu_ns=C`. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROUNDS 12
+#define NAP_NS 5000000L
+#define HOLD_CPU_NS 2000000L
+
+pthread_mutex_t nap_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t outer_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t inner_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static atomic_int held = -1, outer_held = -1, done = -1, stop;
+static atomic_long wall_ns, cpu_ns;
+
+static long now(clockid_t c) {
+    struct timespec t;
+    clock_gettime(c, &t);
+    return t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+static void nap(long ns) {
+    struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+    nanosleep(&t, NULL);
+}
+
+/* Until *flag reaches r (polled with short naps: outside every lock). */
+static void until(atomic_int *flag, int r) {
+    while (atomic_load(flag) < r)
+        nap(20000);
+}
+
+/* The holder of `m`: takes it, says so, sleeps inside, lets go, and waits
+ * for the round to finish. */
+static void *sleepy_holder(void *arg) {
+    pthread_mutex_t *m = arg;
+    for (int r = 0; r < ROUNDS; r++) {
+        pthread_mutex_lock(m);
+        atomic_store(&held, r);
+        nap(NAP_NS);
+        pthread_mutex_unlock(m);
+        until(&done, r);
+    }
+    return NULL;
+}
+
+static void *nap_waiter(void *arg) {
+    (void)arg;
+    for (int r = 0; r < ROUNDS; r++) {
+        until(&held, r);
+        pthread_mutex_lock(&nap_lock);
+        pthread_mutex_unlock(&nap_lock);
+        atomic_store(&done, r);
+    }
+    return NULL;
+}
+
+/* Holds outer_lock while it waits for inner_lock. */
+static void *chain_middle(void *arg) {
+    (void)arg;
+    for (int r = 0; r < ROUNDS; r++) {
+        until(&held, r);
+        pthread_mutex_lock(&outer_lock);
+        atomic_store(&outer_held, r);
+        pthread_mutex_lock(&inner_lock);
+        pthread_mutex_unlock(&inner_lock);
+        pthread_mutex_unlock(&outer_lock);
+        until(&done, r);
+    }
+    return NULL;
+}
+
+static void *chain_last(void *arg) {
+    (void)arg;
+    for (int r = 0; r < ROUNDS; r++) {
+        until(&outer_held, r);
+        pthread_mutex_lock(&outer_lock);
+        pthread_mutex_unlock(&outer_lock);
+        atomic_store(&done, r);
+    }
+    return NULL;
+}
+
+/* Pins the calling thread to the `nth` CPU it may use (the last one if
+ * there are fewer). */
+static void on_cpu(int nth) {
+    cpu_set_t allowed, one;
+    sched_getaffinity(0, sizeof allowed, &allowed);
+    CPU_ZERO(&one);
+    for (int c = 0, seen = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed)) {
+            CPU_ZERO(&one);
+            CPU_SET(c, &one);
+            if (seen++ == nth)
+                break;
+        }
+    sched_setaffinity(0, sizeof one, &one);
+}
+
+static void *busy_holder(void *arg) {
+    (void)arg;
+    on_cpu(0);
+    for (int r = 0; r < ROUNDS; r++) {
+        pthread_mutex_lock(&busy_lock);
+        atomic_store(&held, r);
+        long w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID), c;
+        while ((c = now(CLOCK_THREAD_CPUTIME_ID)) - c0 < HOLD_CPU_NS)
+            ;
+        long w1 = now(CLOCK_MONOTONIC);
+        pthread_mutex_unlock(&busy_lock);
+        atomic_fetch_add(&wall_ns, w1 - w0);
+        atomic_fetch_add(&cpu_ns, c - c0);
+        until(&done, r);
+    }
+    atomic_store(&stop, 1);
+    return NULL;
+}
+
+static void *busy_waiter(void *arg) {
+    (void)arg;
+    on_cpu(1);
+    for (int r = 0; r < ROUNDS; r++) {
+        until(&held, r);
+        pthread_mutex_lock(&busy_lock);
+        pthread_mutex_unlock(&busy_lock);
+        atomic_store(&done, r);
+    }
+    return NULL;
+}
+
+static void *burner(void *arg) {
+    (void)arg;
+    on_cpu(0);
+    while (!atomic_load(&stop))
+        ;
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    const char *mode = argc > 1 ? argv[1] : "sleep";
+    pthread_t t[4];
+    if (!strcmp(mode, "sleep")) {
+        pthread_create(&t[0], NULL, sleepy_holder, &nap_lock);
+        pthread_create(&t[1], NULL, nap_waiter, NULL);
+        pthread_join(t[0], NULL);
+        pthread_join(t[1], NULL);
+    } else if (!strcmp(mode, "chain")) {
+        pthread_create(&t[0], NULL, sleepy_holder, &inner_lock);
+        pthread_create(&t[1], NULL, chain_middle, NULL);
+        pthread_create(&t[2], NULL, chain_last, NULL);
+        for (int i = 0; i < 3; i++)
+            pthread_join(t[i], NULL);
+    } else if (!strcmp(mode, "preempt")) {
+        pthread_create(&t[0], NULL, burner, NULL);
+        pthread_create(&t[1], NULL, burner, NULL);
+        pthread_create(&t[2], NULL, busy_holder, NULL);
+        pthread_create(&t[3], NULL, busy_waiter, NULL);
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+    } else {
+        fprintf(stderr, "mode: sleep, chain or preempt\n");
+        return 2;
+    }
+    printf("pid=%d mode=%s rounds=%d hold_wall_ns=%ld hold_cpu_ns=%ld\n", getpid(), mode, ROUNDS,
+           atomic_load(&wall_ns), atomic_load(&cpu_ns));
+    return 0;
+}
