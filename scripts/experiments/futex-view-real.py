@@ -22,6 +22,7 @@ e.g.   scripts/experiments/futex-view-real.py --duration 5s
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -62,7 +63,11 @@ def words(out):
     return views[0], doc["spec"]
 
 
-def mariadb(tmp, duration, top):
+@contextlib.contextmanager
+def mariadb_server(tmp):
+    """A mariadbd of its own in `tmp`, with sysbench's tables prepared:
+    (the server, the client's command, sysbench's oltp_read_write command
+    but its last words). Shut down at the end."""
     data, sock = os.path.join(tmp, "data"), os.path.join(tmp, "mysql.sock")
     subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", "--user=root",
                     "--auth-root-authentication-method=normal"], check=True, capture_output=True)
@@ -76,6 +81,17 @@ def mariadb(tmp, duration, top):
         bench = ["sysbench", "oltp_read_write", f"--mysql-socket={sock}", "--mysql-user=root", "--tables=4",
                  "--table-size=20000", "--db-driver=mysql"]
         subprocess.run(bench + ["prepare"], check=True, capture_output=True)
+        yield server, client, bench
+    finally:
+        subprocess.run(client + ["shutdown"], capture_output=True)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def mariadb(tmp, duration, top):
+    with mariadb_server(tmp) as (server, client, bench):
         load = subprocess.Popen(bench + ["--threads=8", "--time=0", "--events=0", "run"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(2)
@@ -91,12 +107,6 @@ def mariadb(tmp, duration, top):
         cmd = ("mariadbd (InnoDB, buffer pool 256 MiB) under `sysbench oltp_read_write --threads=8 --tables=4 "
                "--table-size=20000`")
         return cmd, view, spec, still, table
-    finally:
-        subprocess.run(client + ["shutdown"], capture_output=True)
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 def memcached(tmp, duration, top):

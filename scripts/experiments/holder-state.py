@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Whose fault the wait was: the futex view's holder split (what the thread
+that ended each wait, for a lock the releasing holder, was doing while the
+waiter slept) on programs whose truth is known and on two real servers.
+
+- tests/programs/holder_state.c, built here: `sleep` (the holder sleeps
+  5 ms in nanosleep inside its section), `chain` (the holder of
+  outer_lock waits for inner_lock, whose holder sleeps), `preempt` (the
+  holder shares one CPU with two busy threads; the program prints its
+  holds' CPU and wall time, so the truth is cpu/wall running);
+- tests/programs/parking.c: waits that are parking, not contention (the
+  pthread profile's `parked`), beside the split of the same words;
+- redis with io threads under redis-benchmark (`contend run --profile`);
+- mariadbd under sysbench oltp_read_write (`contend attach`, as
+  scripts/experiments/futex-view-real.py starts and loads it).
+
+Each under `contend run --profile --runs 1` (the futex-counting execution
+has the view) or `contend attach`. On the two servers, what following
+them costs: the benchmark's rate plain, under `contend attach
+--no-holder-state` (the view alone) and under `contend attach` (the view
+and the holders' states), interleaved in shuffled rounds, each over
+plain with its 95% interval (contend compare's, scripts/lib/paired.py). Writes docs/results/holder-state.md
+(or --markdown FILE). Needs root (the tracepoints); a server that is not
+installed is left out, and the page says so.
+
+e.g.   scripts/experiments/holder-state.py
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import random
+import re
+import signal
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+import machine  # noqa: E402
+from emit import emit  # noqa: E402
+from paired import paired  # noqa: E402
+
+CONTEND = os.path.join(ROOT, "target", "release", "contend")
+PROGRAMS = os.path.join(ROOT, "tests", "programs")
+
+
+def sibling(name):
+    """Another experiment script of this folder, as a module."""
+    path = os.path.join(ROOT, "scripts", "experiments", name)
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_").removesuffix(".py"), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def profiled(cmd, tmp):
+    """`contend run --profile --runs 1 -- CMD`: the counting execution's
+    sample, and the program's stdout."""
+    out = os.path.join(tmp, "run.json")
+    r = subprocess.run([CONTEND, "run", "--profile", "--runs", "1", "--no-progress", "--export-json", out, "--"]
+                       + cmd, capture_output=True, text=True, check=True)
+    with open(out) as f:
+        doc = json.load(f)
+    samples = [s for p in doc["points"] for s in p["runs"] if s.get("futex_view")]
+    return samples[0], r.stdout
+
+
+def pct(ns, total):
+    return f"{100 * ns / total:.0f}%" if total else "-"
+
+
+def rows(sample, top, mutexes=None):
+    """The split of the view's `top` words, one table row each."""
+    view = sample["futex_view"]
+    if view.get("no_split"):
+        return [f"(holders not followed: {view['no_split']})"]
+    parked = {m["address"]: m for m in (mutexes or [])}
+    lines = ["| word | waits | blocked ms | running | preempted | asleep in | waiting on (chain) | waking | "
+             "not known | parked (pthread profile) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for w in view["words"][:top]:
+        h, total = w["holder"], w["blocked_ns"]
+        asleep = [b for b in h["blocked_in"] if b.get("futex_word") is None]
+        chain = [b for b in h["blocked_in"] if b.get("futex_word") is not None]
+        said = lambda bs: ", ".join(f"{b['cause'].removeprefix('futex ')} {pct(b['ns'], total)}"  # noqa: E731
+                                    for b in bs) or "-"
+        m = parked.get(w["address"]) if w["pthread_mutex"] else None
+        park = f"{m['parked_waits']} of {m['contended']}" if m else "-"
+        name = w["name"] if "(" in w["name"] or "+" in w["name"] else f"{w['name']} {w['address']:#x}"
+        lines.append(f"| `{name}` | {w['waits']} | {total / 1e6:.3f} | {pct(h['running_ns'], total)} | "
+                     f"{pct(h['preempted_ns'], total)} | {said(asleep)} | {said(chain)} | "
+                     f"{pct(h['waking_ns'], total)} | {pct(h['unknown_ns'], total)} | {park} |")
+    return lines
+
+
+def test_programs(tmp, top):
+    exe = os.path.join(tmp, "holder_state")
+    subprocess.run(["cc", "-O1", "-g", "-pthread", "-o", exe, os.path.join(PROGRAMS, "holder_state.c")], check=True)
+    parking = os.path.join(tmp, "parking")
+    subprocess.run(["cc", "-O1", "-g", "-pthread", "-no-pie", "-fno-optimize-sibling-calls", "-o", parking, os.path.join(PROGRAMS, "parking.c")],
+                   check=True)
+    truths = {
+        "sleep": "the holder of nap_lock is asleep in nanosleep for all of each wait",
+        "chain": "outer_lock's holder waits for inner_lock, whose holder is asleep in nanosleep",
+        "preempt": "busy_lock's holder is running for the share of its holds it measured itself, "
+                   "preempted the rest",
+    }
+    out = []
+    for mode, truth in truths.items():
+        sample, stdout = profiled([exe, mode], tmp)
+        out += [f"### holder_state.c {mode}", "", f"Truth, by construction: {truth}."]
+        if mode == "preempt":
+            pid = sample["futex_view"]["words"][0]["pid"]
+            line = next((ln for ln in stdout.splitlines() if ln.startswith(f"pid={pid} ")), "")
+            wall, cpu = (int(v) for v in re.findall(r"_ns=(\d+)", line)) if line else (0, 1)
+            w = next(w for w in sample["futex_view"]["words"] if w["name"].startswith("busy_lock"))
+            h = w["holder"]
+            ran = h["running_ns"] / max(1, h["running_ns"] + h["preempted_ns"])
+            out.append(f"The program measured its holder running {cpu / max(1, wall):.3f} of its holds; the "
+                       f"split reads {ran:.3f} of the holder's running and preempted time "
+                       f"(off by {abs(h['running_ns'] - cpu / max(1, wall) * (h['running_ns'] + h['preempted_ns'])) / max(1, w['blocked_ns']):.1%} "
+                       "of the wait; the test allows 10%).")
+        out += [""] + rows(sample, top) + [""]
+    sample, _ = profiled([parking], tmp)
+    out += ["### parking.c", "", "Truth, by construction: the gate's and the queue's waits are parking (every "
+            "waiter lets go at once, or goes straight into a condition wait), work_lock's are contention (20 µs "
+            "of work held).", ""] + rows(sample, top, sample.get("mutexes")) + [""]
+    return out
+
+
+def redis(tmp, top, rounds):
+    if not all(shutil.which(t) for t in ["redis-server", "redis-cli", "redis-benchmark"]):
+        return ["### redis", "", "Left out: redis-server, redis-cli or redis-benchmark is not installed.", ""]
+    load = sibling("parking-redis.py")
+    script = os.path.join(tmp, "redis.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n" + load.LOAD)
+    os.chmod(script, 0o755)
+    sample, _ = profiled([script], tmp)
+    port = load.PORT + 1
+    server = subprocess.Popen(["redis-server", "--port", str(port), "--io-threads", str(load.IO_THREADS),
+                               "--io-threads-do-reads", "yes", "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL)
+    try:
+        real = sibling("futex-view-real.py")
+        real.until("redis", lambda: subprocess.run(["redis-cli", "-p", str(port), "ping"],
+                                                   capture_output=True).returncode == 0)
+
+        def rps():
+            r = subprocess.run(["redis-benchmark", "-p", str(port), "-n", str(load.REQUESTS), "-c", "50", "-t",
+                                "set", "-q", "--threads", "2"], capture_output=True, text=True, check=True)
+            return float(re.findall(r"([\d.]+) requests per second", r.stdout)[-1])
+        paid = cost(server.pid, rps, rounds, tmp)
+    finally:
+        server.terminate()
+        server.wait()
+    return ([f"### redis-server --io-threads {load.IO_THREADS} under redis-benchmark -n {load.REQUESTS} -c 50 "
+             "(`contend run --profile`)", ""] + rows(sample, top, sample.get("mutexes")) + [""] + paid + [""])
+
+
+VARIANTS = {"plain": None, "view": ["--no-holder-state"], "split": []}
+
+
+def cost(pid, rate, rounds, tmp):
+    """What following process `pid` costs the rate `rate()` measures:
+    lines saying each variant over plain (as a slowdown: plain's rate
+    over the variant's), with its interval."""
+    rounds_seen = []
+    for _ in range(rounds):
+        order = list(VARIANTS)
+        random.shuffle(order)
+        got = {}
+        for v in order:
+            attach = None
+            if VARIANTS[v] is not None:
+                attach = subprocess.Popen([CONTEND, "attach", str(pid), "--top", "1", "--export-json",
+                                           os.path.join(tmp, "cost.json")] + VARIANTS[v],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                while "following process" not in (attach.stderr.readline() or "following process"):
+                    pass
+            got[v] = rate()
+            if attach:
+                attach.send_signal(signal.SIGINT)
+                attach.communicate()
+        rounds_seen.append(got)
+    vs = paired(CONTEND, rounds_seen, "plain")
+    said = []
+    for v, what in [("view", "the view alone (`--no-holder-state`)"), ("split", "the view and the holders' states")]:
+        lo, hi = vs[v]["ci95"] or (vs[v]["ratio"], vs[v]["ratio"])
+        said.append(f"- {what}: x{1 / vs[v]['ratio']:.3f} ({1 / hi:.3f}..{1 / lo:.3f}) of its time per "
+                    "operation")
+    return [f"Following it costs ({rounds} interleaved rounds; above 1: slower):"] + said
+
+
+def mariadb(tmp, top, rounds):
+    real = sibling("futex-view-real.py")
+    if not all(shutil.which(t) for t in ["mariadbd", "mariadb-install-db", "sysbench"]):
+        return ["### mariadb", "", "Left out: mariadbd, mariadb-install-db or sysbench is not installed.", ""]
+    with real.mariadb_server(tmp) as (server, client, bench):
+        def tps():
+            r = subprocess.run(bench + ["--threads=8", "--time=3", "run"], capture_output=True, text=True,
+                               check=True)
+            return float(re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", r.stdout).group(1))
+        load = subprocess.Popen(bench + ["--threads=8", "--time=0", "--events=0", "run"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out = os.path.join(tmp, "mariadb.json")
+        real.attach(server.pid, "5s", out, top)
+        load.terminate()
+        load.wait()
+        view, _ = real.words(out)
+        paid = cost(server.pid, tps, rounds, tmp)
+        still = server.poll() is None and subprocess.run(client + ["-e", "select 1"]).returncode == 0
+    return (["### mariadbd (InnoDB) under sysbench oltp_read_write --threads=8, followed by `contend attach` "
+             "for 5 s", "", f"Still answering after: {'yes' if still else 'NO'}.", ""]
+            + rows({"futex_view": view}, top) + [""] + paid + [""])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--top", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds of the servers' cost")
+    ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "results", "holder-state.md"))
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("holder-state.py: needs root (the tracepoints)")
+    with tempfile.TemporaryDirectory() as tmp:
+        body = test_programs(tmp, a.top) + ["## Real programs", ""] + redis(tmp, a.top, a.rounds)
+        body += mariadb(tmp, a.top, a.rounds)
+    lines = ["# Whose fault the wait was: the holder's state", "", machine.header(), "",
+             "Generated by `scripts/experiments/holder-state.py`. Per futex word (the futex view of `contend run "
+             "--profile`'s counting execution, or of `contend attach`), its waiters' blocked time split by what "
+             "the thread whose wake ended each wait (for a lock, the releasing holder) was doing up to that wake: "
+             "running, preempted, asleep in a syscall, waiting on another futex word (a chain), then waking the "
+             "waiter (the hand-off); not known where no waker was seen (timeouts, a thread's exit). Shares of "
+             "the word's blocked time; docs/experiments/run.md defines them.", "", "## Programs whose truth is "
+             "known", ""] + body
+    emit(lines, a.markdown)
+
+
+if __name__ == "__main__":
+    main()
