@@ -82,7 +82,10 @@ def rows(sample, top, mutexes=None):
     lines = ["| word | waits | blocked ms | running | preempted | asleep in | waiting on (chain) | waking | "
              "not known | parked (pthread profile) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for w in view["words"][:top]:
-        h, total = w["holder"], w["blocked_ns"]
+        h, total = w.get("holder"), w["blocked_ns"]
+        if h is None:
+            lines.append(f"| `{w['name']}` | {w['waits']} | {total / 1e6:.3f} | no split | | | | | | |")
+            continue
         asleep = [b for b in h["blocked_in"] if b.get("futex_word") is None]
         chain = [b for b in h["blocked_in"] if b.get("futex_word") is not None]
         said = lambda bs: ", ".join(f"{b['cause'].removeprefix('futex ')} {pct(b['ns'], total)}"  # noqa: E731

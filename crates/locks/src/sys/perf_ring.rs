@@ -83,7 +83,9 @@ pub struct TracepointSampler {
     /// The events that write into another event's ring (closed with it).
     _followers: Vec<OwnedFd>,
     stamped: Stamped,
-    kernel_stacks: bool,
+    /// What the buffers get, for threads added later (but the tasks'
+    /// records, which the first thread's events write once).
+    watch: Watch,
     /// Samples the kernel dropped because a buffer was full.
     pub lost: u64,
 }
@@ -134,7 +136,7 @@ impl TracepointSampler {
             points: points.to_vec(),
             _followers: followers,
             stamped,
-            kernel_stacks: watch.kernel_stacks,
+            watch: Watch { tasks: false, ..watch },
             lost: 0,
         })
     }
@@ -146,7 +148,13 @@ impl TracepointSampler {
     pub fn add_thread(&mut self, tid: i32) -> io::Result<()> {
         for (ring, &cpu) in self.rings.iter().zip(&self.cpus) {
             for point in &self.points {
-                let watch = Watch { kernel_stacks: self.kernel_stacks, ..Watch::default() };
+                // Like open_all: only the first event of a CPU writes the
+                // switches.
+                let watch = if std::ptr::eq(point, &self.points[0]) {
+                    self.watch
+                } else {
+                    Watch { switches: false, ..self.watch }
+                };
                 let event = open_event(point, self.stamped, watch, tid, cpu)?;
                 redirect(&event, ring)?;
                 self._followers.push(event);
@@ -159,7 +167,7 @@ impl TracepointSampler {
     /// their room.
     pub fn drain(&mut self, mut f: impl FnMut(Record<'_>)) {
         for ring in &mut self.rings {
-            self.lost += drain_ring(ring, self.stamped, self.kernel_stacks, &mut f);
+            self.lost += drain_ring(ring, self.stamped, self.watch.kernel_stacks, &mut f);
         }
     }
 }
