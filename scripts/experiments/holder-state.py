@@ -61,7 +61,7 @@ def profiled(cmd, tmp):
     """`contend run --profile --runs 1 -- CMD`: the counting execution's
     sample, and the program's stdout."""
     out = os.path.join(tmp, "run.json")
-    r = subprocess.run([CONTEND, "run", "--profile", "--runs", "1", "--no-progress", "--export-json", out, "--"]
+    r = subprocess.run([CONTEND, "run", "--profile", "--runs", "1", "--top", "30", "--no-progress", "--export-json", out, "--"]
                        + cmd, capture_output=True, text=True, check=True)
     with open(out) as f:
         doc = json.load(f)
@@ -81,7 +81,10 @@ def rows(sample, top, mutexes=None):
     parked = {m["address"]: m for m in (mutexes or [])}
     lines = ["| word | waits | blocked ms | running | preempted | asleep in | waiting on (chain) | waking | "
              "not known | parked (pthread profile) |", "|---|---|---|---|---|---|---|---|---|---|"]
-    for w in view["words"][:top]:
+    # The top words, and below them any the pthread profile calls parking.
+    shown = view["words"][:top] + [w for w in view["words"][top:] if w["pthread_mutex"] and
+                                   parked.get(w["address"], {}).get("parked_waits")]
+    for w in shown:
         h, total = w.get("holder"), w["blocked_ns"]
         if h is None:
             lines.append(f"| `{w['name']}` | {w['waits']} | {total / 1e6:.3f} | no split | | | | | | |")

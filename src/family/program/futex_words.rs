@@ -95,8 +95,9 @@ pub fn words(
 /// How many causes of a holder's sleep a word lists.
 const CAUSES: usize = 4;
 
-/// A word's split as exported: causes named (a futex word by `name`),
-/// the longest first, the rest under "other".
+/// A word's split as exported: causes named (a futex word by `name`;
+/// the word itself is "this word": the waker was queued on it too, before
+/// it held it), the longest first, the rest under "other".
 fn holder_split(split: &Split, timeline: &Timeline, mut name: impl FnMut(u64) -> String) -> HolderSplit {
     let mut causes: Vec<(&Cause, &u64)> = split.blocked.iter().collect();
     causes.sort_by_key(|(c, ns)| (std::cmp::Reverse(**ns), **c));

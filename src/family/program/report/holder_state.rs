@@ -27,6 +27,9 @@ fn parts(h: &HolderSplit) -> Vec<(String, f64)> {
     ];
     for b in &h.blocked_in {
         let what = match b.futex_word {
+            // The waker had been queued on this word itself before it
+            // held it: not a chain.
+            Some(_) if b.cause == "futex this word" => "queued on this word too".to_string(),
             Some(_) => format!("waiting on {}", b.cause),
             None if b.cause == "not known" || b.cause == "other" => format!("asleep ({})", b.cause),
             None => format!("in {}", b.cause),
@@ -50,7 +53,8 @@ pub fn cell(w: &FutexWord) -> String {
 /// The legend's sentence for the column.
 pub const LEGEND: &str = "holder: while the waiters slept, what the thread whose wake ended each wait \
      (for a lock, the releasing holder) was doing up to that wake (running, preempted: runnable but off \
-     its CPU, in a syscall, waiting on another futex word: a chain), then waking the waiter: the hand-off \
+     its CPU, in a syscall, waiting on another futex word: a chain, queued on this word too: it waited \
+     for the word before it held it), then waking the waiter: the hand-off \
      to its return; a sleeping holder counts as asleep until it runs again.";
 
 /// One line of advice per word where a part of the split is large.
@@ -127,6 +131,15 @@ mod tests {
         let view = FutexView { words: vec![w], ..FutexView::default() };
         let said = advice(&view);
         assert!(said.contains("a chain: outer_lock (prog) waits for futex inner_lock (prog)"), "{said}");
+        let queued = HolderSplit {
+            blocked_ns: 60,
+            blocked_in: vec![BlockedIn { cause: "futex this word".into(), futex_word: Some(0), ns: 60 }],
+            running_ns: 40,
+            ..HolderSplit::default()
+        };
+        let w = word(queued);
+        assert_eq!(cell(&w), "queued on this word too 60%, running 40%");
+        assert_eq!(advice(&FutexView { words: vec![w], ..FutexView::default() }), "", "not a chain");
     }
 
     #[test]
