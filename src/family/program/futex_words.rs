@@ -71,11 +71,12 @@ pub fn words(
                 pthread_mutex: mutexes.iter().any(|m| m.pid == *pid && m.address == *address),
                 counts: w.counts,
                 wakers,
-                holder: seen
-                    .account
-                    .timeline
-                    .seen
-                    .then(|| holder_split(&w.holder, &seen.account.timeline, |a| names.name(a, &maps))),
+                holder: seen.account.timeline.seen.then(|| {
+                    holder_split(&w.holder, &seen.account.timeline, |a| match a == *address {
+                        true => "this word".to_string(),
+                        false => names.name(a, &maps),
+                    })
+                }),
             }
         })
         .collect();

@@ -83,7 +83,7 @@ pub struct Timeline {
     /// Reasons by number.
     reasons: Vec<String>,
     numbers: HashMap<String, u32>,
-    /// Whether any switch was seen (else the split was not measured).
+    /// Whether the switches are followed (else the split is not measured).
     pub seen: bool,
 }
 

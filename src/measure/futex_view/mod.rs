@@ -287,8 +287,11 @@ impl FutexView {
         sampler: TracepointSampler,
         sched: Option<Sched>,
         points: Points,
-        seen: Seen,
+        mut seen: Seen,
     ) -> Result<Self, String> {
+        // Followed from the start, so that every wait is split, even one
+        // that ends before the first switch is read.
+        seen.account.timeline.seen = sched.is_some();
         let state = State { sampler, sched, points, pending: Vec::new(), seen, mapped_at: HashMap::new() };
         let shared = Arc::new(Mutex::new(state));
         let stop = Arc::new(AtomicBool::new(false));
