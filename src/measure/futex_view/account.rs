@@ -114,14 +114,17 @@ impl Account {
                         if ret != -EAGAIN {
                             charge(&mut w.counts, time.saturating_sub(since));
                         }
-                        // Its waker, if a wake call of another thread
-                        // came during it.
-                        let waker = w.last_waker.filter(|&(t, at)| t != tid && at >= since);
+                        // Its waker: the last wake call of another thread
+                        // on the word. One that entered just before the
+                        // wait did can still wake it (both stamps are
+                        // taken at entry): then all of it was the waking.
+                        let waker = w.last_waker.filter(|&(t, _)| t != tid);
                         match (ret, waker) {
                             (0, Some((waker, at))) => {
                                 w.counts.woken += 1;
                                 *w.wakers.entry(waker).or_default() += 1;
                                 if timeline.seen {
+                                    let at = at.max(since);
                                     timeline.add(&mut w.holder, waker, since, at);
                                     w.holder.waking += time.saturating_sub(at);
                                 }
@@ -221,8 +224,14 @@ mod tests {
         a.apply(P, 1, 35, Said::Exit(0));
         a.apply(P, 2, 36, Said::Enter(Call::Wait { uaddr: 0x40 }));
         a.apply(P, 2, 46, Said::Exit(-ETIMEDOUT));
+        // A wake that entered just before a wait did, and woke it.
+        a.apply(P, 3, 50, Said::Enter(Call::Wake { uaddr: 0x40, also: None, counts: true }));
+        a.apply(P, 2, 51, Said::Enter(Call::Wait { uaddr: 0x40 }));
+        a.apply(P, 3, 52, Said::Exit(1));
+        a.apply(P, 2, 53, Said::Exit(0));
         let h = &a.words[&(P, 0x40)].holder;
-        assert_eq!((h.running, h.preempted, h.waking, h.unknown), (10 + 5, 5, 5, 10));
+        assert_eq!((h.running, h.preempted, h.waking, h.unknown), (10 + 5, 5, 5 + 2, 10));
+        assert_eq!(a.words[&(P, 0x40)].wakers, HashMap::from([(3, 2)]));
         assert!(h.blocked.is_empty());
         assert_eq!(h.total(), a.words[&(P, 0x40)].counts.blocked_ns);
         let mut s = super::Split::default();
