@@ -181,6 +181,9 @@ fn attach_follows_a_running_process_from_its_first_call_to_its_exit() {
     let csv = std::fs::read_to_string(dir.path().join("attach.csv")).unwrap();
     let row = csv.lines().find(|l| l.contains(",raw_lock (")).unwrap_or_else(|| panic!("{csv}"));
     assert_eq!(row.split(',').nth(4), Some(said_value(&line, "waits").to_string().as_str()), "{csv}");
+    // With the holders' split of each word, last.
+    assert!(csv.lines().next().unwrap().ends_with("holder_unknown_ns,holder_blocked_in"), "{csv}");
+    assert!(!row.contains(",,,,,"), "the split is filled in: {csv}");
     // And the gnuplot columns: waits are the fifth.
     let dat = std::fs::read_to_string(dir.path().join("attach.dat")).unwrap();
     let row = dat.lines().find(|l| l.ends_with(" raw_lock_(raw_futex)")).unwrap_or_else(|| panic!("{dat}"));

@@ -121,6 +121,14 @@ struct WordRow {
     woke: u64,
     top_waker_tid: Option<u32>,
     top_waker_waits_ended: Option<u64>,
+    /// The holder split, ns (empty when the holders were not followed).
+    holder_running_ns: Option<u64>,
+    holder_preempted_ns: Option<u64>,
+    holder_blocked_ns: Option<u64>,
+    holder_waking_ns: Option<u64>,
+    holder_unknown_ns: Option<u64>,
+    /// What the holders slept in most.
+    holder_blocked_in: Option<String>,
 }
 
 /// The futex view's words as CSV, one row each (empty without a view).
@@ -143,6 +151,12 @@ pub fn csv(s: &ProgramSample) -> String {
         woke: w.counts.woke,
         top_waker_tid: w.wakers.first().map(|k| k.tid),
         top_waker_waits_ended: w.wakers.first().map(|k| k.waits_ended),
+        holder_running_ns: w.holder.as_ref().map(|h| h.running_ns),
+        holder_preempted_ns: w.holder.as_ref().map(|h| h.preempted_ns),
+        holder_blocked_ns: w.holder.as_ref().map(|h| h.blocked_ns),
+        holder_waking_ns: w.holder.as_ref().map(|h| h.waking_ns),
+        holder_unknown_ns: w.holder.as_ref().map(|h| h.unknown_ns),
+        holder_blocked_in: w.holder.as_ref().and_then(|h| h.blocked_in.first()).map(|b| b.cause.clone()),
     }))
 }
 
