@@ -17,8 +17,8 @@ fn share(ns: u64, h: &HolderSplit) -> f64 {
     ns as f64 / h.total_ns().max(1) as f64
 }
 
-/// The parts of `h`, largest first: (what, share).
-fn parts(h: &HolderSplit) -> Vec<(String, f64)> {
+/// The parts of word `w`'s split `h`, largest first: (what, share).
+fn parts(w: &FutexWord, h: &HolderSplit) -> Vec<(String, f64)> {
     let mut parts = vec![
         ("running".to_string(), share(h.running_ns, h)),
         ("preempted".to_string(), share(h.preempted_ns, h)),
@@ -29,7 +29,7 @@ fn parts(h: &HolderSplit) -> Vec<(String, f64)> {
         let what = match b.futex_word {
             // The waker had been queued on this word itself before it
             // held it: not a chain.
-            Some(_) if b.cause == "futex this word" => "queued on this word too".to_string(),
+            Some(a) if a == w.address => "queued on this word too".to_string(),
             Some(_) => format!("waiting on {}", b.cause),
             None if b.cause == "not known" || b.cause == "other" => format!("asleep ({})", b.cause),
             None => format!("in {}", b.cause),
@@ -47,7 +47,7 @@ pub fn cell(w: &FutexWord) -> String {
     if h.total_ns() == 0 {
         return "-".into();
     }
-    parts(h).iter().map(|(what, s)| format!("{what} {:.0}%", 100.0 * s)).collect::<Vec<_>>().join(", ")
+    parts(w, h).iter().map(|(what, s)| format!("{what} {:.0}%", 100.0 * s)).collect::<Vec<_>>().join(", ")
 }
 
 /// The legend's sentence for the column.
@@ -62,7 +62,7 @@ pub fn advice(view: &FutexView) -> String {
     let mut out = String::new();
     for w in &view.words {
         let Some(h) = &w.holder else { continue };
-        let Some((what, s)) = parts(h).into_iter().next().filter(|p| p.1 >= ADVISED) else { continue };
+        let Some((what, s)) = parts(w, h).into_iter().next().filter(|p| p.1 >= ADVISED) else { continue };
         let pct = format!("{:.0}%", 100.0 * s);
         let name = &w.name;
         let line = if what == "preempted" {
