@@ -3,8 +3,16 @@
 //! a mapping, a thread's name, a context switch. The layouts are
 //! perf_event_open(2)'s, for the sample types `perf_ring` asks for.
 
-use super::perf_ring::Stamped;
 use perf_event_open_sys::bindings as pb;
+
+/// Whether samples carry their time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stamped {
+    /// No time (the smallest sample).
+    No,
+    /// CLOCK_MONOTONIC, the clock `locks::sys::clock::monotonic_ns` reads.
+    Yes,
+}
 
 /// One sample: the process and thread that hit the tracepoint, when, and
 /// its raw record (the tracepoint's fields as its `format` file lays them
@@ -19,7 +27,7 @@ pub struct Sample<'a> {
     pub time: u64,
     /// The tracepoint's record, common fields first.
     pub raw: &'a [u8],
-    /// With [`Watch::kernel_stacks`](super::perf_ring::Watch::kernel_stacks), the kernel's stack when it fired,
+    /// With `Watch::kernel_stacks` (in perf_ring), the kernel's stack when it fired,
     /// innermost first (return addresses, context markers left out).
     pub stack: Vec<u64>,
 }
@@ -45,7 +53,7 @@ pub enum Record<'a> {
         /// The file, `//anon` for anonymous memory, `[heap]`, ...
         path: &'a str,
     },
-    /// With [`Watch::switches`](super::perf_ring::Watch::switches), a sampled thread left a CPU or came to
+    /// With `Watch::switches` (in perf_ring), a sampled thread left a CPU or came to
     /// one (PERF_RECORD_SWITCH).
     Switch {
         /// The process.

@@ -19,7 +19,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 use super::perf_record::{parse_map, parse_sample, parse_switch, text};
-pub use super::perf_record::{Record, Sample};
+pub use super::perf_record::{Record, Sample, Stamped};
 
 /// One CPU's event and its mapped buffer.
 struct Ring {
@@ -40,15 +40,6 @@ impl Drop for Ring {
         // once, here.
         unsafe { libc::munmap(self.base.cast(), self.len) };
     }
-}
-
-/// Whether samples carry their time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stamped {
-    /// No time (the smallest sample).
-    No,
-    /// CLOCK_MONOTONIC, the clock `locks::sys::clock::monotonic_ns` reads.
-    Yes,
 }
 
 /// What a sampler's buffers get besides its tracepoints' hits.
