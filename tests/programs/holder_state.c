@@ -8,6 +8,8 @@
  *            thread takes outer_lock, then waits for inner_lock; a third
  *            waits for outer_lock, whose holder is itself waiting on
  *            inner_lock.
+ *   In both, the holder lets go only after its nap and once the round's
+ *   waiters are asleep on their words, so every round waits.
  *   preempt  the holder of busy_lock shares one CPU with two threads that
  *            only burn CPU, and holds for 2 ms of its own CPU time, so it
  *            is preempted for part of each hold; the waiter, on another
@@ -25,7 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "asleep.h"
 
 #define ROUNDS 12
 #define NAP_NS 5000000L
@@ -37,6 +42,8 @@ pthread_mutex_t inner_lock = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static atomic_int held = -1, outer_held = -1, done = -1, stop;
+/* The waiting threads' ids, for asleep_on(). */
+static atomic_int nap_waiter_tid, middle_tid, last_tid;
 static atomic_long wall_ns, cpu_ns;
 
 static long now(clockid_t c) {
@@ -56,14 +63,33 @@ static void until(atomic_int *flag, int r) {
         nap(20000);
 }
 
-/* The holder of `m`: takes it, says so, sleeps inside, lets go, and waits
- * for the round to finish. */
+static pid_t gettid_now(void) {
+    return syscall(SYS_gettid);
+}
+
+/* Until thread *tid sleeps in the kernel on `word` (polled outside every
+ * lock but the one the caller holds). */
+static void until_asleep_on(atomic_int *tid, void *word) {
+    while (asleep_on(atomic_load(tid)) != (unsigned long)word)
+        sched_yield();
+}
+
+/* The holder of `m`: takes it, says so, sleeps inside, and lets go once
+ * the round's waiters are asleep (so that every round waits however late
+ * a loaded machine runs them: the nap alone would end before a waiter
+ * delayed by more than it arrived), then waits for the round to finish. */
 static void *sleepy_holder(void *arg) {
     pthread_mutex_t *m = arg;
     for (int r = 0; r < ROUNDS; r++) {
         pthread_mutex_lock(m);
         atomic_store(&held, r);
         nap(NAP_NS);
+        if (m == &nap_lock) {
+            until_asleep_on(&nap_waiter_tid, &nap_lock);
+        } else {
+            until_asleep_on(&middle_tid, &inner_lock);
+            until_asleep_on(&last_tid, &outer_lock);
+        }
         pthread_mutex_unlock(m);
         until(&done, r);
     }
@@ -72,6 +98,7 @@ static void *sleepy_holder(void *arg) {
 
 static void *nap_waiter(void *arg) {
     (void)arg;
+    atomic_store(&nap_waiter_tid, gettid_now());
     for (int r = 0; r < ROUNDS; r++) {
         until(&held, r);
         pthread_mutex_lock(&nap_lock);
@@ -84,6 +111,7 @@ static void *nap_waiter(void *arg) {
 /* Holds outer_lock while it waits for inner_lock. */
 static void *chain_middle(void *arg) {
     (void)arg;
+    atomic_store(&middle_tid, gettid_now());
     for (int r = 0; r < ROUNDS; r++) {
         until(&held, r);
         pthread_mutex_lock(&outer_lock);
@@ -98,6 +126,7 @@ static void *chain_middle(void *arg) {
 
 static void *chain_last(void *arg) {
     (void)arg;
+    atomic_store(&last_tid, gettid_now());
     for (int r = 0; r < ROUNDS; r++) {
         until(&outer_held, r);
         pthread_mutex_lock(&outer_lock);
