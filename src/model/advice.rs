@@ -178,6 +178,13 @@ pub struct SpedMutex {
     pub none: Option<Estimate>,
     /// Why there is no prediction, and what would give one.
     pub cannot_tell: Option<String>,
+    /// Rounds whose half-as-long prediction the CPU bound rather than
+    /// the critical path: the program kept the CPUs busy, and a shorter
+    /// section saves only its CPU time, shared among them (the CPU's
+    /// floor, `speedup::cpu_floor`, above T − G).
+    pub cpu_bound_rounds: u32,
+    /// Rounds with a half-as-long prediction.
+    pub rounds: u32,
     /// Against the next mutex in the ranking, paired by round: whether
     /// their predictions differ beyond their interval (None: the last, or
     /// no prediction).

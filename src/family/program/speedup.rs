@@ -12,8 +12,12 @@
 //!    for one mutex, gone).
 //! 3. A sped-up execution's predicted metric is its measured one with the
 //!    pauses every thread owed taken out: wall time T − G, or a rate
-//!    M·T/(T − G) (the rate over the whole execution). Its ratio to the
-//!    same round's baseline, over the rounds: a geometric mean with a
+//!    M·T/(T − G) (the rate over the whole execution); but never below
+//!    the CPU's floor, the baseline's CPU time less G over the CPU the
+//!    program could have had ([`cpu_floor`]: a program that keeps every
+//!    CPU busy gains only the CPU time a shorter section saves). Its
+//!    ratio to the same round's baseline, over the rounds: a geometric
+//!    mean with a
 //!    Student's t interval on the log scale, so no prediction leaves
 //!    (0, ∞). A round in which the pauses owed reached the execution's
 //!    length (threads that block outside the calls contend sees cannot
@@ -181,7 +185,7 @@ pub(crate) fn run(
     }
     let measured = measure(cx, &points, futex, inline, &mut warnings)?;
     let higher_is_better = spec.metric.is_some();
-    let analysis = analyse(&chosen, &measured.results, higher_is_better);
+    let analysis = analyse(&chosen, &measured.results, higher_is_better, Cpus::here());
     let vs = crate::family::program::pairing::vs_glibc(&measured.results);
     let kernel_waits_failed = cx.kernel_waits_failed.take();
     let mut outcome = finish(spec, measured, vs, None, kernel_waits_failed, warnings);
@@ -231,15 +235,99 @@ pub fn geometric(ratios: &[f64]) -> Estimate {
     Estimate { value: e.value.exp(), ci95: e.ci95.map(|(lo, hi)| (lo.exp(), hi.exp())) }
 }
 
+/// The CPUs a program can have: those online and those it may run on.
+#[derive(Debug, Clone, Copy)]
+pub struct Cpus {
+    /// Online (what /proc/stat's idle share is a share of).
+    pub online: usize,
+    /// In the affinity mask contend passes on to the program.
+    pub allowed: usize,
+}
+
+impl Cpus {
+    /// This machine's, now.
+    pub fn here() -> Self {
+        Cpus {
+            online: crate::measure::env::cpus_online(),
+            allowed: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// The shortest wall time, as a ratio to the baseline `b`, that the CPU
+/// allows the program with the sections sped up in `s` shorter for real:
+/// its CPU time less what the shorter sections save (G, the pauses they
+/// make every other thread owe), over the CPU it could have had (its own
+/// share of the baseline's CPUs and the share left idle, at most the CPUs
+/// it may run on). None when that cannot be told (no CPU split).
+///
+/// Why: Coz's T − G assumes a CPU per runnable thread. A program that
+/// keeps every CPU busy gains from a shorter section only the CPU time it
+/// saves, shared among the CPUs, whatever its critical path; measured on
+/// the validation page's striped table (four threads, two CPUs, CPU
+/// bound), T − G read 0.700 where the real change gave 0.900.
+pub fn cpu_floor(s: &ProgramSample, b: &ProgramSample, cpus: Cpus) -> Option<f64> {
+    let used = Used { cpu_s: b.user_s + b.sys_s, wall_s: b.wall_s, idle_pct: b.cpu?.idle_pct };
+    floor(used, s.sped?.owed_ns as f64 * 1e-9, cpus)
+}
+
+/// What an execution used: its CPU time and wall time, s, and the share
+/// of the online CPUs' time left idle meanwhile, %.
+#[derive(Debug, Clone, Copy)]
+struct Used {
+    cpu_s: f64,
+    wall_s: f64,
+    idle_pct: f64,
+}
+
+/// [`cpu_floor`] of an execution that used `used`, with `saved_s` of its
+/// CPU time saved.
+fn floor(used: Used, saved_s: f64, cpus: Cpus) -> Option<f64> {
+    let idle = used.idle_pct / 100.0 * cpus.online as f64 * used.wall_s;
+    let capacity = (used.cpu_s + idle).min(cpus.allowed as f64 * used.wall_s);
+    (capacity > 0.0 && used.cpu_s > saved_s).then(|| (used.cpu_s - saved_s) / capacity)
+}
+
+/// One round's prediction of a sped-up execution over its baseline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Predicted {
+    /// The metric's ratio to the baseline's.
+    ratio: f64,
+    /// Whether the CPU bound it ([`cpu_floor`]) rather than T − G.
+    cpu_bound: bool,
+}
+
+/// `s`'s predicted ratio to its baseline `b`: T − G, or the CPU's floor
+/// where that is higher (a rate: lower).
+fn predict(s: &ProgramSample, b: &ProgramSample, higher_is_better: bool, cpus: Cpus) -> Option<Predicted> {
+    let coz = predicted(s, higher_is_better)? / metric(b);
+    let Some(floor) = cpu_floor(s, b, cpus) else {
+        return Some(Predicted { ratio: coz, cpu_bound: false });
+    };
+    // As a ratio of the metric: of the time, or of a rate (its inverse).
+    let bound = if higher_is_better { 1.0 / floor } else { floor };
+    let beyond = if higher_is_better { coz > bound } else { coz < bound };
+    Some(if beyond {
+        Predicted { ratio: bound, cpu_bound: true }
+    } else {
+        Predicted { ratio: coz, cpu_bound: false }
+    })
+}
+
 /// Per round, the predicted ratio of `name` to the baseline (None for a
 /// round where it cannot be predicted), by round number.
-fn ratios(results: &[ProgramResult], name: &str, higher_is_better: bool) -> Vec<(u32, Option<f64>)> {
+fn ratios(
+    results: &[ProgramResult],
+    name: &str,
+    higher_is_better: bool,
+    cpus: Cpus,
+) -> Vec<(u32, Option<Predicted>)> {
     let base = rounds(results, BASE);
     rounds(results, name)
         .into_iter()
         .filter_map(|s| {
             let b = base.iter().find(|b| b.run.round == s.run.round)?;
-            Some((s.run.round, predicted(s, higher_is_better).map(|p| p / metric(b))))
+            Some((s.run.round, predict(s, b, higher_is_better, cpus)))
         })
         .collect()
 }
@@ -249,6 +337,7 @@ fn analyse(
     chosen: &[MutexProfile],
     results: &[ProgramResult],
     higher_is_better: bool,
+    cpus: Cpus,
 ) -> Option<SpeedupWhatIf> {
     let base = rounds(results, BASE);
     if base.is_empty() {
@@ -263,7 +352,7 @@ fn analyse(
     let mut mutexes: Vec<SpedMutex> = chosen
         .iter()
         .map(|m| {
-            let half = ratios(results, &label(50, m.address), higher_is_better);
+            let half = ratios(results, &label(50, m.address), higher_is_better, cpus);
             let runs = rounds(results, &label(50, m.address));
             let sections = runs.iter().map(|s| s.sped.map_or(0, |sp| sp.sections) as f64).sum::<f64>()
                 / runs.len().max(1) as f64;
@@ -286,12 +375,14 @@ fn analyse(
             } else {
                 None
             };
-            let ok: Vec<(u32, f64)> = half.iter().filter_map(|(k, r)| r.map(|r| (*k, r))).collect();
-            let est = |v: &[(u32, Option<f64>)]| {
-                let v: Vec<f64> = v.iter().filter_map(|(_, r)| *r).collect();
+            let ok: Vec<(u32, f64)> = half.iter().filter_map(|(k, r)| r.map(|r| (*k, r.ratio))).collect();
+            let est = |v: &[(u32, Option<Predicted>)]| {
+                let v: Vec<f64> = v.iter().filter_map(|(_, r)| r.map(|r| r.ratio)).collect();
                 (!v.is_empty()).then(|| geometric(&v))
             };
-            let none = (chosen.len() == 1).then(|| ratios(results, &label(100, m.address), higher_is_better));
+            let predicted_rounds = ok.len() as u32;
+            let cpu_bound_rounds = half.iter().filter(|(_, r)| r.is_some_and(|r| r.cpu_bound)).count() as u32;
+            let none = (chosen.len() == 1).then(|| ratios(results, &label(100, m.address), higher_is_better, cpus));
             let none_ok = none.as_ref().filter(|v| !v.is_empty() && v.iter().all(|(_, r)| r.is_some()));
             by_round.push(ok);
             SpedMutex {
@@ -304,6 +395,8 @@ fn analyse(
                 half: if cannot_tell.is_none() { est(&half) } else { None },
                 none: if cannot_tell.is_none() { none_ok.and_then(|v| est(v)) } else { None },
                 cannot_tell,
+                cpu_bound_rounds,
+                rounds: predicted_rounds,
                 apart_from_next: None,
             }
         })
@@ -369,6 +462,23 @@ mod tests {
         let e = geometric(&[0.05, 0.9, 1.4]);
         let (lo, hi) = e.ci95.unwrap();
         assert!(lo > 0.0 && lo < e.value && e.value < hi);
+    }
+
+    #[test]
+    fn the_cpu_floor_is_the_cpu_left_over_the_cpu_the_program_could_have() {
+        let two = Cpus { online: 2, allowed: 2 };
+        let busy = Used { cpu_s: 2.0, wall_s: 1.0, idle_pct: 0.0 };
+        // Both CPUs kept busy: a tenth of the CPU saved is a tenth of the time.
+        assert!((floor(busy, 0.2, two).unwrap() - 0.9).abs() < 1e-9);
+        // One CPU busy, the other idle: the saving could go twice as fast.
+        let half = Used { cpu_s: 1.0, wall_s: 1.0, idle_pct: 50.0 };
+        assert!((floor(half, 0.5, two).unwrap() - 0.25).abs() < 1e-9);
+        // Held to one CPU (taskset), the idle one is not the program's.
+        assert!((floor(half, 0.5, Cpus { online: 2, allowed: 1 }).unwrap() - 0.5).abs() < 1e-9);
+        // Another process's load (no idle): the program keeps its share.
+        let shared = Used { cpu_s: 0.7, wall_s: 1.0, idle_pct: 0.0 };
+        assert!((floor(shared, 0.07, two).unwrap() - 0.9).abs() < 1e-9);
+        assert_eq!(floor(busy, 2.0, two), None, "nothing left: no floor");
     }
 
     #[test]

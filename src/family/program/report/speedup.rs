@@ -41,6 +41,13 @@ pub fn text(w: &SpeedupWhatIf) -> String {
                 if let Some(n) = &m.none {
                     out += &format!("       sections gone:         {metric} {}\n", ratio(n));
                 }
+                if m.cpu_bound_rounds > 0 {
+                    out += &format!(
+                        "       bounded by CPU time in {} of {} rounds: the program kept the CPUs busy,\n       \
+                         so a shorter section gains only the CPU time it saves\n",
+                        m.cpu_bound_rounds, m.rounds
+                    );
+                }
                 match m.apart_from_next {
                     Some(true) => out += "       ahead of the next beyond the interval (paired by round)\n",
                     Some(false) => {
