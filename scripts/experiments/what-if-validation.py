@@ -142,7 +142,8 @@ def validate(tmp, name, changes, runs, lines, tally):
     binaries.update({label: build(tmp, name, flags) for _, label, flags, _ in changes})
     real = real_ratios(binaries, runs)
     lines += [f"### {name}.c", "",
-              "| mutex | change | predicted | real (no contend) | inside? |", "|---|---|---|---|---|"]
+              "| mutex | change | predicted | bounded by CPU | real (no contend) | inside? |",
+              "|---|---|---|---|---|---|"]
     gains = []
     for mutex, label, flags, which in changes:
         value, ci = geometric(real[label])
@@ -150,14 +151,16 @@ def validate(tmp, name, changes, runs, lines, tally):
         est = m and m.get(which)
         if not est:
             why = (m or {}).get("cannot_tell") or "no prediction"
-            lines.append(f"| {mutex} | {label} (`{flags}`) | cannot tell: {why} | {shown(value, ci)} | - |")
+            lines.append(f"| {mutex} | {label} (`{flags}`) | cannot tell: {why} | - | {shown(value, ci)} | - |")
             tally["cannot"] += 1
             continue
         lo, hi = est["ci95"] or (est["value"], est["value"])
         inside = lo <= value <= hi
         tally["inside" if inside else "outside"] += 1
         tally["bad"] += not (0 < est["value"] < math.inf)
-        lines.append(f"| {mutex} | {label} (`{flags}`) | {shown(est['value'], est['ci95'])} | "
+        # The CPU's floor applies to the half-as-long prediction's rounds.
+        bound = f"{m.get('cpu_bound_rounds', 0)} of {m.get('rounds', 0)} rounds" if which == "half" else "-"
+        lines.append(f"| {mutex} | {label} (`{flags}`) | {shown(est['value'], est['ci95'])} | {bound} | "
                      f"{shown(value, ci)} | {'yes' if inside else 'no'} |")
         if which == "half":
             gains.append((mutex, est["value"], value))
