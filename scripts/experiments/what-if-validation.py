@@ -16,9 +16,11 @@ flag. For each program the script
    change that really gains more is ranked first).
 
 Then, for spin2.c (two threads, short holds), each source-compiled lock
-(tas, ttas with pause, pthread_spin) against glibc's mutex, timed
-directly, beside `contend run --lock` swapping the same lock in, and
-`contend run --recommend`'s verdict.
+(tas, ttas with pause) against glibc's mutex, timed directly, beside
+`contend run --lock` swapping the same lock in, and beside the same swap
+timed directly in the same rounds (the interposer preloaded): the swap's
+cost over the compiled-in lock, paired by round; and `contend run
+--recommend`'s verdict.
 
 Writes docs/results/what-if-validation.md (or --markdown FILE).
 Needs cc.   e.g.   scripts/experiments/what-if-validation.py --runs 10
@@ -90,21 +92,34 @@ def build(tmp, name, flags):
     return out
 
 
-def wall(path):
+def wall(what):
+    """Wall time of one execution of a binary, or of (binary, extra environment)."""
+    path, env = what if isinstance(what, tuple) else (what, {})
     t = time.perf_counter()
-    subprocess.run([path], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([path], check=True, stdout=subprocess.DEVNULL, env={**os.environ, **env})
     return time.perf_counter() - t
 
 
-def real_ratios(binaries, runs):
-    """{label: per-round ratio to 'base'}, interleaved in shuffled rounds."""
+def real_times(binaries, runs):
+    """{label: per-round wall time}, interleaved in shuffled rounds."""
     times = {k: [] for k in binaries}
     for _ in range(runs):
         order = list(binaries)
         random.shuffle(order)
         for k in order:
             times[k].append(wall(binaries[k]))
-    return {k: [v / b for v, b in zip(times[k], times["base"])] for k in binaries if k != "base"}
+    return times
+
+
+def paired(times, a, b):
+    """Per round, a's time over b's."""
+    return [x / y for x, y in zip(times[a], times[b])]
+
+
+def real_ratios(binaries, runs):
+    """{label: per-round ratio to 'base'}, interleaved in shuffled rounds."""
+    times = real_times(binaries, runs)
+    return {k: paired(times, k, "base") for k in binaries if k != "base"}
 
 
 def contend(args, tmp):
@@ -183,21 +198,38 @@ def validate(tmp, name, changes, runs, lines, tally):
 
 def swaps(tmp, runs, lines):
     base = build(tmp, "spin2", "")
+    # The interposer contend preloads, next to the binary (as
+    # scripts/experiments/interposer-cost.py finds it).
+    so = os.path.join(os.path.dirname(os.path.abspath(CONTEND)), "libcontend_interpose.so")
     binaries = {"base": base}
     binaries.update({lock: build(tmp, "spin2", f"-DLOCK={n}") for lock, n in SPIN_LOCKS})
-    real = real_ratios(binaries, runs)
+    binaries.update({"swapped " + lock: (base, {"LD_PRELOAD": so, "CONTEND_RUN_LOCK": lock})
+                     for lock, _ in SPIN_LOCKS})
+    # Three times the rounds: the swap's own cost is a few percent, and
+    # this host's steal bursts move one execution of spin2 by more.
+    times = real_times(binaries, 3 * runs)
     doc = contend(["--runs", str(runs), "--lock", ",".join(l for l, _ in SPIN_LOCKS), "--", base], tmp)
     swapped = {v["lock"]: v for v in doc.get("vs_glibc", []) if v.get("ratio")}
     lines += ["## A swap against the same lock compiled in (spin2.c: two threads, short holds)", "",
-              "| lock | compiled into the source, vs glibc | swapped in by contend, vs glibc | difference |",
-              "|---|---|---|---|"]
+              "Two measures of the swap. `contend run --lock` gives its ratio to glibc's mutex from its own "
+              "rounds, compared with the compiled-in lock's ratio timed in other rounds: two estimates apart, "
+              "so host noise between them counts as a difference. The paired measure times the swapped lock "
+              "(contend's interposer preloaded, as `contend run --lock` runs it) in the same rounds as the "
+              f"compiled-in lock and glibc's mutex, {3 * runs} rounds, and gives their ratio per round: the "
+              "swap's own cost, with its interval.", "",
+              "| lock | compiled into the source, vs glibc | swapped in by contend run, vs glibc | difference "
+              "| swapped, same rounds, vs glibc | swapped over compiled in, paired by round |",
+              "|---|---|---|---|---|---|"]
     for lock, _ in SPIN_LOCKS:
-        value, ci = geometric(real[lock])
+        value, ci = geometric(paired(times, lock, "base"))
         vs = swapped.get(lock, {})
         ratio = vs.get("ratio")
         diff = f"{(ratio / value - 1) * 100:+.1f}%" if ratio else "-"
         sw = shown(ratio, vs.get("ci95")) if ratio else "no ratio"
-        lines.append(f"| {lock} | {shown(value, ci)} | {sw} | {diff} |")
+        same = shown(*geometric(paired(times, "swapped " + lock, "base")))
+        over, over_ci = geometric(paired(times, "swapped " + lock, lock))
+        lines.append(f"| {lock} | {shown(value, ci)} | {sw} | {diff} | {same} | "
+                     f"{(over - 1) * 100:+.1f}% ({shown(over, over_ci)}) |")
     lines.append("")
     doc = contend(["--runs", str(runs), "--recommend", "--lock", "pthread,tas,ttas,adaptive", "--", base], tmp)
     rec = doc.get("recommendation") or {}
