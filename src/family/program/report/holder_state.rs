@@ -17,24 +17,57 @@ fn share(ns: u64, h: &HolderSplit) -> f64 {
     ns as f64 / h.total_ns().max(1) as f64
 }
 
-/// The parts of word `w`'s split `h`, largest first: (what, share).
-fn parts(w: &FutexWord, h: &HolderSplit) -> Vec<(String, f64)> {
+/// One part of a holder split: what the waker was doing.
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    Running,
+    Preempted,
+    /// From the wake call to the waiter's return: the hand-off.
+    Waking,
+    Unknown,
+    /// Waiting on the same word before it held it: not a chain.
+    Queued,
+    /// Waiting on another word, named.
+    Chain(String),
+    /// Asleep in a syscall (or a page fault), named.
+    In(String),
+    /// Asleep where the kernel stack did not say, or in a cause folded
+    /// into "other".
+    Asleep(String),
+}
+
+impl Part {
+    /// How the cell and the advice name it.
+    fn label(&self) -> String {
+        match self {
+            Part::Running => "running".into(),
+            Part::Preempted => "preempted".into(),
+            Part::Waking => "waking the waiter".into(),
+            Part::Unknown => "not known".into(),
+            Part::Queued => "queued on this word too".into(),
+            Part::Chain(other) => format!("waiting on {other}"),
+            Part::In(call) => format!("in {call}"),
+            Part::Asleep(why) => format!("asleep ({why})"),
+        }
+    }
+}
+
+/// The parts of word `w`'s split `h`, largest first, with their shares.
+fn parts(w: &FutexWord, h: &HolderSplit) -> Vec<(Part, f64)> {
     let mut parts = vec![
-        ("running".to_string(), share(h.running_ns, h)),
-        ("preempted".to_string(), share(h.preempted_ns, h)),
-        ("waking the waiter".to_string(), share(h.waking_ns, h)),
-        ("not known".to_string(), share(h.unknown_ns, h)),
+        (Part::Running, share(h.running_ns, h)),
+        (Part::Preempted, share(h.preempted_ns, h)),
+        (Part::Waking, share(h.waking_ns, h)),
+        (Part::Unknown, share(h.unknown_ns, h)),
     ];
     for b in &h.blocked_in {
-        let what = match b.futex_word {
-            // The waker had been queued on this word itself before it
-            // held it: not a chain.
-            Some(a) if a == w.address => "queued on this word too".to_string(),
-            Some(_) => format!("waiting on {}", b.cause),
-            None if b.cause == "not known" || b.cause == "other" => format!("asleep ({})", b.cause),
-            None => format!("in {}", b.cause),
+        let part = match b.futex_word {
+            Some(a) if a == w.address => Part::Queued,
+            Some(_) => Part::Chain(b.cause.clone()),
+            None if b.cause == "not known" || b.cause == "other" => Part::Asleep(b.cause.clone()),
+            None => Part::In(b.cause.clone()),
         };
-        parts.push((what, share(b.ns, h)));
+        parts.push((part, share(b.ns, h)));
     }
     parts.sort_by(|a, b| b.1.total_cmp(&a.1));
     parts.retain(|p| p.1 >= SHOWN);
@@ -47,7 +80,11 @@ pub fn cell(w: &FutexWord) -> String {
     if h.total_ns() == 0 {
         return "-".into();
     }
-    parts(w, h).iter().map(|(what, s)| format!("{what} {:.0}%", 100.0 * s)).collect::<Vec<_>>().join(", ")
+    parts(w, h)
+        .iter()
+        .map(|(part, s)| format!("{} {:.0}%", part.label(), 100.0 * s))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The legend's sentence for the column.
@@ -62,11 +99,11 @@ pub fn advice(view: &FutexView) -> String {
     let mut out = String::new();
     for w in &view.words {
         let Some(h) = &w.holder else { continue };
-        let Some((what, s)) = parts(w, h).into_iter().next().filter(|p| p.1 >= ADVISED) else { continue };
+        let Some((part, s)) = parts(w, h).into_iter().next().filter(|p| p.1 >= ADVISED) else { continue };
         let pct = format!("{:.0}%", 100.0 * s);
         let name = &w.name;
-        let line = if what == "preempted" {
-            format!(
+        let line = match part {
+            Part::Preempted => format!(
                 "{name}: its holders were preempted for {pct} of its waiters' time: more threads were \
                  runnable than CPUs; fewer threads than CPUs, a higher priority for the holders, or{} \
                  keep a holder on its CPU.",
@@ -75,29 +112,26 @@ pub fn advice(view: &FutexView) -> String {
                 } else {
                     " (on Linux 7.0 and later) rseq time-slice extension would"
                 }
-            )
-        } else if let Some(other) = what.strip_prefix("waiting on ") {
-            format!(
+            ),
+            Part::Chain(other) => format!(
                 "{name}: its holders were themselves waiting on {other} for {pct} of its waiters' time \
                  (a chain: {name} waits for {other}); shorten that wait first."
-            )
-        } else if let Some(call) = what.strip_prefix("in ") {
-            format!(
+            ),
+            Part::In(call) => format!(
                 "{name}: its holders slept in {call} for {pct} of its waiters' time: move the {call} \
                  out of the critical section."
-            )
-        } else if what == "running" {
-            format!(
+            ),
+            Part::Running => format!(
                 "{name}: its holders were running for {pct} of its waiters' time: the section itself is \
                  long; shorten it, or try another lock (--what-if, --recommend)."
-            )
-        } else if what == "waking the waiter" {
-            format!(
+            ),
+            Part::Waking => format!(
                 "{name}: {pct} of its waiters' time was the hand-off, from the holder's wake to the \
                  waiter's return: a lock that spins briefly before it sleeps saves it."
-            )
-        } else {
-            continue;
+            ),
+            // Nothing to advise: the wait's cause is not known, or the
+            // holders had queued on the word themselves.
+            Part::Unknown | Part::Queued | Part::Asleep(_) => continue,
         };
         out += &crate::output::table::fit(&line);
     }
