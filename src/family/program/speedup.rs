@@ -17,9 +17,8 @@
 //!    program could have had ([`cpu_floor`]: a program that keeps every
 //!    CPU busy gains only the CPU time a shorter section saves). Its
 //!    ratio to the same round's baseline, over the rounds: a geometric
-//!    mean with a
-//!    Student's t interval on the log scale, so no prediction leaves
-//!    (0, ∞). A round in which the pauses owed reached the execution's
+//!    mean with a Student's t interval on the log scale, so no
+//!    prediction leaves (0, ∞). A round in which the pauses owed reached the execution's
 //!    length (threads that block outside the calls contend sees cannot
 //!    pay) gives no prediction: "cannot tell".
 //! 4. The mutexes are ranked by the half-as-long prediction, and each is
