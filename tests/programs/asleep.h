@@ -5,6 +5,8 @@
 #ifndef CONTEND_TEST_ASLEEP_H
 #define CONTEND_TEST_ASLEEP_H
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -21,6 +23,14 @@ static unsigned long asleep_on(pid_t tid) {
     int ok = fgets(line, sizeof line, f) && sscanf(line, "%ld %lx", &nr, &arg0) == 2;
     fclose(f);
     return ok && nr == SYS_futex ? arg0 : 0;
+}
+
+/* Until thread *tid sleeps in the kernel on `word`, polled between
+ * yields. *tid is read on every poll: 0 (not yet said by that thread)
+ * is asleep on nothing. */
+static inline void until_asleep_on(atomic_int *tid, void *word) {
+    while (asleep_on(atomic_load(tid)) != (unsigned long)word)
+        sched_yield();
 }
 
 #endif

@@ -67,13 +67,6 @@ static pid_t gettid_now(void) {
     return syscall(SYS_gettid);
 }
 
-/* Until thread *tid sleeps in the kernel on `word` (polled outside every
- * lock but the one the caller holds). */
-static void until_asleep_on(atomic_int *tid, void *word) {
-    while (asleep_on(atomic_load(tid)) != (unsigned long)word)
-        sched_yield();
-}
-
 /* The holder of `m`: takes it, says so, sleeps inside, and lets go once
  * the round's waiters are asleep (so that every round waits however late
  * a loaded machine runs them: the nap alone would end before a waiter

@@ -39,21 +39,16 @@ static pthread_cond_t not_empty = PTHREAD_COND_INITIALIZER;
 static int queued;
 static long taken;
 static atomic_int round_no, passed, consumed, go;
-static pid_t parker_tids[PARKERS], consumer_tid;
+static atomic_int parker_tids[PARKERS], consumer_tid;
 
-static void until_asleep_on(pid_t tid, void *word) {
-    while (asleep_on(tid) != (unsigned long)word)
-        sched_yield();
-}
-
-static void until_asleep_elsewhere(pid_t tid, void *word) {
+static void until_asleep_elsewhere(atomic_int *tid, void *word) {
     unsigned long w;
-    while ((w = asleep_on(tid)) == 0 || w == (unsigned long)word)
+    while ((w = asleep_on(atomic_load(tid))) == 0 || w == (unsigned long)word)
         sched_yield();
 }
 
 static void *parker(void *arg) {
-    parker_tids[(long)arg] = syscall(SYS_gettid);
+    atomic_store(&parker_tids[(long)arg], syscall(SYS_gettid));
     for (int r = 1; r <= ROUNDS; r++) {
         while (atomic_load(&round_no) < r)
             sched_yield();
@@ -66,7 +61,7 @@ static void *parker(void *arg) {
 
 static void *consumer(void *arg) {
     (void)arg;
-    consumer_tid = syscall(SYS_gettid);
+    atomic_store(&consumer_tid, syscall(SYS_gettid));
     for (int r = 1; r <= ROUNDS; r++) {
         while (atomic_load(&round_no) < r)
             sched_yield();
@@ -104,17 +99,18 @@ int main(void) {
     pthread_create(&t[PARKERS], NULL, consumer, NULL);
     for (int i = 0; i < WORKERS; i++)
         pthread_create(&t[PARKERS + 1 + i], NULL, worker, NULL);
-    while (consumer_tid == 0 || parker_tids[PARKERS - 1] == 0 || parker_tids[0] == 0)
+    while (!atomic_load(&consumer_tid) || !atomic_load(&parker_tids[PARKERS - 1]) ||
+           !atomic_load(&parker_tids[0]))
         sched_yield();
     for (int r = 1; r <= ROUNDS; r++) {
         atomic_store(&round_no, r);
         for (int i = 0; i < PARKERS; i++)
-            until_asleep_on(parker_tids[i], &gate);
-        until_asleep_on(consumer_tid, &queue_lock);
+            until_asleep_on(&parker_tids[i], &gate);
+        until_asleep_on(&consumer_tid, &queue_lock);
         pthread_mutex_unlock(&gate);
         pthread_mutex_unlock(&queue_lock);
         /* The consumer found nothing and waits for a signal. */
-        until_asleep_elsewhere(consumer_tid, &queue_lock);
+        until_asleep_elsewhere(&consumer_tid, &queue_lock);
         pthread_mutex_lock(&queue_lock);
         queued++;
         pthread_cond_signal(&not_empty);
