@@ -130,8 +130,14 @@ pub fn cpus_online() -> usize {
     if n > 0 {
         n
     } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        cpus_allowed()
     }
+}
+
+/// Number of CPUs this process may run on (its affinity mask; a program
+/// it starts inherits it).
+pub fn cpus_allowed() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 impl Environment {
@@ -157,7 +163,7 @@ impl Environment {
             cpu_model,
             cpus_online: cpus_online(),
             cpus_online_list: read_trimmed("/sys/devices/system/cpu/online"),
-            cpus_allowed: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cpus_allowed: cpus_allowed(),
             clocksource: read_trimmed("/sys/devices/system/clocksource/clocksource0/current_clocksource"),
             smt_active: read_optional("/sys/devices/system/cpu/smt/active").map(|s| s == "1"),
             governor: governor(),

@@ -72,9 +72,12 @@ pub fn words(
                 counts: w.counts,
                 wakers,
                 holder: seen.account.timeline.seen.then(|| {
-                    holder_split(&w.holder, &seen.account.timeline, |a| match a == *address {
-                        true => "this word".to_string(),
-                        false => names.name(a, &maps),
+                    holder_split(&w.holder, &seen.account.timeline, |a| {
+                        if a == *address {
+                            "this word".to_string()
+                        } else {
+                            names.name(a, &maps)
+                        }
                     })
                 }),
             }

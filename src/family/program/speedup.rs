@@ -18,9 +18,9 @@
 //!    CPU busy gains only the CPU time a shorter section saves). Its
 //!    ratio to the same round's baseline, over the rounds: a geometric
 //!    mean with a Student's t interval on the log scale, so no
-//!    prediction leaves (0, ∞). A round in which the pauses owed reached the execution's
-//!    length (threads that block outside the calls contend sees cannot
-//!    pay) gives no prediction: "cannot tell".
+//!    prediction leaves (0, ∞). A round in which the pauses owed reached
+//!    the execution's length (threads that block outside the calls
+//!    contend sees cannot pay) gives no prediction: "cannot tell".
 //! 4. The mutexes are ranked by the half-as-long prediction, and each is
 //!    compared with the next, paired by round, to say whether the two
 //!    can be told apart.
@@ -246,10 +246,7 @@ pub struct Cpus {
 impl Cpus {
     /// This machine's, now.
     pub fn here() -> Self {
-        Cpus {
-            online: crate::measure::env::cpus_online(),
-            allowed: std::thread::available_parallelism().map_or(1, |n| n.get()),
-        }
+        Cpus { online: crate::measure::env::cpus_online(), allowed: crate::measure::env::cpus_allowed() }
     }
 }
 
