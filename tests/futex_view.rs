@@ -19,11 +19,16 @@ fn contend() -> Command {
 
 /// The futex view's words of the execution that had one.
 fn words(doc: &Value) -> Vec<Value> {
+    view(doc)["words"].as_array().unwrap().clone()
+}
+
+/// The futex view of `doc`'s one profiled execution.
+fn view(doc: &Value) -> Value {
     let samples = doc["points"].as_array().unwrap().iter().flat_map(|p| p["runs"].as_array().unwrap().iter());
     let views: Vec<&Value> = samples.filter_map(|s| s.get("futex_view")).collect();
     assert_eq!(views.len(), 1, "one execution (the profiled counting run) has the view");
     assert_eq!(views[0]["lost"], 0, "no sample lost");
-    views[0]["words"].as_array().unwrap().clone()
+    views[0].clone()
 }
 
 /// The word named `symbol`, and the line its process printed.
@@ -64,6 +69,17 @@ fn equals_the_programs_own_counts(exe: &Path, dir: &Path) -> String {
     assert_eq!(w["interrupted"], said_value(&line, "other"));
     assert_eq!(w["pthread_mutex"], false);
     assert!(table.contains("futex words") && table.contains("raw_lock ("), "{table}");
+    // Its waiters' and wakers' stacks, unwound from .eh_frame (the static
+    // build too): the first waits sleep (main holds the lock until the
+    // workers are started), and the first calls are within the budget.
+    // The site is the program's own code: by line with -g (`futex
+    // (raw_futex.c:29)`), else by symbol (`lock (raw_futex_static)`).
+    let waited = w["waited_at"].as_str().unwrap_or_else(|| panic!("no waiter stack: {w}"));
+    assert!(waited.contains("raw_futex"), "{w}");
+    let woke = w["waker_stacks"].as_array().unwrap();
+    let own = |s: &Value| s["site"].as_u64().map(|i| s["frames"][i as usize].to_string());
+    assert!(woke.iter().filter_map(own).any(|f| f.contains("raw_futex")), "{w}");
+    assert!(table.contains("waited at "), "{table}");
     table
 }
 
@@ -121,6 +137,28 @@ fn rusts_std_mutex_is_found_and_named_by_its_static() {
     assert_eq!(ended, waits, "{w}");
     let sample = &doc["points"][0]["sample"];
     assert_eq!(sample["mutexes"].as_array().unwrap().len(), 0, "std's Mutex is not glibc's: {table}");
+    // Its waiters are placed by their source line: where the workers
+    // lock it, past std's futex code (the first waits sleep, main holding
+    // it, and are within the stacks' budget).
+    let source = std::fs::read_to_string(&src).unwrap();
+    let line = 1 + source.lines().position(|l| l.contains("let mut total = LEDGER.lock()")).unwrap();
+    let waited = w["waited_at"].as_str().unwrap_or_else(|| panic!("no waiter stack: {w}"));
+    assert!(waited.contains(&format!("std_mutex.rs:{line}")), "{waited} is not line {line}: {w}");
+}
+
+#[test]
+fn futex_stacks_0_samples_none_and_says_so() {
+    if !common::root_or_skip("the futex view (syscall tracepoints)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::compile("raw_futex", dir.path());
+    let (doc, _, table) = common::run::profiled_printing(&exe, &["--futex-stacks", "0"], dir.path());
+    let view = view(&doc);
+    assert!(view["stacks"].is_null(), "{view}");
+    assert!(view["no_stacks"].as_str().unwrap().contains("--futex-stacks 0"), "{view}");
+    assert!(words(&doc).iter().all(|w| w["waiter_stacks"].as_array().unwrap().is_empty()));
+    assert!(table.contains("stacks were not sampled: turned off"), "{table}");
 }
 
 #[test]

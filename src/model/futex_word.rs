@@ -88,6 +88,51 @@ pub struct FutexWord {
     /// What its holders did while its waiters slept (absent when the
     /// view could not follow the threads' switches).
     pub holder: Option<HolderSplit>,
+    /// Where its waiters slept, as code: in the stack that slept longest
+    /// on it, the first frame that is the program's own (not the C
+    /// library's, a toolchain header's, Rust's std or a lock crate's).
+    /// Absent without stacks.
+    pub waited_at: Option<String>,
+    /// The waiters' user stacks where they slept on it, the longest
+    /// blocked first (at most [`STACKS`]).
+    pub waiter_stacks: Vec<FutexStack>,
+    /// The wakers' user stacks where they woke a waiter of it (for a
+    /// lock, where its holder let it go), the most calls first.
+    pub waker_stacks: Vec<FutexStack>,
+}
+
+/// How many stacks of each side a word lists.
+pub const STACKS: usize = 3;
+
+/// One user stack of calls on a futex word.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FutexStack {
+    /// The calls sampled with it: waits that slept, or wakes that woke.
+    pub calls: u64,
+    /// For waiters, their time blocked, ns (0 for wakers).
+    pub blocked_ns: u64,
+    /// Its frames, innermost first, each `function (file:line)` where
+    /// DWARF has it, else the symbol, else `module+0xoffset`.
+    pub frames: Vec<String>,
+    /// The frame that is the program's own (see `waited_at`), by index.
+    pub site: Option<usize>,
+}
+
+/// How the view sampled user stacks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FutexStackSampling {
+    /// Stacks a second at most (`--futex-stacks`).
+    pub budget_per_s: u64,
+    /// Bytes of each stack copied, from its stack pointer up.
+    pub stack_bytes: u32,
+    /// Futex calls read with their stack.
+    pub read: u64,
+    /// Of those, the ones unwound to at least one frame in a module.
+    pub unwound: u64,
+    /// Stack samples the kernel dropped (its buffers were full).
+    pub lost: u64,
+    /// How long the stack sampling was off, the budget spent, ns.
+    pub off_ns: u64,
 }
 
 /// The futex view of one execution.
@@ -113,4 +158,9 @@ pub struct FutexView {
     /// environment's `kernel_choices.slice_extension`), for the advice on
     /// preempted holders.
     pub slice_extension: bool,
+    /// How the waiters' and wakers' stacks were sampled (absent when
+    /// they were not).
+    pub stacks: Option<FutexStackSampling>,
+    /// Why they were not (turned off, or the kernel refused).
+    pub no_stacks: Option<String>,
 }

@@ -127,6 +127,12 @@ pub struct ProgramArgs {
     #[arg(long)]
     pub no_holder_state: bool,
 
+    /// The futex view's user stacks (who waited and who woke, by code):
+    /// at most N a second, each futex call's stack while under it, the
+    /// first calls of each tenth of a second above it (0: none).
+    #[arg(long, default_value_t = crate::measure::futex_view::stacks::PER_S, value_name = "PER_S")]
+    pub futex_stacks: u64,
+
     /// The profile's table ordered by KEY, largest first (as `perf lock
     /// report -k`): wait (total wait), acquisitions, contended (had to
     /// wait), max-wait, held (total hold). The table's order only:

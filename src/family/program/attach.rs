@@ -57,6 +57,12 @@ pub struct AttachArgs {
     #[arg(long)]
     pub no_holder_state: bool,
 
+    /// The futex view's user stacks (who waited and who woke, by code):
+    /// at most N a second, each futex call's stack while under it, the
+    /// first calls of each tenth of a second above it (0: none).
+    #[arg(long, default_value_t = crate::measure::futex_view::stacks::PER_S, value_name = "PER_S")]
+    pub futex_stacks: u64,
+
     #[command(flatten)]
     #[allow(missing_docs)]
     pub output: OutputArgs,
@@ -75,6 +81,7 @@ fn spec(args: &AttachArgs) -> ProgramSpec {
         locks: vec![GLIBC.to_string()],
         profile: true,
         holder_state: !args.no_holder_state,
+        futex_stacks: args.futex_stacks,
         top: args.top,
         sort: crate::model::program::ProfileSort::Wait,
         process: None,
@@ -143,7 +150,7 @@ impl Experiment for Attach {
 
 /// Follows `pid` until `duration` passes, a signal comes, or it exits.
 fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<ProgramOutcome> {
-    let view = FutexView::attach(pid, spec.holder_state).map_err(anyhow::Error::msg)?;
+    let view = FutexView::attach(pid, spec.follow()).map_err(anyhow::Error::msg)?;
     let start = Instant::now();
     let start_unix_ns =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);

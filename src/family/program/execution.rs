@@ -130,7 +130,7 @@ impl Setting<'_> {
         if self.kernel_waits_failed.is_some() {
             return None;
         }
-        FutexView::open(self.spec.holder_state).map_err(|e| self.kernel_waits_failed = Some(e)).ok()
+        FutexView::open(self.spec.follow()).map_err(|e| self.kernel_waits_failed = Some(e)).ok()
     }
 }
 

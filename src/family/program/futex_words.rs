@@ -2,12 +2,16 @@
 //! futex table: the program's words (contend's keeper left out), the
 //! longest-blocked first, each named (`data_names`) and marked where it is
 //! a pthread mutex the interposer also profiled, whose "kernel waits" are
-//! the view's waits on its address.
+//! the view's waits on its address; with its waiters' and wakers' user
+//! stacks (`futex_stacks`) where the view sampled them.
 
 use crate::family::program::data_names::DataNames;
+use crate::family::program::futex_stacks::{waited_at, StackNames};
 use crate::measure::futex_view::holders::{Cause, Split, Timeline};
 use crate::measure::futex_view::Seen;
-use crate::model::futex_word::{BlockedIn, FutexView, FutexWaker, FutexWord, HolderSplit};
+use crate::model::futex_word::{
+    BlockedIn, FutexStackSampling, FutexView, FutexWaker, FutexWord, HolderSplit,
+};
 use crate::model::program::{KernelWaitTotals, MutexProfile};
 
 /// The view's table (its `top` words) and the totals; sets each mutex's
@@ -34,6 +38,7 @@ pub fn words(
         on_mutexes += n;
     }
     let all = program.iter().map(|(_, w)| w.counts.waits).sum();
+    let mut stacks = StackNames::new(&seen.stacks);
     let mut ranked: Vec<_> = program.iter().filter(|(_, w)| w.counts.waits > 0).collect();
     ranked.sort_by_key(|((pid, address), w)| {
         (std::cmp::Reverse((w.counts.blocked_ns, w.counts.waits)), *pid, *address)
@@ -64,6 +69,8 @@ pub fn words(
                 .collect();
             wakers.sort_by_key(|k| (std::cmp::Reverse(k.waits_ended), k.tid));
             wakers.truncate(3);
+            let waiter_stacks = stacks.top(w.waiter_stacks.iter().map(|(&n, &(calls, ns))| (n, calls, ns)));
+            let waker_stacks = stacks.top(w.waker_stacks.iter().map(|(&n, &calls)| (n, calls, 0)));
             FutexWord {
                 pid: *pid,
                 address: *address,
@@ -80,6 +87,9 @@ pub fn words(
                         }
                     })
                 }),
+                waited_at: waited_at(&waiter_stacks),
+                waiter_stacks,
+                waker_stacks,
             }
         })
         .collect();
@@ -92,6 +102,15 @@ pub fn words(
         no_split: seen.no_split.clone(),
         // Usable or not, the setting exists only where the kernel has it.
         slice_extension: locks::sys::kernel_knobs::slice_extension().is_ok(),
+        stacks: seen.stack_stats.map(|s| FutexStackSampling {
+            budget_per_s: s.budget_per_s,
+            stack_bytes: crate::measure::futex_view::stacks::STACK_BYTES,
+            read: s.read,
+            unwound: s.unwound,
+            lost: s.lost,
+            off_ns: s.off_ns,
+        }),
+        no_stacks: seen.no_stacks.clone(),
     };
     (view, KernelWaitTotals { all, on_mutexes, lost: seen.lost })
 }

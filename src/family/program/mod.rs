@@ -11,6 +11,7 @@ pub mod data_names;
 pub mod embedded;
 pub mod execution;
 pub mod family;
+pub mod futex_stacks;
 pub mod futex_words;
 pub mod hooks;
 pub mod interposer;

@@ -31,6 +31,9 @@ pub struct ProgramSpec {
     /// switches, to split each word's wait by what its holders were doing
     /// (`--no-holder-state` turns it off).
     pub holder_state: bool,
+    /// The futex view's user stacks a second at most (0: none;
+    /// `--futex-stacks`).
+    pub futex_stacks: u64,
     /// Mutexes shown per lock in the profile.
     pub top: usize,
     /// The profile table's order.
@@ -288,6 +291,11 @@ fn check_interposer(path: &Path) -> Result<(), String> {
 }
 
 impl ProgramSpec {
+    /// What the futex view follows besides the calls.
+    pub fn follow(&self) -> crate::measure::futex_view::Follow {
+        crate::measure::futex_view::Follow { holders: self.holder_state, stacks_per_s: self.futex_stacks }
+    }
+
     /// Validates the arguments of `contend run`, then finds (or writes out)
     /// the interposer: a mistake in the arguments is a [`SpecError`]; a
     /// copy that cannot be written fails the run.
@@ -396,6 +404,7 @@ impl ProgramSpec {
             locks,
             profile: args.profile,
             holder_state: !args.no_holder_state,
+            futex_stacks: args.futex_stacks,
             top: args.top,
             sort: args.sort,
             process: args.process.clone(),

@@ -193,10 +193,14 @@ pub struct Named {
 }
 
 /// Whether DWARF's `file` is a header of the compiler's or the C
-/// library's (the C++ standard library's mutex wrappers live there).
+/// library's (the C++ standard library's mutex wrappers live there), or
+/// the source of Rust's standard library (`/rustc/<commit>/library/...`,
+/// as rustc records it: std's Mutex is inlined into every caller) or of
+/// a crate from the registry (parking_lot, lock_api).
 fn toolchain_header(file: &str) -> bool {
-    ["/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm"].iter().any(|p| file.starts_with(p))
+    ["/usr/include/", "/usr/lib/gcc/", "/usr/lib/llvm", "/rustc/"].iter().any(|p| file.starts_with(p))
         || file.contains("/include/c++/")
+        || file.contains("/.cargo/registry/src/")
 }
 
 /// The paths dpkg may know `module` by. On merged-/usr Debian, /lib is a

@@ -4,7 +4,10 @@
 //! returns woken is charged to the last wake call on its word before it
 //! returned, whose thread is, for a lock, the releasing holder; with the
 //! threads' context switches, what that thread did while the waiter slept
-//! (`holders`).
+//! (`holders`). A call's user stack, sampled at its entry by another
+//! event of the same tracepoint (`stacks`), is joined to it by thread and
+//! time, and counted per word: the waiters' where they slept, the
+//! wakers' where they woke someone.
 
 use super::holders::{Split, Timeline};
 use super::ops::{Call, Said};
@@ -60,9 +63,31 @@ pub struct WordAccount {
     /// What the waits' holders did while they slept (measured when the
     /// view has the threads' switches).
     pub holder: Split,
+    /// Waits that slept (all but EAGAIN's), by their waiter's stack:
+    /// (waits, blocked ns).
+    pub waiter_stacks: HashMap<u32, (u64, u64)>,
+    /// Wake calls that woke a waiter (or unlocked a PI lock), by their
+    /// waker's stack.
+    pub waker_stacks: HashMap<u32, u64>,
     /// The thread of the last wake call on the word, and when it began.
     last_waker: Option<(u32, u64)>,
 }
+
+/// A call in the kernel.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    pid: u32,
+    call: Call,
+    /// When it entered.
+    since: u64,
+    /// Its user stack, when sampled.
+    stack: Option<u32>,
+}
+
+/// How far apart, ns, a call's entry and its stack's sample may be: two
+/// events of one tracepoint hit, stamped one after the other (in either
+/// order) by the same CPU.
+const SAME_ENTRY: u64 = 50_000;
 
 /// Every word's account, and the calls in flight.
 #[derive(Debug, Default)]
@@ -77,8 +102,11 @@ pub struct Account {
     pub orphan_returns: u64,
     /// Every followed thread's states (when the view has the switches).
     pub timeline: Timeline,
-    /// By thread: its process, its call and when it entered.
-    inflight: HashMap<u32, (u32, Call, u64)>,
+    /// By thread: its call in the kernel.
+    inflight: HashMap<u32, InFlight>,
+    /// By thread: a stack sampled before its call's entry was applied
+    /// (time, stack).
+    early_stacks: HashMap<u32, (u64, u32)>,
 }
 
 impl Account {
@@ -100,10 +128,12 @@ impl Account {
                     Call::WaitV => *self.waitv.entry(pid).or_default() += 1,
                     Call::Other => {}
                 }
-                self.inflight.insert(tid, (pid, call, time));
+                let early = self.early_stacks.remove(&tid);
+                let stack = early.filter(|&(at, _)| at + SAME_ENTRY >= time).map(|(_, n)| n);
+                self.inflight.insert(tid, InFlight { pid, call, since: time, stack });
             }
             Said::Exit(ret) => {
-                let Some((pid, call, since)) = self.inflight.remove(&tid) else {
+                let Some(InFlight { pid, call, since, stack }) = self.inflight.remove(&tid) else {
                     self.orphan_returns += 1;
                     return;
                 };
@@ -113,6 +143,10 @@ impl Account {
                         // A wait that found the word changed did not sleep.
                         if ret != -EAGAIN {
                             charge(&mut w.counts, time.saturating_sub(since));
+                            if let Some(n) = stack {
+                                let s = w.waiter_stacks.entry(n).or_default();
+                                *s = (s.0 + 1, s.1 + time.saturating_sub(since));
+                            }
                         }
                         // Its waker: the last wake call of another thread
                         // on the word. One that entered just before the
@@ -142,11 +176,28 @@ impl Account {
                             }
                         }
                     }
-                    Call::Wake { uaddr, counts: true, .. } if ret > 0 => {
-                        self.word(pid, uaddr).counts.woke += ret as u64;
+                    Call::Wake { uaddr, counts, .. } if ret > 0 || (!counts && ret == 0) => {
+                        let w = self.word(pid, uaddr);
+                        if counts {
+                            w.counts.woke += ret as u64;
+                        }
+                        if let Some(n) = stack {
+                            *w.waker_stacks.entry(n).or_default() += 1;
+                        }
                     }
                     _ => {}
                 }
+            }
+        }
+    }
+
+    /// Thread `tid`'s futex call entering at about `time` (just before
+    /// or after) has user stack `n` (records in time order).
+    pub fn stacked(&mut self, tid: u32, time: u64, n: u32) {
+        match self.inflight.get_mut(&tid) {
+            Some(f) if f.stack.is_none() && time.abs_diff(f.since) <= SAME_ENTRY => f.stack = Some(n),
+            _ => {
+                self.early_stacks.insert(tid, (time, n));
             }
         }
     }
@@ -155,7 +206,7 @@ impl Account {
     /// order with the calls').
     pub fn switch(&mut self, tid: u32, time: u64, out: bool, preempted: bool) {
         let futex = match self.inflight.get(&tid) {
-            Some((_, Call::Wait { uaddr }, _)) => Some(*uaddr),
+            Some(InFlight { call: Call::Wait { uaddr }, .. }) => Some(*uaddr),
             _ => None,
         };
         self.timeline.switch(tid, time, out, preempted, futex);
@@ -165,10 +216,14 @@ impl Account {
     /// unfinished, blocked until then, their holder not known.
     pub fn finish(&mut self, end: u64) {
         let seen = self.timeline.seen;
-        for (_, (pid, call, since)) in std::mem::take(&mut self.inflight) {
+        for (_, InFlight { pid, call, since, stack }) in std::mem::take(&mut self.inflight) {
             if let Call::Wait { uaddr } = call {
                 let w = self.word(pid, uaddr);
                 charge(&mut w.counts, end.saturating_sub(since));
+                if let Some(n) = stack {
+                    let s = w.waiter_stacks.entry(n).or_default();
+                    *s = (s.0 + 1, s.1 + end.saturating_sub(since));
+                }
                 w.counts.unfinished += 1;
                 if seen {
                     w.holder.unknown += end.saturating_sub(since);
@@ -237,6 +292,29 @@ mod tests {
         let mut s = super::Split::default();
         a.timeline.add(&mut s, 1, 12, 34);
         assert_eq!(s.blocked, HashMap::from([(super::super::holders::Cause::Futex(0x40), 22)]));
+    }
+
+    #[test]
+    fn stacks_join_their_calls_whichever_sample_comes_first() {
+        let mut a = Account::default();
+        // The waiter's stack sampled just before its entry; the waker's
+        // just after; an EAGAIN wait's stack is no sleeping waiter's.
+        a.stacked(1, 9_990, 7);
+        a.apply(P, 1, 10_000, Said::Enter(Call::Wait { uaddr: 0x40 }));
+        a.apply(P, 2, 10_500, Said::Enter(Call::Wait { uaddr: 0x40 }));
+        a.stacked(2, 10_501, 8);
+        a.apply(P, 3, 20_000, Said::Enter(Call::Wake { uaddr: 0x40, also: None, counts: true }));
+        a.stacked(3, 20_002, 9);
+        a.apply(P, 2, 20_100, Said::Exit(-EAGAIN));
+        a.apply(P, 3, 20_200, Said::Exit(1));
+        a.apply(P, 1, 20_300, Said::Exit(0));
+        // A stale stack (its call's entry was never seen) joins nothing.
+        a.stacked(4, 1_000, 5);
+        a.apply(P, 4, 900_000, Said::Enter(Call::Wait { uaddr: 0x40 }));
+        a.apply(P, 4, 900_100, Said::Exit(0));
+        let w = &a.words[&(P, 0x40)];
+        assert_eq!(w.waiter_stacks, HashMap::from([(7, (1, 10_300))]));
+        assert_eq!(w.waker_stacks, HashMap::from([(9, 1)]));
     }
 
     #[test]

@@ -19,6 +19,10 @@
 //! lock, the holder) was doing meanwhile (`holders`); where those cannot
 //! be opened the view goes on without the split, and says so.
 //!
+//! With a budget of stacks a second, a third set of buffers has the
+//! futex calls' entries again, each with the caller's user stack, unwound
+//! as it is read (`stacks`, `unwind`): who waited and who woke, by code.
+//!
 //! Needs tracefs and the right to open tracepoint events (root,
 //! CAP_PERFMON or a low perf_event_paranoid). While syscall tracepoints
 //! are enabled every syscall takes the kernel's tracing path, and each
@@ -29,18 +33,23 @@ pub mod account;
 pub mod holders;
 pub mod ops;
 pub mod procfs;
+mod setup;
+pub mod stacks;
+pub mod unwind;
 
 use account::Account;
-use holders::KernelSymbols;
 use locks::sys::clock::monotonic_ns;
-use locks::sys::perf_ring::{Record, Stamped, Tracepoint, TracepointSampler, Watch};
-use ops::{offset, Point, Points};
+use locks::sys::perf_ring::{Record, Stamped, TracepointSampler, Watch};
+use ops::{Call, Points, Said};
 use procfs::online;
 pub use procfs::{comm, cpu_list, read_maps, threads, Mapping};
+use setup::{points, refused, switches, Sched};
+use stacks::{StackSampler, StackStats};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use unwind::Stacks;
 
 /// Each CPU's buffer: 4 MiB, about 45,000 stamped samples of the futex
 /// tracepoints (90 bytes each).
@@ -85,16 +94,23 @@ pub struct Seen {
     pub lost: u64,
     /// Why the holders' states were not followed (None: they were).
     pub no_split: Option<String>,
+    /// The user stacks unwound (`Account` numbers them).
+    pub stacks: Stacks,
+    /// What the stack sampler did (None: it did not run).
+    pub stack_stats: Option<StackStats>,
+    /// Why the stacks were not sampled (None: they were).
+    pub no_stacks: Option<String>,
 }
 
-/// The threads' switches: sched_switch's sleeping switch-outs with their
-/// kernel stacks, and every switch record.
-struct Sched {
-    sampler: TracepointSampler,
-    /// The sched_switch tracepoint's id and where prev_state sits.
-    id: u16,
-    prev_state: usize,
-    symbols: KernelSymbols,
+/// What the view follows besides the futex calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Follow {
+    /// The threads' context switches, to split each wait by what its
+    /// holder did.
+    pub holders: bool,
+    /// User stacks of the futex calls, at most this many a second (0:
+    /// none).
+    pub stacks_per_s: u64,
 }
 
 /// What a record says, to be applied in time order.
@@ -106,11 +122,15 @@ enum Event {
     Switch { out: bool, preempted: bool },
     /// The thread is about to sleep, for this reason.
     Sleeps(u32),
+    /// The thread's futex call (the one entering about now) has this
+    /// user stack.
+    Stack(u32),
 }
 
 struct State {
     sampler: TracepointSampler,
     sched: Option<Sched>,
+    stacks: Option<StackSampler>,
     points: Points,
     /// Read, not yet applied: (time, pid, tid, what).
     pending: Vec<(u64, u32, u32, Event)>,
@@ -126,118 +146,27 @@ pub struct FutexView {
     drainer: Option<std::thread::JoinHandle<()>>,
 }
 
-/// The tracepoints, by id, with the fields the view reads.
-fn points(root: &std::path::Path) -> Result<(Vec<Tracepoint>, Points), String> {
-    let mut tps = Vec::new();
-    let mut points = Points::default();
-    let names = [
-        "sys_enter_futex",
-        "sys_exit_futex",
-        "sys_enter_futex_wait",
-        "sys_exit_futex_wait",
-        "sys_enter_futex_wake",
-        "sys_exit_futex_wake",
-        "sys_enter_futex_waitv",
-        "sys_exit_futex_waitv",
-    ];
-    for name in names {
-        let dir = root.join("events/syscalls").join(name);
-        let (Ok(id), Ok(format)) =
-            (std::fs::read_to_string(dir.join("id")), std::fs::read_to_string(dir.join("format")))
-        else {
-            // futex(2) is required; futex2's calls are newer (Linux 5.16, 6.7).
-            if name.ends_with("_futex") {
-                return Err(format!("{} is missing (no syscall tracepoints in this kernel?)", dir.display()));
-            }
-            continue;
-        };
-        let id: u16 =
-            id.trim().parse().map_err(|_| format!("{}/id is not a tracepoint id", dir.display()))?;
-        let field =
-            |f: &str| offset(&format, f).ok_or_else(|| format!("{}/format has no {f}", dir.display()));
-        let point = match name {
-            "sys_enter_futex" => {
-                Point::EnterFutex { uaddr: field("uaddr")?, op: field("op")?, uaddr2: field("uaddr2")? }
-            }
-            "sys_enter_futex_wait" => Point::EnterWait { uaddr: field("uaddr")? },
-            "sys_enter_futex_wake" => Point::EnterWake { uaddr: field("uaddr")? },
-            "sys_enter_futex_waitv" => Point::EnterWaitV,
-            _ => Point::Exit { ret: field("ret")? },
-        };
-        points.0.insert(id, point);
-        tps.push(Tracepoint { id: id as u64, filter: String::new() });
-    }
-    Ok((tps, points))
-}
-
-/// Opens the switches of thread `pid` (0: the calling thread) and the
-/// tasks it starts, on `cpus`.
-fn sched(root: &std::path::Path, pid: i32, cpus: Vec<i32>) -> Result<Sched, String> {
-    let dir = root.join("events/sched/sched_switch");
-    let (Ok(id), Ok(format)) =
-        (std::fs::read_to_string(dir.join("id")), std::fs::read_to_string(dir.join("format")))
-    else {
-        return Err(format!("{} is missing", dir.display()));
-    };
-    let id: u16 = id.trim().parse().map_err(|_| format!("{}/id is not a tracepoint id", dir.display()))?;
-    let prev_state =
-        offset(&format, "prev_state").ok_or_else(|| format!("{}/format has no prev_state", dir.display()))?;
-    // Only switch-outs into sleep need their stack (a preempted thread's
-    // state has no bits in the low byte).
-    let point = Tracepoint { id: id as u64, filter: "prev_state & 255".into() };
-    let watch = Watch { tasks: false, switches: true, kernel_stacks: true };
-    let sampler = TracepointSampler::open_all(&[point], Stamped::Yes, watch, SCHED_PAGES, pid, cpus)
-        .map_err(|e| format!("sampling sched_switch failed: {e}"))?;
-    Ok(Sched { sampler, id, prev_state, symbols: KernelSymbols::read() })
-}
-
-/// The switches of thread `pid` when `holders` and they can be opened;
-/// else why not, in `seen`.
-fn switches(
-    root: &std::path::Path,
-    pid: i32,
-    holders: bool,
-    seen: &mut Seen,
-) -> Result<Option<Sched>, String> {
-    if !holders {
-        seen.no_split = Some("turned off (--no-holder-state)".into());
-        return Ok(None);
-    }
-    Ok(sched(root, pid, online()?).map_err(|e| seen.no_split = Some(e)).ok())
-}
-
-/// Why the tracepoints could not be opened, with what fixes it.
-fn refused(e: std::io::Error, whose: &str) -> String {
-    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
-    format!(
-        "sampling the futex syscall tracepoints of {whose} failed: {e} (needs root or CAP_PERFMON, or \
-         sysctl kernel.perf_event_paranoid=-1, now {}{})",
-        paranoid.trim(),
-        if whose.starts_with("process") { "; and the right to ptrace the process" } else { "" }
-    )
-}
-
 impl FutexView {
     /// Starts the view for the calling thread and every task it starts
-    /// from now on, with the holders' states when `holders`. The error
-    /// says why it cannot.
-    pub fn open(holders: bool) -> Result<Self, String> {
+    /// from now on, with what `follow` asks. The error says why it cannot.
+    pub fn open(follow: Follow) -> Result<Self, String> {
         let root = crate::measure::tracefs::root()?;
         let (tps, points) = points(&root)?;
         let tasks = Watch { tasks: true, ..Watch::default() };
         let sampler = TracepointSampler::open_all(&tps, Stamped::Yes, tasks, PAGES, 0, online()?)
             .map_err(|e| refused(e, "the program"))?;
         let mut seen = Seen::default();
-        let sched = switches(&root, 0, holders, &mut seen)?;
-        Self::start(sampler, sched, points, seen)
+        let sched = switches(&root, 0, follow.holders, &mut seen)?;
+        let stacks = setup::stacks(&tps, &points, 0, follow, &mut seen);
+        Self::start(sampler, sched, stacks, points, seen)
     }
 
     /// Starts the view of process `pid`, running: every thread it has now
     /// and every task they start. Its threads are listed until a listing
     /// finds none not yet followed (one started meanwhile by a followed
     /// thread is followed twice; the drain drops the twin samples). With
-    /// `holders`, the holders' states too.
-    pub fn attach(pid: u32, holders: bool) -> Result<Self, String> {
+    /// what `follow` asks.
+    pub fn attach(pid: u32, follow: Follow) -> Result<Self, String> {
         let root = crate::measure::tracefs::root()?;
         let (tps, points) = points(&root)?;
         let gone = || format!("no process {pid} (it is not running, or not visible here)");
@@ -253,7 +182,8 @@ impl FutexView {
                     }
                 })?;
         let mut seen = Seen::default();
-        let mut sched = switches(&root, first, holders, &mut seen)?;
+        let mut sched = switches(&root, first, follow.holders, &mut seen)?;
+        let mut stacks = setup::stacks(&tps, &points, first, follow, &mut seen);
         let mut followed = vec![first];
         loop {
             let now = threads(pid).ok_or_else(gone)?;
@@ -263,7 +193,8 @@ impl FutexView {
             }
             for tid in new {
                 let also = sched.as_mut().map_or(Ok(()), |s| s.sampler.add_thread(tid));
-                match sampler.add_thread(tid).and(also) {
+                let stacked = stacks.as_mut().map_or(Ok(()), |s| s.add_thread(tid));
+                match sampler.add_thread(tid).and(also).and(stacked) {
                     Ok(()) => {}
                     // It exited between the listing and now.
                     Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => {}
@@ -279,20 +210,22 @@ impl FutexView {
         for tid in followed {
             seen.comms.insert(tid as u32, comm(pid, Some(tid as u32)));
         }
-        Self::start(sampler, sched, points, seen)
+        Self::start(sampler, sched, stacks, points, seen)
     }
 
-    /// Starts the drainer of `sampler` (and `sched`).
+    /// Starts the drainer of `sampler` (and `sched`, `stacks`).
     fn start(
         sampler: TracepointSampler,
         sched: Option<Sched>,
+        stacks: Option<StackSampler>,
         points: Points,
         mut seen: Seen,
     ) -> Result<Self, String> {
         // Followed from the start, so that every wait is split, even one
         // that ends before the first switch is read.
         seen.account.timeline.seen = sched.is_some();
-        let state = State { sampler, sched, points, pending: Vec::new(), seen, mapped_at: HashMap::new() };
+        let state =
+            State { sampler, sched, stacks, points, pending: Vec::new(), seen, mapped_at: HashMap::new() };
         let shared = Arc::new(Mutex::new(state));
         let stop = Arc::new(AtomicBool::new(false));
         let drainer = {
@@ -324,9 +257,15 @@ impl FutexView {
         drain(&self.shared, true);
         let mut guard = self.shared.lock().unwrap_or_else(|p| p.into_inner());
         let lost = guard.sampler.lost + guard.sched.as_ref().map_or(0, |s| s.sampler.lost);
+        let now = monotonic_ns();
+        let stacked = guard.stacks.as_mut().map(|s| (s.finish(now), std::mem::take(&mut s.unwinding.stacks)));
         let mut seen = std::mem::take(&mut guard.seen);
-        seen.account.finish(monotonic_ns());
+        seen.account.finish(now);
         seen.lost = lost;
+        if let Some((stats, stacks)) = stacked {
+            seen.stack_stats = Some(stats);
+            seen.stacks = stacks;
+        }
         seen
     }
 }
@@ -344,7 +283,7 @@ fn drain(shared: &Mutex<State>, last: bool) {
     let state = &mut *guard;
     let start = monotonic_ns();
     let (points, pending, seen) = (&state.points, &mut state.pending, &mut state.seen);
-    let (mut pids, mut tids) = (Vec::new(), Vec::new());
+    let (mut pids, mut tids, mut execs) = (Vec::new(), Vec::new(), Vec::new());
     state.sampler.drain(|record| match record {
         Record::Sample(s) => {
             if let Some(said) = points.read(s.raw) {
@@ -357,11 +296,18 @@ fn drain(shared: &Mutex<State>, last: bool) {
                 }
             }
         }
-        Record::Map { pid, start, len, offset, path } => {
+        Record::Map { pid, start, len, offset, path, executable } => {
             let path = if path == "//anon" { String::new() } else { path.to_string() };
-            seen.mapped.entry(pid).or_default().push(Mapping { start, end: start + len, offset, path });
+            let m = Mapping { start, end: start + len, offset, path, executable };
+            seen.mapped.entry(pid).or_default().push(m);
         }
-        Record::Comm { pid, tid, comm } => {
+        Record::Comm { pid, tid, comm, exec } => {
+            // A new image: the mappings recorded before are gone with the
+            // old one (the new image's are recorded after this).
+            if exec {
+                execs.push(pid);
+                seen.mapped.remove(&pid);
+            }
             seen.comms.insert(tid, comm.to_string());
             if pid == tid {
                 seen.processes.insert(pid, comm.to_string());
@@ -385,6 +331,18 @@ fn drain(shared: &Mutex<State>, last: bool) {
                 }
             }
             _ => {}
+        });
+    }
+    if let Some(stacks) = &mut state.stacks {
+        for pid in execs {
+            stacks.unwinding.forget(pid);
+        }
+        stacks.drain(start, &state.seen.mapped, |s, stack| {
+            let call = points.read(s.raw);
+            let on_a_word = matches!(call, Some(Said::Enter(Call::Wait { .. } | Call::Wake { .. })));
+            if let (true, Some(n)) = (on_a_word, stack) {
+                pending.push((s.time, s.pid, s.tid, Event::Stack(n)));
+            }
         });
     }
     // Read at once, before the samples wait to be applied: a thread or a
@@ -413,6 +371,7 @@ fn drain(shared: &Mutex<State>, last: bool) {
             Event::Futex(said) => account.apply(pid, tid, time, said),
             Event::Switch { out, preempted } => account.switch(tid, time, out, preempted),
             Event::Sleeps(n) => account.timeline.sleeps_in(tid, n),
+            Event::Stack(n) => account.stacked(tid, time, n),
         }
     }
 }

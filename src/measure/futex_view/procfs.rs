@@ -13,6 +13,8 @@ pub struct Mapping {
     pub offset: u64,
     /// The file, `[heap]`, `[stack]`, or empty (anonymous).
     pub path: String,
+    /// Mapped executable (code), as /proc says; false where not known.
+    pub executable: bool,
 }
 
 /// The online CPUs.
@@ -49,13 +51,14 @@ pub fn read_maps(pid: u32) -> Option<Vec<Mapping>> {
 /// One line of /proc/PID/maps: `start-end perms offset dev inode path`.
 fn parse_map_line(line: &str) -> Option<Mapping> {
     let mut f = line.splitn(6, ' ');
-    let (range, _perms, offset, _dev, _inode) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+    let (range, perms, offset, _dev, _inode) = (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
     let (start, end) = range.split_once('-')?;
     Some(Mapping {
         start: u64::from_str_radix(start, 16).ok()?,
         end: u64::from_str_radix(end, 16).ok()?,
         offset: u64::from_str_radix(offset, 16).ok()?,
         path: f.next().unwrap_or("").trim().to_string(),
+        executable: perms.as_bytes().get(2) == Some(&b'x'),
     })
 }
 

@@ -30,7 +30,29 @@ pub struct Sample<'a> {
     /// With `Watch::kernel_stacks` (in perf_ring), the kernel's stack when it fired,
     /// innermost first (return addresses, context markers left out).
     pub stack: Vec<u64>,
+    /// With `Watch::user_stacks`, the user's registers and the top of its
+    /// stack when it fired (None: the thread was not in user space, a
+    /// kernel thread).
+    pub user: Option<UserStack<'a>>,
 }
+
+/// A thread's user registers at a sample, and a copy of the top of its
+/// stack (from the stack pointer up): what an unwinder needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UserStack<'a> {
+    /// The instruction pointer.
+    pub ip: u64,
+    /// The stack pointer: `stack[0]` is the byte at this address.
+    pub sp: u64,
+    /// The frame pointer (rbp).
+    pub bp: u64,
+    /// The bytes copied, as many as the stack had up to the size asked.
+    pub stack: &'a [u8],
+}
+
+/// The user registers asked for, as perf_event_open(2)'s x86 bit numbers
+/// (PERF_REG_X86_BP, _SP, _IP): the record lists them in this order.
+pub const USER_REGS: u64 = (1 << 6) | (1 << 7) | (1 << 8);
 
 /// What a buffer holds besides samples: with `tasks`, the kernel's
 /// records of the sampled tasks' memory mappings (every mmap, code and
@@ -52,6 +74,8 @@ pub enum Record<'a> {
         offset: u64,
         /// The file, `//anon` for anonymous memory, `[heap]`, ...
         path: &'a str,
+        /// Mapped executable (PROT_EXEC): code.
+        executable: bool,
     },
     /// With `Watch::switches` (in perf_ring), a sampled thread left a CPU or came to
     /// one (PERF_RECORD_SWITCH).
@@ -76,6 +100,9 @@ pub enum Record<'a> {
         tid: u32,
         /// Its name.
         comm: &'a str,
+        /// Named by an exec (else by PR_SET_NAME): the process's image,
+        /// code and map are new.
+        exec: bool,
     },
 }
 
@@ -86,12 +113,15 @@ pub(super) fn text(bytes: &[u8]) -> &str {
 }
 
 /// A PERF_RECORD_MMAP2's fields: pid, tid, addr, len, pgoff, then 24
-/// bytes of device and inode (or build id), prot, flags, the file name.
+/// bytes of device and inode (or build id), prot (at 56), flags, the
+/// file name (at 64).
 pub(super) fn parse_map(record: &[u8]) -> Option<Record<'_>> {
     let u64_at = |o: usize| Some(u64::from_ne_bytes(record.get(o..o + 8)?.try_into().ok()?));
     let pid = u32::from_ne_bytes(record.get(0..4)?.try_into().ok()?);
     let (start, len, offset) = (u64_at(8)?, u64_at(16)?, u64_at(24)?);
-    Some(Record::Map { pid, start, len, offset, path: text(record.get(64..)?) })
+    let prot = u32::from_ne_bytes(record.get(56..60)?.try_into().ok()?);
+    let executable = prot & libc::PROT_EXEC as u32 != 0;
+    Some(Record::Map { pid, start, len, offset, path: text(record.get(64..)?), executable })
 }
 
 /// A PERF_RECORD_SWITCH of a per-task event: no body, only the sample id
@@ -112,9 +142,11 @@ pub(super) fn parse_switch(record: &[u8], misc: u32) -> Option<Record<'_>> {
 const CONTEXT_MARKERS: u64 = -4095i64 as u64;
 
 /// A sample record's fields, in the order perf writes them for
-/// TID | [TIME] | [CALLCHAIN] | RAW: pid, tid, time, the stack's length
-/// and addresses, the raw record's size and bytes.
-pub(super) fn parse_sample(record: &[u8], stamped: Stamped, stacks: bool) -> Option<Sample<'_>> {
+/// TID | [TIME] | [CALLCHAIN] | RAW | [REGS_USER | STACK_USER]: pid, tid,
+/// time, the stack's length and addresses, the raw record's size and
+/// bytes, then with `user` the registers' ABI and values ([`USER_REGS`])
+/// and the user stack's size, bytes and dynamic size.
+pub(super) fn parse_sample(record: &[u8], stamped: Stamped, stacks: bool, user: bool) -> Option<Sample<'_>> {
     let word = |o: usize| Some(u32::from_ne_bytes(record.get(o..o + 4)?.try_into().ok()?));
     let long = |o: usize| Some(u64::from_ne_bytes(record.get(o..o + 8)?.try_into().ok()?));
     let (pid, tid) = (word(0)?, word(4)?);
@@ -135,7 +167,27 @@ pub(super) fn parse_sample(record: &[u8], stamped: Stamped, stacks: bool) -> Opt
     }
     let raw_len = word(at)? as usize;
     let raw = record.get(at + 4..(at + 4 + raw_len).min(record.len()))?;
-    Some(Sample { pid, tid, time, raw, stack })
+    let user = if user { parse_user(record, at + 4 + raw_len)? } else { None };
+    Some(Sample { pid, tid, time, raw, stack, user })
+}
+
+/// The user registers and stack at `at`: None inside when the sample
+/// has none (ABI 0: a kernel thread), None outside when the record is cut.
+fn parse_user(record: &[u8], mut at: usize) -> Option<Option<UserStack<'_>>> {
+    let long = |o: usize| Some(u64::from_ne_bytes(record.get(o..o + 8)?.try_into().ok()?));
+    let abi = long(at)?;
+    at += 8;
+    let regs = if abi == 0 {
+        None
+    } else {
+        let r = (long(at)?, long(at + 8)?, long(at + 16)?);
+        at += 24;
+        Some(r)
+    };
+    let size = long(at)? as usize;
+    let bytes = record.get(at + 8..at + 8 + size)?;
+    let dynamic = if size == 0 { 0 } else { long(at + 8 + size)? as usize };
+    Some(regs.map(|(bp, sp, ip)| UserStack { ip, sp, bp, stack: &bytes[..dynamic.min(size)] }))
 }
 
 #[cfg(test)]
@@ -147,16 +199,20 @@ mod tests {
         let mut rec: Vec<u8> = [7u32, 9].iter().flat_map(|w| w.to_ne_bytes()).collect();
         let plain = [rec.clone(), 3u32.to_ne_bytes().to_vec(), vec![1, 2, 3, 0]].concat();
         assert_eq!(
-            parse_sample(&plain, Stamped::No, false),
-            Some(Sample { pid: 7, tid: 9, time: 0, raw: &[1, 2, 3], stack: vec![] })
+            parse_sample(&plain, Stamped::No, false, false),
+            Some(Sample { pid: 7, tid: 9, time: 0, raw: &[1, 2, 3], stack: vec![], user: None })
         );
         rec.extend(42u64.to_ne_bytes());
         let timed = [rec.clone(), 2u32.to_ne_bytes().to_vec(), vec![5, 6, 0, 0]].concat();
         assert_eq!(
-            parse_sample(&timed, Stamped::Yes, false),
-            Some(Sample { pid: 7, tid: 9, time: 42, raw: &[5, 6], stack: vec![] })
+            parse_sample(&timed, Stamped::Yes, false, false),
+            Some(Sample { pid: 7, tid: 9, time: 42, raw: &[5, 6], stack: vec![], user: None })
         );
-        assert_eq!(parse_sample(&timed[..10], Stamped::Yes, false), None, "a short record is no sample");
+        assert_eq!(
+            parse_sample(&timed[..10], Stamped::Yes, false, false),
+            None,
+            "a short record is no sample"
+        );
         // A kernel stack: the PERF_CONTEXT_KERNEL marker, then two addresses.
         let chain: Vec<u8> = [3u64, -128i64 as u64, 0xffff_8000_0000_1000, 0xffff_8000_0000_2000]
             .iter()
@@ -164,15 +220,35 @@ mod tests {
             .collect();
         let stacked = [rec, chain, 1u32.to_ne_bytes().to_vec(), vec![9, 0, 0, 0]].concat();
         assert_eq!(
-            parse_sample(&stacked, Stamped::Yes, true),
+            parse_sample(&stacked, Stamped::Yes, true, false),
             Some(Sample {
                 pid: 7,
                 tid: 9,
                 time: 42,
                 raw: &[9],
-                stack: vec![0xffff_8000_0000_1000, 0xffff_8000_0000_2000]
+                stack: vec![0xffff_8000_0000_1000, 0xffff_8000_0000_2000],
+                user: None
             })
         );
+    }
+
+    #[test]
+    fn a_user_stack_reads_its_registers_and_only_the_bytes_the_stack_had() {
+        let longs = |ws: &[u64]| -> Vec<u8> { ws.iter().flat_map(|w| w.to_ne_bytes()).collect() };
+        let head: Vec<u8> = [7u32, 9].iter().flat_map(|w| w.to_ne_bytes()).collect();
+        // raw: 4 bytes of size, 4 of record (8-aligned together).
+        let raw = [4u32.to_ne_bytes().to_vec(), vec![1, 2, 3, 4]].concat();
+        // ABI 2 (64-bit), bp, sp, ip; 16 bytes of stack asked, 8 there.
+        let user = [longs(&[2, 0xb0, 0x7ff0, 0x40_1000, 16]), longs(&[0xaa, 0]), longs(&[8])].concat();
+        let rec = [head.clone(), raw.clone(), user].concat();
+        let s = parse_sample(&rec, Stamped::No, false, true).expect("a sample");
+        let u = s.user.expect("user registers");
+        assert_eq!((u.ip, u.sp, u.bp), (0x40_1000, 0x7ff0, 0xb0));
+        assert_eq!(u.stack, &0xaau64.to_ne_bytes()[..], "only the dynamic size counts");
+        // A kernel thread: ABI 0, no registers, no stack.
+        let none = [head, raw, longs(&[0, 0])].concat();
+        assert_eq!(parse_sample(&none, Stamped::No, false, true).expect("a sample").user, None);
+        assert_eq!(parse_sample(&rec[..rec.len() - 4], Stamped::No, false, true), None, "a cut record");
     }
 
     #[test]
@@ -198,6 +274,7 @@ mod tests {
         rec[8..16].copy_from_slice(&0x40_0000u64.to_ne_bytes());
         rec[16..24].copy_from_slice(&0x2000u64.to_ne_bytes());
         rec[24..32].copy_from_slice(&0x1000u64.to_ne_bytes());
+        rec[56..60].copy_from_slice(&((libc::PROT_READ | libc::PROT_EXEC) as u32).to_ne_bytes());
         rec.extend(b"/usr/bin/prog\0\0\0");
         assert_eq!(
             parse_map(&rec),
@@ -206,7 +283,8 @@ mod tests {
                 start: 0x40_0000,
                 len: 0x2000,
                 offset: 0x1000,
-                path: "/usr/bin/prog"
+                path: "/usr/bin/prog",
+                executable: true
             })
         );
         assert_eq!(parse_map(&rec[..40]), None);

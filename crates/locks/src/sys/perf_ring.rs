@@ -18,8 +18,8 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
-use super::perf_record::{parse_map, parse_sample, parse_switch, text};
-pub use super::perf_record::{Record, Sample, Stamped};
+use super::perf_record::{parse_map, parse_sample, parse_switch, text, USER_REGS};
+pub use super::perf_record::{Record, Sample, Stamped, UserStack};
 
 /// One CPU's event and its mapped buffer.
 struct Ring {
@@ -52,6 +52,10 @@ pub struct Watch {
     pub switches: bool,
     /// The kernel stack of each hit ([`Sample::stack`]); never the user's.
     pub kernel_stacks: bool,
+    /// With a size in bytes (a multiple of 8, 0: none), each hit's user
+    /// registers and that much of the top of its user stack
+    /// ([`Sample::user`]), for an unwinder.
+    pub user_stacks: u32,
 }
 
 /// A tracepoint to sample: its id (tracefs `events/<group>/<name>/id`)
@@ -98,6 +102,12 @@ impl TracepointSampler {
     ) -> io::Result<Self> {
         if watch.switches && stamped == Stamped::No {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "switches need stamped samples"));
+        }
+        if watch.user_stacks % 8 != 0 || watch.user_stacks > 32 << 10 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "user stack: not a multiple of 8 up to 32 KiB",
+            ));
         }
         if !pages.is_power_of_two() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "buffer pages: not a power of two"));
@@ -157,9 +167,33 @@ impl TracepointSampler {
     /// Hands every sample written since the last drain to `f`, and frees
     /// their room.
     pub fn drain(&mut self, mut f: impl FnMut(Record<'_>)) {
+        let user = self.watch.user_stacks > 0;
         for ring in &mut self.rings {
-            self.lost += drain_ring(ring, self.stamped, self.watch.kernel_stacks, &mut f);
+            self.lost += drain_ring(ring, self.stamped, self.watch.kernel_stacks, user, &mut f);
         }
+    }
+
+    /// Stops sampling, or starts it again: every event of the sampler,
+    /// and the copies a task started since inherited (the kernel applies
+    /// enable and disable to an event's inherited children too). What a
+    /// caller uses to keep an expensive sample (a user stack) under a
+    /// budget.
+    pub fn set_enabled(&self, on: bool) -> io::Result<()> {
+        let events = self.rings.iter().map(|r| &r._event).chain(&self._followers);
+        for event in events {
+            // SAFETY: plain ioctls on perf event fds this sampler owns.
+            let r = unsafe {
+                if on {
+                    perf_event_open_sys::ioctls::ENABLE(event.as_raw_fd(), 0)
+                } else {
+                    perf_event_open_sys::ioctls::DISABLE(event.as_raw_fd(), 0)
+                }
+            };
+            if r < 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
     }
 }
 
@@ -180,13 +214,18 @@ fn open_event(point: &Tracepoint, stamped: Stamped, watch: Watch, pid: i32, cpu:
         CString::new(point.filter.as_str()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
     let time = if stamped == Stamped::Yes { pb::PERF_SAMPLE_TIME } else { 0 };
     let stack = if watch.kernel_stacks { pb::PERF_SAMPLE_CALLCHAIN } else { 0 };
+    let user = if watch.user_stacks > 0 { pb::PERF_SAMPLE_REGS_USER | pb::PERF_SAMPLE_STACK_USER } else { 0 };
     let mut attr = pb::perf_event_attr {
         type_: pb::PERF_TYPE_TRACEPOINT,
         size: std::mem::size_of::<pb::perf_event_attr>() as u32,
         config: point.id,
-        sample_type: (pb::PERF_SAMPLE_TID | time | stack | pb::PERF_SAMPLE_RAW) as u64,
+        sample_type: (pb::PERF_SAMPLE_TID | time | stack | pb::PERF_SAMPLE_RAW | user) as u64,
         ..Default::default()
     };
+    if watch.user_stacks > 0 {
+        attr.sample_regs_user = USER_REGS;
+        attr.sample_stack_user = watch.user_stacks;
+    }
     attr.__bindgen_anon_1.sample_period = 1;
     attr.set_inherit(1);
     if watch.kernel_stacks {
@@ -255,7 +294,13 @@ fn map_ring(fd: OwnedFd, pages: usize) -> io::Result<Ring> {
 }
 
 /// Reads `ring`'s new records; returns the samples the kernel lost.
-fn drain_ring(ring: &mut Ring, stamped: Stamped, stacks: bool, f: &mut impl FnMut(Record<'_>)) -> u64 {
+fn drain_ring(
+    ring: &mut Ring,
+    stamped: Stamped,
+    stacks: bool,
+    user: bool,
+    f: &mut impl FnMut(Record<'_>),
+) -> u64 {
     let meta = ring.base as *mut pb::perf_event_mmap_page;
     // SAFETY: the first page of the mapping is the control page; data_head
     // and data_tail are 8-aligned u64s the kernel and this reader share.
@@ -273,6 +318,13 @@ fn drain_ring(ring: &mut Ring, stamped: Stamped, stacks: bool, f: &mut impl FnMu
     // SAFETY: the data area follows the control page.
     let data = unsafe { std::slice::from_raw_parts(ring.base.add(ring.page), size as usize) };
     let byte = |i: u64| data[(i % size) as usize];
+    // Bytes [from, to) of the area, which may wrap around its end.
+    let copy = |record: &mut Vec<u8>, from: u64, to: u64| {
+        let (a, b) = ((from % size) as usize, (to - from) as usize);
+        let first = b.min(data.len() - a);
+        record.extend_from_slice(&data[a..a + first]);
+        record.extend_from_slice(&data[..b - first]);
+    };
     let mut record = Vec::new();
     let mut lost = 0;
     while at < end {
@@ -285,10 +337,10 @@ fn drain_ring(ring: &mut Ring, stamped: Stamped, stacks: bool, f: &mut impl FnMu
         }
         // A record may wrap around the end of the area: copy it out.
         record.clear();
-        record.extend((8..len).map(|i| byte(at + i)));
+        copy(&mut record, at + 8, at + len);
         match kind {
             pb::PERF_RECORD_SAMPLE => {
-                if let Some(sample) = parse_sample(&record, stamped, stacks) {
+                if let Some(sample) = parse_sample(&record, stamped, stacks, user) {
                     f(Record::Sample(sample));
                 }
             }
@@ -305,7 +357,8 @@ fn drain_ring(ring: &mut Ring, stamped: Stamped, stacks: bool, f: &mut impl FnMu
             pb::PERF_RECORD_COMM if record.len() > 8 => {
                 let word = |o: usize| u32::from_ne_bytes(record[o..o + 4].try_into().expect("4 bytes"));
                 let comm = text(&record[8..]);
-                f(Record::Comm { pid: word(0), tid: word(4), comm });
+                let exec = misc & pb::PERF_RECORD_MISC_COMM_EXEC != 0;
+                f(Record::Comm { pid: word(0), tid: word(4), comm, exec });
             }
             pb::PERF_RECORD_LOST if record.len() >= 16 => {
                 lost += u64::from_ne_bytes(record[8..16].try_into().expect("8 bytes"));

@@ -81,9 +81,10 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
         None => format!(" {}", super::holder_state::LEGEND),
     };
     format!(
-        "{head}; top {} by blocked time:\n{t}\n{}{}",
+        "{head}; top {} by blocked time:\n{t}\n{}{}{}",
         view.words.len(),
         crate::output::table::fit(&format!("{legend}{split}\n")),
+        super::futex_sites::block(view),
         super::holder_state::advice(view)
     )
 }
@@ -129,6 +130,10 @@ struct WordRow {
     holder_unknown_ns: Option<u64>,
     /// What the holders slept in most.
     holder_blocked_in: Option<String>,
+    /// Where its waiters slept, as code (with the stacks sampled).
+    waited_at: Option<String>,
+    /// Where its wakers woke them, as code: the top waker stack's site.
+    woken_from: Option<String>,
 }
 
 /// The futex view's words as CSV, one row each (empty without a view).
@@ -157,6 +162,8 @@ pub fn csv(s: &ProgramSample) -> String {
         holder_waking_ns: w.holder.as_ref().map(|h| h.waking_ns),
         holder_unknown_ns: w.holder.as_ref().map(|h| h.unknown_ns),
         holder_blocked_in: w.holder.as_ref().and_then(|h| h.blocked_in.first()).map(|b| b.cause.clone()),
+        waited_at: w.waited_at.clone(),
+        woken_from: crate::family::program::futex_stacks::waited_at(&w.waker_stacks),
     }))
 }
 

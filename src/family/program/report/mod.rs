@@ -3,6 +3,7 @@
 pub mod advice;
 pub mod details;
 pub mod futex;
+pub mod futex_sites;
 pub mod holder_state;
 pub mod holders;
 pub mod plot;

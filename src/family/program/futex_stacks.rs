@@ -1,0 +1,107 @@
+//! The futex view's user stacks as the report shows them: each frame
+//! named by the symbolizer (`symbols`: DWARF's `function (file:line)`,
+//! else a symbol, else `module+0xoffset`), and the *site*: the first
+//! frame, from the innermost out, that is the program's own code rather
+//! than the lock's. A waiter's innermost frames are the C library's
+//! syscall wrapper and the lock's slow path (glibc's, Rust's std,
+//! parking_lot, GLib's); the site is where the program took the lock,
+//! which names a lock in the heap that no symbol can.
+
+use crate::family::program::symbols::{short_name, Symbolizer};
+use crate::measure::futex_view::unwind::Stacks;
+use crate::model::futex_word::{FutexStack, STACKS};
+use std::collections::HashMap;
+
+/// Modules whose code is a lock's or a syscall's, never the program's
+/// own site: the C library and its loader, C++'s runtime, GLib.
+const LIBRARY_MODULES: [&str; 6] =
+    ["libc.so", "libpthread", "ld-linux", "libstdc++", "libglib-2.0", "libc.musl"];
+
+/// Functions that are a lock's own code wherever they are linked (Rust
+/// links std and its crates into the program): their names' beginnings,
+/// as demangled.
+const LOCK_CODE: [&str; 21] = [
+    "std::",
+    "<std::",
+    "core::",
+    "<core::",
+    "alloc::",
+    "<alloc::",
+    "parking_lot",
+    "<parking_lot",
+    "lock_api",
+    "<lock_api",
+    "syscall",
+    "__lll_",
+    "__pthread",
+    "pthread_",
+    "__GI_",
+    "___pthread",
+    "futex_",
+    "__futex",
+    "__libc_",
+    "sem_",
+    "g_mutex_",
+];
+
+/// Names the stacks a word's calls were sampled with.
+pub struct StackNames<'a> {
+    stacks: &'a Stacks,
+    symbols: Symbolizer,
+    /// Each stack's frames named, and its site (index), once.
+    named: HashMap<u32, (Vec<String>, Option<usize>)>,
+}
+
+impl<'a> StackNames<'a> {
+    /// Names from `stacks`.
+    pub fn new(stacks: &'a Stacks) -> Self {
+        Self { stacks, symbols: Symbolizer::default(), named: HashMap::new() }
+    }
+
+    /// Stack `n`'s frames and site.
+    fn name(&mut self, n: u32) -> (Vec<String>, Option<usize>) {
+        if let Some(named) = self.named.get(&n) {
+            return named.clone();
+        }
+        let frames = self.stacks.frames.get(n as usize).map_or(&[][..], |f| f.as_slice());
+        let mut site = None;
+        let mut names = Vec::with_capacity(frames.len());
+        for (i, f) in frames.iter().enumerate() {
+            let module = self.stacks.modules.get(f.module as usize).map_or("-", |m| m.as_str());
+            // The innermost frame is where the thread was (the syscall):
+            // the symbolizer's one byte back from a return address stays
+            // inside that instruction too.
+            let named = self.symbols.name(f.address, module, 0, None);
+            let library = LIBRARY_MODULES.iter().any(|l| short_name(module).starts_with(l));
+            let lock_code = LOCK_CODE.iter().any(|p| named.text.starts_with(p));
+            if site.is_none() && !library && !lock_code && !named.toolchain {
+                site = Some(i);
+            }
+            names.push(named.text);
+        }
+        self.named.insert(n, (names.clone(), site));
+        (names, site)
+    }
+
+    /// The top [`STACKS`] of `by_stack` (stack → (calls, blocked ns)),
+    /// the most blocked (then the most calls) first, named.
+    pub fn top(&mut self, by_stack: impl Iterator<Item = (u32, u64, u64)>) -> Vec<FutexStack> {
+        let mut ranked: Vec<(u32, u64, u64)> = by_stack.collect();
+        ranked.sort_by_key(|&(n, calls, ns)| (std::cmp::Reverse((ns, calls)), n));
+        ranked
+            .into_iter()
+            .take(STACKS)
+            .map(|(n, calls, blocked_ns)| {
+                let (frames, site) = self.name(n);
+                FutexStack { calls, blocked_ns, frames, site }
+            })
+            .collect()
+    }
+}
+
+/// The site of the first of `stacks` (for waiters, where they slept; for
+/// wakers, where they woke them).
+pub fn waited_at(stacks: &[FutexStack]) -> Option<String> {
+    let s = stacks.first()?;
+    Some(s.frames[s.site?].clone())
+}

@@ -1,0 +1,158 @@
+//! The futex calls' user stacks: a second sampler of the same futex
+//! entry tracepoints, whose samples carry the caller's registers and the
+//! top [`STACK_BYTES`] of its stack, unwound as they are read (`unwind`),
+//! while the process and its map are there.
+//!
+//! Copying a stack costs the program more than the view's other samples
+//! (the kernel copies [`STACK_BYTES`] per call, and contend unwinds it on
+//! a CPU the program could use), so the copies are kept under a budget of
+//! stacks a second: a token bucket, refilled at the budget's rate up to a
+//! tenth of a second's worth, pays for each stack read; when it is empty
+//! the stack events are switched off (PERF_EVENT_IOC_DISABLE, which
+//! reaches the copies inherited by every thread) until it refills. A
+//! program that makes fewer calls than the budget has every call's stack;
+//! a busier one has the first calls of each refill, and the view says how
+//! many of the calls had theirs.
+
+use super::procfs::Mapping;
+use super::unwind::Unwinding;
+use locks::sys::perf_ring::{Sample, Stamped, Tracepoint, TracepointSampler, Watch};
+use std::collections::HashMap;
+
+/// How much of the top of a user stack each sample copies: perf's own
+/// default (`perf record --call-graph dwarf`), deep enough for the lock's
+/// frames and their callers' in most programs.
+pub const STACK_BYTES: u32 = 8192;
+
+/// Each CPU's buffer of stacks: 1 MiB, 127 stacks of [`STACK_BYTES`]
+/// between two drains. A burst beyond it is dropped by the kernel
+/// (counted) before any copy: the buffer bounds the cost too.
+const PAGES: usize = 256;
+
+/// The budget when none is given: stacks a second.
+pub const PER_S: u64 = 1000;
+
+/// How many seconds' worth of budget the bucket holds.
+const BURST_S: f64 = 0.1;
+
+/// What the stack sampler did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StackStats {
+    /// Stacks asked for per second at most.
+    pub budget_per_s: u64,
+    /// Samples read (each a futex call's entry with its stack).
+    pub read: u64,
+    /// Of those, the ones unwound at least to the first frame.
+    pub unwound: u64,
+    /// Samples the kernel dropped (its buffers were full).
+    pub lost: u64,
+    /// How long the stack events were off (the budget spent), ns.
+    pub off_ns: u64,
+}
+
+/// The stack sampler and its budget.
+pub struct StackSampler {
+    sampler: TracepointSampler,
+    /// Tokens: stacks that may still be read.
+    tokens: f64,
+    /// When the bucket was last filled, and when the events went off
+    /// (None: on).
+    filled_at: u64,
+    off_since: Option<u64>,
+    /// The samples paid for so far.
+    paid: u64,
+    /// The unwinder and the stacks it made.
+    pub unwinding: Unwinding,
+    /// What it did.
+    pub stats: StackStats,
+}
+
+impl StackSampler {
+    /// Samples the stacks of `entries` (the futex calls' entry
+    /// tracepoints) on thread `pid` (0: the calling thread) and the tasks
+    /// it starts, on `cpus`, at most `per_s` a second, from `now` (ns).
+    pub fn open(
+        entries: &[Tracepoint],
+        pid: i32,
+        cpus: Vec<i32>,
+        per_s: u64,
+        now: u64,
+    ) -> std::io::Result<Self> {
+        let watch = Watch { user_stacks: STACK_BYTES, ..Watch::default() };
+        let sampler = TracepointSampler::open_all(entries, Stamped::Yes, watch, PAGES, pid, cpus)?;
+        Ok(Self {
+            sampler,
+            tokens: per_s as f64 * BURST_S,
+            filled_at: now,
+            off_since: None,
+            paid: 0,
+            unwinding: Unwinding::default(),
+            stats: StackStats { budget_per_s: per_s, ..StackStats::default() },
+        })
+    }
+
+    /// Also samples thread `tid` of a followed process (as
+    /// `TracepointSampler::add_thread`), and in the state the others are.
+    pub fn add_thread(&mut self, tid: i32) -> std::io::Result<()> {
+        self.sampler.add_thread(tid)?;
+        if self.off_since.is_some() {
+            self.sampler.set_enabled(false)?;
+        }
+        Ok(())
+    }
+
+    /// Reads the stacks written since the last drain, handing each with
+    /// its sample to `f`, unwound (None: it could not be) with the
+    /// processes' maps, or `recorded` (the kernel's records of their
+    /// mappings) for one gone; then spends the budget at `now` (ns),
+    /// switching the events off or on.
+    pub fn drain(
+        &mut self,
+        now: u64,
+        recorded: &HashMap<u32, Vec<Mapping>>,
+        mut f: impl FnMut(&Sample<'_>, Option<u32>),
+    ) {
+        let (unwinding, stats) = (&mut self.unwinding, &mut self.stats);
+        self.sampler.drain(|record| {
+            if let locks::sys::perf_ring::Record::Sample(s) = record {
+                stats.read += 1;
+                let maps = recorded.get(&s.pid).map_or(&[][..], |m| m.as_slice());
+                let stack = s.user.as_ref().and_then(|u| unwinding.unwind(s.pid, s.time, now, u, maps));
+                stats.unwound += stack.is_some() as u64;
+                f(&s, stack);
+            }
+        });
+        self.stats.lost = self.sampler.lost;
+        self.spend(now);
+    }
+
+    /// Refills the bucket to `now`, pays for what was read, and switches
+    /// the events accordingly.
+    fn spend(&mut self, now: u64) {
+        let per_s = self.stats.budget_per_s as f64;
+        let elapsed = now.saturating_sub(self.filled_at) as f64 / 1e9;
+        self.filled_at = now;
+        // What was read since the last pass (a dropped sample was never
+        // copied, and costs nothing).
+        let spent = (self.stats.read - self.paid) as f64;
+        self.paid = self.stats.read;
+        self.tokens = (self.tokens + per_s * elapsed).min(per_s * BURST_S) - spent;
+        // Off when the bucket is empty, on when it has tokens again.
+        let empty = self.tokens <= 0.0;
+        if empty == self.off_since.is_some() || self.sampler.set_enabled(!empty).is_err() {
+            return;
+        }
+        match self.off_since.take() {
+            Some(since) => self.stats.off_ns += now.saturating_sub(since),
+            None => self.off_since = Some(now),
+        }
+    }
+
+    /// Ends the sampling at `now`: the time off so far is counted.
+    pub fn finish(&mut self, now: u64) -> StackStats {
+        if let Some(since) = self.off_since.take() {
+            self.stats.off_ns += now.saturating_sub(since);
+        }
+        self.stats
+    }
+}
