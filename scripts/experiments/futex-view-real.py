@@ -159,6 +159,34 @@ def section(name, result, top):
             f"| `{name}` | {c['waits']} | {c['blocked_ns'] / 1e6:.3f} | {c['max_blocked_ns'] / 1e6:.3f} | "
             f"{c['woken']} | {c['eagain']} | {c['timeouts']} | {c['wake_calls']} | {c['woke']} | "
             f"{wakers or '-'} |")
+    lines += [""] + stacks(view, top)
+    return lines + [""]
+
+
+def chain(stack, frames=4):
+    """A stack from its site out (the program's own frame; the innermost
+    where it has none), `frames` frames."""
+    at = stack["site"] if stack.get("site") is not None else 0
+    return " ← ".join(f"`{f}`" for f in stack["frames"][at:at + frames])
+
+
+def stacks(view, top):
+    """Where the top words were waited on and woken, from the sampled
+    user stacks."""
+    how = view.get("stacks")
+    if not how:
+        return [f"No stacks: {view.get('no_stacks') or 'not sampled'}.", ""]
+    lines = [f"Where, from the user stacks of {how['read']} futex calls (at most {how['budget_per_s']} a "
+             f"second; {how['unwound']} unwound; off {how['off_ns'] / 1e9:.2f} s, the budget spent; "
+             f"{how['lost']} dropped, the buffer full), each from its site (the first frame that is not the "
+             "C library's or the lock's own code) out:", ""]
+    for w in view["words"][:top]:
+        name = w["name"] if "+" in w["name"] else f"{w['name']} {w['address']:#x}"
+        for s in w.get("waiter_stacks", [])[:2]:
+            lines.append(f"- `{name}` waited at ({s['calls']} sampled, {s['blocked_ns'] / 1e6:.1f} ms): "
+                         f"{chain(s)}")
+        for s in w.get("waker_stacks", [])[:1]:
+            lines.append(f"- `{name}` woken from ({s['calls']} sampled): {chain(s)}")
     return lines + [""]
 
 
@@ -177,8 +205,9 @@ def main():
              "asked a question to show it still answers. A word is named by the data symbol of the module "
              "that holds it (`symbol+offset (module)`), else by its memory (heap, a thread's stack, "
              "anonymous memory); the longest-blocked first. *woken by*: the threads whose wake came last "
-             "before a waiter returned woken (for a lock, the releasing holder). Waiters' and wakers' stacks "
-             "are not in the view yet, so a lock in the heap is named by its memory only. Debian's binaries carry no "
+             "before a waiter returned woken (for a lock, the releasing holder). Under each table, where the "
+             "words were waited on and woken: the waiters' and wakers' user stacks, sampled under the "
+             "view's budget and unwound from .eh_frame. Debian's binaries carry no "
              "symbol table (`.symtab`), and Debian's debug archive (the -dbgsym packages) is not reachable from "
              "the host that made this page, so a static word reads `module+offset (no symbol)`: its offset in the "
              "module, which `gdb` with the debug package names.", ""]
