@@ -9,7 +9,8 @@
 //! stacks a second: a token bucket, refilled at the budget's rate up to a
 //! tenth of a second's worth, pays for each stack read; when it is empty
 //! the stack events are switched off (PERF_EVENT_IOC_DISABLE, which
-//! reaches the copies inherited by every thread) until it refills. A
+//! reaches the copies inherited by every thread) until it is half full
+//! again. A
 //! program that makes fewer calls than the budget has every call's stack;
 //! a busier one has the first calls of each refill, and the view says how
 //! many of the calls had theirs.
@@ -137,9 +138,13 @@ impl StackSampler {
         let spent = (self.stats.read - self.paid) as f64;
         self.paid = self.stats.read;
         self.tokens = (self.tokens + per_s * elapsed).min(per_s * BURST_S) - spent;
-        // Off when the bucket is empty, on when it has tokens again.
-        let empty = self.tokens <= 0.0;
-        if empty == self.off_since.is_some() || self.sampler.set_enabled(!empty).is_err() {
+        // Off when the bucket is empty, on again once it is half full:
+        // each switch is a call on every CPU the program's threads run
+        // on, and switching at every drain (a few tokens each) cost the
+        // program more than the stacks themselves.
+        let off = self.off_since.is_some();
+        let empty = if off { self.tokens < per_s * BURST_S / 2.0 } else { self.tokens <= 0.0 };
+        if empty == off || self.sampler.set_enabled(!empty).is_err() {
             return;
         }
         match self.off_since.take() {
