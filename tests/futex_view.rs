@@ -219,8 +219,11 @@ fn attach_follows_a_running_process_from_its_first_call_to_its_exit() {
     let csv = std::fs::read_to_string(dir.path().join("attach.csv")).unwrap();
     let row = csv.lines().find(|l| l.contains(",raw_lock (")).unwrap_or_else(|| panic!("{csv}"));
     assert_eq!(row.split(',').nth(4), Some(said_value(&line, "waits").to_string().as_str()), "{csv}");
-    // With the holders' split of each word, last.
-    assert!(csv.lines().next().unwrap().ends_with("holder_unknown_ns,holder_blocked_in"), "{csv}");
+    // With the holders' split of each word, then where it was waited on
+    // and woken from, last.
+    let head = csv.lines().next().unwrap();
+    assert!(head.ends_with("holder_unknown_ns,holder_blocked_in,waited_at,woken_from"), "{csv}");
+    assert!(row.contains("raw_futex.c:"), "its sites are named: {csv}");
     assert!(!row.contains(",,,,,"), "the split is filled in: {csv}");
     // And the gnuplot columns: waits are the fifth.
     let dat = std::fs::read_to_string(dir.path().join("attach.dat")).unwrap();
