@@ -10,10 +10,9 @@
 //! tenth of a second's worth, pays for each stack read; when it is empty
 //! the stack events are switched off (PERF_EVENT_IOC_DISABLE, which
 //! reaches the copies inherited by every thread) until it is half full
-//! again. A
-//! program that makes fewer calls than the budget has every call's stack;
-//! a busier one has the first calls of each refill, and the view says how
-//! many of the calls had theirs.
+//! again. A program that makes fewer calls than the budget has every
+//! call's stack; a busier one has the first calls of each refill, and the
+//! view says how many of the calls had theirs.
 
 use super::procfs::Mapping;
 use super::unwind::Unwinding;

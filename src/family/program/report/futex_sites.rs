@@ -16,8 +16,8 @@ fn line(s: &FutexStack) -> String {
     frames.join(" ← ")
 }
 
-/// The block (empty when no word has a stack); `why_not` says why there
-/// are none when the view did not sample them.
+/// The block: each shown word's sites, or why the view sampled no
+/// stacks (empty when it did not say).
 pub fn block(view: &FutexView) -> String {
     let Some(how) = &view.stacks else {
         return match &view.no_stacks {
