@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 pub use crate::measure::futex_view::account::FutexWordCounts;
+pub use crate::measure::futex_view::stacks::FutexStackSampling;
 
 /// A thread whose wake calls ended waits on a word: for a lock, the
 /// releasing holder.
@@ -116,23 +117,6 @@ pub struct FutexStack {
     pub frames: Vec<String>,
     /// The frame that is the program's own (see `waited_at`), by index.
     pub site: Option<usize>,
-}
-
-/// How the view sampled user stacks.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct FutexStackSampling {
-    /// Stacks a second at most (`--futex-stacks`).
-    pub budget_per_s: u64,
-    /// Bytes of each stack copied, from its stack pointer up.
-    pub stack_bytes: u32,
-    /// Futex calls read with their stack.
-    pub read: u64,
-    /// Of those, the ones unwound to at least one frame in a module.
-    pub unwound: u64,
-    /// Stack samples the kernel dropped (its buffers were full).
-    pub lost: u64,
-    /// How long the stack sampling was off, the budget spent, ns.
-    pub off_ns: u64,
 }
 
 /// The futex view of one execution.

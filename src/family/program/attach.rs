@@ -185,6 +185,7 @@ fn follow(spec: &ProgramSpec, pid: u32, duration: Option<Duration>) -> Result<Pr
         &mut [],
         spec.top,
         &mut DataNames::default(),
+        &mut crate::family::program::symbols::Symbolizer::default(),
         false,
     );
     let mut warnings = Vec::new();

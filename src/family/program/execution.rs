@@ -276,6 +276,7 @@ pub(crate) fn run_one(
                 &mut mutexes,
                 spec.top,
                 &mut cx.data_names,
+                cx.symbols,
                 true,
             );
             (Some(view), Some(totals))

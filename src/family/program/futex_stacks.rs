@@ -47,15 +47,16 @@ const LOCK_CODE: [&str; 21] = [
 /// Names the stacks a word's calls were sampled with.
 pub struct StackNames<'a> {
     stacks: &'a Stacks,
-    symbols: Symbolizer,
+    symbols: &'a mut Symbolizer,
     /// Each stack's frames named, and its site (index), once.
     named: HashMap<u32, (Vec<String>, Option<usize>)>,
 }
 
 impl<'a> StackNames<'a> {
-    /// Names from `stacks`.
-    pub fn new(stacks: &'a Stacks) -> Self {
-        Self { stacks, symbols: Symbolizer::default(), named: HashMap::new() }
+    /// Names from `stacks`, with `symbols` (the sweep's: each module is
+    /// read once for the profile's call sites and these frames alike).
+    pub fn new(stacks: &'a Stacks, symbols: &'a mut Symbolizer) -> Self {
+        Self { stacks, symbols, named: HashMap::new() }
     }
 
     /// Stack `n`'s frames and site.
@@ -101,7 +102,7 @@ impl<'a> StackNames<'a> {
 
 /// The site of the first of `stacks` (for waiters, where they slept; for
 /// wakers, where they woke them).
-pub fn waited_at(stacks: &[FutexStack]) -> Option<String> {
+pub fn first_site(stacks: &[FutexStack]) -> Option<String> {
     let s = stacks.first()?;
     Some(s.frames[s.site?].clone())
 }

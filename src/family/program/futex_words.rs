@@ -6,12 +6,11 @@
 //! stacks (`futex_stacks`) where the view sampled them.
 
 use crate::family::program::data_names::DataNames;
-use crate::family::program::futex_stacks::{waited_at, StackNames};
+use crate::family::program::futex_stacks::{first_site, StackNames};
+use crate::family::program::symbols::Symbolizer;
 use crate::measure::futex_view::holders::{Cause, Split, Timeline};
 use crate::measure::futex_view::Seen;
-use crate::model::futex_word::{
-    BlockedIn, FutexStackSampling, FutexView, FutexWaker, FutexWord, HolderSplit,
-};
+use crate::model::futex_word::{BlockedIn, FutexView, FutexWaker, FutexWord, HolderSplit};
 use crate::model::program::{KernelWaitTotals, MutexProfile};
 
 /// The view's table (its `top` words) and the totals; sets each mutex's
@@ -24,6 +23,7 @@ pub fn words(
     mutexes: &mut [MutexProfile],
     top: usize,
     names: &mut DataNames,
+    symbols: &mut Symbolizer,
     started: bool,
 ) -> (FutexView, KernelWaitTotals) {
     let ours = |pid: u32| {
@@ -38,7 +38,7 @@ pub fn words(
         on_mutexes += n;
     }
     let all = program.iter().map(|(_, w)| w.counts.waits).sum();
-    let mut stacks = StackNames::new(&seen.stacks);
+    let mut stacks = StackNames::new(&seen.stacks, symbols);
     let mut ranked: Vec<_> = program.iter().filter(|(_, w)| w.counts.waits > 0).collect();
     ranked.sort_by_key(|((pid, address), w)| {
         (std::cmp::Reverse((w.counts.blocked_ns, w.counts.waits)), *pid, *address)
@@ -87,7 +87,7 @@ pub fn words(
                         }
                     })
                 }),
-                waited_at: waited_at(&waiter_stacks),
+                waited_at: first_site(&waiter_stacks),
                 waiter_stacks,
                 waker_stacks,
             }
@@ -102,14 +102,7 @@ pub fn words(
         no_split: seen.no_split.clone(),
         // Usable or not, the setting exists only where the kernel has it.
         slice_extension: locks::sys::kernel_knobs::slice_extension().is_ok(),
-        stacks: seen.stack_stats.map(|s| FutexStackSampling {
-            budget_per_s: s.budget_per_s,
-            stack_bytes: crate::measure::futex_view::stacks::STACK_BYTES,
-            read: s.read,
-            unwound: s.unwound,
-            lost: s.lost,
-            off_ns: s.off_ns,
-        }),
+        stacks: seen.stack_stats,
         no_stacks: seen.no_stacks.clone(),
     };
     (view, KernelWaitTotals { all, on_mutexes, lost: seen.lost })

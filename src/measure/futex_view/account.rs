@@ -5,8 +5,8 @@
 //! returned, whose thread is, for a lock, the releasing holder; with the
 //! threads' context switches, what that thread did while the waiter slept
 //! (`holders`). A call's user stack, sampled at its entry by another
-//! event of the same tracepoint (`stacks`), is joined to it by thread and
-//! time, and counted per word: the waiters' where they slept, the
+//! event of the same tracepoint (`stacks`), is joined to it by thread,
+//! and counted per word: the waiters' where they slept, the
 //! wakers' where they woke someone.
 
 use super::holders::{Split, Timeline};
@@ -84,11 +84,6 @@ struct InFlight {
     stack: Option<u32>,
 }
 
-/// How far apart, ns, a call's entry and its stack's sample may be: two
-/// events of one tracepoint hit, stamped one after the other (in either
-/// order) by the same CPU.
-const SAME_ENTRY: u64 = 50_000;
-
 /// Every word's account, and the calls in flight.
 #[derive(Debug, Default)]
 pub struct Account {
@@ -104,9 +99,8 @@ pub struct Account {
     pub timeline: Timeline,
     /// By thread: its call in the kernel.
     inflight: HashMap<u32, InFlight>,
-    /// By thread: a stack sampled before its call's entry was applied
-    /// (time, stack).
-    early_stacks: HashMap<u32, (u64, u32)>,
+    /// By thread: a stack sampled before its call's entry was applied.
+    early_stacks: HashMap<u32, u32>,
 }
 
 impl Account {
@@ -128,11 +122,14 @@ impl Account {
                     Call::WaitV => *self.waitv.entry(pid).or_default() += 1,
                     Call::Other => {}
                 }
-                let early = self.early_stacks.remove(&tid);
-                let stack = early.filter(|&(at, _)| at + SAME_ENTRY >= time).map(|(_, n)| n);
+                let stack = self.early_stacks.remove(&tid);
                 self.inflight.insert(tid, InFlight { pid, call, since: time, stack });
             }
             Said::Exit(ret) => {
+                // A stack still waiting for its entry at a return: that
+                // entry was never seen (its sample lost, or before the
+                // view), and no later call is its.
+                self.early_stacks.remove(&tid);
                 let Some(InFlight { pid, call, since, stack }) = self.inflight.remove(&tid) else {
                     self.orphan_returns += 1;
                     return;
@@ -142,11 +139,7 @@ impl Account {
                         let (timeline, w) = (&self.timeline, self.words.entry((pid, uaddr)).or_default());
                         // A wait that found the word changed did not sleep.
                         if ret != -EAGAIN {
-                            charge(&mut w.counts, time.saturating_sub(since));
-                            if let Some(n) = stack {
-                                let s = w.waiter_stacks.entry(n).or_default();
-                                *s = (s.0 + 1, s.1 + time.saturating_sub(since));
-                            }
+                            w.slept(time.saturating_sub(since), stack);
                         }
                         // Its waker: the last wake call of another thread
                         // on the word. One that entered just before the
@@ -191,13 +184,18 @@ impl Account {
         }
     }
 
-    /// Thread `tid`'s futex call entering at about `time` (just before
-    /// or after) has user stack `n` (records in time order).
-    pub fn stacked(&mut self, tid: u32, time: u64, n: u32) {
+    /// Thread `tid`'s futex call entering now has user stack `n`
+    /// (records in time order). The stack's sample and the entry's are
+    /// two events of one tracepoint hit, in either order, and a thread is
+    /// in one call at a time: the stack is the call's in flight (entered
+    /// before it, without one yet), else the next one to enter. Their
+    /// stamps are usually 2–5 µs apart, but a stack's copy may fault, and
+    /// under load they were up to 72 µs apart: no time window joins them.
+    pub fn stacked(&mut self, tid: u32, n: u32) {
         match self.inflight.get_mut(&tid) {
-            Some(f) if f.stack.is_none() && time.abs_diff(f.since) <= SAME_ENTRY => f.stack = Some(n),
+            Some(f) if f.stack.is_none() => f.stack = Some(n),
             _ => {
-                self.early_stacks.insert(tid, (time, n));
+                self.early_stacks.insert(tid, n);
             }
         }
     }
@@ -219,11 +217,7 @@ impl Account {
         for (_, InFlight { pid, call, since, stack }) in std::mem::take(&mut self.inflight) {
             if let Call::Wait { uaddr } = call {
                 let w = self.word(pid, uaddr);
-                charge(&mut w.counts, end.saturating_sub(since));
-                if let Some(n) = stack {
-                    let s = w.waiter_stacks.entry(n).or_default();
-                    *s = (s.0 + 1, s.1 + end.saturating_sub(since));
-                }
+                w.slept(end.saturating_sub(since), stack);
                 w.counts.unfinished += 1;
                 if seen {
                     w.holder.unknown += end.saturating_sub(since);
@@ -237,9 +231,17 @@ impl Account {
     }
 }
 
-fn charge(c: &mut FutexWordCounts, ns: u64) {
-    c.blocked_ns += ns;
-    c.max_blocked_ns = c.max_blocked_ns.max(ns);
+impl WordAccount {
+    /// A wait slept `ns` on the word, its waiter's stack `stack` when
+    /// sampled.
+    fn slept(&mut self, ns: u64, stack: Option<u32>) {
+        self.counts.blocked_ns += ns;
+        self.counts.max_blocked_ns = self.counts.max_blocked_ns.max(ns);
+        if let Some(n) = stack {
+            let s = self.waiter_stacks.entry(n).or_default();
+            *s = (s.0 + 1, s.1 + ns);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -299,21 +301,28 @@ mod tests {
         let mut a = Account::default();
         // The waiter's stack sampled just before its entry; the waker's
         // just after; an EAGAIN wait's stack is no sleeping waiter's.
-        a.stacked(1, 9_990, 7);
+        a.stacked(1, 7);
         a.apply(P, 1, 10_000, Said::Enter(Call::Wait { uaddr: 0x40 }));
         a.apply(P, 2, 10_500, Said::Enter(Call::Wait { uaddr: 0x40 }));
-        a.stacked(2, 10_501, 8);
+        a.stacked(2, 8);
         a.apply(P, 3, 20_000, Said::Enter(Call::Wake { uaddr: 0x40, also: None, counts: true }));
-        a.stacked(3, 20_002, 9);
+        a.stacked(3, 9);
         a.apply(P, 2, 20_100, Said::Exit(-EAGAIN));
         a.apply(P, 3, 20_200, Said::Exit(1));
         a.apply(P, 1, 20_300, Said::Exit(0));
-        // A stale stack (its call's entry was never seen) joins nothing.
-        a.stacked(4, 1_000, 5);
+        // A stale stack (its call's entry was never seen: the return
+        // comes first) joins nothing.
+        a.stacked(4, 5);
+        a.apply(P, 4, 20_400, Said::Exit(0));
         a.apply(P, 4, 900_000, Said::Enter(Call::Wait { uaddr: 0x40 }));
         a.apply(P, 4, 900_100, Said::Exit(0));
+        // A stack applied long before its entry (its copy faulted) is
+        // still its call's: nothing but a return could come between.
+        a.stacked(5, 6);
+        a.apply(P, 5, 1_000_000, Said::Enter(Call::Wait { uaddr: 0x40 }));
+        a.apply(P, 5, 1_000_500, Said::Exit(0));
         let w = &a.words[&(P, 0x40)];
-        assert_eq!(w.waiter_stacks, HashMap::from([(7, (1, 10_300))]));
+        assert_eq!(w.waiter_stacks, HashMap::from([(7, (1, 10_300)), (6, (1, 500))]));
         assert_eq!(w.waker_stacks, HashMap::from([(9, 1)]));
     }
 

@@ -44,7 +44,7 @@ use ops::{Call, Points, Said};
 use procfs::online;
 pub use procfs::{comm, cpu_list, read_maps, threads, Mapping};
 use setup::{points, refused, switches, Sched};
-use stacks::{StackSampler, StackStats};
+use stacks::{FutexStackSampling, StackSampler};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -97,7 +97,7 @@ pub struct Seen {
     /// The user stacks unwound (`Account` numbers them).
     pub stacks: Stacks,
     /// What the stack sampler did (None: it did not run).
-    pub stack_stats: Option<StackStats>,
+    pub stack_stats: Option<FutexStackSampling>,
     /// Why the stacks were not sampled (None: they were).
     pub no_stacks: Option<String>,
 }
@@ -122,8 +122,8 @@ enum Event {
     Switch { out: bool, preempted: bool },
     /// The thread is about to sleep, for this reason.
     Sleeps(u32),
-    /// The thread's futex call (the one entering about now) has this
-    /// user stack.
+    /// The thread's futex call (the one in flight without a stack, else
+    /// the next to enter) has this user stack.
     Stack(u32),
 }
 
@@ -371,7 +371,7 @@ fn drain(shared: &Mutex<State>, last: bool) {
             Event::Futex(said) => account.apply(pid, tid, time, said),
             Event::Switch { out, preempted } => account.switch(tid, time, out, preempted),
             Event::Sleeps(n) => account.timeline.sleeps_in(tid, n),
-            Event::Stack(n) => account.stacked(tid, time, n),
+            Event::Stack(n) => account.stacked(tid, n),
         }
     }
 }

@@ -35,18 +35,21 @@ pub const PER_S: u64 = 1000;
 /// How many seconds' worth of budget the bucket holds.
 const BURST_S: f64 = 0.1;
 
-/// What the stack sampler did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StackStats {
-    /// Stacks asked for per second at most.
+/// How the view sampled user stacks: what the stack sampler did, as
+/// exported (`model::futex_word` re-exports it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct FutexStackSampling {
+    /// Stacks a second at most (`--futex-stacks`).
     pub budget_per_s: u64,
-    /// Samples read (each a futex call's entry with its stack).
+    /// Bytes of each stack copied, from its stack pointer up.
+    pub stack_bytes: u32,
+    /// Futex calls read with their stack.
     pub read: u64,
-    /// Of those, the ones unwound at least to the first frame.
+    /// Of those, the ones unwound to at least one frame in a module.
     pub unwound: u64,
-    /// Samples the kernel dropped (its buffers were full).
+    /// Stack samples the kernel dropped (its buffers were full).
     pub lost: u64,
-    /// How long the stack events were off (the budget spent), ns.
+    /// How long the stack sampling was off, the budget spent, ns.
     pub off_ns: u64,
 }
 
@@ -64,7 +67,7 @@ pub struct StackSampler {
     /// The unwinder and the stacks it made.
     pub unwinding: Unwinding,
     /// What it did.
-    pub stats: StackStats,
+    pub stats: FutexStackSampling,
 }
 
 impl StackSampler {
@@ -87,7 +90,11 @@ impl StackSampler {
             off_since: None,
             paid: 0,
             unwinding: Unwinding::default(),
-            stats: StackStats { budget_per_s: per_s, ..StackStats::default() },
+            stats: FutexStackSampling {
+                budget_per_s: per_s,
+                stack_bytes: STACK_BYTES,
+                ..FutexStackSampling::default()
+            },
         })
     }
 
@@ -153,7 +160,7 @@ impl StackSampler {
     }
 
     /// Ends the sampling at `now`: the time off so far is counted.
-    pub fn finish(&mut self, now: u64) -> StackStats {
+    pub fn finish(&mut self, now: u64) -> FutexStackSampling {
         if let Some(since) = self.off_since.take() {
             self.stats.off_ns += now.saturating_sub(since);
         }

@@ -153,23 +153,13 @@ struct Process {
 }
 
 /// The unwinder of every followed process, and the stacks unwound.
+#[derive(Default)]
 pub struct Unwinding {
     files: HashMap<String, Option<Arc<Elf>>>,
     processes: HashMap<u32, Process>,
     cache: CacheX86_64,
     /// What was unwound.
     pub stacks: Stacks,
-}
-
-impl Default for Unwinding {
-    fn default() -> Self {
-        Self {
-            files: HashMap::new(),
-            processes: HashMap::new(),
-            cache: CacheX86_64::new(),
-            stacks: Stacks::default(),
-        }
-    }
 }
 
 impl Unwinding {

@@ -317,18 +317,18 @@ fn drain_ring(
     let size = (ring.len - ring.page) as u64;
     // SAFETY: the data area follows the control page.
     let data = unsafe { std::slice::from_raw_parts(ring.base.add(ring.page), size as usize) };
-    let byte = |i: u64| data[(i % size) as usize];
     // Bytes [from, to) of the area, which may wrap around its end.
-    let copy = |record: &mut Vec<u8>, from: u64, to: u64| {
+    let copy = |into: &mut Vec<u8>, from: u64, to: u64| {
+        into.clear();
         let (a, b) = ((from % size) as usize, (to - from) as usize);
         let first = b.min(data.len() - a);
-        record.extend_from_slice(&data[a..a + first]);
-        record.extend_from_slice(&data[..b - first]);
+        into.extend_from_slice(&data[a..a + first]);
+        into.extend_from_slice(&data[..b - first]);
     };
-    let mut record = Vec::new();
+    let (mut header, mut record) = (Vec::with_capacity(8), Vec::new());
     let mut lost = 0;
     while at < end {
-        let header: Vec<u8> = (0..8).map(|i| byte(at + i)).collect();
+        copy(&mut header, at, at + 8);
         let kind = u32::from_ne_bytes(header[0..4].try_into().expect("4 bytes"));
         let misc = u16::from_ne_bytes(header[4..6].try_into().expect("2 bytes")) as u32;
         let len = u16::from_ne_bytes(header[6..8].try_into().expect("2 bytes")) as u64;
@@ -336,7 +336,6 @@ fn drain_ring(
             break; // a broken record: stop rather than loop
         }
         // A record may wrap around the end of the area: copy it out.
-        record.clear();
         copy(&mut record, at + 8, at + len);
         match kind {
             pb::PERF_RECORD_SAMPLE => {
