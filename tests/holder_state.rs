@@ -84,6 +84,22 @@ fn a_holder_waiting_on_a_second_lock_names_it_a_chain() {
         "the edge points at inner_lock's word: {table}"
     );
     assert!(table.contains("(a chain: outer_lock ("), "{table}");
+    // Each link names where its holders let it go, and the second where
+    // the first's holders waited for it, by source line (the sampled
+    // stacks' sites: the program's code, not glibc's or the interposer's).
+    let source = include_str!("programs/holder_state.c");
+    let line_of = |function: &str, text: &str| {
+        let start = source.find(&format!("*{function}(")).unwrap_or_else(|| panic!("{function}"));
+        let at = start + source[start..].find(text).unwrap_or_else(|| panic!("{text} in {function}"));
+        format!("{function} (holder_state.c:{})", source[..at].lines().count())
+    };
+    for said in [
+        format!("let go at {}", line_of("chain_middle", "pthread_mutex_unlock(&outer_lock)")),
+        format!("waited for at {}", line_of("chain_middle", "pthread_mutex_lock(&inner_lock)")),
+        format!("let go at {}", line_of("sleepy_holder", "pthread_mutex_unlock(m)")),
+    ] {
+        assert!(table.contains(&said), "{said}: {table}");
+    }
 }
 
 #[test]

@@ -35,6 +35,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
+from futex_page import stacks, table, view_of  # noqa: E402
 from emit import emit  # noqa: E402
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
@@ -54,13 +55,6 @@ def attach(pid, duration, out, top):
     cmd = [CONTEND, "attach", str(pid), "--duration", duration, "--top", str(top), "--export-json", out]
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return r.stderr
-
-
-def words(out):
-    with open(out) as f:
-        doc = json.load(f)
-    views = [s["futex_view"] for p in doc["points"] for s in p["runs"] if s.get("futex_view")]
-    return views[0], doc["spec"]
 
 
 @contextlib.contextmanager
@@ -96,17 +90,17 @@ def mariadb(tmp, duration, top):
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(2)
         out = os.path.join(tmp, "mariadb.json")
-        table = attach(server.pid, duration, out, top)
+        printed = attach(server.pid, duration, out, top)
         load.terminate()
         load.wait()
         alive = server.poll() is None
         answer = subprocess.run(client + ["-N", "-e", "select count(*) from sbtest.sbtest1"], capture_output=True,
                                 text=True)
         still = alive and answer.returncode == 0
-        view, spec = words(out)
+        view, spec = view_of(out)
         cmd = ("mariadbd (InnoDB, buffer pool 256 MiB) under `sysbench oltp_read_write --threads=8 --tables=4 "
                "--table-size=20000`")
-        return cmd, view, spec, still, table
+        return cmd, view, spec, still, printed
 
 
 def memcached(tmp, duration, top):
@@ -126,12 +120,12 @@ def memcached(tmp, duration, top):
                                  "-t", "600s"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(2)
         out = os.path.join(tmp, "memcached.json")
-        table = attach(server.pid, duration, out, top)
+        printed = attach(server.pid, duration, out, top)
         load.terminate()
         load.wait()
         still = server.poll() is None and stats()
-        view, spec = words(out)
-        return "memcached -t 4 under `memcaslap -c 8 -T 2`", view, spec, still, table
+        view, spec = view_of(out)
+        return "memcached -t 4 under `memcaslap -c 8 -T 2`", view, spec, still, printed
     finally:
         server.terminate()
         server.wait()
@@ -146,47 +140,9 @@ def section(name, result, top):
     followed = spec.get("attached_for_ns", 0) / 1e9
     lines = [f"## {name}", "", f"{cmd}, followed by `contend attach` for {followed:.2f} s: {view['calls']} futex "
              f"calls, {view['words_seen']} words slept on or woken, {view['lost']} samples lost. "
-             f"**Still answering after the attach: {'yes' if still else 'NO'}.**", "",
-             "| word | waits | blocked ms | longest ms | woken | EAGAIN | timeouts | wake calls | woke | "
-             "woken by (thread: waits ended) |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for w in view["words"][:top]:
-        c = w["counts"] if "counts" in w else w
-        wakers = ", ".join(f"{k['comm']}/{k['tid']}: {k['waits_ended']}" for k in w.get("wakers", [])[:3])
-        # A word named by its memory alone is told apart by its address.
-        name = w["name"] if "+" in w["name"] else f"{w['name']} {w['address']:#x}"
-        lines.append(
-            f"| `{name}` | {c['waits']} | {c['blocked_ns'] / 1e6:.3f} | {c['max_blocked_ns'] / 1e6:.3f} | "
-            f"{c['woken']} | {c['eagain']} | {c['timeouts']} | {c['wake_calls']} | {c['woke']} | "
-            f"{wakers or '-'} |")
+             f"**Still answering after the attach: {'yes' if still else 'NO'}.**", ""]
+    lines += table(view, top)
     lines += [""] + stacks(view, top)
-    return lines + [""]
-
-
-def chain(stack, frames=4):
-    """A stack from its site out (the program's own frame; the innermost
-    where it has none), `frames` frames."""
-    at = stack["site"] if stack.get("site") is not None else 0
-    return " ← ".join(f"`{f}`" for f in stack["frames"][at:at + frames])
-
-
-def stacks(view, top):
-    """Where the top words were waited on and woken, from the sampled
-    user stacks."""
-    how = view.get("stacks")
-    if not how:
-        return [f"No stacks: {view.get('no_stacks') or 'not sampled'}.", ""]
-    lines = [f"Where, from the user stacks of {how['read']} futex calls (at most {how['budget_per_s']} a "
-             f"second; {how['unwound']} unwound; off {how['off_ns'] / 1e9:.2f} s, the budget spent; "
-             f"{how['lost']} dropped, the buffer full), each from its site (the first frame that is not the "
-             "C library's or the lock's own code) out:", ""]
-    for w in view["words"][:top]:
-        name = w["name"] if "+" in w["name"] else f"{w['name']} {w['address']:#x}"
-        for s in w.get("waiter_stacks", [])[:2]:
-            lines.append(f"- `{name}` waited at ({s['calls']} sampled, {s['blocked_ns'] / 1e6:.1f} ms): "
-                         f"{chain(s)}")
-        for s in w.get("waker_stacks", [])[:1]:
-            lines.append(f"- `{name}` woken from ({s['calls']} sampled): {chain(s)}")
     return lines + [""]
 
 

@@ -105,6 +105,37 @@ pub struct FutexWord {
 /// How many stacks of each side a word lists.
 pub const STACKS: usize = 3;
 
+/// A word's name as a sentence says it: a word named by its memory alone
+/// (`heap`, `anonymous memory`, a mapped file), which many words share,
+/// with its address; one named by a symbol or a module's offset as it is.
+pub fn told_apart(name: &str, address: u64) -> String {
+    if name.contains(" (") && !name.ends_with("(mapped file)") {
+        name.to_string()
+    } else {
+        format!("{name} {address:#x}")
+    }
+}
+
+impl FutexWord {
+    /// Its name, told apart (see [`told_apart`]).
+    pub fn label(&self) -> String {
+        told_apart(&self.name, self.address)
+    }
+
+    /// Where its wakers woke its waiters (for a lock, where its holders
+    /// let it go): the site of its most sampled waker stack.
+    pub fn let_go_at(&self) -> Option<&str> {
+        self.waker_stacks.first().and_then(FutexStack::site_frame)
+    }
+}
+
+impl FutexStack {
+    /// Its site's frame (see [`FutexWord::waited_at`]).
+    pub fn site_frame(&self) -> Option<&str> {
+        self.frames.get(self.site?).map(String::as_str)
+    }
+}
+
 /// One user stack of calls on a futex word.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FutexStack {

@@ -13,24 +13,29 @@ use crate::model::futex_word::{FutexStack, STACKS};
 use std::collections::HashMap;
 
 /// Modules whose code is a lock's or a syscall's, never the program's
-/// own site: the C library and its loader, C++'s runtime, GLib.
-const LIBRARY_MODULES: [&str; 6] =
-    ["libc.so", "libpthread", "ld-linux", "libstdc++", "libglib-2.0", "libc.musl"];
+/// own site: the C library and its loader, C++'s runtime, GLib, and
+/// contend's own interposer (under `contend run` every pthread mutex call
+/// passes through it).
+const LIBRARY_MODULES: [&str; 7] =
+    ["libc.so", "libpthread", "ld-linux", "libstdc++", "libglib-2.0", "libc.musl", "libcontend_interpose"];
 
 /// Functions that are a lock's own code wherever they are linked (Rust
 /// links std and its crates into the program): their names' beginnings,
-/// as demangled.
-const LOCK_CODE: [&str; 21] = [
+/// as demangled. A crate is named with its path separator, so that a
+/// program's own crate called `parking_lot_demo` is not taken for one.
+const LOCK_CODE: [&str; 23] = [
     "std::",
     "<std::",
     "core::",
     "<core::",
     "alloc::",
     "<alloc::",
-    "parking_lot",
-    "<parking_lot",
-    "lock_api",
-    "<lock_api",
+    "parking_lot::",
+    "<parking_lot::",
+    "parking_lot_core::",
+    "<parking_lot_core::",
+    "lock_api::",
+    "<lock_api::",
     "syscall",
     "__lll_",
     "__pthread",
@@ -73,9 +78,7 @@ impl<'a> StackNames<'a> {
             // the symbolizer's one byte back from a return address stays
             // inside that instruction too.
             let named = self.symbols.name(f.address, module, 0, None);
-            let library = LIBRARY_MODULES.iter().any(|l| short_name(module).starts_with(l));
-            let lock_code = LOCK_CODE.iter().any(|p| named.text.starts_with(p));
-            if site.is_none() && !library && !lock_code && !named.toolchain {
+            if site.is_none() && is_site(module, &named.text, named.toolchain) {
                 site = Some(i);
             }
             names.push(named.text);
@@ -100,9 +103,46 @@ impl<'a> StackNames<'a> {
     }
 }
 
+/// Whether a frame named `text` in `module` is the program's own code:
+/// not the C library's or a lock's, not a toolchain header's
+/// (`toolchain`, from its source file).
+fn is_site(module: &str, text: &str, toolchain: bool) -> bool {
+    let library = LIBRARY_MODULES.iter().any(|l| short_name(module).starts_with(l));
+    let lock_code = LOCK_CODE.iter().any(|p| text.starts_with(p));
+    !library && !lock_code && !toolchain
+}
+
 /// The site of the first of `stacks` (for waiters, where they slept; for
 /// wakers, where they woke them).
 pub fn first_site(stacks: &[FutexStack]) -> Option<String> {
-    let s = stacks.first()?;
-    Some(s.frames[s.site?].clone())
+    stacks.first()?.site_frame().map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_site;
+
+    #[test]
+    fn a_site_is_the_programs_own_code_not_a_locks() {
+        let prog = "/tmp/parking_lot_demo";
+        assert!(!is_site(
+            prog,
+            "parking_lot_core::thread_parker::imp::ThreadParker::futex_wait (linux.rs:112)",
+            false
+        ));
+        assert!(!is_site(
+            prog,
+            "<parking_lot::raw_mutex::RawMutex as lock_api::mutex::RawMutex>::lock",
+            false
+        ));
+        assert!(!is_site(prog, "syscall (syscall.S:37)", false));
+        let interposer = "/tmp/contend-1/libcontend_interpose-5461a68f27bb5871.so";
+        assert!(!is_site(interposer, "contend_interpose::profile::lock", false));
+        assert!(!is_site("/usr/lib/x86_64-linux-gnu/libglib-2.0.so.0", "worker (gmutex.c:18)", false));
+        assert!(!is_site(prog, "std::sys::sync::mutex::futex::Mutex::lock_contended (futex.rs:34)", false));
+        assert!(!is_site(prog, "worker (mutex.h:120)", true));
+        // A program's crate whose name begins like a lock crate's.
+        assert!(is_site(prog, "parking_lot_demo::main::{{closure}} (main.rs:24)", false));
+        assert!(is_site(prog, "worker (raw_futex.c:64)", false));
+    }
 }

@@ -10,7 +10,7 @@ use crate::family::program::futex_stacks::{first_site, StackNames};
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::futex_view::holders::{Cause, Split, Timeline};
 use crate::measure::futex_view::Seen;
-use crate::model::futex_word::{BlockedIn, FutexView, FutexWaker, FutexWord, HolderSplit};
+use crate::model::futex_word::{told_apart, BlockedIn, FutexView, FutexWaker, FutexWord, HolderSplit};
 use crate::model::program::{KernelWaitTotals, MutexProfile};
 
 /// The view's table (its `top` words) and the totals; sets each mutex's
@@ -83,7 +83,7 @@ pub fn words(
                         if a == *address {
                             "this word".to_string()
                         } else {
-                            names.name(a, &maps)
+                            told_apart(&names.name(a, &maps), a)
                         }
                     })
                 }),

@@ -163,7 +163,7 @@ pub fn csv(s: &ProgramSample) -> String {
         holder_unknown_ns: w.holder.as_ref().map(|h| h.unknown_ns),
         holder_blocked_in: w.holder.as_ref().and_then(|h| h.blocked_in.first()).map(|b| b.cause.clone()),
         waited_at: w.waited_at.clone(),
-        woken_from: crate::family::program::futex_stacks::first_site(&w.waker_stacks),
+        woken_from: w.let_go_at().map(str::to_string),
     }))
 }
 

@@ -8,12 +8,30 @@ use crate::model::futex_word::{FutexStack, FutexView};
 /// How many frames past the site a line shows (its callers).
 const CALLERS: usize = 1;
 
-/// One stack as a line: its site and the caller after it (or, without a
-/// site, its innermost frames).
-fn line(s: &FutexStack) -> String {
+/// How many frames a line may grow to, to tell a word's stacks apart.
+const MOST: usize = 6;
+
+/// One stack as a line of `depth` frames: its site and its callers (or,
+/// without a site, its innermost frames).
+fn line(s: &FutexStack, depth: usize) -> String {
     let from = s.site.unwrap_or(0);
-    let frames: Vec<&str> = s.frames.iter().skip(from).take(1 + CALLERS).map(String::as_str).collect();
+    let frames: Vec<&str> = s.frames.iter().skip(from).take(depth).map(String::as_str).collect();
     frames.join(" ← ")
+}
+
+/// A word's stacks (one side) as lines: the site and its caller, or as
+/// many more callers (up to [`MOST`] frames) as tell two stacks apart
+/// that would otherwise read the same (a Go program's runtime frames).
+fn lines(stacks: &[FutexStack]) -> Vec<String> {
+    let mut depth = 1 + CALLERS;
+    loop {
+        let out: Vec<String> = stacks.iter().map(|s| line(s, depth)).collect();
+        let distinct = out.iter().collect::<std::collections::HashSet<_>>().len() == out.len();
+        if distinct || depth >= MOST {
+            return out;
+        }
+        depth += 1;
+    }
 }
 
 /// The block: each shown word's sites, or why the view sampled no
@@ -41,20 +59,42 @@ pub fn block(view: &FutexView) -> String {
         }
         any = true;
         out += &format!("  {:#x} {}\n", w.address, w.name);
-        for s in &w.waiter_stacks {
+        for (s, line) in w.waiter_stacks.iter().zip(lines(&w.waiter_stacks)) {
             out += &format!(
-                "    waited at {}  ({} sampled waits, {:.3} ms)\n",
-                line(s),
+                "    waited at {line}  ({} sampled waits, {:.3} ms)\n",
                 s.calls,
                 s.blocked_ns as f64 / 1e6
             );
         }
-        for s in &w.waker_stacks {
-            out += &format!("    woken from {}  ({} sampled wakes)\n", line(s), s.calls);
+        for (s, line) in w.waker_stacks.iter().zip(lines(&w.waker_stacks)) {
+            out += &format!("    woken from {line}  ({} sampled wakes)\n", s.calls);
         }
     }
     if !any {
         out += "  no sampled call slept on these words or woke one\n";
     }
     crate::output::table::fit(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lines;
+    use crate::model::futex_word::FutexStack;
+
+    fn stack(frames: &[&str], site: Option<usize>) -> FutexStack {
+        FutexStack { frames: frames.iter().map(|f| f.to_string()).collect(), site, ..FutexStack::default() }
+    }
+
+    #[test]
+    fn stacks_that_read_the_same_show_more_callers() {
+        let a = stack(&["futex", "notesleep", "stopm", "findrunnable"], None);
+        let b = stack(&["futex", "notesleep", "stopm", "startlockedm"], None);
+        assert_eq!(
+            lines(&[a, b]),
+            ["futex ← notesleep ← stopm ← findrunnable", "futex ← notesleep ← stopm ← startlockedm"]
+        );
+        let c = stack(&["syscall", "lock", "worker (p.c:12)", "start_thread"], Some(2));
+        let d = stack(&["syscall", "lock", "other (p.c:30)", "start_thread"], Some(2));
+        assert_eq!(lines(&[c, d]), ["worker (p.c:12) ← start_thread", "other (p.c:30) ← start_thread"]);
+    }
 }

@@ -27,8 +27,8 @@ enum Part {
     Unknown,
     /// Waiting on the same word before it held it: not a chain.
     Queued,
-    /// Waiting on another word, named.
-    Chain(String),
+    /// Waiting on another word: its name, its address.
+    Chain(String, u64),
     /// Asleep in a syscall (or a page fault), named.
     In(String),
     /// Asleep where the kernel stack did not say, or in a cause folded
@@ -45,7 +45,7 @@ impl Part {
             Part::Waking => "waking the waiter".into(),
             Part::Unknown => "not known".into(),
             Part::Queued => "queued on this word too".into(),
-            Part::Chain(other) => format!("waiting on {other}"),
+            Part::Chain(other, _) => format!("waiting on {other}"),
             Part::In(call) => format!("in {call}"),
             Part::Asleep(why) => format!("asleep ({why})"),
         }
@@ -63,7 +63,7 @@ fn parts(w: &FutexWord, h: &HolderSplit) -> Vec<(Part, f64)> {
     for b in &h.blocked_in {
         let part = match b.futex_word {
             Some(a) if a == w.address => Part::Queued,
-            Some(_) => Part::Chain(b.cause.clone()),
+            Some(a) => Part::Chain(b.cause.clone(), a),
             None if b.cause == "not known" || b.cause == "other" => Part::Asleep(b.cause.clone()),
             None => Part::In(b.cause.clone()),
         };
@@ -94,17 +94,47 @@ pub const LEGEND: &str = "holder: while the waiters slept, what the thread whose
      for the word before it held it), then waking the waiter: the hand-off \
      to its return; a sleeping holder counts as asleep until it runs again.";
 
-/// One line of advice per word where a part of the split is large.
+/// Who held word `w` and where they let it go, as far as the view knows:
+/// ` (held by worker/7, let go at f (f.c:12))`, or nothing.
+fn held_by(w: &FutexWord) -> String {
+    let who = w.wakers.first().map(|k| {
+        let others = if w.wakers.len() > 1 { " and others" } else { "" };
+        format!("held by {}/{}{others}", k.comm, k.tid)
+    });
+    let at = w.let_go_at().map(|site| format!("let go at {site}"));
+    let said: Vec<String> = who.into_iter().chain(at).collect();
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", said.join(", "))
+    }
+}
+
+/// The chain's second link: where word `w`'s holders waited for the word
+/// at `address` (named `other`), and who held that one, where the view
+/// has it among its words.
+fn second_link(view: &FutexView, w: &FutexWord, other: &str, address: u64) -> String {
+    let Some(b) = view.words.iter().find(|b| b.pid == w.pid && b.address == address) else {
+        return other.to_string();
+    };
+    let waited = b.waited_at.as_ref().map(|site| format!(", waited for at {site}")).unwrap_or_default();
+    format!("{other}{waited}{}", held_by(b))
+}
+
+/// One line of advice per word where a part of the split is large. A
+/// word's holders are named with where they let it go (their wake's
+/// site), where the view sampled stacks.
 pub fn advice(view: &FutexView) -> String {
     let mut out = String::new();
     for w in &view.words {
         let Some(h) = &w.holder else { continue };
         let Some((part, s)) = parts(w, h).into_iter().next().filter(|p| p.1 >= ADVISED) else { continue };
         let pct = format!("{:.0}%", 100.0 * s);
-        let name = &w.name;
+        let name = w.label();
+        let held = held_by(w);
         let line = match part {
             Part::Preempted => format!(
-                "{name}: its holders were preempted for {pct} of its waiters' time: more threads were \
+                "{name}{held}: its holders were preempted for {pct} of its waiters' time: more threads were \
                  runnable than CPUs; fewer threads than CPUs, a higher priority for the holders, or{} \
                  keep a holder on its CPU.",
                 if view.slice_extension {
@@ -113,17 +143,18 @@ pub fn advice(view: &FutexView) -> String {
                     " (on Linux 7.0 and later) rseq time-slice extension would"
                 }
             ),
-            Part::Chain(other) => format!(
+            Part::Chain(other, address) => format!(
                 "{name}: its holders were themselves waiting on {other} for {pct} of its waiters' time \
-                 (a chain: {name} waits for {other}); shorten that wait first."
+                 (a chain: {name}{held}, waits for {}); shorten that wait first.",
+                second_link(view, w, &other, address)
             ),
             Part::In(call) => format!(
-                "{name}: its holders slept in {call} for {pct} of its waiters' time: move the {call} \
+                "{name}{held}: its holders slept in {call} for {pct} of its waiters' time: move the {call} \
                  out of the critical section."
             ),
             Part::Running => format!(
-                "{name}: its holders were running for {pct} of its waiters' time: the section itself is \
-                 long; shorten it, or try another lock (--what-if, --recommend)."
+                "{name}{held}: its holders were running for {pct} of its waiters' time: the section itself \
+                 is long; shorten it, or try another lock (--what-if, --recommend)."
             ),
             Part::Waking => format!(
                 "{name}: {pct} of its waiters' time was the hand-off, from the holder's wake to the \
@@ -141,7 +172,7 @@ pub fn advice(view: &FutexView) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::futex_word::BlockedIn;
+    use crate::model::futex_word::{BlockedIn, FutexStack, FutexWaker};
 
     fn word(h: HolderSplit) -> FutexWord {
         FutexWord { name: "outer_lock (prog)".into(), holder: Some(h), ..FutexWord::default() }
@@ -162,9 +193,37 @@ mod tests {
         };
         let w = word(h);
         assert_eq!(cell(&w), "waiting on futex inner_lock (prog) 90%, running 5%, waking the waiter 5%");
-        let view = FutexView { words: vec![w], ..FutexView::default() };
+        let view = FutexView { words: vec![w.clone()], ..FutexView::default() };
         let said = advice(&view);
-        assert!(said.contains("a chain: outer_lock (prog) waits for futex inner_lock (prog)"), "{said}");
+        assert!(said.contains("a chain: outer_lock (prog), waits for futex inner_lock (prog))"), "{said}");
+        // With both words' stacks and wakers, each link says who held it
+        // and where.
+        let site = |f: &str| FutexStack {
+            calls: 1,
+            frames: vec!["syscall".into(), f.into()],
+            site: Some(1),
+            ..FutexStack::default()
+        };
+        let waker = |tid| FutexWaker { tid, comm: "worker".into(), waits_ended: 3 };
+        let outer = FutexWord { waker_stacks: vec![site("middle (p.c:12)")], wakers: vec![waker(7)], ..w };
+        let inner = FutexWord {
+            name: "inner_lock (prog)".into(),
+            address: 8,
+            waited_at: Some("middle (p.c:10)".into()),
+            waker_stacks: vec![site("last (p.c:40)")],
+            wakers: vec![waker(9), waker(10)],
+            ..FutexWord::default()
+        };
+        let said = advice(&FutexView { words: vec![outer, inner], ..FutexView::default() });
+        let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            said.contains(
+                "(a chain: outer_lock (prog) (held by worker/7, let go at middle (p.c:12)), waits for futex \
+                 inner_lock (prog), waited for at middle (p.c:10) (held by worker/9 and others, let go at \
+                 last (p.c:40))); shorten"
+            ),
+            "{said}"
+        );
         let queued = HolderSplit {
             blocked_ns: 60,
             blocked_in: vec![BlockedIn { cause: "futex this word".into(), futex_word: Some(0), ns: 60 }],
