@@ -40,7 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
 from emit import emit  # noqa: E402
-from futex_page import stacks, table, view_of, word_name  # noqa: E402
+from futex_page import stacks, table, view_of  # noqa: E402
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
 HERE = os.path.join(ROOT, "scripts", "experiments", "futex-view-programs")
@@ -145,12 +145,10 @@ def section(title, program, what, note, tmp, top):
         return [f"## {title}", "", f"`contend run` failed ({r.returncode}): {r.stderr.strip()[-400:]}", ""]
     view, _ = view_of(out)
     seen = pthread_mutexes(out)
-    top_word = word_name(view["words"][0]) if view["words"] else "none"
     lines = [f"## {title}", "", what, "",
              f"`contend run --profile --runs 1 -- {os.path.basename(program)}`: {view['calls']} futex calls, "
-             f"{view['words_seen']} words slept on or woken, {view['lost']} samples lost; the most blocked "
-             f"word: `{top_word}`. The pthread profile saw {seen} pthread mutex{'' if seen == 1 else 'es'} "
-             "locked.", ""]
+             f"{view['words_seen']} words slept on or woken, {view['lost']} samples lost. The pthread profile "
+             f"saw {seen} pthread mutex{'' if seen == 1 else 'es'} locked.", ""]
     lines += table(view, top)
     lines += [""] + stacks(view, top, frames=3)
     lines += [f"What it shows: {note}", ""]
@@ -173,7 +171,10 @@ def main():
              "memory; the longest-blocked first. *woken by*: the threads whose wake came last before a "
              "waiter returned woken (for a lock, the releasing holder). Under each table, where the words "
              "were waited on and woken: the waiters' and wakers' user stacks, sampled under the view's budget "
-             "and unwound from .eh_frame, each from its site (the program's own code) out. Running servers "
+             "and unwound from .eh_frame, each from its site (the program's own code) out. Every program has "
+             "words in `anonymous memory` waited on once from `main`: its main thread joining a thread (glibc's "
+             "pthread_join sleeps on the thread's id in its descriptor, at the top of the thread's stack), not a "
+             "lock. Running servers "
              "(mariadb's InnoDB, memcached) followed by `contend attach` are on "
              "[futex-view-real.md](futex-view-real.md).", ""]
     for title, tools, build, what, note in PROGRAMS:
