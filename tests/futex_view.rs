@@ -144,6 +144,14 @@ fn rusts_std_mutex_is_found_and_named_by_its_static() {
     let line = 1 + source.lines().position(|l| l.contains("let mut total = LEDGER.lock()")).unwrap();
     let waited = w["waited_at"].as_str().unwrap_or_else(|| panic!("no waiter stack: {w}"));
     assert!(waited.contains(&format!("std_mutex.rs:{line}")), "{waited} is not line {line}: {w}");
+    // Over every word, that line is one site of one word (std's Mutex
+    // sleeps on the lock itself; parking_lot's would be one per waiter).
+    let view = view(&doc);
+    let sites = view["sites"].as_array().unwrap();
+    let site = sites.iter().find(|s| s["site"].as_str().unwrap().contains(&format!("std_mutex.rs:{line}")));
+    let site = site.unwrap_or_else(|| panic!("no site at line {line}: {view}"));
+    assert_eq!(site["words"], 1, "{site}");
+    assert!(site["waits"].as_u64().unwrap() >= 1, "{site}");
 }
 
 #[test]

@@ -101,7 +101,7 @@ PROGRAMS = [
      "and the unlocker wakes that thread's word. So there is one word per parked thread, in that thread's "
      "memory (`anonymous memory`: a thread's stack and TLS), each woken by whoever unlocked, and no word is "
      "the lock; the lock is found by the waiters' and wakers' stacks, which all lead to the same lines of "
-     "the program. parking_lot spins (with sched_yield) before it parks, so it parks far less often than "
+     "the program (the view's sites over every word, below the stacks, give it as one line over many words). parking_lot spins (with sched_yield) before it parks, so it parks far less often than "
      "std's Mutex on the same work: few futex calls, and time spent spinning that the view does not count."),
     ("GLib GMutex", ["cc", "pkg-config"], build_gmutex,
      "scripts/experiments/futex-view-programs/gmutex.c: four GThreads add to a global ledger under a global "
@@ -151,6 +151,11 @@ def section(title, program, what, note, tmp, top):
              f"saw {seen} pthread mutex{'' if seen == 1 else 'es'} locked.", ""]
     lines += table(view, top)
     lines += [""] + stacks(view, top, frames=3)
+    if view.get("sites"):
+        lines += ["Over every word of the program, where the sampled waits slept longest:", ""]
+        lines += [f"- `{s['site']}`: {s['words']} word{'' if s['words'] == 1 else 's'}, {s['waits']} sampled "
+                  f"waits, {s['blocked_ns'] / 1e6:.1f} ms" for s in view["sites"]]
+        lines += [""]
     lines += [f"What it shows: {note}", ""]
     print(r.stderr, file=sys.stderr)
     return lines

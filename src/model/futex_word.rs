@@ -178,4 +178,26 @@ pub struct FutexView {
     pub stacks: Option<FutexStackSampling>,
     /// Why they were not (turned off, or the kernel refused).
     pub no_stacks: Option<String>,
+    /// Where the sampled waits slept, over every word of the program:
+    /// the sites whose waits slept longest, most first (at most
+    /// [`SITES`]). A lock that parks each waiter on a word of its own
+    /// (parking_lot) is many words and one site.
+    pub sites: Vec<FutexSite>,
+}
+
+/// How many sites a view lists over all its words.
+pub const SITES: usize = 5;
+
+/// One site (the first frame of the program's own in a waiter's stack)
+/// over every word its sampled waits slept on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct FutexSite {
+    /// The frame, named as in the stacks.
+    pub site: String,
+    /// The words its sampled waits slept on.
+    pub words: u64,
+    /// Its sampled waits that slept.
+    pub waits: u64,
+    /// Their time blocked, ns.
+    pub blocked_ns: u64,
 }

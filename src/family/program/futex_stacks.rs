@@ -87,6 +87,12 @@ impl<'a> StackNames<'a> {
         (names, site)
     }
 
+    /// Stack `n`'s site, named (None: no frame of it is the program's).
+    pub fn site_of(&mut self, n: u32) -> Option<String> {
+        let (names, site) = self.name(n);
+        site.map(|i| names[i].clone())
+    }
+
     /// The top [`STACKS`] of `by_stack` (stack → (calls, blocked ns)),
     /// the most blocked (then the most calls) first, named.
     pub fn top(&mut self, by_stack: impl Iterator<Item = (u32, u64, u64)>) -> Vec<FutexStack> {

@@ -8,10 +8,14 @@
 use crate::family::program::data_names::DataNames;
 use crate::family::program::futex_stacks::{first_site, StackNames};
 use crate::family::program::symbols::Symbolizer;
+use crate::measure::futex_view::account::WordAccount;
 use crate::measure::futex_view::holders::{Cause, Split, Timeline};
 use crate::measure::futex_view::Seen;
-use crate::model::futex_word::{told_apart, BlockedIn, FutexView, FutexWaker, FutexWord, HolderSplit};
+use crate::model::futex_word::{
+    told_apart, BlockedIn, FutexSite, FutexView, FutexWaker, FutexWord, HolderSplit, SITES,
+};
 use crate::model::program::{KernelWaitTotals, MutexProfile};
+use std::collections::HashMap;
 
 /// The view's table (its `top` words) and the totals; sets each mutex's
 /// kernel waits. `started`: the view followed contend's own tree (`contend run`), where
@@ -93,6 +97,7 @@ pub fn words(
             }
         })
         .collect();
+    let sites = sites(program.iter().map(|(_, w)| *w), &mut stacks);
     let view = FutexView {
         calls: seen.account.calls.iter().filter(|(pid, _)| !ours(**pid)).map(|(_, n)| n).sum(),
         words_seen: program.len() as u64,
@@ -104,8 +109,34 @@ pub fn words(
         slice_extension: locks::sys::kernel_knobs::slice_extension().is_ok(),
         stacks: seen.stack_stats,
         no_stacks: seen.no_stacks.clone(),
+        sites,
     };
     (view, KernelWaitTotals { all, on_mutexes, lost: seen.lost })
+}
+
+/// The [`SITES`] sites whose sampled waits slept longest, over every
+/// word in `words`: each with the words it slept on.
+fn sites<'a>(words: impl Iterator<Item = &'a WordAccount>, stacks: &mut StackNames) -> Vec<FutexSite> {
+    let mut by_site: HashMap<String, FutexSite> = HashMap::new();
+    for w in words {
+        let mut counted: Vec<String> = Vec::new();
+        for (&n, &(waits, ns)) in &w.waiter_stacks {
+            let Some(site) = stacks.site_of(n) else { continue };
+            let s = by_site
+                .entry(site.clone())
+                .or_insert_with(|| FutexSite { site: site.clone(), ..FutexSite::default() });
+            s.waits += waits;
+            s.blocked_ns += ns;
+            if !counted.contains(&site) {
+                s.words += 1;
+                counted.push(site);
+            }
+        }
+    }
+    let mut sites: Vec<FutexSite> = by_site.into_values().collect();
+    sites.sort_by(|a, b| (b.blocked_ns, b.waits, &a.site).cmp(&(a.blocked_ns, a.waits, &b.site)));
+    sites.truncate(SITES);
+    sites
 }
 
 /// How many causes of a holder's sleep a word lists.

@@ -73,6 +73,21 @@ pub fn block(view: &FutexView) -> String {
     if !any {
         out += "  no sampled call slept on these words or woke one\n";
     }
+    // Over every word: where a lock that parks each waiter on a word of
+    // its own (parking_lot) shows as one site.
+    if view.sites.iter().any(|s| s.words > 1) {
+        out += "  waited at, over every word of the program:\n";
+        for s in &view.sites {
+            out += &format!(
+                "    {}  ({} word{}, {} sampled waits, {:.3} ms)\n",
+                s.site,
+                s.words,
+                if s.words == 1 { "" } else { "s" },
+                s.waits,
+                s.blocked_ns as f64 / 1e6
+            );
+        }
+    }
     crate::output::table::fit(&out)
 }
 
