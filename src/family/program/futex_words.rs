@@ -3,7 +3,8 @@
 //! longest-blocked first, each named (`data_names`) and marked where it is
 //! a pthread mutex the interposer also profiled, whose "kernel waits" are
 //! the view's waits on its address; with its waiters' and wakers' user
-//! stacks (`futex_stacks`) where the view sampled them.
+//! stacks (`futex_stacks`) where the view sampled them, and over every
+//! word the sites where the sampled waits slept.
 
 use crate::family::program::data_names::DataNames;
 use crate::family::program::futex_stacks::{first_site, StackNames};
