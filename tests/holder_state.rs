@@ -1,8 +1,8 @@
 //! The holder split of the futex view: what the thread that ended each
 //! wait (for a lock, the releasing holder) was doing while the waiter
 //! slept, on tests/programs/holder_state.c, whose holders are known by
-//! construction: asleep in nanosleep inside the section, waiting on a
-//! second lock (a chain), or preempted on a CPU shared with busy threads
+//! construction: asleep in nanosleep inside the section, blocked in
+//! fsync inside it, waiting on a second lock (a chain), or preempted on a CPU shared with busy threads
 //! (the program measures its holds' CPU and wall time itself). Each split
 //! must match the constructed truth within 10% of the waits' time, as the
 //! holder-state issue asks. Parking is tests/parking.rs's. Needs root or
@@ -17,7 +17,10 @@ use serde_json::Value;
 fn profiled(mode: &str, symbol: &str) -> (Value, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let exe = common::compile("holder_state", dir.path());
-    let (doc, stdout, table) = common::run::profiled_running(&exe, &[mode], &[], dir.path());
+    // The fsync mode writes its file in the test's own directory.
+    let path = dir.path().to_str().unwrap();
+    let args: Vec<&str> = if mode == "fsync" { vec![mode, path] } else { vec![mode] };
+    let (doc, stdout, table) = common::run::profiled_running(&exe, &args, &[], dir.path());
     let samples = doc["points"].as_array().unwrap().iter().flat_map(|p| p["runs"].as_array().unwrap().iter());
     let view = samples.filter_map(|s| s.get("futex_view")).next().expect("a futex view").clone();
     assert_eq!(view["no_split"], Value::Null, "the holders were followed: {view}");
@@ -64,6 +67,19 @@ fn a_holder_asleep_in_its_section_is_blocked_in_that_syscall() {
     // glibc's nanosleep is the clock_nanosleep syscall.
     assert!(cause.ends_with("nanosleep") && share >= 0.9, "{cause} {share}: {table}");
     assert!(table.contains("move the clock_nanosleep out of the critical section"), "{table}");
+}
+
+#[test]
+fn a_holder_syncing_a_file_in_its_section_is_blocked_in_fsync() {
+    if !common::root_or_skip("the futex view (syscall and sched tracepoints)") {
+        return;
+    }
+    let (w, table, _) = profiled("fsync", "nap_lock (");
+    let (cause, share) = first_cause(&w);
+    // Its eight writes run (a copy of 256 KiB each); the syncs sleep: in
+    // trial runs 72-86% of the whole wait, with two CPU burners beside.
+    assert!(cause == "fsync" && share >= 0.6, "{cause} {share}: {table}");
+    assert!(table.contains("move the fsync out of the critical section"), "{table}");
 }
 
 #[test]

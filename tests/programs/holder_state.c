@@ -4,6 +4,9 @@
  *   sleep    the holder of nap_lock sleeps 5 ms in nanosleep inside its
  *            section; the waiter takes the lock only once the holder has
  *            it, so every wait falls inside the holder's sleep.
+ *   fsync DIR  as sleep, but instead of nanosleep the holder writes
+ *            256 KiB to a file of its own in DIR and calls fsync, eight
+ *            times: a holder blocked in I/O inside its section.
  *   chain    a thread holds inner_lock and sleeps 5 ms inside; a second
  *            thread takes outer_lock, then waits for inner_lock; a third
  *            waits for outer_lock, whose holder is itself waiting on
@@ -27,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -57,6 +61,28 @@ static void nap(long ns) {
     nanosleep(&t, NULL);
 }
 
+/* The fsync mode's file (-1: the holder naps instead). */
+static int sync_fd = -1;
+
+/* What the holder does inside its section: writes and syncs its file,
+ * or naps. */
+static void inside(void) {
+    static char block[256 * 1024];
+    if (sync_fd < 0) {
+        nap(NAP_NS);
+        return;
+    }
+    /* Eight writes, each synced: a few milliseconds in the disk's hands
+     * for a fraction of one in the copies. */
+    for (int i = 0; i < 8; i++) {
+        memset(block, 'a' + (int)(now(CLOCK_MONOTONIC) % 26), sizeof block);
+        if (pwrite(sync_fd, block, sizeof block, 0) != (ssize_t)sizeof block || fsync(sync_fd) != 0) {
+            perror("holder_state: write and fsync");
+            exit(1);
+        }
+    }
+}
+
 /* Until *flag reaches r (polled with short naps: outside every lock). */
 static void until(atomic_int *flag, int r) {
     while (atomic_load(flag) < r)
@@ -76,7 +102,7 @@ static void *sleepy_holder(void *arg) {
     for (int r = 0; r < ROUNDS; r++) {
         pthread_mutex_lock(m);
         atomic_store(&held, r);
-        nap(NAP_NS);
+        inside();
         if (m == &nap_lock) {
             until_asleep_on(&nap_waiter_tid, &nap_lock);
         } else {
@@ -187,7 +213,16 @@ static void *burner(void *arg) {
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "sleep";
     pthread_t t[4];
-    if (!strcmp(mode, "sleep")) {
+    if (!strcmp(mode, "fsync")) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/holder_state.sync", argc > 2 ? argv[2] : ".");
+        sync_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (sync_fd < 0) {
+            perror(path);
+            return 1;
+        }
+    }
+    if (!strcmp(mode, "sleep") || !strcmp(mode, "fsync")) {
         pthread_create(&t[0], NULL, sleepy_holder, &nap_lock);
         pthread_create(&t[1], NULL, nap_waiter, NULL);
         pthread_join(t[0], NULL);
@@ -206,7 +241,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 4; i++)
             pthread_join(t[i], NULL);
     } else {
-        fprintf(stderr, "mode: sleep, chain or preempt\n");
+        fprintf(stderr, "mode: sleep, fsync DIR, chain or preempt\n");
         return 2;
     }
     printf("pid=%d mode=%s rounds=%d hold_wall_ns=%ld hold_cpu_ns=%ld\n", getpid(), mode, ROUNDS,
