@@ -2,11 +2,12 @@
 //! wait (for a lock, the releasing holder) was doing while the waiter
 //! slept, on tests/programs/holder_state.c, whose holders are known by
 //! construction: asleep in nanosleep inside the section, blocked in
-//! fsync inside it, waiting on a second lock (a chain), or preempted on a CPU shared with busy threads
-//! (the program measures its holds' CPU and wall time itself). Each split
-//! must match the constructed truth within 10% of the waits' time, as the
-//! holder-state issue asks. Parking is tests/parking.rs's. Needs root or
-//! CAP_PERFMON for the tracepoints (skipped otherwise).
+//! fsync inside it, waiting on a second lock (a chain), or preempted on a
+//! CPU shared with busy threads (the program measures its holds' CPU and
+//! wall time itself). Each split must match the constructed truth within
+//! 10% of the waits' time, as the holder-state issue asks. Parking is
+//! tests/parking.rs's. Needs root or CAP_PERFMON for the tracepoints
+//! (skipped otherwise).
 
 mod common;
 

@@ -41,46 +41,9 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
 from emit import emit  # noqa: E402
 from futex_page import stacks, table, view_of  # noqa: E402
+from futex_programs import build_gmutex, build_go, build_parking_lot, build_static, build_std  # noqa: E402
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
-HERE = os.path.join(ROOT, "scripts", "experiments", "futex-view-programs")
-TESTS = os.path.join(ROOT, "tests", "programs")
-
-
-def built(tmp, name, command):
-    """Runs compiler `command` with `-o` a file `name` in `tmp`: that file."""
-    out = os.path.join(tmp, name)
-    subprocess.run(command + ["-o", out], check=True)
-    return out
-
-
-def build_std(tmp):
-    return built(tmp, "std_mutex", ["rustc", "-O", "-g", "--edition", "2021", os.path.join(TESTS, "std_mutex.rs")])
-
-
-def build_parking_lot(tmp):
-    target = os.path.join(tmp, "cargo")
-    subprocess.run(["cargo", "build", "--quiet", "--release", "--manifest-path",
-                    os.path.join(HERE, "parking_lot_mutex", "Cargo.toml"), "--target-dir", target], check=True)
-    return os.path.join(target, "release", "parking_lot_mutex")
-
-
-def build_gmutex(tmp):
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "glib-2.0"], check=True, capture_output=True,
-                           text=True).stdout.split()
-    return built(tmp, "gmutex", ["cc", "-g", "-O1", "-pthread", os.path.join(HERE, "gmutex.c")] + flags)
-
-
-def build_static(tmp):
-    return built(tmp, "raw_futex_static", ["cc", "-g", "-O1", "-static", "-pthread",
-                                            os.path.join(TESTS, "raw_futex.c")])
-
-
-def build_go(tmp):
-    out = os.path.join(tmp, "gomutex")
-    env = dict(os.environ, GOCACHE=os.path.join(tmp, "gocache"), GO111MODULE="off")
-    subprocess.run(["go", "build", "-o", out, os.path.join(HERE, "gomutex.go")], check=True, env=env)
-    return out
 
 
 # (section, needs, build, what the program is, what the view can and

@@ -47,38 +47,21 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
 from emit import emit  # noqa: E402
 from futex_page import view_of, word_name  # noqa: E402
+from futex_programs import build_gmutex, build_raw, build_static, build_std  # noqa: E402
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
-TESTS = os.path.join(ROOT, "tests", "programs")
-PAGE_PROGRAMS = os.path.join(ROOT, "scripts", "experiments", "futex-view-programs")
 # The frames compared: the site and two callers.
 FRAMES = 3
 WAITS, WAKES = {0, 9}, {1, 10}
 
 
-def cc(tmp, name, source, *flags):
-    out = os.path.join(tmp, name)
-    subprocess.run(["cc", "-g", "-O1", *flags, "-o", out, source], check=True)
-    return out
-
-
 def programs(tmp):
     """(name, path) of each program whose toolchain is here."""
-    raw = os.path.join(TESTS, "raw_futex.c")
-    out = [("raw_futex.c", cc(tmp, "raw_futex", raw, "-fno-optimize-sibling-calls", "-no-pie", "-pthread")),
-           ("raw_futex.c, static", cc(tmp, "raw_futex_static", raw, "-static", "-pthread"))]
+    out = [("raw_futex.c", build_raw(tmp)), ("raw_futex.c, static", build_static(tmp))]
     if shutil.which("rustc"):
-        rs = os.path.join(tmp, "std_mutex")
-        subprocess.run(["rustc", "-O", "-g", "--edition", "2021", "-o", rs, os.path.join(TESTS, "std_mutex.rs")],
-                       check=True)
-        out.append(("std_mutex.rs", rs))
+        out.append(("std_mutex.rs", build_std(tmp)))
     if shutil.which("pkg-config") and subprocess.run(["pkg-config", "--exists", "glib-2.0"]).returncode == 0:
-        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "glib-2.0"], check=True, capture_output=True,
-                               text=True).stdout.split()
-        gm = os.path.join(tmp, "gmutex")
-        subprocess.run(["cc", "-g", "-O1", "-pthread", "-o", gm, os.path.join(PAGE_PROGRAMS, "gmutex.c"), *flags],
-                       check=True)
-        out.append(("gmutex.c (GLib)", gm))
+        out.append(("gmutex.c (GLib)", build_gmutex(tmp)))
     return out
 
 

@@ -125,8 +125,14 @@ impl FutexWord {
     /// Where its wakers woke its waiters (for a lock, where its holders
     /// let it go): the site of its most sampled waker stack.
     pub fn let_go_at(&self) -> Option<&str> {
-        self.waker_stacks.first().and_then(FutexStack::site_frame)
+        first_site(&self.waker_stacks)
     }
+}
+
+/// The site of the first of `stacks` (for waiters, where they slept; for
+/// wakers, where they woke them).
+pub fn first_site(stacks: &[FutexStack]) -> Option<&str> {
+    stacks.first().and_then(FutexStack::site_frame)
 }
 
 impl FutexStack {

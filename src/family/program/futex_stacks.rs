@@ -64,27 +64,26 @@ impl<'a> StackNames<'a> {
         Self { stacks, symbols, named: HashMap::new() }
     }
 
-    /// Stack `n`'s frames and site.
-    fn name(&mut self, n: u32) -> (Vec<String>, Option<usize>) {
-        if let Some(named) = self.named.get(&n) {
-            return named.clone();
-        }
-        let frames = self.stacks.frames.get(n as usize).map_or(&[][..], |f| f.as_slice());
-        let mut site = None;
-        let mut names = Vec::with_capacity(frames.len());
-        for (i, f) in frames.iter().enumerate() {
-            let module = self.stacks.modules.get(f.module as usize).map_or("-", |m| m.as_str());
-            // The innermost frame is where the thread was (the syscall):
-            // the symbolizer's one byte back from a return address stays
-            // inside that instruction too.
-            let named = self.symbols.name(f.address, module, 0, None);
-            if site.is_none() && is_site(module, &named.text, named.toolchain) {
-                site = Some(i);
+    /// Stack `n`'s frames and site, named once.
+    fn name(&mut self, n: u32) -> &(Vec<String>, Option<usize>) {
+        let Self { stacks, symbols, named } = self;
+        named.entry(n).or_insert_with(|| {
+            let frames = stacks.frames.get(n as usize).map_or(&[][..], |f| f.as_slice());
+            let mut site = None;
+            let mut names = Vec::with_capacity(frames.len());
+            for (i, f) in frames.iter().enumerate() {
+                let module = stacks.modules.get(f.module as usize).map_or("-", |m| m.as_str());
+                // The innermost frame is where the thread was (the
+                // syscall): the symbolizer's one byte back from a return
+                // address stays inside that instruction too.
+                let named = symbols.name(f.address, module, 0, None);
+                if site.is_none() && is_site(module, &named.text, named.toolchain) {
+                    site = Some(i);
+                }
+                names.push(named.text);
             }
-            names.push(named.text);
-        }
-        self.named.insert(n, (names.clone(), site));
-        (names, site)
+            (names, site)
+        })
     }
 
     /// Stack `n`'s site, named (None: no frame of it is the program's).
@@ -102,7 +101,7 @@ impl<'a> StackNames<'a> {
             .into_iter()
             .take(STACKS)
             .map(|(n, calls, blocked_ns)| {
-                let (frames, site) = self.name(n);
+                let (frames, site) = self.name(n).clone();
                 FutexStack { calls, blocked_ns, frames, site }
             })
             .collect()
@@ -116,12 +115,6 @@ fn is_site(module: &str, text: &str, toolchain: bool) -> bool {
     let library = LIBRARY_MODULES.iter().any(|l| short_name(module).starts_with(l));
     let lock_code = LOCK_CODE.iter().any(|p| text.starts_with(p));
     !library && !lock_code && !toolchain
-}
-
-/// The site of the first of `stacks` (for waiters, where they slept; for
-/// wakers, where they woke them).
-pub fn first_site(stacks: &[FutexStack]) -> Option<String> {
-    stacks.first()?.site_frame().map(str::to_string)
 }
 
 #[cfg(test)]

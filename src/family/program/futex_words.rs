@@ -7,13 +7,13 @@
 //! word the sites where the sampled waits slept.
 
 use crate::family::program::data_names::DataNames;
-use crate::family::program::futex_stacks::{first_site, StackNames};
+use crate::family::program::futex_stacks::StackNames;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::futex_view::account::WordAccount;
 use crate::measure::futex_view::holders::{Cause, Split, Timeline};
 use crate::measure::futex_view::Seen;
 use crate::model::futex_word::{
-    told_apart, BlockedIn, FutexSite, FutexView, FutexWaker, FutexWord, HolderSplit, SITES,
+    first_site, told_apart, BlockedIn, FutexSite, FutexView, FutexWaker, FutexWord, HolderSplit, SITES,
 };
 use crate::model::program::{KernelWaitTotals, MutexProfile};
 use std::collections::HashMap;
@@ -92,7 +92,7 @@ pub fn words(
                         }
                     })
                 }),
-                waited_at: first_site(&waiter_stacks),
+                waited_at: first_site(&waiter_stacks).map(str::to_string),
                 waiter_stacks,
                 waker_stacks,
             }
