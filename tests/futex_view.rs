@@ -74,11 +74,12 @@ fn equals_the_programs_own_counts(exe: &Path, dir: &Path) -> String {
     // workers are started), and the first calls are within the budget.
     // The site is the program's own code: by line with -g (`futex
     // (raw_futex.c:29)`), else by symbol (`lock (raw_futex_static)`).
-    let waited = w["waited_at"].as_str().unwrap_or_else(|| panic!("no waiter stack: {w}"));
+    let sampled = &view(&doc)["stacks"];
+    let waited = w["waited_at"].as_str().unwrap_or_else(|| panic!("no waiter stack: {w} {sampled}"));
     assert!(waited.contains("raw_futex"), "{w}");
     let woke = w["waker_stacks"].as_array().unwrap();
     let own = |s: &Value| s["site"].as_u64().map(|i| s["frames"][i as usize].to_string());
-    assert!(woke.iter().filter_map(own).any(|f| f.contains("raw_futex")), "{w}");
+    assert!(woke.iter().filter_map(own).any(|f| f.contains("raw_futex")), "{w} {sampled}");
     assert!(table.contains("waited at "), "{table}");
     table
 }

@@ -42,10 +42,13 @@ pub fn comm(pid: u32, tid: Option<u32>) -> String {
     std::fs::read_to_string(path).unwrap_or_default().trim().to_string()
 }
 
-/// `pid`'s memory map (None: it is gone).
+/// `pid`'s memory map (None: it is gone, or going: a process that is
+/// exiting, or exited and not yet reaped, reads as an empty map, which
+/// would hide the one recorded while it lived).
 pub fn read_maps(pid: u32) -> Option<Vec<Mapping>> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/maps")).ok()?;
-    Some(text.lines().filter_map(parse_map_line).collect())
+    let maps: Vec<Mapping> = text.lines().filter_map(parse_map_line).collect();
+    (!maps.is_empty()).then_some(maps)
 }
 
 /// One line of /proc/PID/maps: `start-end perms offset dev inode path`.
@@ -94,5 +97,19 @@ mod tests {
         let anon = parse_map_line("7f00-8f00 rw-p 00000000 00:00 0 ").unwrap();
         assert_eq!(anon.path, "");
         assert_eq!(parse_map_line("7f00-8f00 rw-p 00000000 00:00 0    [heap]").unwrap().path, "[heap]");
+    }
+
+    #[test]
+    fn an_exited_unreaped_process_has_no_map() {
+        let mut child = std::process::Command::new("true").spawn().expect("true runs");
+        let pid = child.id();
+        // Not reaped yet: a zombie, whose /proc/PID/maps reads empty.
+        let state = || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        while !state().rsplit(") ").next().is_some_and(|s| s.starts_with('Z')) {
+            std::thread::yield_now();
+        }
+        assert!(read_maps(pid).is_none(), "a zombie's map is not a map");
+        child.wait().unwrap();
+        assert!(read_maps(std::process::id()).is_some_and(|m| m.iter().any(|m| m.executable)));
     }
 }
