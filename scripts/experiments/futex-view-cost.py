@@ -36,8 +36,9 @@ import machine  # noqa: E402
 from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
 
 def one(prog, contend, flags, tmp):
-    """Seconds from the gate's opening to the exit, and the view's calls
-    (None when not followed: `flags` None)."""
+    """Seconds from the gate's opening to the exit, the view's calls
+    (None when not followed: `flags` None), and the program's context
+    switches (its threads', voluntary and not, from wait4's rusage)."""
     gate = subprocess.Popen(["sh", "-c", "read go; exec " + shlex.join(prog)], stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     attach = None
@@ -50,8 +51,9 @@ def one(prog, contend, flags, tmp):
     t = time.perf_counter()
     gate.stdin.write(b"go\n")
     gate.stdin.close()
-    gate.wait()
+    _, status, usage = os.wait4(gate.pid, 0)
     wall = time.perf_counter() - t
+    gate.returncode = os.waitstatus_to_exitcode(status)
     if gate.returncode != 0:
         sys.exit(f"{shlex.join(prog)} exited {gate.returncode}")
     calls = None
@@ -59,7 +61,7 @@ def one(prog, contend, flags, tmp):
         attach.wait()
         doc = json.load(open(export))
         calls = doc["points"][0]["sample"]["futex_view"]["calls"]
-    return wall, calls
+    return wall, calls, usage.ru_nvcsw + usage.ru_nivcsw
 
 
 VARIANTS = {"plain": None, "view": ["--no-holder-state", "--futex-stacks", "0"],
@@ -76,8 +78,9 @@ def slowdown(vs):
 def measure(prog, contend, rounds, tmp):
     """The view over plain, the stacks over the view alone, everything
     over plain, and the split over the view with its stacks (wall time,
-    each with its 95% interval), and the futex call rate followed."""
-    times, calls, followed = [], 0, 0.0
+    each with its 95% interval), the futex call rate followed, and the
+    context-switch rate of the plain runs."""
+    times, calls, followed, switches, plain = [], 0, 0.0, 0, 0.0
     for _ in range(rounds):
         order = list(VARIANTS)
         random.shuffle(order)
@@ -86,11 +89,13 @@ def measure(prog, contend, rounds, tmp):
         times.append({v: 1 / got[v][0] for v in order})
         calls += got["view"][1]
         followed += got["view"][0]
+        switches += got["plain"][2]
+        plain += got["plain"][0]
     over_plain = paired(contend, times, "plain")
     over_view = paired(contend, times, "view")
     over_stacks = paired(contend, times, "stacks")
     return (slowdown(over_plain["view"]), slowdown(over_view["stacks"]), slowdown(over_plain["split"]),
-            slowdown(over_stacks["split"]), calls / followed)
+            slowdown(over_stacks["split"]), calls / followed, switches / plain)
 
 
 def main():
@@ -108,9 +113,10 @@ def main():
         else:
             src = os.path.join(ROOT, "tests", "programs")
             programs = []
-            for name in ["cond_queue", "raw_futex"]:
+            own = os.path.join(ROOT, "scripts", "experiments", "futex-view-cost")
+            for name, where in [("cond_queue", src), ("raw_futex", src), ("pipe_pingpong", own)]:
                 exe = os.path.join(tmp, name)
-                subprocess.run(["cc", "-O1", "-pthread", "-o", exe, os.path.join(src, name + ".c")], check=True)
+                subprocess.run(["cc", "-O1", "-pthread", "-o", exe, os.path.join(where, name + ".c")], check=True)
                 programs.append([exe])
             # Bounded by events, not by --time: a program that runs for a
             # fixed time has the same wall time whatever slows it.
@@ -133,14 +139,20 @@ def main():
              "its 95% interval (contend compare's, through scripts/lib/paired.py). The view samples every futex "
              "call's entry and return, so its cost grows with the program's futex call rate; the stacks' with "
              "the calls' rate up to the budget, then with the budget; the split's with the context-switch rate. "
+             "The view's own cost grows with the context-switch rate too: each followed thread carries the "
+             "view's tracepoint events (one per tracepoint and CPU), which the kernel switches out and in at "
+             "every context switch of the thread. pipe_pingpong.c (scripts/experiments/futex-view-cost/) makes "
+             "no futex call and hands a byte between two threads through pipes: what it pays is that alone. "
              "A program must be bounded by its work, not by a time (sysbench's --time=1 gives 1 s whatever the "
              "view costs).", "",
-             "| program | futex calls/s (followed) | view / plain | stacks / view alone | everything / plain | "
-             "holder states / view with stacks |", "|---|---|---|---|---|---|"]
+             "| program | futex calls/s (followed) | context switches/s (plain) | view / plain | "
+             "stacks / view alone | everything / plain | holder states / view with stacks |",
+             "|---|---|---|---|---|---|---|"]
     cell = lambda r: f"{r[0]:.3f} ({r[1][0]:.3f}..{r[1][1]:.3f})"  # noqa: E731
-    for p, view, stacks, split, own, rate in rows:
+    for p, view, stacks, split, own, rate, switching in rows:
         name = " ".join([os.path.basename(p[0])] + p[1:])
-        lines.append(f"| `{name}` | {rate:,.0f} | {cell(view)} | {cell(stacks)} | {cell(split)} | {cell(own)} |")
+        lines.append(f"| `{name}` | {rate:,.0f} | {switching:,.0f} | {cell(view)} | {cell(stacks)} | {cell(split)} "
+                     f"| {cell(own)} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not prog:
