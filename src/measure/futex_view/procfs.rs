@@ -104,8 +104,11 @@ mod tests {
         let mut child = std::process::Command::new("true").spawn().expect("true runs");
         let pid = child.id();
         // Not reaped yet: a zombie, whose /proc/PID/maps reads empty.
-        let state = || std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        while !state().rsplit(") ").next().is_some_and(|s| s.starts_with('Z')) {
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("unreaped, it stays");
+            if stat.rsplit(") ").next().is_some_and(|s| s.starts_with('Z')) {
+                break;
+            }
             std::thread::yield_now();
         }
         assert!(read_maps(pid).is_none(), "a zombie's map is not a map");
