@@ -50,8 +50,8 @@ fn said_value(line: &str, key: &str) -> u64 {
 /// The view's counts of the program's lock word equal its own counts.
 fn equals_the_programs_own_counts(exe: &Path, dir: &Path) -> String {
     let (doc, stdout, table) = common::run::profiled_printing(exe, &[], dir);
-    let words = words(&doc);
-    let (w, line) = row(&words, "raw_lock (", &stdout);
+    let view = view(&doc);
+    let (w, line) = row(view["words"].as_array().unwrap(), "raw_lock (", &stdout);
     for (view, own) in [
         ("waits", "waits"),
         ("woken", "woken"),
@@ -74,7 +74,7 @@ fn equals_the_programs_own_counts(exe: &Path, dir: &Path) -> String {
     // workers are started), and the first calls are within the budget.
     // The site is the program's own code: by line with -g (`futex
     // (raw_futex.c:29)`), else by symbol (`lock (raw_futex_static)`).
-    let sampled = &view(&doc)["stacks"];
+    let sampled = &view["stacks"];
     let waited = w["waited_at"].as_str().unwrap_or_else(|| panic!("no waiter stack: {w} {sampled}"));
     assert!(waited.contains("raw_futex"), "{w}");
     let woke = w["waker_stacks"].as_array().unwrap();

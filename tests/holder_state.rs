@@ -61,16 +61,22 @@ fn first_cause(w: &Value) -> (String, f64) {
     (first["cause"].as_str().unwrap_or("").to_string(), ns(first, "ns") / holders_own.max(1.0))
 }
 
+/// Mode `mode`'s holder was first blocked in `syscall` for at least
+/// `least` of its own time, and the advice says to move that syscall out.
+fn blocked_in_its_section(mode: &str, syscall: &str, least: f64) {
+    let (w, table, _) = profiled(mode, "nap_lock (");
+    let (cause, share) = first_cause(&w);
+    assert!(cause == syscall && share >= least, "{cause} {share}: {table}");
+    assert!(table.contains(&format!("move the {syscall} out of the critical section")), "{table}");
+}
+
 #[test]
 fn a_holder_asleep_in_its_section_is_blocked_in_that_syscall() {
     if !common::root_or_skip("the futex view (syscall and sched tracepoints)") {
         return;
     }
-    let (w, table, _) = profiled("sleep", "nap_lock (");
-    let (cause, share) = first_cause(&w);
     // glibc's nanosleep is the clock_nanosleep syscall.
-    assert!(cause.ends_with("nanosleep") && share >= 0.9, "{cause} {share}: {table}");
-    assert!(table.contains("move the clock_nanosleep out of the critical section"), "{table}");
+    blocked_in_its_section("sleep", "clock_nanosleep", 0.9);
 }
 
 #[test]
@@ -78,12 +84,9 @@ fn a_holder_syncing_a_file_in_its_section_is_blocked_in_fsync() {
     if !common::root_or_skip("the futex view (syscall and sched tracepoints)") {
         return;
     }
-    let (w, table, _) = profiled("fsync", "nap_lock (");
-    let (cause, share) = first_cause(&w);
     // Its eight writes run (a copy of 256 KiB each); the syncs sleep: in
     // trial runs 72-86% of the whole wait, with two CPU burners beside.
-    assert!(cause == "fsync" && share >= 0.6, "{cause} {share}: {table}");
-    assert!(table.contains("move the fsync out of the critical section"), "{table}");
+    blocked_in_its_section("fsync", "fsync", 0.6);
 }
 
 #[test]
