@@ -28,6 +28,9 @@ fn view(doc: &Value) -> Value {
     let views: Vec<&Value> = samples.filter_map(|s| s.get("futex_view")).collect();
     assert_eq!(views.len(), 1, "one execution (the profiled counting run) has the view");
     assert_eq!(views[0]["lost"], 0, "no sample lost");
+    // Root here: the calls come through the in-kernel filter, not
+    // per-thread events (which cost the program at its switches).
+    assert!(views[0]["per_thread"].is_null(), "not through the filter: {}", views[0]["per_thread"]);
     views[0].clone()
 }
 

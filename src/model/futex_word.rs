@@ -184,6 +184,11 @@ pub struct FutexView {
     pub stacks: Option<FutexStackSampling>,
     /// Why they were not (turned off, or the kernel refused).
     pub no_stacks: Option<String>,
+    /// Why the futex calls were sampled by per-thread events, which cost
+    /// each followed thread at every context switch, instead of through
+    /// the in-kernel filter of the followed threads (absent: through the
+    /// filter).
+    pub per_thread: Option<String>,
     /// Where the sampled waits slept, over every word of the program:
     /// the sites whose waits slept longest, most first (at most
     /// [`SITES`]). A lock that parks each waiter on a word of its own

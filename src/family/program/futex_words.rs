@@ -110,6 +110,7 @@ pub fn words(
         slice_extension: locks::sys::kernel_knobs::slice_extension().is_ok(),
         stacks: seen.stack_stats,
         no_stacks: seen.no_stacks.clone(),
+        per_thread: seen.per_thread.clone(),
         sites,
     };
     (view, KernelWaitTotals { all, on_mutexes, lost: seen.lost })

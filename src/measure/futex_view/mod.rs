@@ -23,6 +23,15 @@
 //! futex calls' entries again, each with the caller's user stack, unwound
 //! as it is read (`stacks`, `unwind`): who waited and who woke, by code.
 //!
+//! The futex calls and their stacks come through an in-kernel filter
+//! (`locks::sys::task_filter`: BPF programs on the tracepoints send the
+//! followed threads' records to output events, one per CPU): per-thread
+//! events would cost each followed thread at every one of its context
+//! switches. Where the filter cannot be loaded (no CAP_BPF), they are
+//! per-thread events inherited by every task the first thread starts,
+//! and the view says so (`Seen::per_thread`). The switches stay
+//! per-thread events: the kernel's switch records cannot be filtered.
+//!
 //! Needs tracefs and the right to open tracepoint events (root,
 //! CAP_PERFMON or a low perf_event_paranoid). While syscall tracepoints
 //! are enabled every syscall takes the kernel's tracing path, and each
@@ -40,6 +49,7 @@ pub mod unwind;
 use account::Account;
 use locks::sys::clock::monotonic_ns;
 use locks::sys::perf_ring::{Record, Stamped, TracepointSampler, Watch};
+use locks::sys::task_filter::TaskFilter;
 use ops::{Call, Points, Said};
 use procfs::online;
 pub use procfs::{comm, cpu_list, read_maps, threads, Mapping};
@@ -100,6 +110,9 @@ pub struct Seen {
     pub stack_stats: Option<FutexStackSampling>,
     /// Why the stacks were not sampled (None: they were).
     pub no_stacks: Option<String>,
+    /// Why the futex calls were sampled by per-thread events rather than
+    /// through the in-kernel filter (None: through the filter).
+    pub per_thread: Option<String>,
 }
 
 /// What the view follows besides the futex calls.
@@ -128,6 +141,8 @@ enum Event {
 }
 
 struct State {
+    /// The followed threads, when the samplers are filtered by them.
+    _filter: Option<TaskFilter>,
     sampler: TracepointSampler,
     sched: Option<Sched>,
     stacks: Option<StackSampler>,
@@ -151,39 +166,60 @@ impl FutexView {
     /// from now on, with what `follow` asks. The error says why it cannot.
     pub fn open(follow: Follow) -> Result<Self, String> {
         let root = crate::measure::tracefs::root()?;
-        let (tps, points) = points(&root)?;
-        let tasks = Watch { tasks: true, ..Watch::default() };
-        let sampler = TracepointSampler::open_all(&tps, Stamped::Yes, tasks, PAGES, 0, online()?)
-            .map_err(|e| refused(e, "the program"))?;
+        let (tps, points, routes) = points(&root)?;
         let mut seen = Seen::default();
+        let tasks = Watch { tasks: true, ..Watch::default() };
+        let me = locks::sys::tid::current();
+        let (sampler, stacks, filter) = match setup::filtered(&root, &routes, tasks, me, follow, &mut seen) {
+            Ok((sampler, stacks, filter)) => (sampler, stacks, Some(filter)),
+            Err(why) => {
+                seen.per_thread = Some(why);
+                let sampler = TracepointSampler::open_all(&tps, Stamped::Yes, tasks, PAGES, 0, online()?)
+                    .map_err(|e| refused(e, "the program"))?;
+                (sampler, setup::stacks(&tps, &points, 0, follow, &mut seen), None)
+            }
+        };
         let sched = switches(&root, 0, follow.holders, &mut seen)?;
-        let stacks = setup::stacks(&tps, &points, 0, follow, &mut seen);
-        Self::start(sampler, sched, stacks, points, seen)
+        Self::start(filter, sampler, sched, stacks, points, seen)
     }
 
     /// Starts the view of process `pid`, running: every thread it has now
     /// and every task they start. Its threads are listed until a listing
     /// finds none not yet followed (one started meanwhile by a followed
-    /// thread is followed twice; the drain drops the twin samples). With
-    /// what `follow` asks.
+    /// thread is followed twice by per-thread events; the drain drops the
+    /// twin samples). With what `follow` asks.
     pub fn attach(pid: u32, follow: Follow) -> Result<Self, String> {
         let root = crate::measure::tracefs::root()?;
-        let (tps, points) = points(&root)?;
+        let (tps, points, routes) = points(&root)?;
         let gone = || format!("no process {pid} (it is not running, or not visible here)");
         let first = *threads(pid).ok_or_else(gone)?.first().expect("a listed process has a thread");
         let whose = format!("process {pid}");
-        let mut sampler =
-            TracepointSampler::open_all(&tps, Stamped::Yes, Watch::default(), PAGES, first, online()?)
-                .map_err(|e| {
-                    if e.raw_os_error() == Some(nix::libc::ESRCH) {
-                        gone()
-                    } else {
-                        refused(e, &whose)
-                    }
-                })?;
+        let fail = |e: std::io::Error| {
+            if e.raw_os_error() == Some(nix::libc::ESRCH) {
+                gone()
+            } else {
+                refused(e, &whose)
+            }
+        };
         let mut seen = Seen::default();
+        let (mut sampler, mut stacks, filter) =
+            match setup::filtered(&root, &routes, Watch::default(), first as u32, follow, &mut seen) {
+                Ok((sampler, stacks, filter)) => (sampler, stacks, Some(filter)),
+                Err(why) => {
+                    seen.per_thread = Some(why);
+                    let sampler = TracepointSampler::open_all(
+                        &tps,
+                        Stamped::Yes,
+                        Watch::default(),
+                        PAGES,
+                        first,
+                        online()?,
+                    )
+                    .map_err(fail)?;
+                    (sampler, setup::stacks(&tps, &points, first, follow, &mut seen), None)
+                }
+            };
         let mut sched = switches(&root, first, follow.holders, &mut seen)?;
-        let mut stacks = setup::stacks(&tps, &points, first, follow, &mut seen);
         let mut followed = vec![first];
         loop {
             let now = threads(pid).ok_or_else(gone)?;
@@ -193,8 +229,14 @@ impl FutexView {
             }
             for tid in new {
                 let also = sched.as_mut().map_or(Ok(()), |s| s.sampler.add_thread(tid));
-                let stacked = stacks.as_mut().map_or(Ok(()), |s| s.add_thread(tid));
-                match sampler.add_thread(tid).and(also).and(stacked) {
+                let sampled = match &filter {
+                    Some(f) => f.follow(tid as u32),
+                    None => {
+                        let stacked = stacks.as_mut().map_or(Ok(()), |s| s.add_thread(tid));
+                        sampler.add_thread(tid).and(stacked)
+                    }
+                };
+                match sampled.and(also) {
                     Ok(()) => {}
                     // It exited between the listing and now.
                     Err(e) if e.raw_os_error() == Some(nix::libc::ESRCH) => {}
@@ -210,11 +252,12 @@ impl FutexView {
         for tid in followed {
             seen.comms.insert(tid as u32, comm(pid, Some(tid as u32)));
         }
-        Self::start(sampler, sched, stacks, points, seen)
+        Self::start(filter, sampler, sched, stacks, points, seen)
     }
 
     /// Starts the drainer of `sampler` (and `sched`, `stacks`).
     fn start(
+        filter: Option<TaskFilter>,
         sampler: TracepointSampler,
         sched: Option<Sched>,
         stacks: Option<StackSampler>,
@@ -224,8 +267,16 @@ impl FutexView {
         // Followed from the start, so that every wait is split, even one
         // that ends before the first switch is read.
         seen.account.timeline.seen = sched.is_some();
-        let state =
-            State { sampler, sched, stacks, points, pending: Vec::new(), seen, mapped_at: HashMap::new() };
+        let state = State {
+            _filter: filter,
+            sampler,
+            sched,
+            stacks,
+            points,
+            pending: Vec::new(),
+            seen,
+            mapped_at: HashMap::new(),
+        };
         let shared = Arc::new(Mutex::new(state));
         let stop = Arc::new(AtomicBool::new(false));
         let drainer = {

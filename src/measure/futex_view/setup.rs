@@ -10,6 +10,7 @@ use super::stacks::StackSampler;
 use super::{Follow, Seen, SCHED_PAGES};
 use locks::sys::clock::monotonic_ns;
 use locks::sys::perf_ring::{Stamped, Tracepoint, TracepointSampler, Watch};
+use locks::sys::task_filter::{Hooks, Route, TaskFilter};
 
 /// The threads' switches: sched_switch's sleeping switch-outs with their
 /// kernel stacks, and every switch record.
@@ -21,9 +22,12 @@ pub(super) struct Sched {
     pub(super) symbols: KernelSymbols,
 }
 
-/// The tracepoints, by id, with the fields the view reads.
-pub(super) fn points(root: &std::path::Path) -> Result<(Vec<Tracepoint>, Points), String> {
+/// The tracepoints, by id, with the fields the view reads, and the
+/// routes of their records through the in-kernel filter (the entries'
+/// to the stacks too).
+pub(super) fn points(root: &std::path::Path) -> Result<(Vec<Tracepoint>, Points, Vec<Route>), String> {
     let mut tps = Vec::new();
+    let mut routes = Vec::new();
     let mut points = Points::default();
     let names = [
         "sys_enter_futex",
@@ -59,10 +63,23 @@ pub(super) fn points(root: &std::path::Path) -> Result<(Vec<Tracepoint>, Points)
             "sys_enter_futex_waitv" => Point::EnterWaitV,
             _ => Point::Exit { ret: field("ret")? },
         };
+        let both =
+            matches!(point, Point::EnterFutex { .. } | Point::EnterWait { .. } | Point::EnterWake { .. });
+        routes.push(Route { id: id as u64, len: record_len(&format), both });
         points.0.insert(id, point);
         tps.push(Tracepoint { id: id as u64, filter: String::new() });
     }
-    Ok((tps, points))
+    Ok((tps, points, routes))
+}
+
+/// Where a tracepoint's record ends: its last field's offset and size,
+/// from its tracefs format.
+fn record_len(format: &str) -> usize {
+    let number = |line: &str, key: &str| {
+        let at = line.find(key)? + key.len();
+        line[at..].split(';').next()?.trim().parse::<usize>().ok()
+    };
+    format.lines().filter_map(|l| Some(number(l, "offset:")? + number(l, "size:")?)).max().unwrap_or(0)
 }
 
 /// Opens the switches of thread `pid` (0: the calling thread) and the
@@ -99,6 +116,55 @@ pub(super) fn switches(
         return Ok(None);
     }
     Ok(sched(root, pid, online()?).map_err(|e| seen.no_split = Some(e)).ok())
+}
+
+/// The in-kernel filter of the followed threads (`task_filter`), started
+/// with none followed; else why it cannot be, and the view falls back to
+/// per-thread events.
+pub(super) fn task_filter(root: &std::path::Path) -> Result<TaskFilter, String> {
+    let read = |name: &str| {
+        let dir = root.join("events/sched").join(name);
+        let id = std::fs::read_to_string(dir.join("id")).ok().and_then(|s| s.trim().parse::<u64>().ok());
+        let format = std::fs::read_to_string(dir.join("format")).unwrap_or_default();
+        id.map(|id| (id, format)).ok_or_else(|| format!("{} is missing", dir.display()))
+    };
+    let (fork, format) = read("sched_process_fork")?;
+    let child_pid =
+        offset(&format, "child_pid").ok_or("sched_process_fork's format has no child_pid".to_string())?;
+    let (exit, _) = read("sched_process_exit")?;
+    TaskFilter::open(Hooks { fork, child_pid, exit }, &online()?).map_err(|e| e.to_string())
+}
+
+/// The futex calls (`routes`) of thread `tid` and of every task it
+/// starts, through the in-kernel filter: the calls' sampler with what
+/// `watch` asks, the stacks' (when `follow` asks for them; else why not,
+/// in `seen`), and the filter, which [`TaskFilter::follow`] tells of more
+/// threads. The error says why the filter cannot be used.
+pub(super) fn filtered(
+    root: &std::path::Path,
+    routes: &[Route],
+    watch: Watch,
+    tid: u32,
+    follow: Follow,
+    seen: &mut Seen,
+) -> Result<(TracepointSampler, Option<StackSampler>, TaskFilter), String> {
+    let cpus = online()?;
+    let mut filter = task_filter(root)?;
+    filter.follow(tid).map_err(|e| format!("following thread {tid}: {e}"))?;
+    let sampler = TracepointSampler::open_output(Stamped::Yes, watch, super::PAGES, &cpus)
+        .map_err(|e| format!("opening the BPF output events: {e}"))?;
+    let stacks = match follow.stacks_per_s {
+        0 => None,
+        per_s => Some(
+            StackSampler::open_output(&cpus, per_s, monotonic_ns())
+                .map_err(|e| format!("opening the BPF output events of the stacks: {e}"))?,
+        ),
+    };
+    filter.route(routes, &sampler, stacks.as_ref().map(StackSampler::sampler)).map_err(|e| e.to_string())?;
+    if stacks.is_none() {
+        seen.no_stacks = Some("turned off (--futex-stacks 0)".into());
+    }
+    Ok((sampler, stacks, filter))
 }
 
 /// The stacks of thread `pid`'s futex calls (and its tasks') when

@@ -29,6 +29,9 @@ pub const STACK_BYTES: u32 = 8192;
 /// (counted) before any copy: the buffer bounds the cost too.
 const PAGES: usize = 256;
 
+/// What each stack sample carries besides its call.
+const WATCH: Watch = Watch { tasks: false, switches: false, kernel_stacks: false, user_stacks: STACK_BYTES };
+
 /// The budget when none is given: stacks a second.
 pub const PER_S: u64 = 1000;
 
@@ -81,9 +84,25 @@ impl StackSampler {
         per_s: u64,
         now: u64,
     ) -> std::io::Result<Self> {
-        let watch = Watch { user_stacks: STACK_BYTES, ..Watch::default() };
-        let sampler = TracepointSampler::open_all(entries, Stamped::Yes, watch, PAGES, pid, cpus)?;
-        Ok(Self {
+        let sampler = TracepointSampler::open_all(entries, Stamped::Yes, WATCH, PAGES, pid, cpus)?;
+        Ok(Self::with(sampler, per_s, now))
+    }
+
+    /// Samples the stacks of what BPF programs send (the in-kernel
+    /// filter's routes: `sampler()` is where they send), on `cpus`, under
+    /// the same budget.
+    pub fn open_output(cpus: &[i32], per_s: u64, now: u64) -> std::io::Result<Self> {
+        let sampler = TracepointSampler::open_output(Stamped::Yes, WATCH, PAGES, cpus)?;
+        Ok(Self::with(sampler, per_s, now))
+    }
+
+    /// Where the stacks are sampled.
+    pub fn sampler(&self) -> &TracepointSampler {
+        &self.sampler
+    }
+
+    fn with(sampler: TracepointSampler, per_s: u64, now: u64) -> Self {
+        Self {
             sampler,
             tokens: per_s as f64 * BURST_S,
             filled_at: now,
@@ -95,7 +114,7 @@ impl StackSampler {
                 stack_bytes: STACK_BYTES,
                 ..FutexStackSampling::default()
             },
-        })
+        }
     }
 
     /// Also samples thread `tid` of a followed process (as

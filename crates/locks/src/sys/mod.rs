@@ -43,6 +43,8 @@ pub mod spawn;
 #[cfg(not(loom))]
 pub mod sysv_sem;
 #[cfg(not(loom))]
+pub mod task_filter;
+#[cfg(not(loom))]
 pub mod thread;
 #[cfg(not(loom))]
 pub mod tid;

@@ -8,6 +8,13 @@
 //! ([`Stamped`]): a syscall's entry and exit on different CPUs can then be
 //! put back in order. `contend run --profile`'s futex view uses it.
 //!
+//! A sampler can also be the output of BPF programs instead
+//! ([`TracepointSampler::open_output`]): one event per CPU that records
+//! what a program hands it (bpf_perf_event_output), with the same stamp,
+//! ids and, when asked, the user stack of the thread that hit the
+//! program's tracepoint; `task_filter` routes the followed threads' futex
+//! calls there.
+//!
 //! The buffers are drained by [`TracepointSampler::drain`], which the
 //! caller runs often enough that they do not fill; what the kernel had to
 //! drop is counted (PERF_RECORD_LOST), never hidden.
@@ -100,18 +107,7 @@ impl TracepointSampler {
         pid: i32,
         cpus: impl IntoIterator<Item = i32>,
     ) -> io::Result<Self> {
-        if watch.switches && stamped == Stamped::No {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "switches need stamped samples"));
-        }
-        if watch.user_stacks % 8 != 0 || watch.user_stacks > 32 << 10 {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "user stack: not a multiple of 8 up to 32 KiB",
-            ));
-        }
-        if !pages.is_power_of_two() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "buffer pages: not a power of two"));
-        }
+        check(stamped, watch, pages)?;
         let (mut rings, mut followers, mut on) = (Vec::new(), Vec::new(), Vec::new());
         for cpu in cpus {
             on.push(cpu);
@@ -140,6 +136,50 @@ impl TracepointSampler {
             watch: Watch { tasks: false, ..watch },
             lost: 0,
         })
+    }
+
+    /// Opens, on CPUs `cpus`, one event per CPU that records what BPF
+    /// programs send it (PERF_COUNT_SW_BPF_OUTPUT: each record a sample
+    /// whose raw data is what the program sent), stamped and with what
+    /// `watch` asks (no switches; the tasks' records are every process's
+    /// on the machine), into buffers of `pages` data pages. The programs
+    /// find the events by CPU ([`outputs`](Self::outputs)).
+    pub fn open_output(stamped: Stamped, watch: Watch, pages: usize, cpus: &[i32]) -> io::Result<Self> {
+        if watch.switches {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "switches need per-thread events"));
+        }
+        check(stamped, watch, pages)?;
+        let mut rings = Vec::new();
+        for &cpu in cpus {
+            let mut attr = attr(stamped, watch);
+            attr.type_ = pb::PERF_TYPE_SOFTWARE;
+            attr.config = pb::PERF_COUNT_SW_BPF_OUTPUT as u64;
+            // SAFETY: a fully initialised perf_event_attr of the size it
+            // declares; pid -1 with one CPU; no group.
+            let fd = unsafe {
+                perf_event_open_sys::perf_event_open(&mut attr, -1, cpu, -1, pb::PERF_FLAG_FD_CLOEXEC as _)
+            };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: perf_event_open returned a new descriptor that we own.
+            rings.push(map_ring(unsafe { OwnedFd::from_raw_fd(fd) }, pages)?);
+        }
+        Ok(Self {
+            rings,
+            cpus: cpus.to_vec(),
+            points: Vec::new(),
+            _followers: Vec::new(),
+            stamped,
+            watch: Watch { tasks: false, ..watch },
+            lost: 0,
+        })
+    }
+
+    /// Each CPU's event, for a BPF program's output map.
+    pub fn outputs(&self) -> impl Iterator<Item = (i32, std::os::fd::BorrowedFd<'_>)> {
+        use std::os::fd::AsFd;
+        self.cpus.iter().zip(&self.rings).map(|(&cpu, r)| (cpu, r._event.as_fd()))
     }
 
     /// Also samples thread `tid` of another process (and every task it
@@ -197,6 +237,24 @@ impl TracepointSampler {
     }
 }
 
+/// Refuses what the kernel would: switches without stamps, an odd user
+/// stack size, buffers not a power of two.
+fn check(stamped: Stamped, watch: Watch, pages: usize) -> io::Result<()> {
+    if watch.switches && stamped == Stamped::No {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "switches need stamped samples"));
+    }
+    if watch.user_stacks % 8 != 0 || watch.user_stacks > 32 << 10 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "user stack: not a multiple of 8 up to 32 KiB",
+        ));
+    }
+    if !pages.is_power_of_two() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "buffer pages: not a power of two"));
+    }
+    Ok(())
+}
+
 /// Sends `event`'s samples into `ring` (an event of this process on the
 /// same CPU, with the same clock).
 fn redirect(event: &OwnedFd, ring: &Ring) -> io::Result<()> {
@@ -212,42 +270,10 @@ fn redirect(event: &OwnedFd, ring: &Ring) -> io::Result<()> {
 fn open_event(point: &Tracepoint, stamped: Stamped, watch: Watch, pid: i32, cpu: i32) -> io::Result<OwnedFd> {
     let filter =
         CString::new(point.filter.as_str()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    let time = if stamped == Stamped::Yes { pb::PERF_SAMPLE_TIME } else { 0 };
-    let stack = if watch.kernel_stacks { pb::PERF_SAMPLE_CALLCHAIN } else { 0 };
-    let user = if watch.user_stacks > 0 { pb::PERF_SAMPLE_REGS_USER | pb::PERF_SAMPLE_STACK_USER } else { 0 };
-    let mut attr = pb::perf_event_attr {
-        type_: pb::PERF_TYPE_TRACEPOINT,
-        size: std::mem::size_of::<pb::perf_event_attr>() as u32,
-        config: point.id,
-        sample_type: (pb::PERF_SAMPLE_TID | time | stack | pb::PERF_SAMPLE_RAW | user) as u64,
-        ..Default::default()
-    };
-    if watch.user_stacks > 0 {
-        attr.sample_regs_user = USER_REGS;
-        attr.sample_stack_user = watch.user_stacks;
-    }
-    attr.__bindgen_anon_1.sample_period = 1;
+    let mut attr = attr(stamped, watch);
+    attr.type_ = pb::PERF_TYPE_TRACEPOINT;
+    attr.config = point.id;
     attr.set_inherit(1);
-    if watch.kernel_stacks {
-        attr.set_exclude_callchain_user(1);
-    }
-    if watch.switches {
-        // A switch record carries its thread and time only as the
-        // sample id every record gets with sample_id_all.
-        attr.set_context_switch(1);
-        attr.set_sample_id_all(1);
-    }
-    if watch.tasks {
-        attr.set_mmap(1);
-        attr.set_mmap2(1);
-        attr.set_mmap_data(1);
-        attr.set_comm(1);
-        attr.set_comm_exec(1);
-    }
-    if stamped == Stamped::Yes {
-        attr.set_use_clockid(1);
-        attr.clockid = libc::CLOCK_MONOTONIC;
-    }
     // SAFETY: `attr` is a fully initialised perf_event_attr of the size we
     // declare; pid 0 is the calling thread, else a thread id; one CPU; no
     // group.
@@ -268,6 +294,46 @@ fn open_event(point: &Tracepoint, stamped: Stamped, watch: Watch, pid: i32, cpu:
         }
     }
     Ok(fd)
+}
+
+/// An event's sampling: every hit, with its process and thread, raw
+/// record, and what `stamped` and `watch` ask (its type and config are
+/// the caller's).
+fn attr(stamped: Stamped, watch: Watch) -> pb::perf_event_attr {
+    let time = if stamped == Stamped::Yes { pb::PERF_SAMPLE_TIME } else { 0 };
+    let stack = if watch.kernel_stacks { pb::PERF_SAMPLE_CALLCHAIN } else { 0 };
+    let user = if watch.user_stacks > 0 { pb::PERF_SAMPLE_REGS_USER | pb::PERF_SAMPLE_STACK_USER } else { 0 };
+    let mut attr = pb::perf_event_attr {
+        size: std::mem::size_of::<pb::perf_event_attr>() as u32,
+        sample_type: (pb::PERF_SAMPLE_TID | time | stack | pb::PERF_SAMPLE_RAW | user) as u64,
+        ..Default::default()
+    };
+    if watch.user_stacks > 0 {
+        attr.sample_regs_user = USER_REGS;
+        attr.sample_stack_user = watch.user_stacks;
+    }
+    attr.__bindgen_anon_1.sample_period = 1;
+    if watch.kernel_stacks {
+        attr.set_exclude_callchain_user(1);
+    }
+    if watch.switches {
+        // A switch record carries its thread and time only as the
+        // sample id every record gets with sample_id_all.
+        attr.set_context_switch(1);
+        attr.set_sample_id_all(1);
+    }
+    if watch.tasks {
+        attr.set_mmap(1);
+        attr.set_mmap2(1);
+        attr.set_mmap_data(1);
+        attr.set_comm(1);
+        attr.set_comm_exec(1);
+    }
+    if stamped == Stamped::Yes {
+        attr.set_use_clockid(1);
+        attr.clockid = libc::CLOCK_MONOTONIC;
+    }
+    attr
 }
 
 /// Maps `fd`'s buffer.

@@ -80,10 +80,17 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
         Some(why) => format!(" The holders' states were not followed: {why}."),
         None => format!(" {}", super::holder_state::LEGEND),
     };
+    let per_thread = match &view.per_thread {
+        Some(why) => format!(
+            " The futex calls were sampled by per-thread events, which cost the program at each of its \
+             context switches, not through the in-kernel filter: {why}."
+        ),
+        None => String::new(),
+    };
     format!(
         "{head}; top {} by blocked time:\n{t}\n{}{}{}",
         view.words.len(),
-        crate::output::table::fit(&format!("{legend}{split}\n")),
+        crate::output::table::fit(&format!("{legend}{split}{per_thread}\n")),
         super::futex_sites::block(view),
         super::holder_state::advice(view)
     )

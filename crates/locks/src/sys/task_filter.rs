@@ -1,0 +1,514 @@
+//! An in-kernel filter of tasks for tracepoints: a BPF hash map of
+//! followed thread ids, which the kernel itself keeps up to date (a task
+//! started by a followed thread is followed from its start; a thread that
+//! exits is forgotten), and BPF programs on tracepoints that send the
+//! followed threads' hits, as the tracepoint's record, to a
+//! [`TracepointSampler`] of BPF output events (`open_output`).
+//!
+//! Why: a per-thread perf event (`perf_ring`'s `inherit` events) sits in
+//! each followed thread's perf context, which the kernel switches out and
+//! in at every context switch of the thread, whether the tracepoint fires
+//! or not: measured, that alone cost a pipe ping-pong with no futex call
+//! 1.36× (docs/results/futex-view-cost.md). A BPF program on a
+//! tracepoint runs only when the tracepoint fires, on any CPU.
+//!
+//! The programs return 1, so that they change nothing for other users of
+//! the same tracepoints: the kernel runs every program attached to a
+//! tracepoint at each hit, and drops the hit for every perf event on it
+//! when any of them returns 0 (a filter returning 0 would blind a
+//! concurrent `perf trace`, or a second contend). Each program is
+//! attached through a counting event of its own on one CPU (the kernel
+//! runs a tracepoint's programs on every CPU).
+//!
+//! The programs (the router of each tracepoint, and the hooks on
+//! sched_process_fork and sched_process_exit that keep the map) are a
+//! few dozen instructions each, assembled here: building them needs no
+//! BPF compiler (clang) nor libbpf on the machine that builds contend.
+//! Loading needs CAP_BPF and CAP_PERFMON (or root); a caller that cannot
+//! falls back to per-thread events.
+
+use super::perf_ring::TracepointSampler;
+use perf_event_open_sys::bindings as pb;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// How many threads can be followed at once (live ones: an exiting
+/// thread leaves the map).
+const MAX_THREADS: u32 = 1 << 16;
+
+/// bpf(2) commands and types used here (linux/bpf.h).
+const BPF_MAP_CREATE: i64 = 0;
+const BPF_MAP_LOOKUP_ELEM: i64 = 1;
+const BPF_MAP_UPDATE_ELEM: i64 = 2;
+const BPF_MAP_DELETE_ELEM: i64 = 3;
+const BPF_PROG_LOAD: i64 = 5;
+const BPF_MAP_TYPE_HASH: u32 = 1;
+const BPF_MAP_TYPE_PERF_EVENT_ARRAY: u32 = 4;
+const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
+
+/// Helpers the programs call, by number (linux/bpf.h `__BPF_FUNC_MAPPER`).
+const MAP_LOOKUP_ELEM: i32 = 1;
+const MAP_UPDATE_ELEM: i32 = 2;
+const MAP_DELETE_ELEM: i32 = 3;
+const GET_CURRENT_PID_TGID: i32 = 14;
+const PERF_EVENT_OUTPUT: i32 = 25;
+
+/// One BPF instruction.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Insn {
+    code: u8,
+    /// dst in the low four bits, src in the high four.
+    regs: u8,
+    off: i16,
+    imm: i32,
+}
+
+/// The registers: r0 return value, r1-r5 arguments, r6 callee-saved, r10
+/// the frame pointer.
+const R0: u8 = 0;
+const R1: u8 = 1;
+const R2: u8 = 2;
+const R3: u8 = 3;
+const R4: u8 = 4;
+const R5: u8 = 5;
+const R6: u8 = 6;
+const R10: u8 = 10;
+
+fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
+    Insn { code, regs: dst | (src << 4), off, imm }
+}
+/// dst = imm (64-bit).
+fn mov_imm(dst: u8, imm: i32) -> Insn {
+    insn(0xb7, dst, 0, 0, imm)
+}
+/// dst = imm (32-bit, the upper half zero).
+fn mov32_imm(dst: u8, imm: i32) -> Insn {
+    insn(0xb4, dst, 0, 0, imm)
+}
+/// dst = src (64-bit).
+fn mov(dst: u8, src: u8) -> Insn {
+    insn(0xbf, dst, src, 0, 0)
+}
+/// dst += imm (64-bit).
+fn add_imm(dst: u8, imm: i32) -> Insn {
+    insn(0x07, dst, 0, 0, imm)
+}
+/// *(u32 *)(dst + off) = src.
+fn store32(dst: u8, off: i16, src: u8) -> Insn {
+    insn(0x63, dst, src, off, 0)
+}
+/// *(u32 *)(dst + off) = imm.
+fn store32_imm(dst: u8, off: i16, imm: i32) -> Insn {
+    insn(0x62, dst, 0, off, imm)
+}
+/// *(u64 *)(dst + off) = src.
+fn store64(dst: u8, off: i16, src: u8) -> Insn {
+    insn(0x7b, dst, src, off, 0)
+}
+/// dst = *(u64 *)(src + off).
+fn load64(dst: u8, src: u8, off: i16) -> Insn {
+    insn(0x79, dst, src, off, 0)
+}
+/// dst = *(u32 *)(src + off).
+fn load32(dst: u8, src: u8, off: i16) -> Insn {
+    insn(0x61, dst, src, off, 0)
+}
+/// if dst == imm, skip `off` instructions.
+fn jump_if_eq(dst: u8, imm: i32, off: i16) -> Insn {
+    insn(0x15, dst, 0, off, imm)
+}
+fn call(helper: i32) -> Insn {
+    insn(0x85, 0, 0, 0, helper)
+}
+fn exit() -> Insn {
+    insn(0x95, 0, 0, 0, 0)
+}
+/// dst = the map of descriptor `fd` (a two-slot instruction).
+fn load_map(dst: u8, fd: i32) -> [Insn; 2] {
+    // src 1: BPF_PSEUDO_MAP_FD, the kernel turns the fd into the map.
+    [insn(0x18, dst, 1, 0, fd), insn(0, 0, 0, 0, 0)]
+}
+
+/// The current thread's id at fp-4, and r1, r2 set for a map call on it
+/// (r1 the map, r2 the key).
+fn current_tid_as_key(map: i32) -> Vec<Insn> {
+    let mut p = vec![call(GET_CURRENT_PID_TGID), store32(R10, -4, R0)];
+    p.extend(load_map(R1, map));
+    p.extend([mov(R2, R10), add_imm(R2, -4)]);
+    p
+}
+
+/// What a router sends: a tracepoint's record of `len` bytes (a
+/// multiple of 8, at most 64), headed by its id, to the outputs in
+/// `maps`.
+fn route(followed: i32, id: i32, len: i16, maps: &[i32]) -> Vec<Insn> {
+    let mut send = Vec::new();
+    // The record, but for its first 8 bytes (where the kernel keeps the
+    // registers for the program), then the id where a record has it.
+    for off in (8..len).step_by(8) {
+        send.extend([load64(R1, R6, off), store64(R10, off - len, R1)]);
+    }
+    send.extend([mov_imm(R1, id), store64(R10, -len, R1)]);
+    for &map in maps {
+        send.push(mov(R1, R6));
+        send.extend(load_map(R2, map));
+        // BPF_F_CURRENT_CPU: the output event of the CPU it runs on.
+        send.extend([mov32_imm(R3, -1), mov(R4, R10), add_imm(R4, -(len as i32)), mov_imm(R5, len as i32)]);
+        send.push(call(PERF_EVENT_OUTPUT));
+    }
+    let mut p = vec![mov(R6, R1)];
+    p.extend(current_tid_as_key(followed));
+    p.extend([call(MAP_LOOKUP_ELEM), jump_if_eq(R0, 0, send.len() as i16)]);
+    p.extend(send);
+    p.extend([mov_imm(R0, 1), exit()]);
+    p
+}
+
+/// On sched_process_fork (in the parent): when the parent is followed,
+/// the child (its thread id at `child_pid` in the record) is too.
+fn on_fork(map: i32, child_pid: i16) -> Vec<Insn> {
+    // Key fp-8 (the child), value fp-12; flags 0 (BPF_ANY).
+    let mut add = vec![load32(R1, R6, child_pid), store32(R10, -8, R1), store32_imm(R10, -12, 1)];
+    add.extend(load_map(R1, map));
+    add.extend([mov(R2, R10), add_imm(R2, -8), mov(R3, R10), add_imm(R3, -12), mov_imm(R4, 0)]);
+    add.push(call(MAP_UPDATE_ELEM));
+    let mut p = vec![mov(R6, R1)];
+    p.extend(current_tid_as_key(map));
+    p.extend([call(MAP_LOOKUP_ELEM), jump_if_eq(R0, 0, add.len() as i16)]);
+    p.extend(add);
+    p.extend([mov_imm(R0, 1), exit()]);
+    p
+}
+
+/// On sched_process_exit (in the exiting thread): it is forgotten.
+fn on_exit(map: i32) -> Vec<Insn> {
+    let mut p = current_tid_as_key(map);
+    p.extend([call(MAP_DELETE_ELEM), mov_imm(R0, 1), exit()]);
+    p
+}
+
+/// The followed threads, the hooks that keep them, and the routers.
+pub struct TaskFilter {
+    map: OwnedFd,
+    /// The CPU the programs' events are opened on.
+    cpu: i32,
+    /// The events that run the programs (one per program), and the
+    /// output maps (closed after them).
+    _attached: Vec<OwnedFd>,
+    _outputs: Vec<OwnedFd>,
+}
+
+/// Tracepoints the hooks attach to: their ids and where sched_process_fork
+/// keeps the child's id, from tracefs.
+#[derive(Debug, Clone, Copy)]
+pub struct Hooks {
+    /// sched_process_fork's id.
+    pub fork: u64,
+    /// Offset of its child_pid field.
+    pub child_pid: usize,
+    /// sched_process_exit's id.
+    pub exit: u64,
+}
+
+/// A tracepoint whose followed hits are sent on.
+#[derive(Debug, Clone, Copy)]
+pub struct Route {
+    /// Its id.
+    pub id: u64,
+    /// Its record's length, bytes (the format's last field's end).
+    pub len: usize,
+    /// Whether the hits also go to the second sampler (the stacks').
+    pub both: bool,
+}
+
+impl TaskFilter {
+    /// Loads the map and the hooks (opened on `cpus`'s first); no thread
+    /// is followed yet ([`follow`](Self::follow)).
+    pub fn open(hooks: Hooks, cpus: &[i32]) -> io::Result<Self> {
+        let child_pid = i16::try_from(hooks.child_pid)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "child_pid offset out of range"))?;
+        let cpu = *cpus.first().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no CPU"))?;
+        let map = create_map(BPF_MAP_TYPE_HASH, 4, 4, MAX_THREADS)?;
+        let fd = map.as_raw_fd();
+        let mut me = Self { map, cpu, _attached: Vec::new(), _outputs: Vec::new() };
+        me.attach(hooks.fork, &on_fork(fd, child_pid), "contend_fork")?;
+        me.attach(hooks.exit, &on_exit(fd), "contend_exit")?;
+        Ok(me)
+    }
+
+    /// Sends the followed threads' hits of each of `routes` to `first`,
+    /// and those of a route marked `both` to `second` too.
+    pub fn route(
+        &mut self,
+        routes: &[Route],
+        first: &TracepointSampler,
+        second: Option<&TracepointSampler>,
+    ) -> io::Result<()> {
+        let first = self.outputs(first)?;
+        let second = second.map(|s| self.outputs(s)).transpose()?;
+        for r in routes {
+            let len = i16::try_from(r.len.div_ceil(8) * 8)
+                .ok()
+                .filter(|&l| (8..=64).contains(&l))
+                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "record longer than 64 bytes"))?;
+            let id = i32::try_from(r.id)
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tracepoint id"))?;
+            let maps: Vec<i32> = std::iter::once(first).chain(second.filter(|_| r.both)).collect();
+            self.attach(r.id, &route(self.map.as_raw_fd(), id, len, &maps), "contend_route")?;
+        }
+        Ok(())
+    }
+
+    /// An output map of `sampler`'s events, by CPU; its descriptor.
+    fn outputs(&mut self, sampler: &TracepointSampler) -> io::Result<i32> {
+        let events: Vec<_> = sampler.outputs().collect();
+        let size = events.iter().map(|(cpu, _)| *cpu as u32 + 1).max().unwrap_or(1);
+        let map = create_map(BPF_MAP_TYPE_PERF_EVENT_ARRAY, 4, 4, size)?;
+        for (cpu, event) in events {
+            let (key, value) = (cpu as u32, event.as_raw_fd() as u32);
+            update(&map, &key, &value as *const u32 as u64)?;
+        }
+        let fd = map.as_raw_fd();
+        self._outputs.push(map);
+        Ok(fd)
+    }
+
+    /// Loads `insns` and runs it at each hit of tracepoint `id`.
+    fn attach(&mut self, id: u64, insns: &[Insn], name: &str) -> io::Result<()> {
+        let prog = load(insns, name)?;
+        let event = counting(id, self.cpu)?;
+        // SAFETY: a plain ioctl on a perf event fd we own, with a BPF
+        // program fd; the kernel takes its own reference to the program.
+        if unsafe { perf_event_open_sys::ioctls::SET_BPF(event.as_raw_fd(), prog.as_raw_fd() as u32) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self._attached.push(event);
+        Ok(())
+    }
+
+    /// Follows thread `tid`, and from now on every task it starts.
+    pub fn follow(&self, tid: u32) -> io::Result<()> {
+        let one = 1u32;
+        let r = self.elem(BPF_MAP_UPDATE_ELEM, tid, &one as *const u32 as u64);
+        r.map(|_| ())
+    }
+
+    /// Stops following thread `tid` (tasks it started stay followed).
+    pub fn forget(&self, tid: u32) -> io::Result<()> {
+        match self.elem(BPF_MAP_DELETE_ELEM, tid, 0) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(()),
+            r => r.map(|_| ()),
+        }
+    }
+
+    /// Whether thread `tid` is followed.
+    pub fn follows(&self, tid: u32) -> io::Result<bool> {
+        let mut value = 0u32;
+        match self.elem(BPF_MAP_LOOKUP_ELEM, tid, &mut value as *mut u32 as u64) {
+            Ok(_) => Ok(true),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A map command on key `tid` with a value at `value` (0: none).
+    fn elem(&self, cmd: i64, tid: u32, value: u64) -> io::Result<i64> {
+        elem(&self.map, cmd, &tid, value)
+    }
+}
+
+#[repr(C)]
+struct Elem {
+    map_fd: u32,
+    _pad: u32,
+    key: u64,
+    value: u64,
+    flags: u64,
+}
+
+/// A command on `map`'s element `key`, with a value at `value` (0: none).
+fn elem(map: &OwnedFd, cmd: i64, key: &u32, value: u64) -> io::Result<i64> {
+    let attr =
+        Elem { map_fd: map.as_raw_fd() as u32, _pad: 0, key: key as *const u32 as u64, value, flags: 0 };
+    bpf(cmd, &attr)
+}
+
+/// Sets `map`'s element `key` to the u32 at `value`.
+fn update(map: &OwnedFd, key: &u32, value: u64) -> io::Result<()> {
+    elem(map, BPF_MAP_UPDATE_ELEM, key, value).map(|_| ())
+}
+
+/// Opens a counting event of tracepoint `id` for every task on `cpu`:
+/// what a program is attached through (it samples nothing).
+fn counting(id: u64, cpu: i32) -> io::Result<OwnedFd> {
+    let mut attr = pb::perf_event_attr {
+        type_: pb::PERF_TYPE_TRACEPOINT,
+        size: std::mem::size_of::<pb::perf_event_attr>() as u32,
+        config: id,
+        ..Default::default()
+    };
+    // SAFETY: `attr` is a fully initialised perf_event_attr of the size we
+    // declare; pid -1 with one CPU is every task on that CPU; no group.
+    let fd = unsafe {
+        perf_event_open_sys::perf_event_open(&mut attr, -1, cpu, -1, pb::PERF_FLAG_FD_CLOEXEC as _)
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: perf_event_open returned a new descriptor that we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A map of `kind`, keys and values of these sizes.
+fn create_map(kind: u32, key_size: u32, value_size: u32, max_entries: u32) -> io::Result<OwnedFd> {
+    #[repr(C)]
+    struct MapCreate {
+        map_type: u32,
+        key_size: u32,
+        value_size: u32,
+        max_entries: u32,
+        map_flags: u32,
+    }
+    let attr = MapCreate { map_type: kind, key_size, value_size, max_entries, map_flags: 0 };
+    owned(bpf(BPF_MAP_CREATE, &attr)?)
+}
+
+/// Loads `insns` as a tracepoint program named `name`; the verifier's
+/// log is in the error when it refuses.
+fn load(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
+    #[repr(C)]
+    struct ProgLoad {
+        prog_type: u32,
+        insn_cnt: u32,
+        insns: u64,
+        license: u64,
+        log_level: u32,
+        log_size: u32,
+        log_buf: u64,
+        kern_version: u32,
+        prog_flags: u32,
+        prog_name: [u8; 16],
+    }
+    // Helpers such as these are not GPL-only; the license string is the
+    // program's own, as contend's.
+    let license = b"Dual MIT/GPL\0";
+    let mut log = vec![0u8; 1 << 14];
+    let mut prog_name = [0u8; 16];
+    prog_name[..name.len().min(15)].copy_from_slice(&name.as_bytes()[..name.len().min(15)]);
+    let attr = ProgLoad {
+        prog_type: BPF_PROG_TYPE_TRACEPOINT,
+        insn_cnt: insns.len() as u32,
+        insns: insns.as_ptr() as u64,
+        license: license.as_ptr() as u64,
+        log_level: 1,
+        log_size: log.len() as u32,
+        log_buf: log.as_mut_ptr() as u64,
+        kern_version: 0,
+        prog_flags: 0,
+        prog_name,
+    };
+    match bpf(BPF_PROG_LOAD, &attr) {
+        Ok(fd) => owned(fd),
+        Err(e) => {
+            let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+            let said = String::from_utf8_lossy(&log[..end]);
+            let last = said.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            Err(io::Error::new(e.kind(), format!("loading BPF program {name}: {e} {last}")))
+        }
+    }
+}
+
+/// bpf(2) with `attr`.
+fn bpf<T>(cmd: i64, attr: &T) -> io::Result<i64> {
+    // SAFETY: `attr` is a repr(C) prefix of union bpf_attr for `cmd`, of
+    // the size passed; the kernel zero-extends what it is not given, and
+    // any pointers in it point to live memory of this call's caller.
+    let r = unsafe { libc::syscall(libc::SYS_bpf, cmd, attr as *const T, std::mem::size_of::<T>()) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r)
+}
+
+/// Owns the descriptor bpf(2) returned.
+fn owned(fd: i64) -> io::Result<OwnedFd> {
+    // SAFETY: a new descriptor the call returned, owned from here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fork_hook_jumps_to_its_return() {
+        // The jump after the lookup must land on `r0 = 0; exit`.
+        let p = on_fork(3, 20);
+        let at = p.iter().position(|i| i.code == 0x15).expect("a jump");
+        let lands = at + 1 + p[at].off as usize;
+        assert_eq!(p[lands], mov_imm(R0, 1));
+        assert_eq!(p[lands + 1], exit());
+    }
+
+    #[test]
+    fn every_program_returns_1_so_that_other_users_keep_their_hits() {
+        for p in [route(3, 7, 64, &[4, 5]), on_fork(3, 20), on_exit(3)] {
+            assert_eq!(p[p.len() - 2..], [mov_imm(R0, 1), exit()]);
+        }
+    }
+
+    /// A tracepoint's id and format, from tracefs wherever it is mounted.
+    fn tracepoint(name: &str) -> (u64, String) {
+        for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+            let dir = std::path::Path::new(root).join("events/sched").join(name);
+            if let (Ok(id), Ok(format)) =
+                (std::fs::read_to_string(dir.join("id")), std::fs::read_to_string(dir.join("format")))
+            {
+                return (id.trim().parse().unwrap(), format);
+            }
+        }
+        panic!("no tracefs with sched/{name} (mount -t tracefs nodev /sys/kernel/tracing)");
+    }
+
+    #[test]
+    fn the_kernel_follows_a_followed_threads_children_and_forgets_them_at_exit() {
+        let (fork, format) = tracepoint("sched_process_fork");
+        let line = format.lines().find(|l| l.contains(" child_pid;")).expect("child_pid in the format");
+        let child_pid = line.split("offset:").nth(1).unwrap().split(';').next().unwrap().parse().unwrap();
+        let (exit, _) = tracepoint("sched_process_exit");
+        let filter = TaskFilter::open(Hooks { fork, child_pid, exit }, &[0]).expect("root can load BPF here");
+        let me = super::super::tid::current();
+        assert!(!filter.follows(me).unwrap());
+        filter.follow(me).unwrap();
+        assert!(filter.follows(me).unwrap());
+        // A thread this one starts is followed from its start; one the
+        // test harness starts is not.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let child = std::thread::spawn(move || {
+            tx.send(super::super::tid::current()).unwrap();
+            wait.recv().unwrap();
+        });
+        let tid = rx.recv().unwrap();
+        assert!(filter.follows(tid).unwrap(), "a thread started by a followed one");
+        go.send(()).unwrap();
+        child.join().unwrap();
+        // Joined; the join may return before the exit's tracepoint ran
+        // (older kernels wake the joiner first), so it is asked again.
+        let forgotten = (0..1000).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            !filter.follows(tid).unwrap()
+        });
+        assert!(forgotten, "an exited thread is forgotten");
+        filter.forget(me).unwrap();
+        assert!(!filter.follows(me).unwrap());
+    }
+
+    #[test]
+    fn a_router_skips_to_its_return_for_a_thread_not_followed() {
+        let p = route(3, 7, 24, &[4]);
+        let at = p.iter().position(|i| i.code == 0x15).expect("a jump");
+        assert_eq!(p[at + 1 + p[at].off as usize], mov_imm(R0, 1));
+    }
+}
