@@ -57,7 +57,8 @@ pub enum Command {
     /// own futex locks), its waits, time blocked and who woke them, from
     /// the kernel's futex syscalls, until --duration, Ctrl-C or its exit.
     /// Needs root or CAP_PERFMON (or kernel.perf_event_paranoid=-1) and
-    /// the right to ptrace it.
+    /// the right to ptrace it; with CAP_BPF too, the futex calls are
+    /// picked out in the kernel, which costs the process less.
     Attach(crate::family::program::attach::AttachArgs),
     /// Draw a figure from one or more exports, as SVG or PNG: lock
     /// (throughput with 95% intervals, fairness and the wait to acquire,

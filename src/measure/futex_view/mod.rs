@@ -13,8 +13,8 @@
 //! live, their memory maps and their threads' names, which name the words
 //! afterwards (`family::program::futex_words`).
 //!
-//! With sched_switch and the kernel's context-switch records of the same
-//! threads (a second set of buffers, [`SCHED_PAGES`]), it also follows
+//! With the switches of the same threads (a second set of buffers,
+//! [`SCHED_PAGES`]), it also follows
 //! what each thread did, so a wait's time splits by what its waker (for a
 //! lock, the holder) was doing meanwhile (`holders`); where those cannot
 //! be opened the view goes on without the split, and says so.
@@ -29,8 +29,11 @@
 //! events would cost each followed thread at every one of its context
 //! switches. Where the filter cannot be loaded (no CAP_BPF), they are
 //! per-thread events inherited by every task the first thread starts,
-//! and the view says so (`Seen::per_thread`). The switches stay
-//! per-thread events: the kernel's switch records cannot be filtered.
+//! and the view says so (`Seen::per_thread`). The switches come the
+//! same way: a router on sched_switch sends each switch a followed thread
+//! leaves or comes in by, and, again, those into sleep to a sampler with
+//! the kernel's stacks; without the filter they are the kernel's switch
+//! records and sched_switch's sleeping switch-outs, per thread.
 //!
 //! Needs tracefs and the right to open tracepoint events (root,
 //! CAP_PERFMON or a low perf_event_paranoid). While syscall tracepoints
@@ -179,7 +182,8 @@ impl FutexView {
                 (sampler, setup::stacks(&tps, &points, 0, follow, &mut seen), None)
             }
         };
-        let sched = switches(&root, 0, follow.holders, &mut seen)?;
+        let mut filter = filter;
+        let sched = switches(&root, 0, follow.holders, filter.as_mut(), &mut seen)?;
         Self::start(filter, sampler, sched, stacks, points, seen)
     }
 
@@ -202,7 +206,7 @@ impl FutexView {
             }
         };
         let mut seen = Seen::default();
-        let (mut sampler, mut stacks, filter) =
+        let (mut sampler, mut stacks, mut filter) =
             match setup::filtered(&root, &routes, Watch::default(), first as u32, follow, &mut seen) {
                 Ok((sampler, stacks, filter)) => (sampler, stacks, Some(filter)),
                 Err(why) => {
@@ -219,7 +223,7 @@ impl FutexView {
                     (sampler, setup::stacks(&tps, &points, first, follow, &mut seen), None)
                 }
             };
-        let mut sched = switches(&root, first, follow.holders, &mut seen)?;
+        let mut sched = switches(&root, first, follow.holders, filter.as_mut(), &mut seen)?;
         let mut followed = vec![first];
         loop {
             let now = threads(pid).ok_or_else(gone)?;
@@ -228,7 +232,10 @@ impl FutexView {
                 break;
             }
             for tid in new {
-                let also = sched.as_mut().map_or(Ok(()), |s| s.sampler.add_thread(tid));
+                let also = match sched.as_mut() {
+                    Some(s) if s.routed.is_none() => s.sampler.add_thread(tid),
+                    _ => Ok(()),
+                };
                 let sampled = match &filter {
                     Some(f) => f.follow(tid as u32),
                     None => {
@@ -307,7 +314,8 @@ impl FutexView {
         self.stop_draining();
         drain(&self.shared, true);
         let mut guard = self.shared.lock().unwrap_or_else(|p| p.into_inner());
-        let lost = guard.sampler.lost + guard.sched.as_ref().map_or(0, |s| s.sampler.lost);
+        let lost = guard.sampler.lost
+            + guard.sched.as_ref().map_or(0, |s| s.sampler.lost + s.routed.as_ref().map_or(0, |r| r.0.lost));
         let now = monotonic_ns();
         let stacked = guard.stacks.as_mut().map(|s| (s.finish(now), std::mem::take(&mut s.unwinding.stacks)));
         let mut seen = std::mem::take(&mut guard.seen);
@@ -325,6 +333,36 @@ impl Drop for FutexView {
     fn drop(&mut self) {
         self.stop_draining();
     }
+}
+
+/// What a routed sched_switch record says: the followed thread leaving
+/// (preempted when its state's low byte is 0), the followed thread
+/// coming, or both (its flags byte, after the id: 1 and 2).
+fn routed_switch(
+    s: &locks::sys::perf_ring::Sample<'_>,
+    id: [u8; 2],
+    prev_state: usize,
+    next_pid: usize,
+) -> Vec<(u64, u32, u32, Event)> {
+    let mut said = Vec::new();
+    let (Some(head), Some(state), Some(next)) =
+        (s.raw.get(0..3), s.raw.get(prev_state..prev_state + 8), s.raw.get(next_pid..next_pid + 4))
+    else {
+        return said;
+    };
+    if head[0..2] != id {
+        return said;
+    }
+    if head[2] & 1 != 0 {
+        said.push((s.time, s.pid, s.tid, Event::Switch { out: true, preempted: state[0] == 0 }));
+    }
+    if head[2] & 2 != 0 {
+        let tid = u32::from_ne_bytes(next.try_into().expect("4 bytes"));
+        // Its process is not in the record; the timeline needs only the
+        // thread.
+        said.push((s.time, 0, tid, Event::Switch { out: false, preempted: false }));
+    }
+    said
 }
 
 /// Reads the samples written since the last pass and applies, in time
@@ -368,21 +406,41 @@ fn drain(shared: &Mutex<State>, last: bool) {
     });
     if let Some(sched) = &mut state.sched {
         let timeline = &mut seen.account.timeline;
-        sched.sampler.drain(|record| match record {
-            Record::Switch { pid, tid, time, out, preempted } => {
-                pending.push((time, pid, tid, Event::Switch { out, preempted }))
-            }
-            Record::Sample(s) if s.raw.get(0..2) == Some(&sched.id.to_ne_bytes()[..]) => {
-                let state = s.raw.get(sched.prev_state..sched.prev_state + 8);
-                let asleep = state.is_some_and(|b| b[0] != 0);
-                if asleep && sched.symbols.known() {
-                    let frames = s.stack.iter().filter_map(|&ip| sched.symbols.name(ip));
-                    let n = timeline.number(&holders::reason(frames));
-                    pending.push((s.time, s.pid, s.tid, Event::Sleeps(n)));
+        let (id, prev_state) = (sched.id.to_ne_bytes(), sched.prev_state);
+        let symbols = &sched.symbols;
+        // A sched_switch sample of a thread going to sleep: why, from its
+        // kernel stack.
+        let mut sleeps = |s: &locks::sys::perf_ring::Sample<'_>| {
+            let state = s.raw.get(prev_state..prev_state + 8);
+            let asleep = s.raw.get(0..2) == Some(&id[..]) && state.is_some_and(|b| b[0] != 0);
+            (asleep && symbols.known()).then(|| {
+                let frames = s.stack.iter().filter_map(|&ip| symbols.name(ip));
+                (s.time, s.pid, s.tid, Event::Sleeps(timeline.number(&holders::reason(frames))))
+            })
+        };
+        match &mut sched.routed {
+            None => sched.sampler.drain(|record| match record {
+                Record::Switch { pid, tid, time, out, preempted } => {
+                    pending.push((time, pid, tid, Event::Switch { out, preempted }))
                 }
+                Record::Sample(s) => pending.extend(sleeps(&s)),
+                _ => {}
+            }),
+            Some((asleep, next_pid)) => {
+                // The sleeps first: a switch-out stamped the same ns as its
+                // sleep stays after it in the (stable) sort.
+                asleep.drain(|record| {
+                    if let Record::Sample(s) = record {
+                        pending.extend(sleeps(&s))
+                    }
+                });
+                sched.sampler.drain(|record| {
+                    if let Record::Sample(s) = record {
+                        pending.extend(routed_switch(&s, id, prev_state, *next_pid));
+                    }
+                });
             }
-            _ => {}
-        });
+        }
     }
     if let Some(stacks) = &mut state.stacks {
         for pid in execs {

@@ -10,12 +10,16 @@ use super::stacks::StackSampler;
 use super::{Follow, Seen, SCHED_PAGES};
 use locks::sys::clock::monotonic_ns;
 use locks::sys::perf_ring::{Stamped, Tracepoint, TracepointSampler, Watch};
-use locks::sys::task_filter::{Hooks, Route, TaskFilter};
+use locks::sys::task_filter::{Hooks, Route, SwitchFields, TaskFilter};
 
 /// The threads' switches: sched_switch's sleeping switch-outs with their
-/// kernel stacks, and every switch record.
+/// kernel stacks, and every switch record (per-thread events); or, routed
+/// through the in-kernel filter, sched_switch's records of the followed
+/// threads, and the sleeping ones again with their kernel stacks.
 pub(super) struct Sched {
     pub(super) sampler: TracepointSampler,
+    /// Routed: the sleeping switch-outs, and where next_pid sits.
+    pub(super) routed: Option<(TracepointSampler, usize)>,
     /// The sched_switch tracepoint's id and where prev_state sits.
     pub(super) id: u16,
     pub(super) prev_state: usize,
@@ -82,9 +86,8 @@ fn record_len(format: &str) -> usize {
     format.lines().filter_map(|l| Some(number(l, "offset:")? + number(l, "size:")?)).max().unwrap_or(0)
 }
 
-/// Opens the switches of thread `pid` (0: the calling thread) and the
-/// tasks it starts, on `cpus`.
-pub(super) fn sched(root: &std::path::Path, pid: i32, cpus: Vec<i32>) -> Result<Sched, String> {
+/// sched_switch's id and format.
+fn switch_format(root: &std::path::Path) -> Result<(u16, String, usize), String> {
     let dir = root.join("events/sched/sched_switch");
     let (Ok(id), Ok(format)) =
         (std::fs::read_to_string(dir.join("id")), std::fs::read_to_string(dir.join("format")))
@@ -94,28 +97,67 @@ pub(super) fn sched(root: &std::path::Path, pid: i32, cpus: Vec<i32>) -> Result<
     let id: u16 = id.trim().parse().map_err(|_| format!("{}/id is not a tracepoint id", dir.display()))?;
     let prev_state =
         offset(&format, "prev_state").ok_or_else(|| format!("{}/format has no prev_state", dir.display()))?;
+    Ok((id, format, prev_state))
+}
+
+/// Opens the switches of thread `pid` (0: the calling thread) and the
+/// tasks it starts, on `cpus`.
+pub(super) fn sched(root: &std::path::Path, pid: i32, cpus: Vec<i32>) -> Result<Sched, String> {
+    let (id, _, prev_state) = switch_format(root)?;
     // Only switch-outs into sleep need their stack (a preempted thread's
     // state has no bits in the low byte).
     let point = Tracepoint { id: id as u64, filter: "prev_state & 255".into() };
     let watch = Watch { tasks: false, switches: true, kernel_stacks: true, user_stacks: 0 };
     let sampler = TracepointSampler::open_all(&[point], Stamped::Yes, watch, SCHED_PAGES, pid, cpus)
         .map_err(|e| format!("sampling sched_switch failed: {e}"))?;
-    Ok(Sched { sampler, id, prev_state, symbols: KernelSymbols::read() })
+    Ok(Sched { sampler, routed: None, id, prev_state, symbols: KernelSymbols::read() })
 }
 
-/// The switches of thread `pid` when `holders` and they can be opened;
-/// else why not, in `seen`.
+/// The switches of the threads `filter` follows, routed through it.
+fn sched_routed(root: &std::path::Path, filter: &mut TaskFilter) -> Result<Sched, String> {
+    let (id, format, prev_state) = switch_format(root)?;
+    let next_pid = offset(&format, "next_pid").ok_or("sched_switch's format has no next_pid")?;
+    let field =
+        |at: usize| i16::try_from(at).map_err(|_| "sched_switch's format: offset out of range".to_string());
+    let at = SwitchFields { prev_state: field(prev_state)?, next_pid: field(next_pid)? };
+    let cpus = online()?;
+    let open = |watch| {
+        TracepointSampler::open_output(Stamped::Yes, watch, SCHED_PAGES, &cpus)
+            .map_err(|e| format!("opening the BPF output events of the switches: {e}"))
+    };
+    let switches = open(Watch::default())?;
+    let sleeps = open(Watch { kernel_stacks: true, ..Watch::default() })?;
+    filter
+        .route_switches(id as u64, record_len(&format), at, &switches, &sleeps)
+        .map_err(|e| format!("routing sched_switch: {e}"))?;
+    Ok(Sched {
+        sampler: switches,
+        routed: Some((sleeps, next_pid)),
+        id,
+        prev_state,
+        symbols: KernelSymbols::read(),
+    })
+}
+
+/// The switches of the followed threads when `holders` and they can be
+/// opened (else why not, in `seen`): routed through `filter` when there is
+/// one, else per-thread events on thread `pid` and the tasks it starts.
 pub(super) fn switches(
     root: &std::path::Path,
     pid: i32,
     holders: bool,
+    filter: Option<&mut TaskFilter>,
     seen: &mut Seen,
 ) -> Result<Option<Sched>, String> {
     if !holders {
         seen.no_split = Some("turned off (--no-holder-state)".into());
         return Ok(None);
     }
-    Ok(sched(root, pid, online()?).map_err(|e| seen.no_split = Some(e)).ok())
+    let opened = match filter {
+        Some(filter) => sched_routed(root, filter),
+        None => sched(root, pid, online()?),
+    };
+    Ok(opened.map_err(|e| seen.no_split = Some(e)).ok())
 }
 
 /// The in-kernel filter of the followed threads (`task_filter`), started

@@ -73,6 +73,7 @@ const R3: u8 = 3;
 const R4: u8 = 4;
 const R5: u8 = 5;
 const R6: u8 = 6;
+const R7: u8 = 7;
 const R10: u8 = 10;
 
 fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
@@ -85,6 +86,22 @@ fn mov_imm(dst: u8, imm: i32) -> Insn {
 /// dst = imm (32-bit, the upper half zero).
 fn mov32_imm(dst: u8, imm: i32) -> Insn {
     insn(0xb4, dst, 0, 0, imm)
+}
+/// dst |= imm (64-bit).
+fn or_imm(dst: u8, imm: i32) -> Insn {
+    insn(0x47, dst, 0, 0, imm)
+}
+/// dst &= imm (64-bit).
+fn and_imm(dst: u8, imm: i32) -> Insn {
+    insn(0x57, dst, 0, 0, imm)
+}
+/// dst <<= imm (64-bit).
+fn shift_left(dst: u8, imm: i32) -> Insn {
+    insn(0x67, dst, 0, 0, imm)
+}
+/// dst |= src (64-bit).
+fn or(dst: u8, src: u8) -> Insn {
+    insn(0x4f, dst, src, 0, 0)
 }
 /// dst = src (64-bit).
 fn mov(dst: u8, src: u8) -> Insn {
@@ -139,30 +156,95 @@ fn current_tid_as_key(map: i32) -> Vec<Insn> {
     p
 }
 
-/// What a router sends: a tracepoint's record of `len` bytes (a
-/// multiple of 8, at most 64), headed by its id, to the outputs in
-/// `maps`.
-fn route(followed: i32, id: i32, len: i16, maps: &[i32]) -> Vec<Insn> {
-    let mut send = Vec::new();
-    // The record, but for its first 8 bytes (where the kernel keeps the
-    // registers for the program), then the id where a record has it.
+/// The record the context (r6) points to, `len` bytes (a multiple of 8,
+/// at most 64), copied to the top of the stack but for its first 8 bytes
+/// (where the kernel keeps the registers for the program), which get the
+/// tracepoint's id as a record has it, with `flags` (a register, or
+/// None) in the byte after it.
+fn copy_record(id: i32, len: i16, flags: Option<u8>) -> Vec<Insn> {
+    let mut p = Vec::new();
     for off in (8..len).step_by(8) {
-        send.extend([load64(R1, R6, off), store64(R10, off - len, R1)]);
+        p.extend([load64(R1, R6, off), store64(R10, off - len, R1)]);
     }
-    send.extend([mov_imm(R1, id), store64(R10, -len, R1)]);
+    p.push(mov_imm(R1, id));
+    if let Some(flags) = flags {
+        p.extend([mov(R2, flags), shift_left(R2, 16), or(R1, R2)]);
+    }
+    p.push(store64(R10, -len, R1));
+    p
+}
+
+/// Sends the copied record (`len` bytes at the top of the stack) to the
+/// output event of the CPU it runs on, in `map`.
+fn output(map: i32, len: i16) -> Vec<Insn> {
+    let mut p = vec![mov(R1, R6)];
+    p.extend(load_map(R2, map));
+    // BPF_F_CURRENT_CPU: the output event of the CPU it runs on.
+    p.extend([mov32_imm(R3, -1), mov(R4, R10), add_imm(R4, -(len as i32)), mov_imm(R5, len as i32)]);
+    p.push(call(PERF_EVENT_OUTPUT));
+    p
+}
+
+/// Runs `then` only when r0 is not null (a map lookup found its key).
+fn if_found(then: Vec<Insn>) -> Vec<Insn> {
+    let mut p = vec![jump_if_eq(R0, 0, then.len() as i16)];
+    p.extend(then);
+    p
+}
+
+/// What a router sends: a tracepoint's record of `len` bytes, headed by
+/// its id, to the outputs in `maps`, when the current thread is followed.
+fn route(followed: i32, id: i32, len: i16, maps: &[i32]) -> Vec<Insn> {
+    let mut send = copy_record(id, len, None);
     for &map in maps {
-        send.push(mov(R1, R6));
-        send.extend(load_map(R2, map));
-        // BPF_F_CURRENT_CPU: the output event of the CPU it runs on.
-        send.extend([mov32_imm(R3, -1), mov(R4, R10), add_imm(R4, -(len as i32)), mov_imm(R5, len as i32)]);
-        send.push(call(PERF_EVENT_OUTPUT));
+        send.extend(output(map, len));
     }
     let mut p = vec![mov(R6, R1)];
     p.extend(current_tid_as_key(followed));
-    p.extend([call(MAP_LOOKUP_ELEM), jump_if_eq(R0, 0, send.len() as i16)]);
+    p.push(call(MAP_LOOKUP_ELEM));
+    p.extend(if_found(send));
+    p.extend([mov_imm(R0, 1), exit()]);
+    p
+}
+
+/// On sched_switch (in the thread leaving): when the thread leaving or
+/// the one coming (its id at `next_pid`) is followed, the record (`len`
+/// bytes) goes to `switches`, its flags byte saying which (1 leaving, 2
+/// coming); when the leaving one is followed and goes to sleep (the low
+/// byte of the long at `prev_state` is not 0: not preempted), to
+/// `sleeps` too, first.
+fn route_switch(followed: i32, id: i32, len: i16, at: SwitchFields, switches: i32, sleeps: i32) -> Vec<Insn> {
+    let mut p = vec![mov(R6, R1), mov_imm(R7, 0)];
+    p.extend(current_tid_as_key(followed));
+    p.push(call(MAP_LOOKUP_ELEM));
+    p.extend(if_found(vec![mov_imm(R7, 1)]));
+    p.extend([load32(R1, R6, at.next_pid), store32(R10, -4, R1)]);
+    p.extend(load_map(R1, followed));
+    p.extend([mov(R2, R10), add_imm(R2, -4), call(MAP_LOOKUP_ELEM)]);
+    p.extend(if_found(vec![or_imm(R7, 2)]));
+    // The sleep first, so that it is stamped before the switch (the
+    // reader applies a switch-out with the reason noted before it).
+    let mut send = copy_record(id, len, Some(R7));
+    let sleep = output(sleeps, len);
+    let asleep = [load64(R1, R6, at.prev_state), and_imm(R1, 255), jump_if_eq(R1, 0, sleep.len() as i16)];
+    let leaving = [mov(R1, R7), and_imm(R1, 1), jump_if_eq(R1, 0, (asleep.len() + sleep.len()) as i16)];
+    send.extend(leaving);
+    send.extend(asleep);
+    send.extend(sleep);
+    send.extend(output(switches, len));
+    p.push(jump_if_eq(R7, 0, send.len() as i16));
     p.extend(send);
     p.extend([mov_imm(R0, 1), exit()]);
     p
+}
+
+/// Where sched_switch keeps what its router reads.
+#[derive(Debug, Clone, Copy)]
+pub struct SwitchFields {
+    /// Offset of prev_state (a long).
+    pub prev_state: i16,
+    /// Offset of next_pid.
+    pub next_pid: i16,
 }
 
 /// On sched_process_fork (in the parent): when the parent is followed,
@@ -260,6 +342,28 @@ impl TaskFilter {
         Ok(())
     }
 
+    /// Sends sched_switch's records (tracepoint `id`, `len` bytes, its
+    /// fields `at`) where a followed thread leaves a CPU or comes to one,
+    /// to `switches`, and those where a followed thread goes to sleep to
+    /// `sleeps` too (a sampler with the kernel's stacks): the record's
+    /// byte after its id says 1 (leaving), 2 (coming) or both.
+    pub fn route_switches(
+        &mut self,
+        id: u64,
+        len: usize,
+        at: SwitchFields,
+        switches: &TracepointSampler,
+        sleeps: &TracepointSampler,
+    ) -> io::Result<()> {
+        let (id, len) = (checked_id(id)?, checked_len(len)?);
+        let (switches, sleeps) = (self.outputs(switches)?, self.outputs(sleeps)?);
+        self.attach(
+            id as u64,
+            &route_switch(self.map.as_raw_fd(), id, len, at, switches, sleeps),
+            "contend_switch",
+        )
+    }
+
     /// An output map of `sampler`'s events, by CPU; its descriptor.
     fn outputs(&mut self, sampler: &TracepointSampler) -> io::Result<i32> {
         let events: Vec<_> = sampler.outputs().collect();
@@ -337,6 +441,20 @@ fn elem(map: &OwnedFd, cmd: i64, key: &u32, value: u64) -> io::Result<i64> {
 /// Sets `map`'s element `key` to the u32 at `value`.
 fn update(map: &OwnedFd, key: &u32, value: u64) -> io::Result<()> {
     elem(map, BPF_MAP_UPDATE_ELEM, key, value).map(|_| ())
+}
+
+/// A tracepoint id as an instruction's immediate.
+fn checked_id(id: u64) -> io::Result<i32> {
+    i32::try_from(id).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tracepoint id out of range"))
+}
+
+/// A record's length rounded up to 8 bytes, at most 64 (what a router
+/// copies to its stack).
+fn checked_len(len: usize) -> io::Result<i16> {
+    i16::try_from(len.div_ceil(8) * 8)
+        .ok()
+        .filter(|l| (8..=64).contains(l))
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "record longer than 64 bytes"))
 }
 
 /// Opens a counting event of tracepoint `id` for every task on `cpu`:
@@ -503,6 +621,20 @@ mod tests {
         assert!(forgotten, "an exited thread is forgotten");
         filter.forget(me).unwrap();
         assert!(!filter.follows(me).unwrap());
+    }
+
+    #[test]
+    fn a_switch_router_lands_every_jump_inside_and_returns_1() {
+        let at = SwitchFields { prev_state: 32, next_pid: 56 };
+        let p = route_switch(3, 7, 64, at, 4, 5);
+        assert_eq!(p[p.len() - 2..], [mov_imm(R0, 1), exit()]);
+        for (i, j) in p.iter().enumerate().filter(|(_, j)| j.code == 0x15) {
+            let to = i + 1 + j.off as usize;
+            assert!(to < p.len() - 1, "jump at {i} lands at {to}, past the return");
+        }
+        // Nobody followed: straight to the return.
+        let skip = p.iter().rposition(|j| j.code == 0x15 && j.regs == R7).unwrap();
+        assert_eq!(p[skip + 1 + p[skip].off as usize], mov_imm(R0, 1));
     }
 
     #[test]
