@@ -216,7 +216,7 @@ def mariadb(tmp, top, rounds):
         real.attach(server.pid, "5s", out, top)
         load.terminate()
         load.wait()
-        view, _ = real.words(out)
+        view, _ = real.view_of(out)
         paid = cost(server.pid, tps, rounds, tmp)
         still = server.poll() is None and subprocess.run(client + ["-e", "select 1"]).returncode == 0
     return (["### mariadbd (InnoDB) under sysbench oltp_read_write --threads=8, followed by `contend attach` "
