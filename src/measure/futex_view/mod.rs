@@ -173,16 +173,16 @@ impl FutexView {
         let mut seen = Seen::default();
         let tasks = Watch { tasks: true, ..Watch::default() };
         let me = locks::sys::tid::current();
-        let (sampler, stacks, filter) = match setup::filtered(&root, &routes, tasks, me, follow, &mut seen) {
-            Ok((sampler, stacks, filter)) => (sampler, stacks, Some(filter)),
-            Err(why) => {
-                seen.per_thread = Some(why);
-                let sampler = TracepointSampler::open_all(&tps, Stamped::Yes, tasks, PAGES, 0, online()?)
-                    .map_err(|e| refused(e, "the program"))?;
-                (sampler, setup::stacks(&tps, &points, 0, follow, &mut seen), None)
-            }
-        };
-        let mut filter = filter;
+        let (sampler, stacks, mut filter) =
+            match setup::filtered(&root, &routes, tasks, me, follow, &mut seen) {
+                Ok((sampler, stacks, filter)) => (sampler, stacks, Some(filter)),
+                Err(why) => {
+                    seen.per_thread = Some(why);
+                    let sampler = TracepointSampler::open_all(&tps, Stamped::Yes, tasks, PAGES, 0, online()?)
+                        .map_err(|e| refused(e, "the program"))?;
+                    (sampler, setup::stacks(&tps, &points, 0, follow, &mut seen), None)
+                }
+            };
         let sched = switches(&root, 0, follow.holders, filter.as_mut(), &mut seen)?;
         Self::start(filter, sampler, sched, stacks, points, seen)
     }

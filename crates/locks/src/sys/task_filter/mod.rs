@@ -27,8 +27,14 @@
 //! Loading needs CAP_BPF and CAP_PERFMON (or root); a caller that cannot
 //! falls back to per-thread events.
 
+mod asm;
+mod programs;
+
 use super::perf_ring::TracepointSampler;
+use asm::Insn;
 use perf_event_open_sys::bindings as pb;
+pub use programs::SwitchFields;
+use programs::{on_exit, on_fork, route, route_switch};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -45,230 +51,6 @@ const BPF_PROG_LOAD: i64 = 5;
 const BPF_MAP_TYPE_HASH: u32 = 1;
 const BPF_MAP_TYPE_PERF_EVENT_ARRAY: u32 = 4;
 const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
-
-/// Helpers the programs call, by number (linux/bpf.h `__BPF_FUNC_MAPPER`).
-const MAP_LOOKUP_ELEM: i32 = 1;
-const MAP_UPDATE_ELEM: i32 = 2;
-const MAP_DELETE_ELEM: i32 = 3;
-const GET_CURRENT_PID_TGID: i32 = 14;
-const PERF_EVENT_OUTPUT: i32 = 25;
-
-/// One BPF instruction.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Insn {
-    code: u8,
-    /// dst in the low four bits, src in the high four.
-    regs: u8,
-    off: i16,
-    imm: i32,
-}
-
-/// The registers: r0 return value, r1-r5 arguments, r6 callee-saved, r10
-/// the frame pointer.
-const R0: u8 = 0;
-const R1: u8 = 1;
-const R2: u8 = 2;
-const R3: u8 = 3;
-const R4: u8 = 4;
-const R5: u8 = 5;
-const R6: u8 = 6;
-const R7: u8 = 7;
-const R10: u8 = 10;
-
-fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
-    Insn { code, regs: dst | (src << 4), off, imm }
-}
-/// dst = imm (64-bit).
-fn mov_imm(dst: u8, imm: i32) -> Insn {
-    insn(0xb7, dst, 0, 0, imm)
-}
-/// dst = imm (32-bit, the upper half zero).
-fn mov32_imm(dst: u8, imm: i32) -> Insn {
-    insn(0xb4, dst, 0, 0, imm)
-}
-/// dst |= imm (64-bit).
-fn or_imm(dst: u8, imm: i32) -> Insn {
-    insn(0x47, dst, 0, 0, imm)
-}
-/// dst &= imm (64-bit).
-fn and_imm(dst: u8, imm: i32) -> Insn {
-    insn(0x57, dst, 0, 0, imm)
-}
-/// dst <<= imm (64-bit).
-fn shift_left(dst: u8, imm: i32) -> Insn {
-    insn(0x67, dst, 0, 0, imm)
-}
-/// dst |= src (64-bit).
-fn or(dst: u8, src: u8) -> Insn {
-    insn(0x4f, dst, src, 0, 0)
-}
-/// dst = src (64-bit).
-fn mov(dst: u8, src: u8) -> Insn {
-    insn(0xbf, dst, src, 0, 0)
-}
-/// dst += imm (64-bit).
-fn add_imm(dst: u8, imm: i32) -> Insn {
-    insn(0x07, dst, 0, 0, imm)
-}
-/// *(u32 *)(dst + off) = src.
-fn store32(dst: u8, off: i16, src: u8) -> Insn {
-    insn(0x63, dst, src, off, 0)
-}
-/// *(u32 *)(dst + off) = imm.
-fn store32_imm(dst: u8, off: i16, imm: i32) -> Insn {
-    insn(0x62, dst, 0, off, imm)
-}
-/// *(u64 *)(dst + off) = src.
-fn store64(dst: u8, off: i16, src: u8) -> Insn {
-    insn(0x7b, dst, src, off, 0)
-}
-/// dst = *(u64 *)(src + off).
-fn load64(dst: u8, src: u8, off: i16) -> Insn {
-    insn(0x79, dst, src, off, 0)
-}
-/// dst = *(u32 *)(src + off).
-fn load32(dst: u8, src: u8, off: i16) -> Insn {
-    insn(0x61, dst, src, off, 0)
-}
-/// if dst == imm, skip `off` instructions.
-fn jump_if_eq(dst: u8, imm: i32, off: i16) -> Insn {
-    insn(0x15, dst, 0, off, imm)
-}
-fn call(helper: i32) -> Insn {
-    insn(0x85, 0, 0, 0, helper)
-}
-fn exit() -> Insn {
-    insn(0x95, 0, 0, 0, 0)
-}
-/// dst = the map of descriptor `fd` (a two-slot instruction).
-fn load_map(dst: u8, fd: i32) -> [Insn; 2] {
-    // src 1: BPF_PSEUDO_MAP_FD, the kernel turns the fd into the map.
-    [insn(0x18, dst, 1, 0, fd), insn(0, 0, 0, 0, 0)]
-}
-
-/// The current thread's id at fp-4, and r1, r2 set for a map call on it
-/// (r1 the map, r2 the key).
-fn current_tid_as_key(map: i32) -> Vec<Insn> {
-    let mut p = vec![call(GET_CURRENT_PID_TGID), store32(R10, -4, R0)];
-    p.extend(load_map(R1, map));
-    p.extend([mov(R2, R10), add_imm(R2, -4)]);
-    p
-}
-
-/// The record the context (r6) points to, `len` bytes (a multiple of 8,
-/// at most 64), copied to the top of the stack but for its first 8 bytes
-/// (where the kernel keeps the registers for the program), which get the
-/// tracepoint's id as a record has it, with `flags` (a register, or
-/// None) in the byte after it.
-fn copy_record(id: i32, len: i16, flags: Option<u8>) -> Vec<Insn> {
-    let mut p = Vec::new();
-    for off in (8..len).step_by(8) {
-        p.extend([load64(R1, R6, off), store64(R10, off - len, R1)]);
-    }
-    p.push(mov_imm(R1, id));
-    if let Some(flags) = flags {
-        p.extend([mov(R2, flags), shift_left(R2, 16), or(R1, R2)]);
-    }
-    p.push(store64(R10, -len, R1));
-    p
-}
-
-/// Sends the copied record (`len` bytes at the top of the stack) to the
-/// output event of the CPU it runs on, in `map`.
-fn output(map: i32, len: i16) -> Vec<Insn> {
-    let mut p = vec![mov(R1, R6)];
-    p.extend(load_map(R2, map));
-    // BPF_F_CURRENT_CPU: the output event of the CPU it runs on.
-    p.extend([mov32_imm(R3, -1), mov(R4, R10), add_imm(R4, -(len as i32)), mov_imm(R5, len as i32)]);
-    p.push(call(PERF_EVENT_OUTPUT));
-    p
-}
-
-/// Runs `then` only when r0 is not null (a map lookup found its key).
-fn if_found(then: Vec<Insn>) -> Vec<Insn> {
-    let mut p = vec![jump_if_eq(R0, 0, then.len() as i16)];
-    p.extend(then);
-    p
-}
-
-/// What a router sends: a tracepoint's record of `len` bytes, headed by
-/// its id, to the outputs in `maps`, when the current thread is followed.
-fn route(followed: i32, id: i32, len: i16, maps: &[i32]) -> Vec<Insn> {
-    let mut send = copy_record(id, len, None);
-    for &map in maps {
-        send.extend(output(map, len));
-    }
-    let mut p = vec![mov(R6, R1)];
-    p.extend(current_tid_as_key(followed));
-    p.push(call(MAP_LOOKUP_ELEM));
-    p.extend(if_found(send));
-    p.extend([mov_imm(R0, 1), exit()]);
-    p
-}
-
-/// On sched_switch (in the thread leaving): when the thread leaving or
-/// the one coming (its id at `next_pid`) is followed, the record (`len`
-/// bytes) goes to `switches`, its flags byte saying which (1 leaving, 2
-/// coming); when the leaving one is followed and goes to sleep (the low
-/// byte of the long at `prev_state` is not 0: not preempted), to
-/// `sleeps` too, first.
-fn route_switch(followed: i32, id: i32, len: i16, at: SwitchFields, switches: i32, sleeps: i32) -> Vec<Insn> {
-    let mut p = vec![mov(R6, R1), mov_imm(R7, 0)];
-    p.extend(current_tid_as_key(followed));
-    p.push(call(MAP_LOOKUP_ELEM));
-    p.extend(if_found(vec![mov_imm(R7, 1)]));
-    p.extend([load32(R1, R6, at.next_pid), store32(R10, -4, R1)]);
-    p.extend(load_map(R1, followed));
-    p.extend([mov(R2, R10), add_imm(R2, -4), call(MAP_LOOKUP_ELEM)]);
-    p.extend(if_found(vec![or_imm(R7, 2)]));
-    // The sleep first, so that it is stamped before the switch (the
-    // reader applies a switch-out with the reason noted before it).
-    let mut send = copy_record(id, len, Some(R7));
-    let sleep = output(sleeps, len);
-    let asleep = [load64(R1, R6, at.prev_state), and_imm(R1, 255), jump_if_eq(R1, 0, sleep.len() as i16)];
-    let leaving = [mov(R1, R7), and_imm(R1, 1), jump_if_eq(R1, 0, (asleep.len() + sleep.len()) as i16)];
-    send.extend(leaving);
-    send.extend(asleep);
-    send.extend(sleep);
-    send.extend(output(switches, len));
-    p.push(jump_if_eq(R7, 0, send.len() as i16));
-    p.extend(send);
-    p.extend([mov_imm(R0, 1), exit()]);
-    p
-}
-
-/// Where sched_switch keeps what its router reads.
-#[derive(Debug, Clone, Copy)]
-pub struct SwitchFields {
-    /// Offset of prev_state (a long).
-    pub prev_state: i16,
-    /// Offset of next_pid.
-    pub next_pid: i16,
-}
-
-/// On sched_process_fork (in the parent): when the parent is followed,
-/// the child (its thread id at `child_pid` in the record) is too.
-fn on_fork(map: i32, child_pid: i16) -> Vec<Insn> {
-    // Key fp-8 (the child), value fp-12; flags 0 (BPF_ANY).
-    let mut add = vec![load32(R1, R6, child_pid), store32(R10, -8, R1), store32_imm(R10, -12, 1)];
-    add.extend(load_map(R1, map));
-    add.extend([mov(R2, R10), add_imm(R2, -8), mov(R3, R10), add_imm(R3, -12), mov_imm(R4, 0)]);
-    add.push(call(MAP_UPDATE_ELEM));
-    let mut p = vec![mov(R6, R1)];
-    p.extend(current_tid_as_key(map));
-    p.extend([call(MAP_LOOKUP_ELEM), jump_if_eq(R0, 0, add.len() as i16)]);
-    p.extend(add);
-    p.extend([mov_imm(R0, 1), exit()]);
-    p
-}
-
-/// On sched_process_exit (in the exiting thread): it is forgotten.
-fn on_exit(map: i32) -> Vec<Insn> {
-    let mut p = current_tid_as_key(map);
-    p.extend([call(MAP_DELETE_ELEM), mov_imm(R0, 1), exit()]);
-    p
-}
 
 /// The followed threads, the hooks that keep them, and the routers.
 pub struct TaskFilter {
@@ -559,23 +341,6 @@ fn owned(fd: i64) -> io::Result<OwnedFd> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_fork_hook_jumps_to_its_return() {
-        // The jump after the lookup must land on `r0 = 0; exit`.
-        let p = on_fork(3, 20);
-        let at = p.iter().position(|i| i.code == 0x15).expect("a jump");
-        let lands = at + 1 + p[at].off as usize;
-        assert_eq!(p[lands], mov_imm(R0, 1));
-        assert_eq!(p[lands + 1], exit());
-    }
-
-    #[test]
-    fn every_program_returns_1_so_that_other_users_keep_their_hits() {
-        for p in [route(3, 7, 64, &[4, 5]), on_fork(3, 20), on_exit(3)] {
-            assert_eq!(p[p.len() - 2..], [mov_imm(R0, 1), exit()]);
-        }
-    }
-
     /// A tracepoint's id and format, from tracefs wherever it is mounted.
     fn tracepoint(name: &str) -> (u64, String) {
         for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
@@ -621,26 +386,5 @@ mod tests {
         assert!(forgotten, "an exited thread is forgotten");
         filter.forget(me).unwrap();
         assert!(!filter.follows(me).unwrap());
-    }
-
-    #[test]
-    fn a_switch_router_lands_every_jump_inside_and_returns_1() {
-        let at = SwitchFields { prev_state: 32, next_pid: 56 };
-        let p = route_switch(3, 7, 64, at, 4, 5);
-        assert_eq!(p[p.len() - 2..], [mov_imm(R0, 1), exit()]);
-        for (i, j) in p.iter().enumerate().filter(|(_, j)| j.code == 0x15) {
-            let to = i + 1 + j.off as usize;
-            assert!(to < p.len() - 1, "jump at {i} lands at {to}, past the return");
-        }
-        // Nobody followed: straight to the return.
-        let skip = p.iter().rposition(|j| j.code == 0x15 && j.regs == R7).unwrap();
-        assert_eq!(p[skip + 1 + p[skip].off as usize], mov_imm(R0, 1));
-    }
-
-    #[test]
-    fn a_router_skips_to_its_return_for_a_thread_not_followed() {
-        let p = route(3, 7, 24, &[4]);
-        let at = p.iter().position(|i| i.code == 0x15).expect("a jump");
-        assert_eq!(p[at + 1 + p[at].off as usize], mov_imm(R0, 1));
     }
 }
