@@ -112,12 +112,7 @@ impl TaskFilter {
         let first = self.outputs(first)?;
         let second = second.map(|s| self.outputs(s)).transpose()?;
         for r in routes {
-            let len = i16::try_from(r.len.div_ceil(8) * 8)
-                .ok()
-                .filter(|&l| (8..=64).contains(&l))
-                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "record longer than 64 bytes"))?;
-            let id = i32::try_from(r.id)
-                .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tracepoint id"))?;
+            let (id, len) = (checked_id(r.id)?, checked_len(r.len)?);
             let maps: Vec<i32> = std::iter::once(first).chain(second.filter(|_| r.both)).collect();
             self.attach(r.id, &route(self.map.as_raw_fd(), id, len, &maps), "contend_route")?;
         }
@@ -175,9 +170,7 @@ impl TaskFilter {
 
     /// Follows thread `tid`, and from now on every task it starts.
     pub fn follow(&self, tid: u32) -> io::Result<()> {
-        let one = 1u32;
-        let r = self.elem(BPF_MAP_UPDATE_ELEM, tid, &one as *const u32 as u64);
-        r.map(|_| ())
+        update(&self.map, &tid, &1u32 as *const u32 as u64)
     }
 
     /// Stops following thread `tid` (tasks it started stay followed).
