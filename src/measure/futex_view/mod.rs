@@ -21,7 +21,7 @@
 //!
 //! With a budget of stacks a second, a third set of buffers has the
 //! futex calls' entries again, each with the caller's user stack, unwound
-//! as it is read (`stacks`, `unwind`): who waited and who woke, by code.
+//! at each drain (`stacks`, `unwind`): who waited and who woke, by code.
 //!
 //! The futex calls and their stacks come through an in-kernel filter
 //! (`locks::sys::task_filter`: BPF programs on the tracepoints send the
@@ -372,6 +372,14 @@ fn drain(shared: &Mutex<State>, last: bool) {
     let state = &mut *guard;
     let start = monotonic_ns();
     let (points, pending, seen) = (&state.points, &mut state.pending, &mut state.seen);
+    // The stacks first, unwound last: every mapping made before one of
+    // them was sampled is then in the calls' buffers, read in between.
+    let taken = state.stacks.as_mut().map_or_else(Vec::new, |stacks| {
+        stacks.take(start, |s| {
+            let call = points.read(s.raw);
+            matches!(call, Some(Said::Enter(Call::Wait { .. } | Call::Wake { .. }))).then_some(())
+        })
+    });
     let (mut pids, mut tids, mut execs) = (Vec::new(), Vec::new(), Vec::new());
     state.sampler.drain(|record| match record {
         Record::Sample(s) => {
@@ -446,11 +454,9 @@ fn drain(shared: &Mutex<State>, last: bool) {
         for pid in execs {
             stacks.unwinding.forget(pid);
         }
-        stacks.drain(start, &state.seen.mapped, |s, stack| {
-            let call = points.read(s.raw);
-            let on_a_word = matches!(call, Some(Said::Enter(Call::Wait { .. } | Call::Wake { .. })));
-            if let (true, Some(n)) = (on_a_word, stack) {
-                pending.push((s.time, s.pid, s.tid, Event::Stack(n)));
+        stacks.unwind(monotonic_ns(), taken, &state.seen.mapped, |t, stack| {
+            if let Some(n) = stack {
+                pending.push((t.time, t.pid, t.tid, Event::Stack(n)));
             }
         });
     }

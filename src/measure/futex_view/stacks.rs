@@ -1,7 +1,9 @@
 //! The futex calls' user stacks: a second sampler of the same futex
 //! entry tracepoints, whose samples carry the caller's registers and the
-//! top [`STACK_BYTES`] of its stack, unwound as they are read (`unwind`),
-//! while the process and its map are there.
+//! top [`STACK_BYTES`] of its stack, copied out of the buffers before the
+//! calls' buffers are read and unwound (`unwind`) right after, while the
+//! process and its map are there, or with the kernel's records of its
+//! mappings, read in between, when it has exited.
 //!
 //! Copying a stack costs the program more than the view's other samples
 //! (the kernel copies [`STACK_BYTES`] per call, and contend unwinds it on
@@ -16,6 +18,7 @@
 
 use super::procfs::Mapping;
 use super::unwind::Unwinding;
+use locks::sys::perf_record::UserStack;
 use locks::sys::perf_ring::{Sample, Stamped, Tracepoint, TracepointSampler, Watch};
 use std::collections::HashMap;
 
@@ -54,6 +57,21 @@ pub struct FutexStackSampling {
     pub lost: u64,
     /// How long the stack sampling was off, the budget spent, ns.
     pub off_ns: u64,
+}
+
+/// A stack sample as [`StackSampler::take`] copied it: whose, when, what
+/// the caller made of its call, and the user registers (ip, sp, bp) and
+/// stack bytes (None: not in user space).
+pub struct Taken<T> {
+    /// The process.
+    pub pid: u32,
+    /// The thread.
+    pub tid: u32,
+    /// When, CLOCK_MONOTONIC ns.
+    pub time: u64,
+    /// What `keep` made of it.
+    pub what: T,
+    user: Option<(u64, u64, u64, Vec<u8>)>,
 }
 
 /// The stack sampler and its budget.
@@ -127,29 +145,50 @@ impl StackSampler {
         Ok(())
     }
 
-    /// Reads the stacks written since the last drain, handing each with
-    /// its sample to `f`, unwound (None: it could not be) with the
-    /// processes' maps, or `recorded` (the kernel's records of their
-    /// mappings) for one gone; then spends the budget at `now` (ns),
-    /// switching the events off or on.
-    pub fn drain(
-        &mut self,
-        now: u64,
-        recorded: &HashMap<u32, Vec<Mapping>>,
-        mut f: impl FnMut(&Sample<'_>, Option<u32>),
-    ) {
-        let (unwinding, stats) = (&mut self.unwinding, &mut self.stats);
+    /// Reads the stacks written since the last drain and copies those
+    /// `keep` says what they are (None: not wanted), then spends the
+    /// budget at `now` (ns), switching the events off or on. They are
+    /// unwound by [`unwind`](Self::unwind) once the calls' buffers, and
+    /// with them the kernel's records of the mappings made before these
+    /// stacks were sampled, have been read: a program that loaded a
+    /// library and exited between the two reads is unwound with the
+    /// records, which then have the library.
+    pub fn take<T>(&mut self, now: u64, mut keep: impl FnMut(&Sample<'_>) -> Option<T>) -> Vec<Taken<T>> {
+        let (mut taken, stats) = (Vec::new(), &mut self.stats);
         self.sampler.drain(|record| {
             if let locks::sys::perf_ring::Record::Sample(s) = record {
                 stats.read += 1;
-                let maps = recorded.get(&s.pid).map_or(&[][..], |m| m.as_slice());
-                let stack = s.user.as_ref().and_then(|u| unwinding.unwind(s.pid, s.time, now, u, maps));
-                stats.unwound += stack.is_some() as u64;
-                f(&s, stack);
+                if let Some(what) = keep(&s) {
+                    let user = s.user.map(|u| (u.ip, u.sp, u.bp, u.stack.to_vec()));
+                    taken.push(Taken { pid: s.pid, tid: s.tid, time: s.time, what, user });
+                }
             }
         });
         self.stats.lost = self.sampler.lost;
         self.spend(now);
+        taken
+    }
+
+    /// Unwinds what [`take`](Self::take) copied, handing each to `f` with
+    /// its stack's number (None: it could not be unwound), with the
+    /// processes' maps, or `recorded` (the kernel's records of their
+    /// mappings) for one gone; `now` is when the maps are read (ns).
+    pub fn unwind<T>(
+        &mut self,
+        now: u64,
+        taken: Vec<Taken<T>>,
+        recorded: &HashMap<u32, Vec<Mapping>>,
+        mut f: impl FnMut(Taken<T>, Option<u32>),
+    ) {
+        for t in taken {
+            let maps = recorded.get(&t.pid).map_or(&[][..], |m| m.as_slice());
+            let stack = t.user.as_ref().and_then(|(ip, sp, bp, stack)| {
+                let user = UserStack { ip: *ip, sp: *sp, bp: *bp, stack };
+                self.unwinding.unwind(t.pid, t.time, now, &user, maps)
+            });
+            self.stats.unwound += stack.is_some() as u64;
+            f(t, stack);
+        }
     }
 
     /// Refills the bucket to `now`, pays for what was read, and switches
