@@ -84,9 +84,12 @@ fn a_holder_syncing_a_file_in_its_section_is_blocked_in_fsync() {
     if !common::root_or_skip("the futex view (syscall and sched tracepoints)") {
         return;
     }
-    // Its eight writes run (a copy of 256 KiB each); the syncs sleep: in
-    // trial runs 72-86% of the whole wait, with two CPU burners beside.
-    blocked_in_its_section("fsync", "fsync", 0.6);
+    // Its eight writes run (a copy of 256 KiB each); the syncs sleep. How
+    // long they sleep is the disk's: 72-86% of the holder's own time on
+    // the host of 2026-11 (with two CPU burners beside), 40-55% on the
+    // faster disk of 2026-12-03. What must hold on any disk: the sleep it
+    // names first is fsync, and it is a large part of the section.
+    blocked_in_its_section("fsync", "fsync", 0.25);
 }
 
 #[test]

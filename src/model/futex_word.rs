@@ -58,13 +58,38 @@ pub struct HolderSplit {
     /// No holder known (the wait timed out, was interrupted or did not end
     /// in the view), or its state then not seen.
     pub unknown_ns: u64,
+    /// The holder's time while its switches were not followed (the
+    /// sampling rule, [`HolderSampling`]): not split, and left out of the
+    /// shares.
+    #[serde(default)]
+    pub unsampled_ns: u64,
 }
 
 impl HolderSplit {
     /// All of it, ns.
     pub fn total_ns(&self) -> u64 {
+        self.sampled_ns() + self.unsampled_ns
+    }
+
+    /// What was split: all of it but the unsampled time, ns.
+    pub fn sampled_ns(&self) -> u64 {
         self.running_ns + self.preempted_ns + self.blocked_ns + self.waking_ns + self.unknown_ns
     }
+}
+
+/// When the holders' context switches were followed: all of them up to
+/// a budget a second, else in a window at the start of each cycle, as
+/// long as the budget allows at the rate the last window saw.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct HolderSampling {
+    /// Switch records a second followed in full.
+    pub budget_per_s: u64,
+    /// The cycle, ms.
+    pub cycle_ms: u64,
+    /// Share of the view's time the switches were followed, % (rounded).
+    pub followed_pct: u32,
+    /// The followed threads' switch records a second while followed.
+    pub switches_per_s: u64,
 }
 
 /// One futex word of one process.
@@ -175,6 +200,9 @@ pub struct FutexView {
     pub lost: u64,
     /// Why the holders' states were not followed, if they were not.
     pub no_split: Option<String>,
+    /// How they were sampled in time (absent: all the time, or not at
+    /// all).
+    pub holder_sampling: Option<HolderSampling>,
     /// Whether the kernel offers rseq time-slice extension (the
     /// environment's `kernel_choices.slice_extension`), for the advice on
     /// preempted holders.

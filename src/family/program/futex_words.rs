@@ -11,9 +11,10 @@ use crate::family::program::futex_stacks::StackNames;
 use crate::family::program::symbols::Symbolizer;
 use crate::measure::futex_view::account::WordAccount;
 use crate::measure::futex_view::holders::{Cause, Split, Timeline};
-use crate::measure::futex_view::Seen;
+use crate::measure::futex_view::{windows, Seen};
 use crate::model::futex_word::{
-    first_site, told_apart, BlockedIn, FutexSite, FutexView, FutexWaker, FutexWord, HolderSplit, SITES,
+    first_site, told_apart, BlockedIn, FutexSite, FutexView, FutexWaker, FutexWord, HolderSampling,
+    HolderSplit, SITES,
 };
 use crate::model::program::{KernelWaitTotals, MutexProfile};
 use std::collections::HashMap;
@@ -106,6 +107,12 @@ pub fn words(
         waitv_calls: seen.account.waitv.iter().filter(|(pid, _)| !ours(**pid)).map(|(_, n)| n).sum(),
         lost: seen.lost,
         no_split: seen.no_split.clone(),
+        holder_sampling: seen.holder_coverage.filter(|_| seen.no_split.is_none()).map(|c| HolderSampling {
+            budget_per_s: windows::BUDGET as u64,
+            cycle_ms: windows::CYCLE / 1_000_000,
+            followed_pct: (100.0 * c.followed).round() as u32,
+            switches_per_s: c.rate.round() as u64,
+        }),
         // Usable or not, the setting exists only where the kernel has it.
         slice_extension: locks::sys::kernel_knobs::slice_extension().is_ok(),
         stacks: seen.stack_stats,
@@ -170,5 +177,6 @@ fn holder_split(split: &Split, timeline: &Timeline, mut name: impl FnMut(u64) ->
         blocked_in,
         waking_ns: split.waking,
         unknown_ns: split.unknown,
+        unsampled_ns: split.unsampled,
     }
 }

@@ -52,12 +52,20 @@ pub struct Split {
     /// No holder known (the wait timed out, was interrupted, or no wake
     /// was seen), or the holder's state then was not seen.
     pub unknown: u64,
+    /// The holder's time while the switches were not followed (the
+    /// sampling rule, `windows`): not split.
+    pub unsampled: u64,
 }
 
 impl Split {
     /// All of it, ns.
     pub fn total(&self) -> u64 {
-        self.running + self.preempted + self.blocked.values().sum::<u64>() + self.waking + self.unknown
+        self.running
+            + self.preempted
+            + self.blocked.values().sum::<u64>()
+            + self.waking
+            + self.unknown
+            + self.unsampled
     }
 }
 
@@ -85,6 +93,9 @@ pub struct Timeline {
     numbers: HashMap<String, u32>,
     /// Whether the switches are followed (else the split is not measured).
     pub seen: bool,
+    /// When they were not followed, in order: from, to (u64::MAX while
+    /// still not).
+    gaps: Vec<(u64, u64)>,
 }
 
 impl Timeline {
@@ -135,8 +146,55 @@ impl Timeline {
         h.changes.push_back((time, doing));
     }
 
-    /// Adds to `split` what thread `tid` did from `from` to `to`.
+    /// The switches are not followed from `at` (any recorded later are
+    /// ones in flight then).
+    pub fn unfollowed_from(&mut self, at: u64) {
+        if self.gaps.last().is_none_or(|g| g.1 != u64::MAX) {
+            self.gaps.push((at, u64::MAX));
+        }
+    }
+
+    /// They are followed again from `at` (every switch after it is
+    /// recorded).
+    pub fn followed_from(&mut self, at: u64) {
+        if let Some(g) = self.gaps.last_mut().filter(|g| g.1 == u64::MAX) {
+            g.1 = at.max(g.0);
+        }
+    }
+
+    /// Adds to `split` what thread `tid` did from `from` to `to`: where
+    /// the switches were not followed, to `unsampled`.
     pub fn add(&self, split: &mut Split, tid: u32, from: u64, to: u64) {
+        let mut at = from;
+        let first = self.gaps.partition_point(|g| g.1 <= from);
+        for &(start, end) in &self.gaps[first..] {
+            if start >= to {
+                break;
+            }
+            if at < start {
+                self.add_followed(split, tid, at, start);
+            }
+            let until = end.min(to);
+            if until > at {
+                split.unsampled += until - at.max(start);
+                at = until;
+            }
+        }
+        if at < to {
+            self.add_followed(split, tid, at, to);
+        }
+    }
+
+    /// The window of followed time that holds `at`: from the end of the
+    /// gap before it (0), to the start of the one after (u64::MAX).
+    fn window(&self, at: u64) -> (u64, u64) {
+        let i = self.gaps.partition_point(|g| g.1 <= at);
+        let since = if i > 0 { self.gaps[i - 1].1 } else { 0 };
+        (since, self.gaps.get(i).map_or(u64::MAX, |g| g.0))
+    }
+
+    /// [`add`](Self::add) within one window of followed time.
+    fn add_followed(&self, split: &mut Split, tid: u32, from: u64, to: u64) {
         if to <= from {
             return;
         }
@@ -144,12 +202,21 @@ impl Timeline {
             split.unknown += to - from;
             return;
         };
-        // The last change at or before `from`, or the first after it.
+        let (since, until) = self.window(from);
+        // The last change at or before `from` in this window; else, when
+        // its next change in the window is a switch-out, it was running
+        // (no switch-in was missed: none was recorded since the window
+        // opened, nor dropped); else not known.
         let first_after = h.changes.partition_point(|&(t, _)| t <= from);
         let mut at = from;
         let mut doing = match first_after {
-            0 => None,
-            i => Some(h.changes[i - 1].1),
+            i if i > 0 && h.changes[i - 1].0 >= since => Some(h.changes[i - 1].1),
+            0 if h.trimmed => None,
+            i => h
+                .changes
+                .get(i)
+                .filter(|&&(t, next)| t < until && next != Doing::Running)
+                .map(|_| Doing::Running),
         };
         for &(t, next) in h.changes.range(first_after..) {
             if t >= to {
@@ -259,6 +326,33 @@ mod tests {
         let mut stranger = Split::default();
         t.add(&mut stranger, 8, 0, 10);
         assert_eq!(stranger.unknown, 10);
+    }
+
+    #[test]
+    fn time_the_switches_were_not_followed_is_not_split() {
+        let mut t = Timeline::default();
+        t.switch(7, 100, false, false, None); // running from 100
+        t.unfollowed_from(200);
+        t.switch(7, 205, true, true, None); // in flight as the gap began
+        t.followed_from(300);
+        t.switch(7, 350, true, true, None); // a switch-out: running since 300
+        t.switch(7, 400, false, false, None);
+        t.unfollowed_from(500);
+        t.unfollowed_from(520); // already not followed: the same gap
+        t.followed_from(600);
+        t.switch(7, 650, false, false, None); // a switch-in: off its CPU before
+        let mut s = Split::default();
+        t.add(&mut s, 7, 150, 700);
+        assert_eq!(s.running, 50 + 50 + 100 + 50);
+        assert_eq!((s.preempted, s.unsampled, s.unknown), (50, 200, 50));
+        assert_eq!(s.total(), 550);
+        let mut inside = Split::default();
+        t.add(&mut inside, 7, 210, 290);
+        assert_eq!((inside.unsampled, inside.total()), (80, 80), "wholly in a gap");
+        t.unfollowed_from(800);
+        let mut open = Split::default();
+        t.add(&mut open, 7, 700, 900);
+        assert_eq!((open.running, open.unsampled), (100, 100), "a gap still open");
     }
 
     #[test]

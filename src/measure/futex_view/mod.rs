@@ -48,6 +48,7 @@ pub mod procfs;
 mod setup;
 pub mod stacks;
 pub mod unwind;
+pub mod windows;
 
 use account::Account;
 use locks::sys::clock::monotonic_ns;
@@ -63,6 +64,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use unwind::Stacks;
+use windows::{Coverage, Windows};
 
 /// Each CPU's buffer: 4 MiB, about 45,000 stamped samples of the futex
 /// tracepoints (90 bytes each).
@@ -107,6 +109,9 @@ pub struct Seen {
     pub lost: u64,
     /// Why the holders' states were not followed (None: they were).
     pub no_split: Option<String>,
+    /// How much of the time they were followed, when routed through the
+    /// filter (`windows`: the sampling rule); None: all of it, per thread.
+    pub holder_coverage: Option<Coverage>,
     /// The user stacks unwound (`Account` numbers them).
     pub stacks: Stacks,
     /// What the stack sampler did (None: it did not run).
@@ -145,7 +150,9 @@ enum Event {
 
 struct State {
     /// The followed threads, when the samplers are filtered by them.
-    _filter: Option<TaskFilter>,
+    filter: Option<TaskFilter>,
+    /// When the routed switches are followed.
+    windows: Option<Windows>,
     sampler: TracepointSampler,
     sched: Option<Sched>,
     stacks: Option<StackSampler>,
@@ -274,8 +281,10 @@ impl FutexView {
         // Followed from the start, so that every wait is split, even one
         // that ends before the first switch is read.
         seen.account.timeline.seen = sched.is_some();
+        let routed = sched.as_ref().is_some_and(|s| s.routed.is_some()) && filter.is_some();
         let state = State {
-            _filter: filter,
+            windows: routed.then(|| Windows::new(monotonic_ns())),
+            filter,
             sampler,
             sched,
             stacks,
@@ -318,7 +327,9 @@ impl FutexView {
             + guard.sched.as_ref().map_or(0, |s| s.sampler.lost + s.routed.as_ref().map_or(0, |r| r.0.lost));
         let now = monotonic_ns();
         let stacked = guard.stacks.as_mut().map(|s| (s.finish(now), std::mem::take(&mut s.unwinding.stacks)));
+        let coverage = guard.windows.as_ref().map(|w| w.coverage(now));
         let mut seen = std::mem::take(&mut guard.seen);
+        seen.holder_coverage = coverage;
         seen.account.finish(now);
         seen.lost = lost;
         if let Some((stats, stacks)) = stacked {
@@ -365,6 +376,31 @@ fn routed_switch(
     said
 }
 
+/// Turns the switch router on or off as the windows say, `switched`
+/// records read since the last pass, and notes when the switches were
+/// not followed: from before the router is turned off, to after it is on.
+fn follow_switches(state: &mut State, switched: u64) {
+    let (Some(windows), Some(filter)) = (&mut state.windows, &state.filter) else { return };
+    let timeline = &mut state.seen.account.timeline;
+    let before = monotonic_ns();
+    let Some(on) = windows.tick(before, switched) else { return };
+    if !on {
+        timeline.unfollowed_from(before);
+    }
+    if filter.route_switches_now(on).is_err() {
+        // Followed in full from now on, if the map takes it at all (else
+        // the gap stays open: its time is not split).
+        state.windows = None;
+        if filter.route_switches_now(true).is_err() {
+            timeline.unfollowed_from(before);
+            return;
+        }
+    }
+    if on || state.windows.is_none() {
+        timeline.followed_from(monotonic_ns());
+    }
+}
+
 /// Reads the samples written since the last pass and applies, in time
 /// order, those old enough (all of them when `last`).
 fn drain(shared: &Mutex<State>, last: bool) {
@@ -381,6 +417,7 @@ fn drain(shared: &Mutex<State>, last: bool) {
         })
     });
     let (mut pids, mut tids, mut execs) = (Vec::new(), Vec::new(), Vec::new());
+    let mut switched = 0;
     state.sampler.drain(|record| match record {
         Record::Sample(s) => {
             if let Some(said) = points.read(s.raw) {
@@ -444,6 +481,7 @@ fn drain(shared: &Mutex<State>, last: bool) {
                 });
                 sched.sampler.drain(|record| {
                     if let Record::Sample(s) = record {
+                        switched += 1;
                         pending.extend(routed_switch(&s, id, prev_state, *next_pid));
                     }
                 });
@@ -488,5 +526,8 @@ fn drain(shared: &Mutex<State>, last: bool) {
             Event::Sleeps(n) => account.timeline.sleeps_in(tid, n),
             Event::Stack(n) => account.stacked(tid, n),
         }
+    }
+    if !last {
+        follow_switches(state, switched);
     }
 }

@@ -78,7 +78,7 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
     );
     let split = match &view.no_split {
         Some(why) => format!(" The holders' states were not followed: {why}."),
-        None => format!(" {}", super::holder_state::LEGEND),
+        None => format!(" {}{}", super::holder_state::LEGEND, super::holder_state::sampling(view)),
     };
     let per_thread = match &view.per_thread {
         Some(why) => format!(

@@ -14,7 +14,7 @@ const SHOWN: f64 = 0.01;
 const ADVISED: f64 = 0.25;
 
 fn share(ns: u64, h: &HolderSplit) -> f64 {
-    ns as f64 / h.total_ns().max(1) as f64
+    ns as f64 / h.sampled_ns().max(1) as f64
 }
 
 /// One part of a holder split: what the waker was doing.
@@ -77,7 +77,7 @@ fn parts(w: &FutexWord, h: &HolderSplit) -> Vec<(Part, f64)> {
 /// The table's cell: `preempted 55%, running 44%`.
 pub fn cell(w: &FutexWord) -> String {
     let Some(h) = &w.holder else { return "-".into() };
-    if h.total_ns() == 0 {
+    if h.sampled_ns() == 0 {
         return "-".into();
     }
     parts(w, h)
@@ -93,6 +93,20 @@ pub const LEGEND: &str = "holder: while the waiters slept, what the thread whose
      its CPU, in a syscall, waiting on another futex word: a chain, queued on this word too: it waited \
      for the word before it held it), then waking the waiter: the hand-off \
      to its return; a sleeping holder counts as asleep until it runs again.";
+
+/// The sampling rule's sentence, when the switches were sampled in time:
+/// ` The holders' switches were followed 11% of the time (...)`.
+pub fn sampling(view: &FutexView) -> String {
+    match &view.holder_sampling {
+        Some(s) if s.followed_pct < 100 => format!(
+            " The holders' switches were followed {}% of the time: {} a second while followed, over \
+             the budget of {} a second, so in one window at the start of each {} ms; the shares are \
+             of the waits' time inside the windows.",
+            s.followed_pct, s.switches_per_s, s.budget_per_s, s.cycle_ms
+        ),
+        _ => String::new(),
+    }
+}
 
 /// Who held word `w` and where they let it go, as far as the view knows:
 /// ` (held by worker/7, let go at f (f.c:12))`, or nothing.

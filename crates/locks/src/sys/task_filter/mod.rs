@@ -34,7 +34,7 @@ use super::perf_ring::TracepointSampler;
 use asm::Insn;
 use perf_event_open_sys::bindings as pb;
 pub use programs::SwitchFields;
-use programs::{on_exit, on_fork, route, route_switch};
+use programs::{on_exit, on_fork, route, route_switch, SWITCHES_ON};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -138,7 +138,18 @@ impl TaskFilter {
             id as u64,
             &route_switch(self.map.as_raw_fd(), id, len, at, switches, sleeps),
             "contend_switch",
-        )
+        )?;
+        self.route_switches_now(true)
+    }
+
+    /// Turns the switch router on or off (it starts on): what follows
+    /// the switches in windows of time, to bound what they cost.
+    pub fn route_switches_now(&self, on: bool) -> io::Result<()> {
+        if on {
+            update(&self.map, &SWITCHES_ON, &1u32 as *const u32 as u64)
+        } else {
+            self.forget(SWITCHES_ON)
+        }
     }
 
     /// An output map of `sampler`'s events, by CPU; its descriptor.
