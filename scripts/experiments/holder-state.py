@@ -85,9 +85,12 @@ def rows(sample, top, mutexes=None):
     shown = view["words"][:top] + [w for w in view["words"][top:] if w["pthread_mutex"] and
                                    parked.get(w["address"], {}).get("parked_waits")]
     for w in shown:
-        h, total = w.get("holder"), w["blocked_ns"]
+        h = w.get("holder")
+        # Shares of the time the switches were followed (the sampling rule).
+        total = w["blocked_ns"] - (h or {}).get("unsampled_ns", 0)
+        blocked = w["blocked_ns"] / 1e6
         if h is None:
-            lines.append(f"| `{w['name']}` | {w['waits']} | {total / 1e6:.3f} | no split | | | | | | |")
+            lines.append(f"| `{w['name']}` | {w['waits']} | {blocked:.3f} | no split | | | | | | |")
             continue
         asleep = [b for b in h["blocked_in"] if b.get("futex_word") is None]
         chain = [b for b in h["blocked_in"] if b.get("futex_word") is not None]
@@ -96,9 +99,16 @@ def rows(sample, top, mutexes=None):
         m = parked.get(w["address"]) if w["pthread_mutex"] else None
         park = f"{m['parked_waits']} of {m['contended']}" if m else "-"
         name = w["name"] if "(" in w["name"] or "+" in w["name"] else f"{w['name']} {w['address']:#x}"
-        lines.append(f"| `{name}` | {w['waits']} | {total / 1e6:.3f} | {pct(h['running_ns'], total)} | "
+        lines.append(f"| `{name}` | {w['waits']} | {blocked:.3f} | {pct(h['running_ns'], total)} | "
                      f"{pct(h['preempted_ns'], total)} | {said(asleep)} | {said(chain)} | "
                      f"{pct(h['waking_ns'], total)} | {pct(h['unknown_ns'], total)} | {park} |")
+    sampling = view.get("holder_sampling")
+    if sampling:
+        lines += ["", f"The holders' switches were followed {sampling['followed_pct']}% of the time "
+                  f"({sampling['switches_per_s']:,.0f} switch records a second while followed; a window opens "
+                  f"each {sampling['cycle_ms']} ms and closes once it has read its share of "
+                  f"{sampling['budget_per_s']:,.0f} a second): "
+                  "the shares are of the waits' time inside the windows."]
     return lines
 
 

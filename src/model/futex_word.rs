@@ -58,9 +58,9 @@ pub struct HolderSplit {
     /// No holder known (the wait timed out, was interrupted or did not end
     /// in the view), or its state then not seen.
     pub unknown_ns: u64,
-    /// The holder's time while its switches were not followed (the
+    /// The wait's time while the switches were not followed (the
     /// sampling rule, [`HolderSampling`]): not split, and left out of the
-    /// shares.
+    /// shares, which are all of the followed time.
     #[serde(default)]
     pub unsampled_ns: u64,
 }
@@ -77,12 +77,12 @@ impl HolderSplit {
     }
 }
 
-/// When the holders' context switches were followed: all of them up to
-/// a budget a second, else in a window at the start of each cycle, as
-/// long as the budget allows at the rate the last window saw.
+/// When the holders' context switches were followed: in a window at the
+/// start of each cycle, which closes once it has read the cycle's share
+/// of a budget a second (so all the time for a program under it).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct HolderSampling {
-    /// Switch records a second followed in full.
+    /// Switch records a second, on average, that are followed.
     pub budget_per_s: u64,
     /// The cycle, ms.
     pub cycle_ms: u64,

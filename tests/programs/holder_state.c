@@ -6,7 +6,9 @@
  *            it, so every wait falls inside the holder's sleep.
  *   fsync DIR  as sleep, but instead of nanosleep the holder writes
  *            256 KiB to a file of its own in DIR and calls fsync, eight
- *            times: a holder blocked in I/O inside its section.
+ *            times: a holder blocked in I/O inside its section, for as
+ *            long as the disk takes; the program measures the writes'
+ *            and syncs' CPU and wall time, as in preempt.
  *   chain    a thread holds inner_lock and sleeps 5 ms inside; a second
  *            thread takes outer_lock, then waits for inner_lock; a third
  *            waits for outer_lock, whose holder is itself waiting on
@@ -72,8 +74,10 @@ static void inside(void) {
         nap(NAP_NS);
         return;
     }
-    /* Eight writes, each synced: a few milliseconds in the disk's hands
-     * for a fraction of one in the copies. */
+    /* Eight writes, each synced: the copies run, the syncs sleep for as
+     * long as the disk takes (the program measures both: the holder ran
+     * cpu/wall of it, slept or waited for a CPU the rest). */
+    long w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_THREAD_CPUTIME_ID);
     for (int i = 0; i < 8; i++) {
         memset(block, 'a' + (int)(now(CLOCK_MONOTONIC) % 26), sizeof block);
         if (pwrite(sync_fd, block, sizeof block, 0) != (ssize_t)sizeof block || fsync(sync_fd) != 0) {
@@ -81,6 +85,8 @@ static void inside(void) {
             exit(1);
         }
     }
+    atomic_fetch_add(&cpu_ns, now(CLOCK_THREAD_CPUTIME_ID) - c0);
+    atomic_fetch_add(&wall_ns, now(CLOCK_MONOTONIC) - w0);
 }
 
 /* Until *flag reaches r (polled with short naps: outside every lock). */

@@ -9,7 +9,7 @@
 //! and counted per word: the waiters' where they slept, the
 //! wakers' where they woke someone.
 
-use super::holders::{Split, Timeline};
+use super::holders::{Observed, Split, Timeline};
 use super::ops::{Call, Said};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -153,7 +153,7 @@ impl Account {
                                 if timeline.seen {
                                     let at = at.max(since);
                                     timeline.add(&mut w.holder, waker, since, at);
-                                    w.holder.waking += time.saturating_sub(at);
+                                    timeline.add_known(&mut w.holder, at, time, |s| &mut s.waking);
                                 }
                             }
                             (r, _) if r == -EAGAIN => w.counts.eagain += 1,
@@ -164,7 +164,7 @@ impl Account {
                                     _ => w.counts.interrupted += 1,
                                 }
                                 if timeline.seen {
-                                    w.holder.unknown += time.saturating_sub(since);
+                                    timeline.add_known(&mut w.holder, since, time, |s| &mut s.unknown);
                                 }
                             }
                         }
@@ -203,24 +203,34 @@ impl Account {
     /// Thread `tid` came to a CPU or left one at `time` (records in time
     /// order with the calls').
     pub fn switch(&mut self, tid: u32, time: u64, out: bool, preempted: bool) {
-        let futex = match self.inflight.get(&tid) {
+        let futex = self.waiting_on(tid);
+        self.timeline.switch(tid, time, out, preempted, futex);
+    }
+
+    /// Thread `tid` was seen in /proc at `time` as `state`.
+    pub fn observed(&mut self, tid: u32, time: u64, state: Observed) {
+        let futex = self.waiting_on(tid);
+        self.timeline.observed(tid, time, state, futex);
+    }
+
+    /// The word of the futex wait thread `tid` is in, if any.
+    fn waiting_on(&self, tid: u32) -> Option<u64> {
+        match self.inflight.get(&tid) {
             Some(InFlight { call: Call::Wait { uaddr }, .. }) => Some(*uaddr),
             _ => None,
-        };
-        self.timeline.switch(tid, time, out, preempted, futex);
+        }
     }
 
     /// Ends the view at `end` (ns): waits still in the kernel count as
     /// unfinished, blocked until then, their holder not known.
     pub fn finish(&mut self, end: u64) {
-        let seen = self.timeline.seen;
         for (_, InFlight { pid, call, since, stack }) in std::mem::take(&mut self.inflight) {
             if let Call::Wait { uaddr } = call {
-                let w = self.word(pid, uaddr);
+                let w = self.words.entry((pid, uaddr)).or_default();
                 w.slept(end.saturating_sub(since), stack);
                 w.counts.unfinished += 1;
-                if seen {
-                    w.holder.unknown += end.saturating_sub(since);
+                if self.timeline.seen {
+                    self.timeline.add_known(&mut w.holder, since, end.max(since), |s| &mut s.unknown);
                 }
             }
         }

@@ -12,8 +12,14 @@
 //! run. A blocked holder counts as blocked until it runs again, including
 //! any time it waited for a CPU after its wake-up (the kernel's wake-up of
 //! a thread is not seen per thread, only its return to a CPU).
+//!
+//! Where the switches are followed in windows (`windows`), a thread's
+//! state when a window opens is read from /proc ([`Timeline::observed`]):
+//! its state letter and, asleep, its kernel stack. Without that, a holder
+//! asleep for the whole window (a thread parked in io_uring_enter) could
+//! not be told from one running all along.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// What a thread was doing from one moment on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,6 +44,16 @@ pub enum Cause {
     Unknown,
 }
 
+/// A thread's state as /proc showed it, when a window opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Observed {
+    /// On a CPU or waiting for one (`R`): which, its next switch says.
+    Runnable,
+    /// Asleep, for this reason ([`Timeline::number`]), if its kernel
+    /// stack could be read.
+    Asleep(Option<u32>),
+}
+
 /// How long a wait's holder spent in each state, ns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Split {
@@ -52,8 +68,9 @@ pub struct Split {
     /// No holder known (the wait timed out, was interrupted, or no wake
     /// was seen), or the holder's state then was not seen.
     pub unknown: u64,
-    /// The holder's time while the switches were not followed (the
-    /// sampling rule, `windows`): not split.
+    /// The wait's time while the switches were not followed (the
+    /// sampling rule, `windows`): not split. The other parts are all of
+    /// the followed time, so their shares of it estimate the whole.
     pub unsampled: u64,
 }
 
@@ -96,6 +113,9 @@ pub struct Timeline {
     /// When they were not followed, in order: from, to (u64::MAX while
     /// still not).
     gaps: Vec<(u64, u64)>,
+    /// Threads whose last state is an [`Observed::Runnable`], taken as
+    /// running until a switch says otherwise.
+    runnable: HashSet<u32>,
 }
 
 impl Timeline {
@@ -132,12 +152,36 @@ impl Timeline {
         let doing = match (out, preempted) {
             (false, _) => Doing::Running,
             (true, true) => Doing::Preempted,
-            (true, false) => Doing::Blocked(match (futex, said) {
-                (Some(word), _) => Cause::Futex(word),
-                (None, Some(n)) => Cause::Kernel(n),
-                (None, None) => Cause::Unknown,
-            }),
+            (true, false) => Doing::Blocked(asleep_in(futex, said)),
         };
+        if self.runnable.remove(&tid) && !out {
+            // Runnable when observed, and it came to a CPU since: it was
+            // waiting for one.
+            if let Some(last) = self.threads.get_mut(&tid).and_then(|h| h.changes.back_mut()) {
+                last.1 = Doing::Preempted;
+            }
+        }
+        self.push(tid, time, doing);
+    }
+
+    /// Thread `tid` was seen in /proc at `time` as `state`; `futex`: the
+    /// word of the futex wait it is in, if any (which names its sleep
+    /// better than its kernel stack).
+    pub fn observed(&mut self, tid: u32, time: u64, state: Observed, futex: Option<u64>) {
+        let doing = match state {
+            Observed::Runnable => {
+                self.runnable.insert(tid);
+                Doing::Running
+            }
+            Observed::Asleep(said) => {
+                self.runnable.remove(&tid);
+                Doing::Blocked(asleep_in(futex, said))
+            }
+        };
+        self.push(tid, time, doing);
+    }
+
+    fn push(&mut self, tid: u32, time: u64, doing: Doing) {
         let h = self.threads.entry(tid).or_default();
         if h.changes.len() == KEEP {
             h.changes.pop_front();
@@ -165,6 +209,20 @@ impl Timeline {
     /// Adds to `split` what thread `tid` did from `from` to `to`: where
     /// the switches were not followed, to `unsampled`.
     pub fn add(&self, split: &mut Split, tid: u32, from: u64, to: u64) {
+        self.spans(split, from, to, |split, a, b| self.add_followed(split, tid, a, b));
+    }
+
+    /// Adds `to - from`, known without the switches (a wait's waking, or a
+    /// wait no holder ended), to the part of `split` that `part` picks,
+    /// but where the switches were not followed to `unsampled`, like the
+    /// holder's states: every share is then of the same sampled time.
+    pub fn add_known(&self, split: &mut Split, from: u64, to: u64, part: fn(&mut Split) -> &mut u64) {
+        self.spans(split, from, to, |split, a, b| *part(split) += b - a);
+    }
+
+    /// Calls `inside` for each followed span of `from..to`, and adds the
+    /// rest to `split.unsampled`.
+    fn spans(&self, split: &mut Split, from: u64, to: u64, mut inside: impl FnMut(&mut Split, u64, u64)) {
         let mut at = from;
         let first = self.gaps.partition_point(|g| g.1 <= from);
         for &(start, end) in &self.gaps[first..] {
@@ -172,7 +230,7 @@ impl Timeline {
                 break;
             }
             if at < start {
-                self.add_followed(split, tid, at, start);
+                inside(split, at, start);
             }
             let until = end.min(to);
             if until > at {
@@ -181,7 +239,7 @@ impl Timeline {
             }
         }
         if at < to {
-            self.add_followed(split, tid, at, to);
+            inside(split, at, to);
         }
     }
 
@@ -226,6 +284,16 @@ impl Timeline {
             (at, doing) = (t, Some(next));
         }
         charge(split, doing, to - at);
+    }
+}
+
+/// Why a thread sleeps: in a futex wait on `futex`, else for the reason
+/// `said`, else not known.
+fn asleep_in(futex: Option<u64>, said: Option<u32>) -> Cause {
+    match (futex, said) {
+        (Some(word), _) => Cause::Futex(word),
+        (None, Some(n)) => Cause::Kernel(n),
+        (None, None) => Cause::Unknown,
     }
 }
 
@@ -353,6 +421,38 @@ mod tests {
         let mut open = Split::default();
         t.add(&mut open, 7, 700, 900);
         assert_eq!((open.running, open.unsampled), (100, 100), "a gap still open");
+        let mut waking = Split::default();
+        t.add_known(&mut waking, 450, 650, |s| &mut s.waking);
+        assert_eq!((waking.waking, waking.unsampled), (100, 100), "known time is sampled alike");
+    }
+
+    #[test]
+    fn a_state_observed_as_a_window_opens_holds_until_the_next_switch() {
+        let mut t = Timeline::default();
+        let nap = t.number("clock_nanosleep");
+        for tid in [1, 2, 3, 4] {
+            t.switch(tid, 10, false, false, None);
+        }
+        t.unfollowed_from(100);
+        t.followed_from(200);
+        t.observed(1, 200, Observed::Asleep(Some(nap)), None); // asleep all window
+        t.observed(2, 200, Observed::Asleep(None), Some(0xbeef)); // in a futex wait
+        t.observed(3, 200, Observed::Runnable, None);
+        t.switch(3, 250, false, false, None); // came to a CPU: it was waiting
+        t.observed(4, 200, Observed::Runnable, None);
+        t.switch(4, 260, true, false, None); // left one: it was running
+        let split = |tid| {
+            let mut s = Split::default();
+            t.add(&mut s, tid, 200, 300);
+            s
+        };
+        assert_eq!(split(1).blocked.get(&Cause::Kernel(nap)), Some(&100));
+        assert_eq!(split(2).blocked.get(&Cause::Futex(0xbeef)), Some(&100));
+        assert_eq!((split(3).preempted, split(3).running), (50, 50));
+        assert_eq!((split(4).running, split(4).blocked.get(&Cause::Unknown)), (60, Some(&40)));
+        for tid in [1, 2, 3, 4] {
+            assert_eq!(split(tid).unknown, 0, "thread {tid}");
+        }
     }
 
     #[test]

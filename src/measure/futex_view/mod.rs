@@ -43,6 +43,7 @@
 
 pub mod account;
 pub mod holders;
+mod observe;
 pub mod ops;
 pub mod procfs;
 mod setup;
@@ -146,6 +147,8 @@ enum Event {
     /// The thread's futex call (the one in flight without a stack, else
     /// the next to enter) has this user stack.
     Stack(u32),
+    /// The thread was seen in /proc so, as a window opened.
+    Observed(holders::Observed),
 }
 
 struct State {
@@ -282,14 +285,21 @@ impl FutexView {
         // that ends before the first switch is read.
         seen.account.timeline.seen = sched.is_some();
         let routed = sched.as_ref().is_some_and(|s| s.routed.is_some()) && filter.is_some();
+        let now = monotonic_ns();
+        // An attached process's threads were running before: their states
+        // now, as at every window's opening.
+        let pids: Vec<u32> = seen.processes.keys().copied().collect();
+        let followed = sched.is_some();
+        let pending =
+            if followed { observe::states(pids, now, &mut seen.account.timeline) } else { Vec::new() };
         let state = State {
-            windows: routed.then(|| Windows::new(monotonic_ns())),
+            windows: routed.then(|| Windows::new(now)),
             filter,
             sampler,
             sched,
             stacks,
             points,
-            pending: Vec::new(),
+            pending,
             seen,
             mapped_at: HashMap::new(),
         };
@@ -397,7 +407,11 @@ fn follow_switches(state: &mut State, switched: u64) {
         }
     }
     if on || state.windows.is_none() {
-        timeline.followed_from(monotonic_ns());
+        let at = monotonic_ns();
+        timeline.followed_from(at);
+        let pids: Vec<u32> = state.seen.processes.keys().copied().collect();
+        let observed = observe::states(pids, at, &mut state.seen.account.timeline);
+        state.pending.extend(observed);
     }
 }
 
@@ -525,6 +539,7 @@ fn drain(shared: &Mutex<State>, last: bool) {
             Event::Switch { out, preempted } => account.switch(tid, time, out, preempted),
             Event::Sleeps(n) => account.timeline.sleeps_in(tid, n),
             Event::Stack(n) => account.stacked(tid, n),
+            Event::Observed(o) => account.observed(tid, time, o),
         }
     }
     if !last {

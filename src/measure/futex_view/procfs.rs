@@ -1,6 +1,6 @@
 //! What the futex view reads of /proc and sysfs: a process's threads,
-//! their names and its memory map (which name the words afterwards), and
-//! the online CPUs (one buffer each).
+//! their names, states and kernel stacks, its memory map (which name the
+//! words afterwards), and the online CPUs (one buffer each).
 
 /// One mapping of a process's memory, from /proc/PID/maps.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +40,33 @@ pub fn comm(pid: u32, tid: Option<u32>) -> String {
         None => format!("/proc/{pid}/comm"),
     };
     std::fs::read_to_string(path).unwrap_or_default().trim().to_string()
+}
+
+/// Thread `tid`'s state letter, as /proc/PID/task/TID/stat says it
+/// (`R` running or runnable, `S` or `D` asleep, ...); None: it is gone.
+pub fn task_state(pid: u32, tid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stat")).ok()?;
+    state_letter(&stat)
+}
+
+/// The state letter of a stat line: the first field after the name, which
+/// ends at the line's last `)` (a name may hold spaces and parentheses).
+fn state_letter(stat: &str) -> Option<char> {
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+/// The functions of thread `tid`'s kernel stack, innermost first, from
+/// /proc/PID/task/TID/stack (root only; None where it cannot be read).
+pub fn kernel_stack(pid: u32, tid: u32) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/stack")).ok()?;
+    Some(text.lines().filter_map(stack_function).collect())
+}
+
+/// `[<0>] do_epoll_wait+0x4a1/0x6b0` is `do_epoll_wait`.
+fn stack_function(line: &str) -> Option<String> {
+    let frame = line.split_once("] ")?.1;
+    let name = frame.split_once('+').map_or(frame, |(n, _)| n).trim();
+    (!name.is_empty()).then(|| name.to_string())
 }
 
 /// `pid`'s memory map (None: it is gone, or going: a process that is
@@ -85,6 +112,19 @@ mod tests {
         assert_eq!(cpu_list("0,2-3,7"), Some(vec![0, 2, 3, 7]));
         assert_eq!(cpu_list(""), None);
         assert_eq!(cpu_list("x"), None);
+    }
+
+    #[test]
+    fn a_threads_state_and_kernel_stack_read_as_proc_writes_them() {
+        assert_eq!(state_letter("42 (a) b) (c) S 1 42"), Some('S'));
+        assert_eq!(state_letter("42 (x"), None);
+        assert_eq!(
+            stack_function("[<0>] __x64_sys_clock_nanosleep+0xde/0x150").as_deref(),
+            Some("__x64_sys_clock_nanosleep")
+        );
+        assert_eq!(stack_function("garbage"), None);
+        let me = std::process::id();
+        assert_eq!(task_state(me, locks::sys::tid::current()), Some('R'), "the caller runs");
     }
 
     #[test]

@@ -100,8 +100,8 @@ pub fn sampling(view: &FutexView) -> String {
     match &view.holder_sampling {
         Some(s) if s.followed_pct < 100 => format!(
             " The holders' switches were followed {}% of the time: {} a second while followed, over \
-             the budget of {} a second, so in one window at the start of each {} ms; the shares are \
-             of the waits' time inside the windows.",
+             the budget of {} a second, so in a window at the start of each {} ms that closes once it \
+             has read its share; the shares are of the waits' time inside the windows.",
             s.followed_pct, s.switches_per_s, s.budget_per_s, s.cycle_ms
         ),
         _ => String::new(),
