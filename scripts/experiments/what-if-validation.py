@@ -16,7 +16,7 @@ flag. For each program the script
    change that really gains more is ranked first).
 
 Then, for spin2.c (two threads, short holds), each source-compiled lock
-(tas, ttas with pause) against glibc's mutex, timed directly, beside
+(tas, ttas with pause, glibc's pthread_spin_lock) against glibc's mutex, timed directly, beside
 `contend run --lock` swapping the same lock in, and beside the same swap
 timed directly in the same rounds (the interposer preloaded): the swap's
 cost over the compiled-in lock, paired by round; and `contend run
@@ -63,7 +63,7 @@ PROGRAMS = {
 # randomization is off, as contend runs a program whose mutexes it names
 # by address (--aslr auto).
 PIE_BASE = 0x555555554000
-SPIN_LOCKS = [("tas", "1"), ("ttas", "2")]
+SPIN_LOCKS = [("tas", "1"), ("ttas", "2"), ("pthread-spin", "3")]
 
 
 def t95(df):
@@ -231,7 +231,7 @@ def swaps(tmp, runs, lines):
         lines.append(f"| {lock} | {shown(value, ci)} | {sw} | {diff} | {same} | "
                      f"{(over - 1) * 100:+.1f}% ({shown(over, over_ci)}) |")
     lines.append("")
-    doc = contend(["--runs", str(runs), "--recommend", "--lock", "pthread,tas,ttas,adaptive", "--", base], tmp)
+    doc = contend(["--runs", str(runs), "--recommend", "--lock", "pthread,tas,ttas,pthread-spin,adaptive", "--", base], tmp)
     rec = doc.get("recommendation") or {}
     verdicts = [f"{m['waits_at']}: {m.get('best') or 'keep glibc'}" for m in rec.get("mutexes", [])]
     lines += [f"`contend run --recommend` on spin2.c: {'; '.join(verdicts) or 'no verdict'}.", ""]

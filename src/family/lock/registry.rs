@@ -123,6 +123,12 @@ pub static LOCKS: &[LockEntry] = &[
     tried::<Tas>("tas", "spin", "test-and-set spinlock").procs::<Tas>(),
     tried::<Ttas>("ttas", "spin", "test-and-test-and-set spinlock").procs::<Ttas>(),
     tried::<Backoff>("backoff", "spin", "TTAS with bounded exponential backoff").procs::<Backoff>(),
+    tried::<PthreadSpin>(
+        "pthread-spin",
+        "spin",
+        "glibc's x86-64 pthread_spin_lock: lock dec, then pause until free",
+    )
+    .procs::<PthreadSpin>(),
     tried::<YieldSpin>("yield", "spin", "TTAS that calls sched_yield while the lock is taken")
         .procs::<YieldSpin>(),
     tried::<Ticket>("ticket", "spin", "ticket lock: FIFO, all waiters spin on one line").procs::<Ticket>(),

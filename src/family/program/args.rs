@@ -67,9 +67,10 @@ pub struct ProgramArgs {
     /// Locks to run the program with, comma-separated: `pthread` (glibc's
     /// own mutex, the baseline every ratio is to; added first if missing)
     /// and any lock that fits in a pthread_mutex_t: adaptive, mcs, ticket,
-    /// tas, ttas, backoff, yield, pi, parking_lot. `LOCK@MUTEX` swaps only
-    /// that mutex (an address from --profile, or a name it prints: a
-    /// function, file:line or module+0xoffset), every other one stays
+    /// tas, ttas, backoff, pthread-spin (glibc's pthread_spin_lock algorithm), yield,
+    /// pi, parking_lot. `LOCK@MUTEX` swaps only that mutex (an address from
+    /// --profile, or a name it prints: a function, file:line or
+    /// module+0xoffset), every other one stays
     /// glibc's; join several with `+` (`tas@0x4040c0+mcs@queue_put`). A
     /// comma inside brackets is part of a name (`tas@ns::f(int, long)`).
     #[arg(long, default_value = GLIBC, value_name = "LOCK[,...]")]

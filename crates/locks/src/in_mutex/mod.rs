@@ -20,7 +20,9 @@ pub mod said;
 
 pub use nodes::Pooled;
 
-use crate::raw::{Backoff, Mcs, NoLock, PackedAdaptive, ParkingLot, PiFutex, Tas, Ticket, Ttas, YieldSpin};
+use crate::raw::{
+    Backoff, Mcs, NoLock, PackedAdaptive, ParkingLot, PiFutex, PthreadSpin, Tas, Ticket, Ttas, YieldSpin,
+};
 use crate::{LockConfig, RawLock, TryLock};
 
 /// Bytes of a `pthread_mutex_t` a swapped lock may use.
@@ -135,6 +137,8 @@ swappable! {
     Ttas = "ttas" => Ttas, offered: true;
     /// TTAS with exponential backoff.
     Backoff = "backoff" => Backoff, offered: true;
+    /// glibc's x86-64 pthread_spin_lock, on a zero-free word.
+    PthreadSpin = "pthread-spin" => PthreadSpin, offered: true;
     /// TTAS that yields.
     Yield = "yield" => YieldSpin, offered: true;
     /// FUTEX_LOCK_PI.

@@ -34,6 +34,8 @@ mod pi;
 mod posix_sem;
 #[cfg(not(loom))]
 mod pthread;
+#[cfg(not(loom))]
+mod pthread_spin;
 mod rw;
 mod seed;
 mod stats;
@@ -76,6 +78,8 @@ pub use pthread::{
     PthreadAdaptive, PthreadMutex, PthreadPi, PthreadRobust, SharedPthreadAdaptive, SharedPthreadMutex,
     SharedPthreadPi, SharedPthreadRobust,
 };
+#[cfg(not(loom))]
+pub use pthread_spin::PthreadSpin;
 pub use rw::{FutexRw, RawRwLock};
 #[cfg(not(loom))]
 pub use rw::{ParkingLotRw, PthreadRw, PthreadRwWriter, RwGuardSlot, StdRw};
