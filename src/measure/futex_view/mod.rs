@@ -290,10 +290,7 @@ impl FutexView {
         let now = monotonic_ns();
         // An attached process's threads were running before: their states
         // now, as at every window's opening.
-        let pids: Vec<u32> = seen.processes.keys().copied().collect();
-        let followed = sched.is_some();
-        let pending =
-            if followed { observe::states(pids, now, &mut seen.account.timeline) } else { Vec::new() };
+        let pending = if sched.is_some() { observe::states(&mut seen, now) } else { Vec::new() };
         let state = State {
             windows: routed.then(|| Windows::new(now)),
             filter,

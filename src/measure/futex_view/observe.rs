@@ -10,21 +10,19 @@
 //! opening and its reading (a few microseconds each) is charged its new
 //! state a little early.
 
-use super::holders::{reason, Observed, Timeline};
+use super::holders::{reason, Observed};
 use super::procfs::{kernel_stack, task_state, threads};
-use super::Event;
+use super::{Event, Seen};
 
 /// At most this many threads are read at one opening (two small reads
 /// each, about 10 µs): what bounds contend's own cost at two openings a
 /// second.
 const MOST: usize = 1024;
 
-/// What each thread of `pids` was doing, as events stamped `at`.
-pub(super) fn states(
-    pids: impl IntoIterator<Item = u32>,
-    at: u64,
-    timeline: &mut Timeline,
-) -> Vec<(u64, u32, u32, Event)> {
+/// What each thread of the processes `seen` knows was doing, as events
+/// stamped `at` (its reasons numbered in its timeline).
+pub(super) fn states(seen: &mut Seen, at: u64) -> Vec<(u64, u32, u32, Event)> {
+    let (pids, timeline) = (seen.processes.keys().copied().collect::<Vec<u32>>(), &mut seen.account.timeline);
     let mut said = Vec::new();
     for pid in pids {
         for tid in threads(pid).unwrap_or_default() {

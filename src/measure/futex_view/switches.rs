@@ -59,8 +59,7 @@ pub(super) fn follow_switches(state: &mut State, switched: u64) {
     if on || state.windows.is_none() {
         let at = monotonic_ns();
         timeline.followed_from(at);
-        let pids: Vec<u32> = state.seen.processes.keys().copied().collect();
-        let observed = observe::states(pids, at, &mut state.seen.account.timeline);
+        let observed = observe::states(&mut state.seen, at);
         state.pending.extend(observed);
     }
 }
