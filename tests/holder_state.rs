@@ -52,6 +52,13 @@ fn sampled(w: &Value) -> f64 {
     ns(w, "blocked_ns") - ns(&w["holder"], "unsampled_ns")
 }
 
+/// The host's steal so far, every CPU, in clock ticks (/proc/stat).
+fn steal_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let cpu = stat.lines().next().unwrap();
+    cpu.split_whitespace().nth(8).map_or(0, |t| t.parse().unwrap())
+}
+
 fn ns(v: &Value, key: &str) -> f64 {
     v[key].as_u64().unwrap_or_else(|| panic!("{key} in {v}")) as f64
 }
@@ -105,18 +112,40 @@ fn a_holder_syncing_a_file_in_its_section_is_blocked_in_fsync() {
     // as long as the disk takes: 72-86% of the holder's own time on the
     // host of 2026-11 (with two CPU burners beside), 45-75% on the faster
     // disk of 2026-12-03, as the program measures it (its writes' and
-    // syncs' CPU time over their wall time). What must hold on any disk:
-    // whenever the syncs slept for a quarter of the section, the split
-    // names fsync first, for a fifth of the holder's time at least.
-    //
-    // Not asserted: the running share within 10% of the program's own
-    // measure, as in preempt. It agrees within 0.05 in most runs, but in
-    // about one run in three (2026-12-03) the split read 0.55-0.75
-    // running where the program measured 0.30-0.38, with no sample lost
-    // and every switch in time order; until that is explained, a bound
-    // here would fail at random.
+    // syncs' CPU time over their wall time). The holder starts them only
+    // once the waiter sleeps, so every wait holds all of them: the split's
+    // running share of the holder's own time (running, preempted, blocked)
+    // is the program's measure, within 10% of the wait, but for one thing
+    // the guest cannot see per thread: the host's steal. The program's
+    // CPU clock leaves it out (CONFIG_PARAVIRT_TIME_ACCOUNTING); the
+    // switches, which the split reads, count a thread whose virtual CPU
+    // the host took as running. On 2026-12-03, on a quiet guest, the split
+    // read 0.15-0.28 of the wait more running than the program measured
+    // in 7 of 12 runs, each with fewer switch records than the runs that
+    // agreed (the syncs' I/O done by the host while it held the virtual
+    // CPU, so the holder never slept?); over 12 more, /proc/stat counted
+    // 200 ms of steal, 18 ms of excess running. With CPU burners beside
+    // (the suite), 0.000-0.036 in 15 runs; with this file's four tests
+    // alone side by side, 0.27 in one run of 20. Not proven to be steal:
+    // so the bound is one-sided (the split never reads less running than
+    // the program ran), and two-sided only when the host stole nothing
+    // during the run.
+    let stolen = steal_ticks();
     let (w, table, line) = profiled("fsync", "nap_lock (");
+    let stolen = steal_ticks() - stolen;
     let (cause, share) = first_cause(&w);
+    let h = &w["holder"];
+    let running = ns(h, "running_ns");
+    let own = running + ns(h, "preempted_ns") + ns(h, "blocked_ns");
+    let off = (running - ran(&line) * own) / sampled(&w);
+    let said =
+        format!("running {running} of the holder's own {own}, the program ran {}: {table}", ran(&line));
+    assert!(off >= -0.10, "{said}");
+    if stolen == 0 {
+        assert!(off <= 0.10, "no steal: {said}");
+    }
+    // Whenever the syncs slept for a quarter of the section, the split
+    // names fsync first, for a fifth of the holder's time at least.
     if 1.0 - ran(&line) >= 0.25 {
         assert!(cause == "fsync" && share >= 0.2, "{cause} {share}, the program ran {}: {table}", ran(&line));
     }

@@ -4,7 +4,9 @@ that ended each wait, for a lock the releasing holder, was doing while the
 waiter slept) on programs whose truth is known and on two real servers.
 
 - tests/programs/holder_state.c, built here: `sleep` (the holder sleeps
-  5 ms in nanosleep inside its section), `chain` (the holder of
+  5 ms in nanosleep inside its section), `fsync` (it writes and syncs a
+  file there, eight times, and prints those calls' CPU and wall time,
+  so the truth is cpu/wall running), `chain` (the holder of
   outer_lock waits for inner_lock, whose holder sleeps), `preempt` (the
   holder shares one CPU with two busy threads; the program prints its
   holds' CPU and wall time, so the truth is cpu/wall running);
@@ -19,7 +21,9 @@ has the view) or `contend attach`. On the two servers, what following
 them costs: the benchmark's rate plain, under `contend attach
 --no-holder-state` (the view alone) and under `contend attach` (the view
 and the holders' states), interleaved in shuffled rounds, each over
-plain with its 95% interval (contend compare's, scripts/lib/paired.py). Writes docs/results/holder-state.md
+plain with its 95% interval (contend compare's, scripts/lib/paired.py);
+and the same of the machine's CPU time per operation (server, benchmark
+and contend alike; the host's steal left out). Writes docs/results/holder-state.md
 (or --markdown FILE). Needs root (the tracepoints); a server that is not
 installed is left out, and the page says so.
 
@@ -120,25 +124,37 @@ def test_programs(tmp, top):
                    check=True)
     truths = {
         "sleep": "the holder of nap_lock is asleep in nanosleep for all of each wait",
+        "fsync": "the holder of nap_lock writes and syncs a file for all of each wait: running for the share "
+                 "of those calls it measured itself (their CPU time over their wall time), off its CPU the rest, "
+                 "in fsync (or preempted)",
         "chain": "outer_lock's holder waits for inner_lock, whose holder is asleep in nanosleep",
         "preempt": "busy_lock's holder is running for the share of its holds it measured itself, "
                    "preempted the rest",
     }
+    # Whose running share the program measured, and of what: of the
+    # holder's running and preempted time (preempt), or of all its own
+    # time, blocked too (fsync).
+    measured = {"preempt": ("busy_lock", ["preempted_ns"]), "fsync": ("nap_lock", ["preempted_ns", "blocked_ns"])}
     out = []
     for mode, truth in truths.items():
-        sample, stdout = profiled([exe, mode], tmp)
+        cmd = [exe, mode] + ([tmp] if mode == "fsync" else [])
+        sample, stdout = profiled(cmd, tmp)
         out += [f"### holder_state.c {mode}", "", f"Truth, by construction: {truth}."]
-        if mode == "preempt":
-            pid = sample["futex_view"]["words"][0]["pid"]
-            line = next((ln for ln in stdout.splitlines() if ln.startswith(f"pid={pid} ")), "")
+        if mode in measured:
+            symbol, rest = measured[mode]
+            w = next(w for w in sample["futex_view"]["words"] if w["name"].startswith(symbol))
+            line = next((ln for ln in stdout.splitlines() if ln.startswith(f"pid={w['pid']} ")), "")
             wall, cpu = (int(v) for v in re.findall(r"_ns=(\d+)", line)) if line else (0, 1)
-            w = next(w for w in sample["futex_view"]["words"] if w["name"].startswith("busy_lock"))
             h = w["holder"]
-            ran = h["running_ns"] / max(1, h["running_ns"] + h["preempted_ns"])
-            out.append(f"The program measured its holder running {cpu / max(1, wall):.3f} of its holds; the "
-                       f"split reads {ran:.3f} of the holder's running and preempted time "
-                       f"(off by {abs(h['running_ns'] - cpu / max(1, wall) * (h['running_ns'] + h['preempted_ns'])) / max(1, w['blocked_ns']):.1%} "
-                       "of the wait; the test allows 10%).")
+            own = h["running_ns"] + sum(h[k] for k in rest)
+            truth_ran = cpu / max(1, wall)
+            sampled = w["blocked_ns"] - h.get("unsampled_ns", 0)
+            out.append(f"The program measured its holder running {truth_ran:.3f} of its "
+                       f"{'holds' if mode == 'preempt' else 'writes and syncs'}; the split reads "
+                       f"{h['running_ns'] / max(1, own):.3f} of the holder's "
+                       f"{'running and preempted' if mode == 'preempt' else 'own (running, preempted, blocked)'} "
+                       f"time (off by {abs(h['running_ns'] - truth_ran * own) / max(1, sampled):.1%} of the wait; "
+                       "the test allows 10%).")
         out += [""] + rows(sample, top) + [""]
     sample, _ = profiled([parking], tmp)
     out += ["### parking.c", "", "Truth, by construction: the gate's and the queue's waits are parking (every "
@@ -168,7 +184,7 @@ def redis(tmp, top, rounds):
         def rps():
             r = subprocess.run(["redis-benchmark", "-p", str(port), "-n", str(load.REQUESTS), "-c", "50", "-t",
                                 "set", "-q", "--threads", "2"], capture_output=True, text=True, check=True)
-            return float(re.findall(r"([\d.]+) requests per second", r.stdout)[-1])
+            return float(re.findall(r"([\d.]+) requests per second", r.stdout)[-1]), load.REQUESTS
         paid = cost(server.pid, rps, rounds, tmp)
     finally:
         server.terminate()
@@ -180,15 +196,27 @@ def redis(tmp, top, rounds):
 VARIANTS = {"plain": None, "view": ["--no-holder-state"], "split": []}
 
 
+def busy_s():
+    """The machine's CPU time so far, s: every CPU's user, system and
+    interrupt time, not idle, I/O wait or the host's steal."""
+    with open("/proc/stat") as f:
+        user, nice, system, _idle, _iowait, irq, softirq = (int(v) for v in f.readline().split()[1:8])
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
+
+
 def cost(pid, rate, rounds, tmp):
-    """What following process `pid` costs the rate `rate()` measures:
-    lines saying each variant over plain (as a slowdown: plain's rate
-    over the variant's), with its interval."""
-    rounds_seen = []
+    """What following process `pid` costs the rate `rate()` measures
+    (which returns the rate and the operations it counted): lines saying
+    each variant over plain (as a slowdown: plain's rate over the
+    variant's), with its interval; and the same of the machine's CPU time
+    per operation, the server's, the benchmark's and contend's alike,
+    which leaves out the host's steal (a 2-CPU guest's throughput moves
+    with it by up to a tenth from one 5 s run to the next)."""
+    rounds_seen, per_cpu = [], []
     for _ in range(rounds):
         order = list(VARIANTS)
         random.shuffle(order)
-        got = {}
+        got, ops_per_cpu_s = {}, {}
         for v in order:
             attach = None
             if VARIANTS[v] is not None:
@@ -197,18 +225,24 @@ def cost(pid, rate, rounds, tmp):
                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                 while "following process" not in (attach.stderr.readline() or "following process"):
                     pass
-            got[v] = rate()
+            b0 = busy_s()
+            got[v], ops = rate()
+            ops_per_cpu_s[v] = ops / max(1e-9, busy_s() - b0)
             if attach:
                 attach.send_signal(signal.SIGINT)
                 attach.communicate()
         rounds_seen.append(got)
-    vs = paired(CONTEND, rounds_seen, "plain")
+        per_cpu.append(ops_per_cpu_s)
     said = []
     for v, what in [("view", "the view alone (`--no-holder-state`)"), ("split", "the view and the holders' states")]:
-        lo, hi = vs[v]["ci95"] or (vs[v]["ratio"], vs[v]["ratio"])
-        said.append(f"- {what}: x{1 / vs[v]['ratio']:.3f} ({1 / hi:.3f}..{1 / lo:.3f}) of its time per "
-                    "operation")
-    return [f"Following it costs ({rounds} interleaved rounds; above 1: slower):"] + said
+        parts = []
+        for seen, of in [(rounds_seen, "its time per operation"),
+                         (per_cpu, "the machine's CPU time per operation (steal left out)")]:
+            vs = paired(CONTEND, seen, "plain")[v]
+            lo, hi = vs["ci95"] or (vs["ratio"], vs["ratio"])
+            parts.append(f"x{1 / vs['ratio']:.3f} ({1 / hi:.3f}..{1 / lo:.3f}) of {of}")
+        said.append(f"- {what}: " + "; ".join(parts))
+    return [f"Following it costs ({rounds} interleaved rounds; above 1: more):"] + said
 
 
 def mariadb(tmp, top, rounds):
@@ -217,9 +251,10 @@ def mariadb(tmp, top, rounds):
         return ["### mariadb", "", "Left out: mariadbd, mariadb-install-db or sysbench is not installed.", ""]
     with real.mariadb_server(tmp) as (server, client, bench):
         def tps():
-            r = subprocess.run(bench + ["--threads=8", "--time=3", "run"], capture_output=True, text=True,
+            r = subprocess.run(bench + ["--threads=8", "--time=5", "run"], capture_output=True, text=True,
                                check=True)
-            return float(re.search(r"transactions:\s+\d+\s+\(([\d.]+) per sec", r.stdout).group(1))
+            done = re.search(r"transactions:\s+(\d+)\s+\(([\d.]+) per sec", r.stdout)
+            return float(done.group(2)), int(done.group(1))
         load = subprocess.Popen(bench + ["--threads=8", "--time=0", "--events=0", "run"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         out = os.path.join(tmp, "mariadb.json")

@@ -3,7 +3,7 @@
  *
  *   sleep    the holder of nap_lock sleeps 5 ms in nanosleep inside its
  *            section; the waiter takes the lock only once the holder has
- *            it, so every wait falls inside the holder's sleep.
+ *            it.
  *   fsync DIR  as sleep, but instead of nanosleep the holder writes
  *            256 KiB to a file of its own in DIR and calls fsync, eight
  *            times: a holder blocked in I/O inside its section, for as
@@ -13,8 +13,9 @@
  *            thread takes outer_lock, then waits for inner_lock; a third
  *            waits for outer_lock, whose holder is itself waiting on
  *            inner_lock.
- *   In both, the holder lets go only after its nap and once the round's
- *   waiters are asleep on their words, so every round waits.
+ *   In sleep, fsync and chain, the holder starts its nap (or its syncs)
+ *   only once the round's waiters are asleep on their words, so every
+ *   wait holds all of it.
  *   preempt  the holder of busy_lock shares one CPU with two threads that
  *            only burn CPU, and holds for 2 ms of its own CPU time, so it
  *            is preempted for part of each hold; the waiter, on another
@@ -99,22 +100,25 @@ static pid_t gettid_now(void) {
     return syscall(SYS_gettid);
 }
 
-/* The holder of `m`: takes it, says so, sleeps inside, and lets go once
- * the round's waiters are asleep (so that every round waits however late
- * a loaded machine runs them: the nap alone would end before a waiter
- * delayed by more than it arrived), then waits for the round to finish. */
+/* The holder of `m`: takes it, says so, waits until the round's waiters
+ * are asleep on their words, then does its inside and lets go, then waits
+ * for the round to finish. Waiting first puts the whole of the inside in
+ * every wait, however late a loaded machine runs the waiters: with the
+ * inside first, a waiter that came late waited only for the holder's
+ * polling (running), and the fsync mode's waits then held a part of its
+ * syncs the program's measure of them could not say. */
 static void *sleepy_holder(void *arg) {
     pthread_mutex_t *m = arg;
     for (int r = 0; r < ROUNDS; r++) {
         pthread_mutex_lock(m);
         atomic_store(&held, r);
-        inside();
         if (m == &nap_lock) {
             until_asleep_on(&nap_waiter_tid, &nap_lock);
         } else {
             until_asleep_on(&middle_tid, &inner_lock);
             until_asleep_on(&last_tid, &outer_lock);
         }
+        inside();
         pthread_mutex_unlock(m);
         until(&done, r);
     }
