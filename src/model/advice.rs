@@ -181,7 +181,8 @@ pub struct SpedMutex {
     /// Rounds whose half-as-long prediction the CPU bound rather than
     /// the critical path: the program kept the CPUs busy, and a shorter
     /// section saves only its CPU time, shared among them (the CPU's
-    /// floor, `speedup::cpu_floor`, above T − G).
+    /// floor, `speedup::cpu_range`, above T − G); such a round predicts
+    /// the range from that floor to the CPU share the program had.
     pub cpu_bound_rounds: u32,
     /// Rounds with a half-as-long prediction.
     pub rounds: u32,

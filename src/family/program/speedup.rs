@@ -14,13 +14,18 @@
 //!    pauses every thread owed taken out: wall time T − G, or a rate
 //!    M·T/(T − G) (the rate over the whole execution); but never below
 //!    the CPU's floor, the baseline's CPU time less G over the CPU the
-//!    program could have had ([`cpu_floor`]: a program that keeps every
-//!    CPU busy gains only the CPU time a shorter section saves). Its
-//!    ratio to the same round's baseline, over the rounds: a geometric
-//!    mean with a Student's t interval on the log scale, so no
-//!    prediction leaves (0, ∞). A round in which the pauses owed reached
-//!    the execution's length (threads that block outside the calls
-//!    contend sees cannot pay) gives no prediction: "cannot tell".
+//!    program could have had ([`cpu_range`]: a program that keeps every
+//!    CPU busy gains only the CPU time a shorter section saves). Where
+//!    T − G is below that floor, the round predicts a range instead: from
+//!    the floor (the program uses all the CPU it could have) to the
+//!    ceiling (it keeps the share of the CPUs it had), and its point is
+//!    their geometric middle. Its ratio to the same round's baseline,
+//!    over the rounds: a geometric mean with a Student's t interval on
+//!    the log scale (from the floors' lower end to the ceilings' upper
+//!    end where the CPU bound a round), so no prediction leaves (0, ∞).
+//!    A round in which the pauses owed reached the execution's length
+//!    (threads that block outside the calls contend sees cannot pay)
+//!    gives no prediction: "cannot tell".
 //! 4. The mutexes are ranked by the half-as-long prediction, and each is
 //!    compared with the next, paired by round, to say whether the two
 //!    can be told apart.
@@ -250,21 +255,26 @@ impl Cpus {
     }
 }
 
-/// The shortest wall time, as a ratio to the baseline `b`, that the CPU
-/// allows the program with the sections sped up in `s` shorter for real:
-/// its CPU time less what the shorter sections save (G, the pauses they
-/// make every other thread owe), over the CPU it could have had (its own
-/// share of the baseline's CPUs and the share left idle, at most the CPUs
-/// it may run on). None when that cannot be told (no CPU split).
+/// The wall times, as ratios to the baseline `b`, that the CPU allows the
+/// program with the sections sped up in `s` shorter for real: its CPU
+/// time less what the shorter sections save (G, the pauses they make
+/// every other thread owe), over the CPU it could have had (the floor:
+/// its own share of the baseline's CPUs and the share left idle, at most
+/// the CPUs it may run on), and over the CPU share it had (the ceiling:
+/// a shorter section does not make the program less parallel). None
+/// when that cannot be told (no CPU split).
 ///
 /// Why: Coz's T − G assumes a CPU per runnable thread. A program that
 /// keeps every CPU busy gains from a shorter section only the CPU time it
 /// saves, shared among the CPUs, whatever its critical path; measured on
 /// the validation page's striped table (four threads, two CPUs, CPU
-/// bound), T − G read 0.700 where the real change gave 0.900.
-pub fn cpu_floor(s: &ProgramSample, b: &ProgramSample, cpus: Cpus) -> Option<f64> {
+/// bound), T − G read 0.700 where the real change gave 0.900. The floor
+/// alone, as the prediction, was the most the CPU allows: on the page of
+/// 2026-12-02 it read 0.771 (0.762..0.779) for stats_phase.c's phase
+/// section halved, where the real change gave 0.794 (0.759..0.831).
+pub fn cpu_range(s: &ProgramSample, b: &ProgramSample, cpus: Cpus) -> Option<(f64, f64)> {
     let used = Used { cpu_s: b.user_s + b.sys_s, wall_s: b.wall_s, idle_pct: b.cpu?.idle_pct };
-    floor(used, s.sped?.owed_ns as f64 * 1e-9, cpus)
+    range(used, s.sped?.owed_ns as f64 * 1e-9, cpus)
 }
 
 /// What an execution used: its CPU time and wall time, s, and the share
@@ -276,38 +286,68 @@ struct Used {
     idle_pct: f64,
 }
 
-/// [`cpu_floor`] of an execution that used `used`, with `saved_s` of its
-/// CPU time saved.
-fn floor(used: Used, saved_s: f64, cpus: Cpus) -> Option<f64> {
+/// [`cpu_range`] of an execution that used `used`, with `saved_s` of its
+/// CPU time saved: (floor, ceiling).
+fn range(used: Used, saved_s: f64, cpus: Cpus) -> Option<(f64, f64)> {
     let idle = used.idle_pct / 100.0 * cpus.online as f64 * used.wall_s;
     let capacity = (used.cpu_s + idle).min(cpus.allowed as f64 * used.wall_s);
-    (capacity > 0.0 && used.cpu_s > saved_s).then(|| (used.cpu_s - saved_s) / capacity)
+    let left = used.cpu_s - saved_s;
+    // The capacity is at least the CPU time used (idle is never negative,
+    // and a program uses no more than the CPUs it may run on), so the
+    // floor is at most the ceiling; max() only guards rounding.
+    (capacity > 0.0 && left > 0.0).then(|| (left / capacity, (left / used.cpu_s).max(left / capacity)))
 }
 
 /// One round's prediction of a sped-up execution over its baseline.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Predicted {
-    /// The metric's ratio to the baseline's.
+    /// The metric's ratio to the baseline's (the middle of `low..high`).
     ratio: f64,
-    /// Whether the CPU bound it ([`cpu_floor`]) rather than T − G.
+    /// The range the round allows: T − G alone (`low == high`), or what
+    /// the CPU allows ([`cpu_range`]).
+    low: f64,
+    high: f64,
+    /// Whether the CPU bound it rather than T − G.
     cpu_bound: bool,
 }
 
-/// `s`'s predicted ratio to its baseline `b`: T − G, or the CPU's floor
-/// where that is higher (a rate: lower).
+impl Predicted {
+    fn at(ratio: f64) -> Self {
+        Predicted { ratio, low: ratio, high: ratio, cpu_bound: false }
+    }
+}
+
+/// `s`'s predicted ratio to its baseline `b`: T − G, or where that is
+/// beyond what the CPU's floor allows (a time below it, a rate above its
+/// inverse), the range the CPU allows.
 fn predict(s: &ProgramSample, b: &ProgramSample, higher_is_better: bool, cpus: Cpus) -> Option<Predicted> {
     let coz = predicted(s, higher_is_better)? / metric(b);
-    let Some(floor) = cpu_floor(s, b, cpus) else {
-        return Some(Predicted { ratio: coz, cpu_bound: false });
+    let Some((floor, ceiling)) = cpu_range(s, b, cpus) else {
+        return Some(Predicted::at(coz));
     };
     // As a ratio of the metric: of the time, or of a rate (its inverse).
-    let bound = if higher_is_better { 1.0 / floor } else { floor };
-    let beyond = if higher_is_better { coz > bound } else { coz < bound };
+    let (low, high) = if higher_is_better { (1.0 / ceiling, 1.0 / floor) } else { (floor, ceiling) };
+    let beyond = if higher_is_better { coz > high } else { coz < low };
     Some(if beyond {
-        Predicted { ratio: bound, cpu_bound: true }
+        Predicted { ratio: (low * high).sqrt(), low, high, cpu_bound: true }
     } else {
-        Predicted { ratio: coz, cpu_bound: false }
+        Predicted::at(coz)
     })
+}
+
+/// The rounds' predictions `v` as one estimate: the geometric mean of
+/// their points, its interval from the lows' lower end to the highs'
+/// upper end (the same as the points' where no round was bound by the
+/// CPU). None when no round predicts.
+fn estimate(v: &[(u32, Option<Predicted>)]) -> Option<Estimate> {
+    let v: Vec<Predicted> = v.iter().filter_map(|(_, r)| *r).collect();
+    if v.is_empty() {
+        return None;
+    }
+    let of = |f: fn(&Predicted) -> f64| geometric(&v.iter().map(f).collect::<Vec<_>>());
+    let (low, high) = (of(|p| p.low).ci95, of(|p| p.high).ci95);
+    let ci95 = low.zip(high).map(|((lo, _), (_, hi))| (lo, hi));
+    Some(Estimate { value: of(|p| p.ratio).value, ci95 })
 }
 
 /// Per round, the predicted ratio of `name` to the baseline (None for a
@@ -372,10 +412,6 @@ fn analyse(
                 None
             };
             let ok: Vec<(u32, f64)> = half.iter().filter_map(|(k, r)| r.map(|r| (*k, r.ratio))).collect();
-            let est = |v: &[(u32, Option<Predicted>)]| {
-                let v: Vec<f64> = v.iter().filter_map(|(_, r)| r.map(|r| r.ratio)).collect();
-                (!v.is_empty()).then(|| geometric(&v))
-            };
             let predicted_rounds = ok.len() as u32;
             let cpu_bound_rounds = half.iter().filter(|(_, r)| r.is_some_and(|r| r.cpu_bound)).count() as u32;
             let none = (chosen.len() == 1).then(|| ratios(results, &label(100, m.address), higher_is_better, cpus));
@@ -388,8 +424,8 @@ fn analyse(
                 mean_hold_ns: m.mean_hold_ns,
                 wait_ns: m.counts.wait_ns,
                 sections,
-                half: if cannot_tell.is_none() { est(&half) } else { None },
-                none: if cannot_tell.is_none() { none_ok.and_then(|v| est(v)) } else { None },
+                half: if cannot_tell.is_none() { estimate(&half) } else { None },
+                none: if cannot_tell.is_none() { none_ok.and_then(|v| estimate(v)) } else { None },
                 cannot_tell,
                 cpu_bound_rounds,
                 rounds: predicted_rounds,
@@ -461,20 +497,38 @@ mod tests {
     }
 
     #[test]
-    fn the_cpu_floor_is_the_cpu_left_over_the_cpu_the_program_could_have() {
+    fn the_cpu_allows_from_every_cpu_it_could_have_to_the_share_it_had() {
         let two = Cpus { online: 2, allowed: 2 };
+        let close = |a: Option<(f64, f64)>, b: (f64, f64)| {
+            let a = a.unwrap();
+            assert!((a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9, "{a:?} {b:?}");
+        };
         let busy = Used { cpu_s: 2.0, wall_s: 1.0, idle_pct: 0.0 };
-        // Both CPUs kept busy: a tenth of the CPU saved is a tenth of the time.
-        assert!((floor(busy, 0.2, two).unwrap() - 0.9).abs() < 1e-9);
-        // One CPU busy, the other idle: the saving could go twice as fast.
+        // Both CPUs kept busy: a tenth of the CPU saved is a tenth of the
+        // time, floor and ceiling alike.
+        close(range(busy, 0.2, two), (0.9, 0.9));
+        // One CPU busy, the other idle: the saving could go twice as fast,
+        // or keep to its one CPU.
         let half = Used { cpu_s: 1.0, wall_s: 1.0, idle_pct: 50.0 };
-        assert!((floor(half, 0.5, two).unwrap() - 0.25).abs() < 1e-9);
+        close(range(half, 0.5, two), (0.25, 0.5));
         // Held to one CPU (taskset), the idle one is not the program's.
-        assert!((floor(half, 0.5, Cpus { online: 2, allowed: 1 }).unwrap() - 0.5).abs() < 1e-9);
+        close(range(half, 0.5, Cpus { online: 2, allowed: 1 }), (0.5, 0.5));
         // Another process's load (no idle): the program keeps its share.
         let shared = Used { cpu_s: 0.7, wall_s: 1.0, idle_pct: 0.0 };
-        assert!((floor(shared, 0.07, two).unwrap() - 0.9).abs() < 1e-9);
-        assert_eq!(floor(busy, 2.0, two), None, "nothing left: no floor");
+        close(range(shared, 0.07, two), (0.9, 0.9));
+        assert_eq!(range(busy, 2.0, two), None, "nothing left: no range");
+    }
+
+    #[test]
+    fn rounds_bound_by_the_cpu_widen_the_interval_to_their_range() {
+        let free = |r: f64| Some(Predicted::at(r));
+        let only = estimate(&[(0, free(0.80)), (1, free(0.82)), (2, free(0.81))]).unwrap();
+        let bound = |r: f64| Some(Predicted { ratio: r, low: r * 0.95, high: r / 0.95, cpu_bound: true });
+        let some = estimate(&[(0, bound(0.80)), (1, free(0.82)), (2, bound(0.81))]).unwrap();
+        let ((lo, hi), (slo, shi)) = (only.ci95.unwrap(), some.ci95.unwrap());
+        assert!((only.value - some.value).abs() < 1e-12, "the points are the same");
+        assert!(slo < lo && shi > hi && slo < some.value && some.value < shi, "{only:?} {some:?}");
+        assert!(estimate(&[(0, None)]).is_none());
     }
 
     #[test]

@@ -44,7 +44,8 @@ pub fn text(w: &SpeedupWhatIf) -> String {
                 if m.cpu_bound_rounds > 0 {
                     out += &format!(
                         "       bounded by CPU time in {} of {} rounds: the program kept the CPUs busy,\n       \
-                         so a shorter section gains only the CPU time it saves\n",
+                         so a shorter section gains only the CPU time it saves; those rounds give\n       \
+                         a range, from every CPU it could have to the CPU share it had\n",
                         m.cpu_bound_rounds, m.rounds
                     );
                 }
