@@ -7,6 +7,7 @@
 pub mod args;
 pub mod attach;
 pub mod choice;
+pub mod cpu_range;
 pub mod data_names;
 pub mod embedded;
 pub mod execution;
