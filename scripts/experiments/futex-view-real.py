@@ -57,15 +57,29 @@ def attach(pid, duration, out, top):
     return r.stderr
 
 
+def mariadbd_command(path):
+    """The server's command up to its data options: Debian's `mariadbd`,
+    or `path` (a build of its own, e.g. scripts/experiments/
+    mariadbd-with-symbols.sh's) with the error messages its build made
+    (sql/share beside sql/mariadbd), which the installed ones may not
+    match. --no-defaults must come first."""
+    if not path:
+        return ["mariadbd", "--no-defaults"]
+    share = os.path.join(os.path.dirname(os.path.abspath(path)), "share")
+    has_own = os.path.exists(os.path.join(share, "english", "errmsg.sys"))
+    return [path, "--no-defaults", *([f"--lc-messages-dir={share}"] if has_own else [])]
+
+
 @contextlib.contextmanager
-def mariadb_server(tmp):
-    """A mariadbd of its own in `tmp`, with sysbench's tables prepared:
-    (the server, the client's command, sysbench's oltp_read_write command
-    but its last words). Shut down at the end."""
+def mariadb_server(tmp, mariadbd=None):
+    """A mariadbd of its own in `tmp` (Debian's, or the build at
+    `mariadbd`), with sysbench's tables prepared: (the server, the
+    client's command, sysbench's oltp_read_write command but its last
+    words). Shut down at the end."""
     data, sock = os.path.join(tmp, "data"), os.path.join(tmp, "mysql.sock")
     subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", "--user=root",
                     "--auth-root-authentication-method=normal"], check=True, capture_output=True)
-    server = subprocess.Popen(["mariadbd", "--no-defaults", f"--datadir={data}", f"--socket={sock}",
+    server = subprocess.Popen([*mariadbd_command(mariadbd), f"--datadir={data}", f"--socket={sock}",
                                "--skip-networking", "--user=root", "--innodb-buffer-pool-size=256M",
                                f"--log-error={os.path.join(tmp, 'error.log')}"])
     client = ["mariadb", "--no-defaults", f"--socket={sock}", "-uroot"]
@@ -84,8 +98,9 @@ def mariadb_server(tmp):
             server.kill()
 
 
-def mariadb(tmp, duration, top):
-    with mariadb_server(tmp) as (server, client, bench):
+def mariadb(tmp, a):
+    duration, top = a.duration, a.top
+    with mariadb_server(tmp, a.mariadbd) as (server, client, bench):
         load = subprocess.Popen(bench + ["--threads=8", "--time=0", "--events=0", "run"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(2)
@@ -103,7 +118,8 @@ def mariadb(tmp, duration, top):
         return cmd, view, spec, still, printed
 
 
-def memcached(tmp, duration, top):
+def memcached(tmp, a):
+    duration, top = a.duration, a.top
     server = subprocess.Popen(["memcached", "-t", "4", "-p", str(MEMCACHED_PORT), "-U", "0", "-u", "root",
                                "-l", "127.0.0.1"])
 
@@ -151,7 +167,11 @@ def main():
     ap.add_argument("--duration", default="5s", help="how long contend attach follows each server")
     ap.add_argument("--top", type=int, default=8, help="futex words shown per server")
     ap.add_argument("--markdown", default=os.path.join(ROOT, "docs", "results", "futex-view-real.md"))
+    ap.add_argument("--mariadbd", help="a mariadbd of its own to run instead of Debian's (one with a symbol "
+                    "table: scripts/experiments/mariadbd-with-symbols.sh prints its path)")
     a = ap.parse_args()
+    if a.mariadbd and not os.access(a.mariadbd, os.X_OK):
+        sys.exit(f"{a.mariadbd}: not an executable")
     if os.geteuid() != 0:
         sys.exit("needs root (contend attach opens syscall tracepoints)")
     command = f"scripts/experiments/futex-view-real.py --duration {a.duration}"
@@ -173,7 +193,7 @@ def main():
             lines += [f"## {name}", "", f"Not run: {', '.join(missing)} not installed.", ""]
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            result = run(tmp, a.duration, a.top)
+            result = run(tmp, a)
         print(result[4], file=sys.stderr)
         lines += section(name, result, a.top)
     emit(lines, a.markdown)

@@ -13,7 +13,9 @@ flag. For each program the script
    (geometric mean, t interval on the log scale);
 3. says whether the real ratio lies inside the prediction's interval, and
    for programs with two mutexes, whether the ranking is right (the
-   change that really gains more is ranked first).
+   change that really gains more is ranked first), judged only where
+   contend tells the two apart and the real changes differ, paired by
+   round (otherwise one side claims no order: "not judged", and why).
 
 Then, for spin2.c (two threads, short holds), each source-compiled lock
 (tas, ttas with pause, glibc's pthread_spin_lock) against glibc's mutex, timed directly, beside
@@ -178,22 +180,46 @@ def validate(tmp, name, changes, runs, lines, tally):
         lines.append(f"| {mutex} | {label} (`{flags}`) | {shown(est['value'], est['ci95'])} | {bound} | "
                      f"{shown(value, ci)} | {'yes' if inside else 'no'} |")
         if which == "half":
-            gains.append((mutex, est["value"], value))
+            gains.append((mutex, est["value"], value, real[label]))
     lines.append("")
     if len(gains) == 2:
-        (a, pa, ra), (b, pb, rb) = gains
-        predicted_first = a if pa < pb else b
-        real_first = a if ra < rb else b
-        apart = [m.get("apart_from_next") for m in (doc.get("speedup") or {}).get("mutexes", [])]
-        right = predicted_first == real_first
-        tally["rank_right" if right else "rank_wrong"] += 1
-        lines += [f"Ranking: contend puts **{predicted_first}** first, the real changes **{real_first}** "
-                  f"({'right' if right else 'backwards'}; contend "
-                  f"{'tells them apart' if apart and apart[0] else 'cannot tell them apart'}).", ""]
+        lines += [ranking(gains, doc, tally), ""]
     cost = (doc.get("speedup") or {}).get("accounts_cost")
     if cost:
         lines += [f"The accounts (no speedup) cost this program x{shown(cost['value'], cost['ci95'])} "
                   "of its time under glibc's mutex.", ""]
+
+
+def ranking(gains, doc, tally):
+    """The ranking's line. It is judged only where both sides decide an
+    order: contend tells the two apart (by its own intervals), and the real
+    changes differ (their ratio to each other, paired by round, has a 95%
+    interval that leaves out 1). Where contend cannot tell them apart it
+    claims no order, which is neither right nor backwards; where the real
+    changes do not differ, there is no order to match."""
+    (a, pa, ra, rounds_a), (b, pb, rb, rounds_b) = gains
+    predicted_first = a if pa < pb else b
+    real_first = a if ra < rb else b
+    apart = [m.get("apart_from_next") for m in (doc.get("speedup") or {}).get("mutexes", [])]
+    told = bool(apart and apart[0])
+    # The two real changes were timed in the same rounds: their ratio,
+    # paired by round, decides whether they differ.
+    _, ci = geometric([x / y for x, y in zip(rounds_a, rounds_b)])
+    real_apart = bool(ci) and not ci[0] <= 1 <= ci[1]
+    if not told:
+        tally["rank_tied"] += 1
+        verdict = ("not judged: contend cannot tell them apart, "
+                   f"{'though the real changes differ' if real_apart else 'nor can the real changes'}")
+    elif not real_apart:
+        tally["rank_unsettled"] += 1
+        verdict = "not judged: the real changes cannot be told apart"
+    elif predicted_first == real_first:
+        tally["rank_right"] += 1
+        verdict = "right; contend tells them apart"
+    else:
+        tally["rank_wrong"] += 1
+        verdict = "backwards; contend tells them apart"
+    return f"Ranking: contend puts **{predicted_first}** first, the real changes **{real_first}** ({verdict})."
 
 
 def swaps(tmp, runs, lines):
@@ -246,7 +272,8 @@ def main():
     ap.add_argument("--contend", default=CONTEND, help="the contend binary (default: this checkout's target/release/contend)")
     a = ap.parse_args()
     CONTEND = a.contend
-    tally = {"inside": 0, "outside": 0, "cannot": 0, "bad": 0, "rank_right": 0, "rank_wrong": 0}
+    tally = {"inside": 0, "outside": 0, "cannot": 0, "bad": 0, "rank_right": 0, "rank_wrong": 0,
+             "rank_tied": 0, "rank_unsettled": 0}
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, changes in PROGRAMS.items():
@@ -264,7 +291,8 @@ def main():
             "speedup, geometric mean over the rounds with its 95% interval.", "",
             f"**{tally['inside']} of {done} real changes inside their prediction's interval**; "
             f"{tally['cannot']} said \"cannot tell\"; predictions outside (0, ∞): {tally['bad']}; rankings "
-            f"right {tally['rank_right']}, backwards {tally['rank_wrong']}.", ""]
+            f"right {tally['rank_right']}, backwards {tally['rank_wrong']}, not judged {tally['rank_tied']} "
+            f"(contend cannot tell the two apart) and {tally['rank_unsettled']} (the real changes cannot be told apart).", ""]
     with open(a.markdown, "w") as f:
         f.write("\n".join(head + lines))
     print("\n".join(head + lines))
