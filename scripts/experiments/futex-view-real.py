@@ -113,8 +113,9 @@ def mariadb(tmp, a):
                                 text=True)
         still = alive and answer.returncode == 0
         view, spec = view_of(out)
-        cmd = ("mariadbd (InnoDB, buffer pool 256 MiB) under `sysbench oltp_read_write --threads=8 --tables=4 "
-               "--table-size=20000`")
+        build = f" (`{a.mariadbd}`, a build with its symbol table)" if a.mariadbd else ""
+        cmd = (f"mariadbd{build} (InnoDB, buffer pool 256 MiB) under `sysbench oltp_read_write --threads=8 "
+               "--tables=4 --table-size=20000`")
         return cmd, view, spec, still, printed
 
 
@@ -187,7 +188,10 @@ def main():
              "view's budget and unwound from .eh_frame. Debian's binaries carry no "
              "symbol table (`.symtab`), and Debian's debug archive (the -dbgsym packages) is not reachable from "
              "the host that made this page, so a static word reads `module+offset (no symbol)`: its offset in the "
-             "module, which `gdb` with the debug package names.", ""]
+             "module, which `gdb` with the debug package names." + (
+                 " The mariadbd here is not Debian's binary but the same source built with its symbol table "
+                 "(scripts/experiments/mariadbd-with-symbols.sh), so its words and frames are named."
+                 if a.mariadbd else ""), ""]
     for name, tools, run in SERVERS:
         missing = [t for t in tools if not shutil.which(t)]
         if missing:

@@ -8,19 +8,20 @@
 # debug archive (deb.debian.org/debian-debug, the -dbgsym packages) is not
 # reachable from every host (it answers 400 from the one the pages were
 # made on), while the source archive is. Built RelWithDebInfo with -g1
-# (line tables and function names, not types: a quarter of the build's
-# time and space) and without the engines and plugins the pages never
-# load. The binary differs from Debian's in its build flags, not its
+# (line tables and function names, not types, which the symbolizer does
+# not read) and without the engines and plugins the pages never load. The binary differs from Debian's in its build flags, not its
 # source, so its locks are the same locks.
 #
 # Usage: scripts/experiments/mariadbd-with-symbols.sh [DIR]
 #   DIR (default /var/tmp/contend-mariadbd): where the source is unpacked
-#   and built; prints the mariadbd's path and the --lc-messages-dir to give
-#   it. A second call reuses what the first built.
+#   and built; prints the mariadbd's path (what futex-view-real.py
+#   --mariadbd takes; the error messages its build made are in share/
+#   beside it, --lc-messages-dir). A second call reuses what the first
+#   built.
 # Needs: curl, xz, cmake, bison, g++, libssl-dev, libncurses-dev,
 # zlib1g-dev, libpcre2-dev, libfmt-dev, liburing-dev, libaio-dev (apt-get
-# install them; the script says which is missing). About 25 minutes on two
-# CPUs.
+# install them; the script says which is missing). The build took about
+# 15 minutes on the 2-CPU EPYC guest of 2026-12-03.
 set -eu
 
 dir=${1:-/var/tmp/contend-mariadbd}
@@ -72,4 +73,4 @@ if [ ! -f CMakeCache.txt ]; then
         >cmake.log 2>&1 || { echo "cmake failed: $dir/build/cmake.log" >&2; exit 1; }
 fi
 make -j"$(nproc)" mariadbd >make.log 2>&1 || { echo "make failed: $dir/build/make.log" >&2; exit 1; }
-echo "$dir/build/sql/mariadbd --lc-messages-dir=$dir/build/sql/share"
+echo "$dir/build/sql/mariadbd"
