@@ -9,8 +9,13 @@ for --duration while the load runs; then the server is asked a question
 answers, and shut down.
 
 - mariadb (InnoDB's locks are its own futex-based srw_lock and
-  srw_mutex since 10.6, which the pthread profile cannot see) under
-  sysbench oltp_read_write, 8 threads;
+  srw_mutex since 10.6, which the pthread profile cannot see) under two
+  loads, one after the other on the same server: sysbench
+  oltp_read_write, 8 threads on 4 tables of 20,000 rows (data in
+  memory: its sleeps are mostly timers and thread pool waits), then
+  oltp_update_non_index, 16 threads on one table of 100 rows (every
+  update commits and dirties one of a few pages: page latches, the log's
+  group commit);
 - memcached -t 4 under memcaslap (libmemcached-tools), 8 connections.
 
 Writes docs/results/futex-view-real.md (or --markdown FILE). Needs root
@@ -18,7 +23,8 @@ Writes docs/results/futex-view-real.md (or --markdown FILE). Needs root
 sysbench; a server that is not installed is left out, and the page says
 so.
 
-e.g.   scripts/experiments/futex-view-real.py --duration 5s
+e.g.   scripts/experiments/futex-view-real.py --duration 5s --top 12 \
+         --mariadbd $(scripts/experiments/mariadbd-with-symbols.sh)
 """
 
 import argparse
@@ -35,7 +41,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
-from futex_page import stacks, table, view_of  # noqa: E402
+from futex_page import sites, stacks, table, view_of  # noqa: E402
 from emit import emit  # noqa: E402
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
@@ -70,12 +76,25 @@ def mariadbd_command(path):
     return [path, "--no-defaults", *([f"--lc-messages-dir={share}"] if has_own else [])]
 
 
+# The mariadb loads: (what the page calls it, sysbench's test, its
+# threads, its database, tables, rows per table). The hot one is small on
+# purpose: 100 rows fill one or two pages, so 16 writers meet on the same
+# page latches and commit through the same log.
+MARIADB_LOADS = [("read/write, in memory", "oltp_read_write", 8, "sbtest", 4, 20000),
+                 ("hot rows, commit per update", "oltp_update_non_index", 16, "hot", 1, 100)]
+
+
+def sysbench(sock, test, db, tables, rows):
+    """sysbench's command for `test` on `db` but its last words."""
+    return ["sysbench", test, f"--mysql-socket={sock}", "--mysql-user=root", f"--mysql-db={db}",
+            f"--tables={tables}", f"--table-size={rows}", "--db-driver=mysql"]
+
+
 @contextlib.contextmanager
 def mariadb_server(tmp, mariadbd=None):
     """A mariadbd of its own in `tmp` (Debian's, or the build at
-    `mariadbd`), with sysbench's tables prepared: (the server, the
-    client's command, sysbench's oltp_read_write command but its last
-    words). Shut down at the end."""
+    `mariadbd`), with every load's tables prepared: (the server, the
+    client's command, the socket). Shut down at the end."""
     data, sock = os.path.join(tmp, "data"), os.path.join(tmp, "mysql.sock")
     subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={data}", "--user=root",
                     "--auth-root-authentication-method=normal"], check=True, capture_output=True)
@@ -85,11 +104,10 @@ def mariadb_server(tmp, mariadbd=None):
     client = ["mariadb", "--no-defaults", f"--socket={sock}", "-uroot"]
     try:
         until("mariadbd", lambda: subprocess.run(client + ["-e", "select 1"], capture_output=True).returncode == 0)
-        subprocess.run(client + ["-e", "create database sbtest"], check=True)
-        bench = ["sysbench", "oltp_read_write", f"--mysql-socket={sock}", "--mysql-user=root", "--tables=4",
-                 "--table-size=20000", "--db-driver=mysql"]
-        subprocess.run(bench + ["prepare"], check=True, capture_output=True)
-        yield server, client, bench
+        for _, test, _, db, tables, rows in MARIADB_LOADS:
+            subprocess.run(client + ["-e", f"create database if not exists {db}"], check=True)
+            subprocess.run(sysbench(sock, test, db, tables, rows) + ["prepare"], check=True, capture_output=True)
+        yield server, client, sock
     finally:
         subprocess.run(client + ["shutdown"], capture_output=True)
         try:
@@ -99,24 +117,28 @@ def mariadb_server(tmp, mariadbd=None):
 
 
 def mariadb(tmp, a):
-    duration, top = a.duration, a.top
-    with mariadb_server(tmp, a.mariadbd) as (server, client, bench):
-        load = subprocess.Popen(bench + ["--threads=8", "--time=0", "--events=0", "run"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(2)
-        out = os.path.join(tmp, "mariadb.json")
-        printed = attach(server.pid, duration, out, top)
-        load.terminate()
-        load.wait()
-        alive = server.poll() is None
-        answer = subprocess.run(client + ["-N", "-e", "select count(*) from sbtest.sbtest1"], capture_output=True,
-                                text=True)
-        still = alive and answer.returncode == 0
-        view, spec = view_of(out)
-        build = f" (`{a.mariadbd}`, a build with its symbol table)" if a.mariadbd else ""
-        cmd = (f"mariadbd{build} (InnoDB, buffer pool 256 MiB) under `sysbench oltp_read_write --threads=8 "
-               "--tables=4 --table-size=20000`")
-        return cmd, view, spec, still, printed
+    """Each load in turn on one server, followed by `contend attach`: a
+    result per load (see SERVERS)."""
+    results = []
+    build = f" (`{a.mariadbd}`, a build with its symbol table)" if a.mariadbd else ""
+    with mariadb_server(tmp, a.mariadbd) as (server, client, sock):
+        for label, test, threads, db, tables, rows in MARIADB_LOADS:
+            bench = sysbench(sock, test, db, tables, rows)
+            load = subprocess.Popen(bench + [f"--threads={threads}", "--time=0", "--events=0", "run"],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(2)
+            out = os.path.join(tmp, f"mariadb-{db}.json")
+            printed = attach(server.pid, a.duration, out, a.top)
+            load.terminate()
+            load.wait()
+            answer = subprocess.run(client + ["-N", "-e", f"select count(*) from {db}.sbtest1"],
+                                    capture_output=True, text=True)
+            still = server.poll() is None and answer.returncode == 0
+            view, spec = view_of(out)
+            cmd = (f"mariadbd{build} (InnoDB, buffer pool 256 MiB) under `sysbench {test} --threads={threads} "
+                   f"--tables={tables} --table-size={rows}`")
+            results.append((f"mariadb: {label}", (cmd, view, spec, still, printed)))
+    return results
 
 
 def memcached(tmp, a):
@@ -142,12 +164,15 @@ def memcached(tmp, a):
         load.wait()
         still = server.poll() is None and stats()
         view, spec = view_of(out)
-        return "memcached -t 4 under `memcaslap -c 8 -T 2`", view, spec, still, printed
+        return [("memcached", ("memcached -t 4 under `memcaslap -c 8 -T 2`", view, spec, still, printed))]
     finally:
         server.terminate()
         server.wait()
 
 
+# Each server: (its name, the tools it needs, a function of (tmp, args)
+# returning [(a section's title, (the command, the view, the spec, whether
+# it still answered, what attach printed))], a section per load).
 SERVERS = [("mariadb", ["mariadbd", "mariadb-install-db", "sysbench"], mariadb),
            ("memcached", ["memcached", "memcaslap"], memcached)]
 
@@ -160,6 +185,7 @@ def section(name, result, top):
              f"**Still answering after the attach: {'yes' if still else 'NO'}.**", ""]
     lines += table(view, top)
     lines += [""] + stacks(view, top)
+    lines += sites(view)
     return lines + [""]
 
 
@@ -176,7 +202,7 @@ def main():
     if os.geteuid() != 0:
         sys.exit("needs root (contend attach opens syscall tracepoints)")
     command = (f"scripts/experiments/futex-view-real.py --duration {a.duration}"
-               f"{' --mariadbd ' + a.mariadbd if a.mariadbd else ''}")
+               f"{f' --top {a.top}' if a.top != 8 else ''}{' --mariadbd ' + a.mariadbd if a.mariadbd else ''}")
     lines = ["# The futex view of running servers: `contend attach`", "", machine.header(), "",
              f"Generated by `{command}`. Each server is started by the script, loaded by its benchmark, and "
              "followed by `contend attach PID` while the load runs (no restart, no LD_PRELOAD); then it is "
@@ -198,9 +224,10 @@ def main():
             lines += [f"## {name}", "", f"Not run: {', '.join(missing)} not installed.", ""]
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            result = run(tmp, a)
-        print(result[4], file=sys.stderr)
-        lines += section(name, result, a.top)
+            results = run(tmp, a)
+        for title, result in results:
+            print(result[4], file=sys.stderr)
+            lines += section(title, result, a.top)
     emit(lines, a.markdown)
 
 

@@ -73,3 +73,17 @@ def stacks(view, top, frames=4):
         for s, c in zip(wakers, chains(wakers, frames)):
             lines.append(f"- `{word_name(w)}` woken from ({s['calls']} sampled): {c}")
     return lines + [""]
+
+
+def sites(view):
+    """Over every word of the program (not only the table's): where the
+    sampled waits slept, the longest first, as a markdown table; a lock
+    that parks each waiter on a word of its own, or a latch in every
+    page of a pool, is many words and one site."""
+    if not view.get("sites"):
+        return []
+    lines = ["Waited at, over every word (the sampled waits):", "",
+             "| site | words | sampled waits | blocked ms |", "|---|---|---|---|"]
+    for s in view["sites"]:
+        lines.append(f"| `{s['site']}` | {s['words']} | {s['waits']} | {s['blocked_ns'] / 1e6:.1f} |")
+    return lines + [""]

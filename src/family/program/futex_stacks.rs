@@ -23,7 +23,13 @@ const LIBRARY_MODULES: [&str; 7] =
 /// links std and its crates into the program): their names' beginnings,
 /// as demangled. A crate is named with its path separator, so that a
 /// program's own crate called `parking_lot_demo` is not taken for one.
-const LOCK_CODE: [&str; 23] = [
+/// MariaDB's InnoDB is here because it is the largest futex user that is
+/// not a library: its latches (srw_lock.h, sux_lock.h: the mutex, the
+/// shared/update/exclusive lock, the page latch) and the log's group
+/// commit lock (log0sync.h, on a futex semaphore per waiter) call the
+/// futex themselves, so the site of a wait on one of them is the InnoDB
+/// function that took the latch (`buf_page_get_low`, `log_write_up_to`).
+const LOCK_CODE: [&str; 31] = [
     "std::",
     "<std::",
     "core::",
@@ -47,6 +53,14 @@ const LOCK_CODE: [&str; 23] = [
     "__libc_",
     "sem_",
     "g_mutex_",
+    "srw_mutex_impl<",
+    "ssux_lock_impl<",
+    "srw_lock_",
+    "ssux_lock::",
+    "sux_lock<",
+    "pthread_mutex_wrapper<",
+    "binary_semaphore::",
+    "group_commit_lock::",
 ];
 
 /// Names the stacks a word's calls were sampled with.
@@ -143,5 +157,11 @@ mod tests {
         // A program's crate whose name begins like a lock crate's.
         assert!(is_site(prog, "parking_lot_demo::main::{{closure}} (main.rs:24)", false));
         assert!(is_site(prog, "worker (raw_futex.c:64)", false));
+        // InnoDB's latches: the site is the function that took one.
+        let mariadbd = "/usr/sbin/mariadbd";
+        assert!(!is_site(mariadbd, "ssux_lock_impl<true>::rd_wait() (srw_lock.cc:401)", false));
+        assert!(!is_site(mariadbd, "sux_lock<ssux_lock_impl<true> >::x_lock(bool) (sux_lock.h:400)", false));
+        assert!(!is_site(mariadbd, "group_commit_lock::acquire (log0sync.cc:247)", false));
+        assert!(is_site(mariadbd, "buf_page_get_low (buf0buf.cc:2702)", false));
     }
 }
