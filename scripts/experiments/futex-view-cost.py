@@ -6,7 +6,9 @@ interleaved in a shuffled order, plain, followed by `contend attach
 through exec, the program: the view alone, no interposer), by `contend
 attach --no-holder-state` (the view with its user stacks, at the
 default budget) and by `contend attach` (the view, its stacks and the
-holders' states: every context switch too). Each run
+holders' states: every context switch too), and not followed but with
+the kernel's syscall tracing path turned on (FLOOR_EVENT: the floor of
+any view on syscall tracepoints). Each run
 is timed from the gate's opening to the program's exit; a round's ratio
 is followed over plain, and the program's cost is the geometric mean of
 the rounds' ratios with its 95% t interval, as `contend compare` gives it
@@ -20,6 +22,7 @@ no program given; else prints.   e.g.  scripts/experiments/futex-view-cost.py --
 """
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -35,10 +38,43 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
 from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
 
+# A syscall tracepoint the programs never fire (getppid): enabled through
+# tracefs it records nothing of theirs, but while it is on, every syscall
+# of every task takes the kernel's syscall tracing path, which the view's
+# tracepoints turn on too. Its cost is the floor any view built on
+# syscall tracepoints pays on this kernel.
+FLOOR_EVENT = "/sys/kernel/tracing/events/syscalls/sys_enter_getppid/enable"
+
+
+@contextlib.contextmanager
+def tracing_path(on):
+    """The kernel's syscall tracing path turned on (`on`) for the block,
+    by FLOOR_EVENT; left as it was found."""
+    if not on:
+        yield
+        return
+    with open(FLOOR_EVENT) as f:
+        before = f.read().strip()
+    with open(FLOOR_EVENT, "w") as f:
+        f.write("1")
+    try:
+        yield
+    finally:
+        with open(FLOOR_EVENT, "w") as f:
+            f.write(before)
+
+
 def one(prog, contend, flags, tmp):
     """Seconds from the gate's opening to the exit, the view's calls
-    (None when not followed: `flags` None), and the program's context
-    switches (its threads', voluntary and not, from wait4's rusage)."""
+    (None when not followed: `flags` None or FLOOR), and the program's
+    context switches (its threads', voluntary and not, from wait4's
+    rusage). FLOOR: not followed, the syscall tracing path on."""
+    with tracing_path(flags is FLOOR):
+        return timed(prog, contend, None if flags is FLOOR else flags, tmp)
+
+
+def timed(prog, contend, flags, tmp):
+    """`one` with the tracing path as it is."""
     gate = subprocess.Popen(["sh", "-c", "read go; exec " + shlex.join(prog)], stdin=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     attach = None
@@ -64,7 +100,8 @@ def one(prog, contend, flags, tmp):
     return wall, calls, usage.ru_nvcsw + usage.ru_nivcsw
 
 
-VARIANTS = {"plain": None, "view": ["--no-holder-state", "--futex-stacks", "0"],
+FLOOR = ["(the syscall tracing path alone)"]
+VARIANTS = {"plain": None, "floor": FLOOR, "view": ["--no-holder-state", "--futex-stacks", "0"],
             "stacks": ["--no-holder-state"], "split": []}
 
 
@@ -76,10 +113,11 @@ def slowdown(vs):
 
 
 def measure(prog, contend, rounds, tmp):
-    """The view over plain, the stacks over the view alone, everything
-    over plain, and the split over the view with its stacks (wall time,
-    each with its 95% interval), the futex call rate followed, and the
-    context-switch rate of the plain runs."""
+    """The view over plain, the syscall tracing path alone over plain,
+    the view over that path alone, the stacks over the view alone,
+    everything over plain, and the split over the view with its stacks
+    (wall time, each with its 95% interval), the futex call rate
+    followed, and the context-switch rate of the plain runs."""
     times, calls, followed, switches, plain = [], 0, 0.0, 0, 0.0
     for _ in range(rounds):
         order = list(VARIANTS)
@@ -92,10 +130,12 @@ def measure(prog, contend, rounds, tmp):
         switches += got["plain"][2]
         plain += got["plain"][0]
     over_plain = paired(contend, times, "plain")
+    over_floor = paired(contend, times, "floor")
     over_view = paired(contend, times, "view")
     over_stacks = paired(contend, times, "stacks")
-    return (slowdown(over_plain["view"]), slowdown(over_view["stacks"]), slowdown(over_plain["split"]),
-            slowdown(over_stacks["split"]), calls / followed, switches / plain)
+    return (slowdown(over_plain["view"]), slowdown(over_plain["floor"]), slowdown(over_floor["view"]),
+            slowdown(over_view["stacks"]), slowdown(over_plain["split"]), slowdown(over_stacks["split"]),
+            calls / followed, switches / plain)
 
 
 def main():
@@ -106,6 +146,8 @@ def main():
     a = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("futex-view-cost.py: needs root (the futex tracepoints)")
+    if not os.path.exists(FLOOR_EVENT):
+        sys.exit(f"futex-view-cost.py: no {FLOOR_EVENT} (mount -t tracefs nodev /sys/kernel/tracing)")
     prog = a.program[1:] if a.program[:1] == ["--"] else a.program
     with tempfile.TemporaryDirectory() as tmp:
         if prog:
@@ -146,15 +188,21 @@ def main():
              "pipe_pingpong.c (scripts/experiments/futex-view-cost/) makes no futex call and hands a byte "
              "between two threads through pipes: under the view alone it pays only the syscall tracing path. "
              "A program must be bounded by its work, not by a time (sysbench's --time=1 gives 1 s whatever the "
-             "view costs).", "",
+             "view costs). *Tracing path*: the program not followed, with a syscall tracepoint it never fires "
+             "(sys_enter_getppid) enabled through tracefs, in the same rounds: it records nothing of the "
+             "program's, but every syscall then takes the kernel's tracing path, as under the view; it is the "
+             "floor of any view built on syscall tracepoints (this kernel has no kprobes and no BTF, so none "
+             "can attach to the futex code itself), and *view / tracing path* is what the view adds above it.",
+             "",
              "| program | futex calls/s (followed) | context switches/s (plain) | view / plain | "
-             "stacks / view alone | everything / plain | holder states / view with stacks |",
-             "|---|---|---|---|---|---|---|"]
+             "tracing path / plain | view / tracing path | stacks / view alone | everything / plain | "
+             "holder states / view with stacks |",
+             "|---|---|---|---|---|---|---|---|---|"]
     cell = lambda r: f"{r[0]:.3f} ({r[1][0]:.3f}..{r[1][1]:.3f})"  # noqa: E731
-    for p, view, stacks, split, own, rate, switching in rows:
+    for p, view, floor, above, stacks, split, own, rate, switching in rows:
         name = " ".join([os.path.basename(p[0])] + p[1:])
-        lines.append(f"| `{name}` | {rate:,.0f} | {switching:,.0f} | {cell(view)} | {cell(stacks)} | {cell(split)} "
-                     f"| {cell(own)} |")
+        lines.append(f"| `{name}` | {rate:,.0f} | {switching:,.0f} | {cell(view)} | {cell(floor)} | {cell(above)} "
+                     f"| {cell(stacks)} | {cell(split)} | {cell(own)} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if not prog:
