@@ -15,7 +15,11 @@ the rounds' ratios with its 95% t interval, as `contend compare` gives it
 (scripts/lib/paired.py); the stacks' own cost is the view with them over
 the view without, the split's the view with everything over the view
 with its stacks. The futex call rate is the view's calls over the
-followed runs' time.
+followed runs' time. The programs: cond_queue.c and raw_futex.c (the
+tests'), pipe_pingpong.c (no futex call at all), the five of
+futex-view.md (Rust std and parking_lot, GLib, a static C program, Go;
+each left out, and said so, where its toolchain is missing) and sysbench
+threads (yields in a loop).
 
 Needs root (the tracepoints). Writes docs/results/futex-view-cost.md with
 no program given; else prints.   e.g.  scripts/experiments/futex-view-cost.py --rounds 10
@@ -37,6 +41,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 import machine  # noqa: E402
 from paired import paired  # noqa: E402  (scripts/lib/paired.py: the statistics are contend compare's)
+from futex_programs import build_gmutex, build_go, build_parking_lot, build_static, build_std  # noqa: E402
+
+# The programs of futex-view.md (scripts/experiments/futex-view-programs.py),
+# whose cost the issue asks for too: (name, the tool its build needs, its
+# builder). One whose tool is missing is left out, and the page says so.
+PAGE_PROGRAMS = [("std_mutex", "rustc", build_std), ("parking_lot_mutex", "cargo", build_parking_lot),
+                 ("gmutex", "pkg-config", build_gmutex), ("raw_futex_static", "cc", build_static),
+                 ("gomutex", "go", build_go)]
 
 # A syscall tracepoint the programs never fire (getppid): enabled through
 # tracefs it records nothing of theirs, but while it is on, every syscall
@@ -149,6 +161,7 @@ def main():
     if not os.path.exists(FLOOR_EVENT):
         sys.exit(f"futex-view-cost.py: no {FLOOR_EVENT} (mount -t tracefs nodev /sys/kernel/tracing)")
     prog = a.program[1:] if a.program[:1] == ["--"] else a.program
+    left_out = []
     with tempfile.TemporaryDirectory() as tmp:
         if prog:
             programs = [prog]
@@ -160,6 +173,14 @@ def main():
                 exe = os.path.join(tmp, name)
                 subprocess.run(["cc", "-O1", "-pthread", "-o", exe, os.path.join(where, name + ".c")], check=True)
                 programs.append([exe])
+            for name, tool, build in PAGE_PROGRAMS:
+                if not shutil.which(tool):
+                    left_out.append(f"{name} ({tool} not installed)")
+                    continue
+                try:
+                    programs.append([build(tmp)])
+                except subprocess.CalledProcessError:
+                    left_out.append(f"{name} (its build failed)")
             # Bounded by events, not by --time: a program that runs for a
             # fixed time has the same wall time whatever slows it.
             if shutil.which("sysbench"):
@@ -192,7 +213,10 @@ def main():
              "(sys_enter_getppid) enabled through tracefs, in the same rounds: it records nothing of the "
              "program's, but every syscall then takes the kernel's tracing path, as under the view; it is the "
              "floor of any view built on syscall tracepoints (this kernel has no kprobes and no BTF, so none "
-             "can attach to the futex code itself), and *view / tracing path* is what the view adds above it.",
+             "can attach to the futex code itself), and *view / tracing path* is what the view adds above it. "
+             "std_mutex, parking_lot_mutex, gmutex, raw_futex_static and gomutex are the programs of "
+             "[futex-view.md](futex-view.md), built as its script builds them."
+             + (f" Left out: {', '.join(left_out)}." if left_out else ""),
              "",
              "| program | futex calls/s (followed) | context switches/s (plain) | view / plain | "
              "tracing path / plain | view / tracing path | stacks / view alone | everything / plain | "

@@ -44,7 +44,11 @@ static void *worker(void *arg)
     uint64_t x = *(long *)arg + 1;
     for (int i = 0; i < OPS; i++) {
         x = work(400, x);
-        if (x & 1)
+        /* A high bit: the LCG's low bit flips at every step, so after an
+         * even number of steps it keeps its parity, and `x & 1` sent
+         * every operation of threads 0 and 2 to the hot stripe and none
+         * of threads 1 and 3. */
+        if ((x >> 40) & 1)
             hot_update(x);
         else
             stripe_update(1 + (x >> 8) % (STRIPES - 1), x);
