@@ -57,14 +57,15 @@ PAGE_PROGRAMS = [("std_mutex", "rustc", build_std), ("parking_lot_mutex", "cargo
 # syscall tracepoints pays on this kernel.
 FLOOR_EVENT = "/sys/kernel/tracing/events/syscalls/sys_enter_getppid/enable"
 
+# The variant not followed, with the tracing path on: a marker, not flags
+# (`one` tells it by identity).
+FLOOR = object()
+
 
 @contextlib.contextmanager
-def tracing_path(on):
-    """The kernel's syscall tracing path turned on (`on`) for the block,
-    by FLOOR_EVENT; left as it was found."""
-    if not on:
-        yield
-        return
+def tracing_path():
+    """The kernel's syscall tracing path turned on for the block, by
+    FLOOR_EVENT; left as it was found."""
     with open(FLOOR_EVENT) as f:
         before = f.read().strip()
     with open(FLOOR_EVENT, "w") as f:
@@ -81,8 +82,10 @@ def one(prog, contend, flags, tmp):
     (None when not followed: `flags` None or FLOOR), and the program's
     context switches (its threads', voluntary and not, from wait4's
     rusage). FLOOR: not followed, the syscall tracing path on."""
-    with tracing_path(flags is FLOOR):
-        return timed(prog, contend, None if flags is FLOOR else flags, tmp)
+    if flags is FLOOR:
+        with tracing_path():
+            return timed(prog, contend, None, tmp)
+    return timed(prog, contend, flags, tmp)
 
 
 def timed(prog, contend, flags, tmp):
@@ -112,7 +115,6 @@ def timed(prog, contend, flags, tmp):
     return wall, calls, usage.ru_nvcsw + usage.ru_nivcsw
 
 
-FLOOR = ["(the syscall tracing path alone)"]
 VARIANTS = {"plain": None, "floor": FLOOR, "view": ["--no-holder-state", "--futex-stacks", "0"],
             "stacks": ["--no-holder-state"], "split": []}
 
