@@ -2,7 +2,9 @@
 //! calls are known: a C lock on futex(2) directly (the program counts its
 //! own calls and what they returned, and the view's row must equal them),
 //! the same program linked statically (no interposer: the view alone),
-//! Rust's std::sync::Mutex (named by its static), and the same C program
+//! Rust's std::sync::Mutex (named by its static), a waiter on two words
+//! at once through futex_waitv (each word's row equal to the program's
+//! counts), and the same C program
 //! followed by `contend attach` while it runs. Needs root or
 //! CAP_PERFMON for the tracepoints (skipped otherwise), a C compiler with
 //! a static libc, and rustc.
@@ -156,6 +158,58 @@ fn rusts_std_mutex_is_found_and_named_by_its_static() {
     let site = site.unwrap_or_else(|| panic!("no site at line {line}: {view}"));
     assert_eq!(site["words"], 1, "{site}");
     assert!(site["waits"].as_u64().unwrap() >= 1, "{site}");
+}
+
+#[test]
+fn a_futex_waitv_is_a_wait_on_each_of_its_words_read_from_the_callers_array() {
+    if !common::root_or_skip("the futex view (syscall tracepoints)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = common::compile("waitv", dir.path());
+    let (doc, stdout, table) = common::run::profiled_printing(&exe, &[], dir.path());
+    if stdout.contains("not in this kernel") {
+        eprintln!("skipped: this kernel has no futex_waitv");
+        return;
+    }
+    let view = view(&doc);
+    let words = view["words"].as_array().unwrap().clone();
+    let (a, line) = row(&words, "post_a (", &stdout);
+    let (b, _) = row(&words, "post_b (", &stdout);
+    let own = |key| said_value(&line, key);
+    assert_eq!(view["waitv_calls"], own("calls"), "{line}");
+    assert_eq!(view["waitv_unread"], 0, "the router copied every call's array");
+    // Every call waits on both words; the return says which one woke it,
+    // and the other counts it ended elsewhere.
+    for (w, mine, other, wakes) in
+        [(a, "woken_a", "woken_b", "wakes_a"), (b, "woken_b", "woken_a", "wakes_b")]
+    {
+        assert_eq!(w["waits"], own("calls"), "{w} {line}");
+        assert_eq!(w["woken"], own(mine), "{w} {line}");
+        assert_eq!(w["ended_elsewhere"], own(other), "{w} {line}");
+        assert_eq!(w["eagain"], own("eagain"), "{w} {line}");
+        assert_eq!(w["interrupted"], own("other"), "{w} {line}");
+        assert_eq!(w["wake_calls"], own(wakes), "{w} {line}");
+        assert_eq!(w["unfinished"], 0, "{w}");
+    }
+    assert!(own("woken_a") + own("woken_b") > 0, "the consumer slept: {line}");
+    assert!(table.contains("futex_waitv calls (a wait on each of their words)"), "{table}");
+    assert!(table.contains("other word: futex_waitv calls that a wake of another"), "{table}");
+    // A sampled call's stack counts once over the program (on the word
+    // that woke it), and its site is the program's own line.
+    let source =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/waitv.c"));
+    let at = 1 + source.unwrap().lines().position(|l| l.contains("syscall(SYS_futex_waitv")).unwrap();
+    let sites = view["sites"].as_array().unwrap();
+    let site = sites.iter().find(|s| s["site"].as_str().unwrap().contains(&format!("waitv.c:{at}")));
+    let site = site.unwrap_or_else(|| panic!("no site at waitv.c:{at}: {view}"));
+    let sampled: u64 = [a, b]
+        .iter()
+        .flat_map(|w| w["waiter_stacks"].as_array().unwrap())
+        .map(|s| s["calls"].as_u64().unwrap())
+        .sum();
+    assert!(sampled > 0 && sampled <= own("calls") - own("eagain"), "{sampled} {line}");
+    assert_eq!(site["waits"], sampled, "{site}");
 }
 
 #[test]

@@ -83,15 +83,16 @@ def parse_maps(text):
     """{map: {(pid, address): count}}"""
     maps = {}
     for line in text.splitlines():
-        m = re.match(r"@(\w+)\[(\d+), ([^\]]+)\]: (\d+)", line)
+        m = re.match(r"@(\w+)\[(\d+), ([^\],]+)\]: (\d+)", line)
         if m:
             maps.setdefault(m.group(1), {})[(int(m.group(2)), int(m.group(3), 0))] = int(m.group(4))
     return maps
 
 
-def traced(script, cmd, export, who):
+def traced(script, cmd, export, who, output=False):
     """Runs `cmd` (a contend run writing `export`) under the bpftrace
-    `script`: the export and bpftrace's maps ({map: {(pid, key): n}})."""
+    `script`: the export and bpftrace's maps ({map: {(pid, key): n}}),
+    and with `output` bpftrace's output too (for maps of other keys)."""
     # bpftrace's maps hold 4096 keys by default and drop the rest
     # silently: sysbench's mutex test alone has 4096 mutexes.
     env = {**os.environ, "BPFTRACE_MAP_KEYS_MAX": str(1 << 20)}
@@ -103,7 +104,8 @@ def traced(script, cmd, export, who):
     if bt.returncode != 0 or not os.path.exists(export):
         sys.exit(f"{who}: bpftrace or contend failed:\n{bt.stderr[-3000:]}")
     with open(export) as f:
-        return json.load(f), parse_maps(bt.stdout)
+        doc = json.load(f)
+    return (doc, parse_maps(bt.stdout), bt.stdout) if output else (doc, parse_maps(bt.stdout))
 
 
 def main():

@@ -192,9 +192,14 @@ pub struct FutexView {
     /// The words with the longest blocked time, most first (the profile's
     /// --top of them).
     pub words: Vec<FutexWord>,
-    /// futex_waitv calls: their words are in the caller's memory, which
-    /// the view does not read; counted here only.
+    /// futex_waitv calls. Their words are in the caller's memory: the
+    /// in-kernel filter copies them with the call, and each word counts
+    /// the call as a wait (`words`).
     pub waitv_calls: u64,
+    /// Of them, those whose words were not read: sampled by per-thread
+    /// events (no in-kernel filter), which carry only the array's
+    /// address, or the array could not be copied. Counted here only.
+    pub waitv_unread: u64,
     /// Samples the kernel could not record (its buffers were full): when
     /// not zero, every count is a lower bound.
     pub lost: u64,

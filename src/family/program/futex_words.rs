@@ -105,6 +105,7 @@ pub fn words(
         words_seen: program.len() as u64,
         words,
         waitv_calls: seen.account.waitv.iter().filter(|(pid, _)| !ours(**pid)).map(|(_, n)| n).sum(),
+        waitv_unread: seen.account.waitv_unread.iter().filter(|(pid, _)| !ours(**pid)).map(|(_, n)| n).sum(),
         lost: seen.lost,
         no_split: seen.no_split.clone(),
         holder_sampling: seen.holder_coverage.filter(|_| seen.no_split.is_none()).map(|c| HolderSampling {

@@ -7,7 +7,11 @@
 //! (`holders`). A call's user stack, sampled at its entry by another
 //! event of the same tracepoint (`stacks`), is joined to it by thread,
 //! and counted per word: the waiters' where they slept, the
-//! wakers' where they woke someone.
+//! wakers' where they woke someone. A futex_waitv waits on each of its
+//! words: each counts the wait and its time, and the word a wake ended it
+//! on counts it woken, the others `ended_elsewhere`; its stack counts
+//! once, on that word (on its first when none ended it), so that the
+//! sites over every word count each sampled call once.
 
 use super::holders::{Observed, Split, Timeline};
 use super::ops::{Call, Said};
@@ -18,8 +22,10 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FutexWordCounts {
     /// Calls that may sleep on the word: FUTEX_WAIT, FUTEX_WAIT_BITSET,
-    /// FUTEX_LOCK_PI(2), FUTEX_WAIT_REQUEUE_PI and futex_wait(2). Counted
-    /// when they enter, as the pthread profile's "kernel waits" are.
+    /// FUTEX_LOCK_PI(2), FUTEX_WAIT_REQUEUE_PI, futex_wait(2), and
+    /// futex_waitv(2) with the word among its words (one call, a wait on
+    /// each). Counted when they enter, as the pthread profile's "kernel
+    /// waits" are.
     pub waits: u64,
     /// Their time in the kernel, entry to return, ns, but for those that
     /// returned EAGAIN (they did not sleep); a call still in the kernel
@@ -40,6 +46,11 @@ pub struct FutexWordCounts {
     /// Those still in the kernel when the view ended (a thread parked
     /// until the program exited, say).
     pub unfinished: u64,
+    /// futex_waitv calls waiting on this word among others that a wake
+    /// of another of their words ended (they count their time here too:
+    /// the thread was blocked on this word as well). With it, the waits
+    /// are woken, eagain, timeouts, interrupted, unfinished and these.
+    pub ended_elsewhere: u64,
     /// Calls that wake waiters of the word: FUTEX_WAKE(_BITSET), WAKE_OP,
     /// (CMP_)REQUEUE(_PI), UNLOCK_PI and futex_wake(2).
     pub wake_calls: u64,
@@ -52,6 +63,9 @@ pub struct FutexWordCounts {
 /// errno values a wait returns (negated in the syscall's return).
 const EAGAIN: i64 = 11;
 const ETIMEDOUT: i64 = 110;
+/// Not a return: a futex_waitv that a wake of another of its words ended,
+/// as the return its other words get.
+const ELSEWHERE: i64 = i64::MIN;
 
 /// One word's counts and whose wakes ended its waits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -74,7 +88,7 @@ pub struct WordAccount {
 }
 
 /// A call in the kernel.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct InFlight {
     pid: u32,
     call: Call,
@@ -93,6 +107,9 @@ pub struct Account {
     pub calls: HashMap<u32, u64>,
     /// futex_waitv calls, by process.
     pub waitv: HashMap<u32, u64>,
+    /// Of them, those whose words were not read (their record came from a
+    /// per-thread event, which has only the array's address).
+    pub waitv_unread: HashMap<u32, u64>,
     /// Returns whose entry was not seen (the view began during the call).
     pub orphan_returns: u64,
     /// Every followed thread's states (when the view has the switches).
@@ -110,16 +127,24 @@ impl Account {
         match said {
             Said::Enter(call) => {
                 *self.calls.entry(pid).or_default() += 1;
-                match call {
-                    Call::Wait { uaddr } => self.word(pid, uaddr).counts.waits += 1,
+                match &call {
+                    Call::Wait { uaddr } => self.word(pid, *uaddr).counts.waits += 1,
                     Call::Wake { uaddr, also, .. } => {
-                        for a in std::iter::once(uaddr).chain(also) {
+                        for a in std::iter::once(*uaddr).chain(*also) {
                             let w = self.word(pid, a);
                             w.counts.wake_calls += 1;
                             w.last_waker = Some((tid, time));
                         }
                     }
-                    Call::WaitV => *self.waitv.entry(pid).or_default() += 1,
+                    Call::WaitV { words } => {
+                        *self.waitv.entry(pid).or_default() += 1;
+                        if words.is_empty() {
+                            *self.waitv_unread.entry(pid).or_default() += 1;
+                        }
+                        for a in distinct(words) {
+                            self.word(pid, a).counts.waits += 1;
+                        }
+                    }
                     Call::Other => {}
                 }
                 let stack = self.early_stacks.remove(&tid);
@@ -135,38 +160,19 @@ impl Account {
                     return;
                 };
                 match call {
-                    Call::Wait { uaddr } => {
-                        let (timeline, w) = (&self.timeline, self.words.entry((pid, uaddr)).or_default());
-                        // A wait that found the word changed did not sleep.
-                        if ret != -EAGAIN {
-                            w.slept(time.saturating_sub(since), stack);
-                        }
-                        // Its waker: the last wake call of another thread
-                        // on the word. One that entered just before the
-                        // wait did can still wake it (both stamps are
-                        // taken at entry): then all of it was the waking.
-                        let waker = w.last_waker.filter(|&(t, _)| t != tid);
-                        match (ret, waker) {
-                            (0, Some((waker, at))) => {
-                                w.counts.woken += 1;
-                                *w.wakers.entry(waker).or_default() += 1;
-                                if timeline.seen {
-                                    let at = at.max(since);
-                                    timeline.add(&mut w.holder, waker, since, at);
-                                    timeline.add_known(&mut w.holder, at, time, |s| &mut s.waking);
-                                }
-                            }
-                            (r, _) if r == -EAGAIN => w.counts.eagain += 1,
-                            (r, _) => {
-                                match r {
-                                    0 => w.counts.woken += 1,
-                                    r if r == -ETIMEDOUT => w.counts.timeouts += 1,
-                                    _ => w.counts.interrupted += 1,
-                                }
-                                if timeline.seen {
-                                    timeline.add_known(&mut w.holder, since, time, |s| &mut s.unknown);
-                                }
-                            }
+                    Call::Wait { uaddr } => self.wait_ended(pid, uaddr, tid, since, time, ret, stack),
+                    Call::WaitV { words } => {
+                        // Its return is the index of the word woken.
+                        let woken = usize::try_from(ret).ok().and_then(|i| words.get(i)).copied();
+                        let stacked = woken.or(words.first().copied());
+                        for a in distinct(&words) {
+                            let r = match woken {
+                                Some(w) if w != a => ELSEWHERE,
+                                Some(_) => 0,
+                                None => ret,
+                            };
+                            let stack = stack.filter(|_| stacked == Some(a));
+                            self.wait_ended(pid, a, tid, since, time, r, stack);
                         }
                     }
                     Call::Wake { uaddr, counts, .. } if ret > 0 || (!counts && ret == 0) => {
@@ -179,6 +185,54 @@ impl Account {
                         }
                     }
                     _ => {}
+                }
+            }
+        }
+    }
+
+    /// Thread `tid`'s wait on word `uaddr` of process `pid`, entered at
+    /// `since`, returned `ret` at `time` (ELSEWHERE: a futex_waitv a wake
+    /// of another of its words ended).
+    #[allow(clippy::too_many_arguments)]
+    fn wait_ended(
+        &mut self,
+        pid: u32,
+        uaddr: u64,
+        tid: u32,
+        since: u64,
+        time: u64,
+        ret: i64,
+        stack: Option<u32>,
+    ) {
+        let (timeline, w) = (&self.timeline, self.words.entry((pid, uaddr)).or_default());
+        // A wait that found the word changed did not sleep.
+        if ret != -EAGAIN {
+            w.slept(time.saturating_sub(since), stack);
+        }
+        // Its waker: the last wake call of another thread on the word.
+        // One that entered just before the wait did can still wake it
+        // (both stamps are taken at entry): then all of it was the waking.
+        let waker = w.last_waker.filter(|&(t, _)| t != tid);
+        match (ret, waker) {
+            (0, Some((waker, at))) => {
+                w.counts.woken += 1;
+                *w.wakers.entry(waker).or_default() += 1;
+                if timeline.seen {
+                    let at = at.max(since);
+                    timeline.add(&mut w.holder, waker, since, at);
+                    timeline.add_known(&mut w.holder, at, time, |s| &mut s.waking);
+                }
+            }
+            (r, _) if r == -EAGAIN => w.counts.eagain += 1,
+            (r, _) => {
+                match r {
+                    0 => w.counts.woken += 1,
+                    ELSEWHERE => w.counts.ended_elsewhere += 1,
+                    r if r == -ETIMEDOUT => w.counts.timeouts += 1,
+                    _ => w.counts.interrupted += 1,
+                }
+                if timeline.seen {
+                    timeline.add_known(&mut w.holder, since, time, |s| &mut s.unknown);
                 }
             }
         }
@@ -213,10 +267,12 @@ impl Account {
         self.timeline.observed(tid, time, state, futex);
     }
 
-    /// The word of the futex wait thread `tid` is in, if any.
+    /// The word of the futex wait thread `tid` is in, if any (a
+    /// futex_waitv's first).
     fn waiting_on(&self, tid: u32) -> Option<u64> {
         match self.inflight.get(&tid) {
             Some(InFlight { call: Call::Wait { uaddr }, .. }) => Some(*uaddr),
+            Some(InFlight { call: Call::WaitV { words }, .. }) => words.first().copied(),
             _ => None,
         }
     }
@@ -225,9 +281,15 @@ impl Account {
     /// unfinished, blocked until then, their holder not known.
     pub fn finish(&mut self, end: u64) {
         for (_, InFlight { pid, call, since, stack }) in std::mem::take(&mut self.inflight) {
-            if let Call::Wait { uaddr } = call {
+            let words = match call {
+                Call::Wait { uaddr } => vec![uaddr],
+                Call::WaitV { words } => distinct(&words),
+                _ => continue,
+            };
+            let first = words.first().copied();
+            for uaddr in words {
                 let w = self.words.entry((pid, uaddr)).or_default();
-                w.slept(end.saturating_sub(since), stack);
+                w.slept(end.saturating_sub(since), stack.filter(|_| first == Some(uaddr)));
                 w.counts.unfinished += 1;
                 if self.timeline.seen {
                     self.timeline.add_known(&mut w.holder, since, end.max(since), |s| &mut s.unknown);
@@ -239,6 +301,18 @@ impl Account {
     fn word(&mut self, pid: u32, uaddr: u64) -> &mut WordAccount {
         self.words.entry((pid, uaddr)).or_default()
     }
+}
+
+/// `words` without repeats, in their order: a futex_waitv may list a word
+/// twice, and is still one wait on it.
+fn distinct(words: &[u64]) -> Vec<u64> {
+    let mut seen = Vec::with_capacity(words.len());
+    for &w in words {
+        if !seen.contains(&w) {
+            seen.push(w);
+        }
+    }
+    seen
 }
 
 impl WordAccount {
@@ -350,6 +424,52 @@ mod tests {
         assert_eq!((c.waits, c.timeouts, c.interrupted, c.unfinished, c.woken), (3, 1, 1, 1, 0));
         assert_eq!(c.blocked_ns, 5 + 1 + 92);
         assert_eq!(a.orphan_returns, 1);
+    }
+
+    #[test]
+    fn a_waitv_waits_on_each_word_and_is_woken_on_the_one_its_return_names() {
+        let mut a = Account::default();
+        let waitv = |words: &[u64]| Said::Enter(Call::WaitV { words: words.to_vec() });
+        // Woken on its second word (return 1).
+        a.stacked(1, 7);
+        a.apply(P, 1, 10, waitv(&[0x10, 0x20]));
+        a.apply(P, 2, 30, Said::Enter(Call::Wake { uaddr: 0x20, also: None, counts: true }));
+        a.apply(P, 2, 31, Said::Exit(1));
+        a.apply(P, 1, 40, Said::Exit(1));
+        // Timed out, a word listed twice; then EAGAIN; then one still in.
+        a.apply(P, 1, 50, waitv(&[0x10, 0x10, 0x20]));
+        a.stacked(1, 8);
+        a.apply(P, 1, 60, Said::Exit(-ETIMEDOUT));
+        a.apply(P, 1, 70, waitv(&[0x20, 0x10]));
+        a.apply(P, 1, 71, Said::Exit(-EAGAIN));
+        a.apply(P, 1, 80, waitv(&[0x10]));
+        // Unread (a per-thread event): counted, on no word.
+        a.apply(P, 3, 85, waitv(&[]));
+        a.apply(P, 3, 86, Said::Exit(-ETIMEDOUT));
+        a.finish(100);
+        let (x, y) = (a.words[&(P, 0x10)].counts, a.words[&(P, 0x20)].counts);
+        assert_eq!(
+            (x.waits, x.woken, x.ended_elsewhere, x.timeouts, x.eagain, x.unfinished),
+            (4, 0, 1, 1, 1, 1)
+        );
+        assert_eq!(
+            (y.waits, y.woken, y.ended_elsewhere, y.timeouts, y.eagain, y.unfinished),
+            (3, 1, 0, 1, 1, 0)
+        );
+        assert_eq!((x.blocked_ns, y.blocked_ns), (30 + 10 + 20, 30 + 10));
+        assert_eq!(a.words[&(P, 0x20)].wakers, HashMap::from([(2, 1)]));
+        // Each sampled call's stack counts once: on the word woken, else
+        // the first.
+        assert_eq!(a.words[&(P, 0x20)].waiter_stacks, HashMap::from([(7, (1, 30))]));
+        assert_eq!(a.words[&(P, 0x10)].waiter_stacks, HashMap::from([(8, (1, 10))]));
+        assert!(a.words[&(P, 0x10)].wakers.is_empty());
+        assert_eq!((a.waitv[&P], a.waitv_unread[&P]), (5, 1));
+        for c in [x, y] {
+            assert_eq!(
+                c.waits,
+                c.woken + c.ended_elsewhere + c.timeouts + c.eagain + c.interrupted + c.unfinished
+            );
+        }
     }
 
     #[test]

@@ -138,7 +138,7 @@ pub struct Follow {
 }
 
 /// What a record says, to be applied in time order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Event {
     /// A futex call's entry or return.
     Futex(ops::Said),
@@ -367,7 +367,8 @@ fn drain(shared: &Mutex<State>, last: bool) {
     let taken = state.stacks.as_mut().map_or_else(Vec::new, |stacks| {
         stacks.take(start, |s| {
             let call = points.read(s.raw);
-            matches!(call, Some(Said::Enter(Call::Wait { .. } | Call::Wake { .. }))).then_some(())
+            matches!(call, Some(Said::Enter(Call::Wait { .. } | Call::Wake { .. } | Call::WaitV { .. })))
+                .then_some(())
         })
     });
     let (mut pids, mut tids, mut execs) = (Vec::new(), Vec::new(), Vec::new());

@@ -1,12 +1,14 @@
 //! What a futex syscall asks, read from its tracepoint record: the op of
 //! futex(2) and its word(s), or futex2's futex_wait / futex_wake /
 //! futex_waitv, or the return of any of them. Where each field sits in a
-//! record is read from the tracepoint's `format` file, not assumed.
+//! record is read from the tracepoint's `format` file, not assumed; a
+//! futex_waitv's words come after its record, where the in-kernel
+//! filter's router puts the array it copied from the caller.
 
 use std::collections::HashMap;
 
 /// A futex call, as far as the view needs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Call {
     /// May sleep on its word (FUTEX_WAIT, WAIT_BITSET, LOCK_PI, LOCK_PI2,
     /// WAIT_REQUEUE_PI; futex_wait).
@@ -24,8 +26,14 @@ pub enum Call {
         /// Whether the call returns how many it woke (UNLOCK_PI does not).
         counts: bool,
     },
-    /// futex_waitv: its words are in the caller's memory.
-    WaitV,
+    /// futex_waitv: may sleep on every one of its words, in the order of
+    /// the caller's array (its return is the index of the one woken).
+    /// Empty when the array was not read: the record came from a
+    /// per-thread event, which has only the array's address.
+    WaitV {
+        /// The words.
+        words: Vec<u64>,
+    },
     /// Anything else (FUTEX_TRYLOCK_PI, FUTEX_FD).
     Other,
 }
@@ -69,7 +77,13 @@ pub enum Point {
         uaddr: usize,
     },
     /// sys_enter_futex_waitv.
-    EnterWaitV,
+    EnterWaitV {
+        /// nr_futexes's offset.
+        nr: usize,
+        /// Where the copied array begins, when the router copied it: the
+        /// record's length rounded up to 8.
+        array: usize,
+    },
     /// Any sys_exit_futex*.
     Exit {
         /// ret's offset.
@@ -78,7 +92,7 @@ pub enum Point {
 }
 
 /// What a record says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Said {
     /// A call began.
     Enter(Call),
@@ -103,10 +117,26 @@ impl Points {
             Point::EnterWake { uaddr } => {
                 Said::Enter(Call::Wake { uaddr: word(uaddr)?, also: None, counts: true })
             }
-            Point::EnterWaitV => Said::Enter(Call::WaitV),
+            Point::EnterWaitV { nr, array } => {
+                Said::Enter(Call::WaitV { words: waitv_words(raw, nr, array) })
+            }
             Point::Exit { ret } => Said::Exit(word(ret)? as i64),
         })
     }
+}
+
+/// The words of a futex_waitv record: each entry's address (its second
+/// u64), when all `nr_futexes` entries follow the record at `array`.
+fn waitv_words(raw: &[u8], nr: usize, array: usize) -> Vec<u64> {
+    use locks::sys::task_filter::WAITV_ENTRY;
+    let entry = WAITV_ENTRY as usize;
+    let Some(n) = raw.get(nr..nr + 4).map(|b| u32::from_ne_bytes(b.try_into().unwrap()) as usize) else {
+        return Vec::new();
+    };
+    let Some(entries) = raw.get(array..).and_then(|r| r.get(..n.checked_mul(entry)?)) else {
+        return Vec::new();
+    };
+    entries.chunks_exact(entry).map(|e| u64::from_ne_bytes(e[8..16].try_into().unwrap())).collect()
 }
 
 /// Where `field` sits in a record, from a tracepoint's `format` file.
@@ -164,5 +194,26 @@ mod tests {
         assert_eq!(points.read(&raw), Some(Said::Exit(-110)));
         raw[0..2].copy_from_slice(&9u16.to_ne_bytes());
         assert_eq!(points.read(&raw), None, "another tracepoint");
+    }
+
+    #[test]
+    fn a_waitv_record_has_its_words_when_the_array_follows_it() {
+        let mut points = Points::default();
+        points.0.insert(5, Point::EnterWaitV { nr: 24, array: 56 });
+        let mut raw = vec![0u8; 56];
+        raw[0..2].copy_from_slice(&5u16.to_ne_bytes());
+        raw[24..32].copy_from_slice(&2u64.to_ne_bytes());
+        // A per-thread event's record: the address only.
+        assert_eq!(points.read(&raw), Some(Said::Enter(Call::WaitV { words: vec![] })));
+        for (value, word) in [(7u64, 0x1000u64), (9, 0x2008)] {
+            raw.extend(value.to_ne_bytes());
+            raw.extend(word.to_ne_bytes());
+            raw.extend(2u64.to_ne_bytes()); // FUTEX2_SIZE_U32, reserved 0
+        }
+        raw.extend([0u8; 4]); // the sample's padding
+        assert_eq!(points.read(&raw), Some(Said::Enter(Call::WaitV { words: vec![0x1000, 0x2008] })));
+        // One entry short (the copy failed): none, not half.
+        raw.truncate(56 + 24);
+        assert_eq!(points.read(&raw), Some(Said::Enter(Call::WaitV { words: vec![] })));
     }
 }

@@ -10,7 +10,7 @@ use super::stacks::StackSampler;
 use super::{Follow, Seen, SCHED_PAGES};
 use locks::sys::clock::monotonic_ns;
 use locks::sys::perf_ring::{Stamped, Tracepoint, TracepointSampler, Watch};
-use locks::sys::task_filter::{Hooks, Route, SwitchFields, TaskFilter};
+use locks::sys::task_filter::{Hooks, Route, SwitchFields, TaskFilter, WaitvFields};
 
 /// The threads' switches: sched_switch's sleeping switch-outs with their
 /// kernel stacks, and every switch record (per-thread events); or, routed
@@ -64,12 +64,22 @@ pub(super) fn points(root: &std::path::Path) -> Result<(Vec<Tracepoint>, Points,
             }
             "sys_enter_futex_wait" => Point::EnterWait { uaddr: field("uaddr")? },
             "sys_enter_futex_wake" => Point::EnterWake { uaddr: field("uaddr")? },
-            "sys_enter_futex_waitv" => Point::EnterWaitV,
+            "sys_enter_futex_waitv" => {
+                Point::EnterWaitV { nr: field("nr_futexes")?, array: record_len(&format).div_ceil(8) * 8 }
+            }
             _ => Point::Exit { ret: field("ret")? },
         };
-        let both =
-            matches!(point, Point::EnterFutex { .. } | Point::EnterWait { .. } | Point::EnterWake { .. });
-        routes.push(Route { id: id as u64, len: record_len(&format), both });
+        let both = !matches!(point, Point::Exit { .. });
+        let waitv = match point {
+            Point::EnterWaitV { nr, .. } => {
+                let at = |o: usize| {
+                    i16::try_from(o).map_err(|_| format!("{}/format: offset out of range", dir.display()))
+                };
+                Some(WaitvFields { waiters: at(field("waiters")?)?, nr: at(nr)? })
+            }
+            _ => None,
+        };
+        routes.push(Route { id: id as u64, len: record_len(&format), both, waitv });
         points.0.insert(id, point);
         tps.push(Tracepoint { id: id as u64, filter: String::new() });
     }
@@ -224,12 +234,7 @@ pub(super) fn stacks(
     }
     let entries: Vec<Tracepoint> = tps
         .iter()
-        .filter(|t| {
-            matches!(
-                points.0.get(&(t.id as u16)),
-                Some(Point::EnterFutex { .. } | Point::EnterWait { .. } | Point::EnterWake { .. })
-            )
-        })
+        .filter(|t| points.0.get(&(t.id as u16)).is_some_and(|p| !matches!(p, Point::Exit { .. })))
         .cloned()
         .collect();
     let opened = online()

@@ -17,10 +17,11 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
          words slept on or woken{}",
         view.calls,
         view.words_seen,
-        if view.waitv_calls > 0 {
-            format!(", {} futex_waitv calls (their words not read)", view.waitv_calls)
-        } else {
-            String::new()
+        match (view.waitv_calls, view.waitv_unread) {
+            (0, _) => String::new(),
+            (n, 0) => format!(", {n} futex_waitv calls (a wait on each of their words)"),
+            (n, u) if u == n => format!(", {n} futex_waitv calls (their words not read)"),
+            (n, u) => format!(", {n} futex_waitv calls ({u} of them with their words not read)"),
         }
     );
     if view.words.is_empty() {
@@ -46,6 +47,8 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
         W::number(CORE, "woken", |w| w.counts.woken.to_string()),
         W::number(CORE, "EAGAIN", |w| w.counts.eagain.to_string()),
         W::number(CORE, "timed out", |w| w.counts.timeouts.to_string()),
+        W::number(CORE, "other word", |w| w.counts.ended_elsewhere.to_string())
+            .only_if(view.words.iter().any(|w| w.counts.ended_elsewhere > 0)),
         W::number(CORE, "wakes", |w| w.counts.wake_calls.to_string()),
         W::wrapping("holder", super::holder_state::cell)
             .only_if(view.words.iter().any(|w| w.holder.is_some())),
@@ -69,12 +72,19 @@ pub fn table(s: &ProgramSample, preset: &str) -> String {
     } else {
         String::new()
     };
+    let waitv = if view.words.iter().any(|w| w.counts.ended_elsewhere > 0) {
+        "; other word: futex_waitv calls that a wake of another of their words ended (a futex_waitv \
+         waits, and counts its time, on each of its words)"
+    } else {
+        ""
+    };
     let legend = format!(
         "word: the futex's address; held in: the data symbol (module) or memory holding it; waits: calls \
-         that may sleep on it (FUTEX_WAIT, WAIT_BITSET, LOCK_PI, futex_wait), blocked: their time in the \
-         kernel, entry to return (not EAGAIN's); woken: returned woken; EAGAIN: returned at once, the word had changed; \
-         wakes: calls waking it; woken by: the threads whose wake came last before a waiter returned \
-         woken (for a lock, the releasing holder), with the waits each ended.{lost}"
+         that may sleep on it (FUTEX_WAIT, WAIT_BITSET, LOCK_PI, futex_wait, futex_waitv), blocked: their \
+         time in the kernel, entry to return (not EAGAIN's); woken: returned woken; EAGAIN: returned at \
+         once, the word had changed{waitv}; wakes: calls waking it; woken by: the threads whose wake came \
+         last before a waiter returned woken (for a lock, the releasing holder), with the waits each \
+         ended.{lost}"
     );
     let split = match &view.no_split {
         Some(why) => format!(" The holders' states were not followed: {why}."),
@@ -125,6 +135,7 @@ struct WordRow {
     timeouts: u64,
     interrupted: u64,
     unfinished: u64,
+    ended_elsewhere: u64,
     wake_calls: u64,
     woke: u64,
     top_waker_tid: Option<u32>,
@@ -159,6 +170,7 @@ pub fn csv(s: &ProgramSample) -> String {
         timeouts: w.counts.timeouts,
         interrupted: w.counts.interrupted,
         unfinished: w.counts.unfinished,
+        ended_elsewhere: w.counts.ended_elsewhere,
         wake_calls: w.counts.wake_calls,
         woke: w.counts.woke,
         top_waker_tid: w.wakers.first().map(|k| k.tid),

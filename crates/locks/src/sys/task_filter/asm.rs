@@ -7,6 +7,7 @@ pub(super) const MAP_UPDATE_ELEM: i32 = 2;
 pub(super) const MAP_DELETE_ELEM: i32 = 3;
 pub(super) const GET_CURRENT_PID_TGID: i32 = 14;
 pub(super) const PERF_EVENT_OUTPUT: i32 = 25;
+pub(super) const PROBE_READ_USER: i32 = 112;
 
 /// One BPF instruction.
 #[repr(C)]
@@ -19,7 +20,7 @@ pub(super) struct Insn {
     pub(super) imm: i32,
 }
 
-/// The registers: r0 return value, r1-r5 arguments, r6 callee-saved, r10
+/// The registers: r0 return value, r1-r5 arguments, r6-r8 callee-saved, r10
 /// the frame pointer.
 pub(super) const R0: u8 = 0;
 pub(super) const R1: u8 = 1;
@@ -29,6 +30,7 @@ pub(super) const R4: u8 = 4;
 pub(super) const R5: u8 = 5;
 pub(super) const R6: u8 = 6;
 pub(super) const R7: u8 = 7;
+pub(super) const R8: u8 = 8;
 pub(super) const R10: u8 = 10;
 
 pub(super) fn insn(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
@@ -49,6 +51,10 @@ pub(super) fn or_imm(dst: u8, imm: i32) -> Insn {
 /// dst &= imm (64-bit).
 pub(super) fn and_imm(dst: u8, imm: i32) -> Insn {
     insn(0x57, dst, 0, 0, imm)
+}
+/// dst *= imm (64-bit).
+pub(super) fn mul_imm(dst: u8, imm: i32) -> Insn {
+    insn(0x27, dst, 0, 0, imm)
 }
 /// dst <<= imm (64-bit).
 pub(super) fn shift_left(dst: u8, imm: i32) -> Insn {
@@ -89,6 +95,10 @@ pub(super) fn load32(dst: u8, src: u8, off: i16) -> Insn {
 /// if dst == imm, skip `off` instructions.
 pub(super) fn jump_if_eq(dst: u8, imm: i32, off: i16) -> Insn {
     insn(0x15, dst, 0, off, imm)
+}
+/// if dst > imm (unsigned), skip `off` instructions.
+pub(super) fn jump_if_above(dst: u8, imm: i32, off: i16) -> Insn {
+    insn(0x25, dst, 0, off, imm)
 }
 pub(super) fn call(helper: i32) -> Insn {
     insn(0x85, 0, 0, 0, helper)

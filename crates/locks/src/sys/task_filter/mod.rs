@@ -33,8 +33,8 @@ mod programs;
 use super::perf_ring::TracepointSampler;
 use asm::Insn;
 use perf_event_open_sys::bindings as pb;
-pub use programs::SwitchFields;
-use programs::{on_exit, on_fork, route, route_switch, SWITCHES_ON};
+use programs::{on_exit, on_fork, route, route_switch, route_waitv, SWITCHES_ON, WAITV_SCRATCH};
+pub use programs::{SwitchFields, WaitvFields, WAITV_ENTRY, WAITV_MAX};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -50,6 +50,7 @@ const BPF_MAP_DELETE_ELEM: i64 = 3;
 const BPF_PROG_LOAD: i64 = 5;
 const BPF_MAP_TYPE_HASH: u32 = 1;
 const BPF_MAP_TYPE_PERF_EVENT_ARRAY: u32 = 4;
+const BPF_MAP_TYPE_PERCPU_ARRAY: u32 = 6;
 const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
 
 /// The followed threads, the hooks that keep them, and the routers.
@@ -58,7 +59,8 @@ pub struct TaskFilter {
     /// The CPU the programs' events are opened on.
     cpu: i32,
     /// The events that run the programs (one per program), and the
-    /// output maps (closed after them).
+    /// maps they use besides the followed one: outputs and scratch
+    /// (closed after them).
     _attached: Vec<OwnedFd>,
     _outputs: Vec<OwnedFd>,
 }
@@ -84,6 +86,10 @@ pub struct Route {
     pub len: usize,
     /// Whether the hits also go to the second sampler (the stacks').
     pub both: bool,
+    /// For sys_enter_futex_waitv: where its array's address and length
+    /// are, so that the array goes with the record (the record alone to
+    /// the second sampler, `both` or not).
+    pub waitv: Option<WaitvFields>,
 }
 
 impl TaskFilter {
@@ -113,8 +119,16 @@ impl TaskFilter {
         let second = second.map(|s| self.outputs(s)).transpose()?;
         for r in routes {
             let (id, len) = (checked_id(r.id)?, checked_len(r.len)?);
+            let followed = self.map.as_raw_fd();
+            if let Some(at) = r.waitv {
+                let scratch = create_map(BPF_MAP_TYPE_PERCPU_ARRAY, 4, WAITV_SCRATCH, 1)?;
+                let program = route_waitv(followed, scratch.as_raw_fd(), id, len, at, first, second);
+                self._outputs.push(scratch);
+                self.attach(r.id, &program, "contend_waitv")?;
+                continue;
+            }
             let maps: Vec<i32> = std::iter::once(first).chain(second.filter(|_| r.both)).collect();
-            self.attach(r.id, &route(self.map.as_raw_fd(), id, len, &maps), "contend_route")?;
+            self.attach(r.id, &route(followed, id, len, &maps), "contend_route")?;
         }
         Ok(())
     }
@@ -294,8 +308,9 @@ fn load(insns: &[Insn], name: &str) -> io::Result<OwnedFd> {
         prog_flags: u32,
         prog_name: [u8; 16],
     }
-    // Helpers such as these are not GPL-only; the license string is the
-    // program's own, as contend's.
+    // The string is contend's own license; the kernel counts it as
+    // GPL-compatible ("Dual MIT/GPL"), which the user-memory reader of
+    // the futex_waitv router (a GPL-only helper) needs.
     let license = b"Dual MIT/GPL\0";
     let mut log = vec![0u8; 1 << 14];
     let mut prog_name = [0u8; 16];

@@ -65,6 +65,101 @@ pub(super) fn route(followed: i32, id: i32, len: i16, maps: &[i32]) -> Vec<Insn>
     p
 }
 
+/// futex_waitv's limit on its array (linux/futex.h FUTEX_WAITV_MAX):
+/// the kernel refuses a call with more.
+pub const WAITV_MAX: i32 = 128;
+
+/// The size of one entry of that array (struct futex_waitv: the value,
+/// the word's address, flags and a reserved u32).
+pub const WAITV_ENTRY: i32 = 24;
+
+/// The scratch a futex_waitv router builds its record in (a per-CPU
+/// array's one value): the call's record, at most 64 bytes, then up to
+/// [`WAITV_MAX`] entries of its array. The stack (512 bytes) is too
+/// small for them.
+pub const WAITV_SCRATCH: u32 = 64 + (WAITV_MAX * WAITV_ENTRY) as u32;
+
+/// Where sys_enter_futex_waitv keeps what its router reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitvFields {
+    /// Offset of `waiters` (the array's address in the caller's memory).
+    pub waiters: i16,
+    /// Offset of `nr_futexes`.
+    pub nr: i16,
+}
+
+/// The router of sys_enter_futex_waitv: like [`route`], but what goes to
+/// `first` is the record followed by the caller's array of entries,
+/// copied from its memory (`nr_futexes` of them, [`WAITV_ENTRY`] bytes
+/// each), built in `scratch` (a per-CPU array, key 0, of
+/// [`WAITV_SCRATCH`] bytes). When the array cannot be read (more than
+/// [`WAITV_MAX`], or its memory not there) the record goes alone. The
+/// stacks' sampler (`second`) gets the record alone: it needs only the
+/// thread.
+///
+/// Why a copy here: the words are in the caller's memory, which changes
+/// as soon as the call returns, and the kernel's record has only the
+/// array's address. The copy does not fault pages in (the helper gives
+/// up instead), which is harmless: the caller has just written the
+/// array.
+pub(super) fn route_waitv(
+    followed: i32,
+    scratch: i32,
+    id: i32,
+    len: i16,
+    at: WaitvFields,
+    first: i32,
+    second: Option<i32>,
+) -> Vec<Insn> {
+    let mut send = Vec::new();
+    for off in (8..len).step_by(8) {
+        send.extend([load64(R1, R6, off), store64(R7, off, R1)]);
+    }
+    send.extend([mov_imm(R1, id), store64(R7, 0, R1)]);
+    // r8: the bytes of the array copied after the record (0 when none).
+    let read = [
+        mul_imm(R2, WAITV_ENTRY),
+        mov(R8, R2),
+        mov(R1, R7),
+        add_imm(R1, len as i32),
+        load64(R3, R6, at.waiters),
+        call(PROBE_READ_USER),
+        jump_if_eq(R0, 0, 1),
+        mov_imm(R8, 0),
+    ];
+    send.extend([mov_imm(R8, 0), load32(R2, R6, at.nr), jump_if_above(R2, WAITV_MAX, read.len() as i16)]);
+    send.extend(read);
+    send.extend(output_from(first, R7, Some(R8), len));
+    if let Some(second) = second {
+        send.extend(output_from(second, R7, None, len));
+    }
+    let mut found = vec![store32_imm(R10, -4, 0)];
+    found.extend(load_map(R1, scratch));
+    found.extend([mov(R2, R10), add_imm(R2, -4), call(MAP_LOOKUP_ELEM), mov(R7, R0)]);
+    found.extend(if_found(send));
+    let mut p = vec![mov(R6, R1)];
+    p.extend(current_tid_as_key(followed));
+    p.push(call(MAP_LOOKUP_ELEM));
+    p.extend(if_found(found));
+    p.extend([mov_imm(R0, 1), exit()]);
+    p
+}
+
+/// Sends `len` bytes at the address in register `from`, and as many
+/// more as register `extra` says (when given), to the output event of
+/// the CPU it runs on, in `map`.
+fn output_from(map: i32, from: u8, extra: Option<u8>, len: i16) -> Vec<Insn> {
+    let mut p = vec![mov(R1, R6)];
+    p.extend(load_map(R2, map));
+    p.extend([mov32_imm(R3, -1), mov(R4, from)]);
+    match extra {
+        Some(r) => p.extend([mov(R5, r), add_imm(R5, len as i32)]),
+        None => p.push(mov_imm(R5, len as i32)),
+    }
+    p.push(call(PERF_EVENT_OUTPUT));
+    p
+}
+
 /// The key of the followed map whose presence turns the switch router on
 /// (no thread has this id): while it is absent the router returns at
 /// once, which is how the switches are followed in windows of time.
@@ -187,6 +282,27 @@ mod tests {
         assert_eq!(gate + 1 + p[gate].off as usize, skip);
         assert!(p[..gate].contains(&store32_imm(R10, -4, SWITCHES_ON as i32)));
         assert!(p[..gate].contains(&mov_imm(R7, 0)));
+    }
+
+    #[test]
+    fn a_waitv_router_lands_every_jump_inside_and_returns_1() {
+        let at = WaitvFields { waiters: 16, nr: 24 };
+        for second in [None, Some(5)] {
+            let p = route_waitv(3, 6, 7, 56, at, 4, second);
+            assert_eq!(p[p.len() - 2..], [mov_imm(R0, 1), exit()]);
+            for (i, j) in p.iter().enumerate().filter(|(_, j)| matches!(j.code, 0x15 | 0x25)) {
+                let to = i + 1 + j.off as usize;
+                assert!(to < p.len() - 1, "jump at {i} lands at {to}, past the return");
+            }
+            // Too many entries: past the copy, to the output, with r8 0.
+            let cap = p.iter().position(|j| j.code == 0x25).unwrap();
+            assert_eq!(p[cap - 2], mov_imm(R8, 0));
+            assert_eq!(p[cap + 1 + p[cap].off as usize], mov(R1, R6));
+            assert_eq!(
+                p.iter().filter(|j| **j == call(PERF_EVENT_OUTPUT)).count(),
+                1 + second.iter().count()
+            );
+        }
     }
 
     #[test]
