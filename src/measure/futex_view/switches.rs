@@ -40,7 +40,7 @@ pub(super) fn routed_switch(
 /// records read since the last pass, and notes when the switches were
 /// not followed: from before the router is turned off, to after it is on.
 pub(super) fn follow_switches(state: &mut State, switched: u64) {
-    let (Some(windows), Some(filter)) = (&mut state.windows, &state.filter) else { return };
+    let (Some(windows), Some(filter)) = (&mut state.windows, &mut state.filter) else { return };
     let timeline = &mut state.seen.account.timeline;
     let before = monotonic_ns();
     let Some(on) = windows.tick(before, switched) else { return };

@@ -6,7 +6,7 @@
 //! [`CYCLE`] opens with a window in which they are followed, and the
 //! window closes once it has read the cycle's share of [`BUDGET`] (never
 //! before [`MIN_ON`]); a program that switches less is followed all the
-//! time. Between windows the router returns at once
+//! time. Between windows the router is detached
 //! (`TaskFilter::route_switches_now`). The budget is counted, not
 //! predicted from the last window's rate: a burst, or the first cycle of
 //! a busy program, costs no more than a quiet one. Measured on mariadbd

@@ -33,7 +33,7 @@ mod programs;
 use super::perf_ring::TracepointSampler;
 use asm::Insn;
 use perf_event_open_sys::bindings as pb;
-use programs::{on_exit, on_fork, route, route_switch, route_waitv, SWITCHES_ON, WAITV_SCRATCH};
+use programs::{on_exit, on_fork, route, route_switch, route_waitv, WAITV_SCRATCH};
 pub use programs::{SwitchFields, WaitvFields, WAITV_ENTRY, WAITV_MAX};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -58,11 +58,24 @@ pub struct TaskFilter {
     map: OwnedFd,
     /// The CPU the programs' events are opened on.
     cpu: i32,
-    /// The events that run the programs (one per program), and the
+    /// The events that run the programs (one per program; the switch
+    /// router's is in `switches`), and the
     /// maps they use besides the followed one: outputs and scratch
     /// (closed after them).
     _attached: Vec<OwnedFd>,
+    /// The switch router, once loaded: attached only while switches are
+    /// followed (`route_switches_now`).
+    switches: Option<Router>,
     _outputs: Vec<OwnedFd>,
+}
+
+/// A program attached to its tracepoint only at times.
+struct Router {
+    /// The tracepoint's id.
+    id: u64,
+    program: OwnedFd,
+    /// The event that runs it, while attached.
+    event: Option<OwnedFd>,
 }
 
 /// Tracepoints the hooks attach to: their ids and where sched_process_fork
@@ -101,7 +114,7 @@ impl TaskFilter {
         let cpu = *cpus.first().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no CPU"))?;
         let map = create_map(BPF_MAP_TYPE_HASH, 4, 4, MAX_THREADS)?;
         let fd = map.as_raw_fd();
-        let mut me = Self { map, cpu, _attached: Vec::new(), _outputs: Vec::new() };
+        let mut me = Self { map, cpu, _attached: Vec::new(), switches: None, _outputs: Vec::new() };
         me.attach(hooks.fork, &on_fork(fd, child_pid), "contend_fork")?;
         me.attach(hooks.exit, &on_exit(fd), "contend_exit")?;
         Ok(me)
@@ -148,22 +161,30 @@ impl TaskFilter {
     ) -> io::Result<()> {
         let (id, len) = (checked_id(id)?, checked_len(len)?);
         let (switches, sleeps) = (self.outputs(switches)?, self.outputs(sleeps)?);
-        self.attach(
-            id as u64,
-            &route_switch(self.map.as_raw_fd(), id, len, at, switches, sleeps),
-            "contend_switch",
-        )?;
+        let program =
+            load(&route_switch(self.map.as_raw_fd(), id, len, at, switches, sleeps), "contend_switch")?;
+        self.switches = Some(Router { id: id as u64, program, event: None });
         self.route_switches_now(true)
     }
 
     /// Turns the switch router on or off (it starts on): what follows
     /// the switches in windows of time, to bound what they cost.
-    pub fn route_switches_now(&self, on: bool) -> io::Result<()> {
-        if on {
-            update(&self.map, &SWITCHES_ON, &1u32 as *const u32 as u64)
-        } else {
-            self.forget(SWITCHES_ON)
+    ///
+    /// Off, it is detached from sched_switch, not told to return early:
+    /// while any program is attached to a tracepoint, the kernel builds
+    /// the tracepoint's record before it runs the program, at every
+    /// context switch of every task on the machine, followed or not; and
+    /// with no program or event left on sched_switch, the kernel
+    /// unregisters its probe there.
+    pub fn route_switches_now(&mut self, on: bool) -> io::Result<()> {
+        let cpu = self.cpu;
+        let router = self.switches.as_mut().ok_or_else(|| io::Error::other("the switches are not routed"))?;
+        match (on, &router.event) {
+            (true, None) => router.event = Some(attached(router.id, cpu, &router.program)?),
+            (false, Some(_)) => router.event = None,
+            _ => {}
         }
+        Ok(())
     }
 
     /// An output map of `sampler`'s events, by CPU; its descriptor.
@@ -183,12 +204,7 @@ impl TaskFilter {
     /// Loads `insns` and runs it at each hit of tracepoint `id`.
     fn attach(&mut self, id: u64, insns: &[Insn], name: &str) -> io::Result<()> {
         let prog = load(insns, name)?;
-        let event = counting(id, self.cpu)?;
-        // SAFETY: a plain ioctl on a perf event fd we own, with a BPF
-        // program fd; the kernel takes its own reference to the program.
-        if unsafe { perf_event_open_sys::ioctls::SET_BPF(event.as_raw_fd(), prog.as_raw_fd() as u32) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let event = attached(id, self.cpu, &prog)?;
         self._attached.push(event);
         Ok(())
     }
@@ -255,6 +271,18 @@ fn checked_len(len: usize) -> io::Result<i16> {
         .ok()
         .filter(|l| (8..=64).contains(l))
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "record longer than 64 bytes"))
+}
+
+/// `program` run at each hit of tracepoint `id`, through a counting
+/// event on `cpu` (closing it detaches the program).
+fn attached(id: u64, cpu: i32, program: &OwnedFd) -> io::Result<OwnedFd> {
+    let event = counting(id, cpu)?;
+    // SAFETY: a plain ioctl on a perf event fd we own, with a BPF program
+    // fd; the kernel takes its own reference to the program.
+    if unsafe { perf_event_open_sys::ioctls::SET_BPF(event.as_raw_fd(), program.as_raw_fd() as u32) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(event)
 }
 
 /// Opens a counting event of tracepoint `id` for every task on `cpu`:
@@ -373,13 +401,58 @@ mod tests {
         panic!("no tracefs with sched/{name} (mount -t tracefs nodev /sys/kernel/tracing)");
     }
 
+    /// The offset of `field` in a tracepoint's `format`.
+    fn offset(format: &str, field: &str) -> usize {
+        let line = format.lines().find(|l| l.contains(&format!(" {field};"))).expect("the field");
+        line.split("offset:").nth(1).unwrap().split(';').next().unwrap().parse().unwrap()
+    }
+
+    /// A filter with its hooks, loaded on CPU 0.
+    fn filter() -> TaskFilter {
+        let (fork, format) = tracepoint("sched_process_fork");
+        let child_pid = offset(&format, "child_pid");
+        let (exit, _) = tracepoint("sched_process_exit");
+        TaskFilter::open(Hooks { fork, child_pid, exit }, &[0]).expect("root can load BPF here")
+    }
+
+    #[test]
+    fn the_switch_router_sends_a_followed_threads_switches_only_while_on() {
+        use super::super::perf_ring::{Record, Stamped, Watch};
+        let mut filter = filter();
+        let me = super::super::tid::current();
+        filter.follow(me).unwrap();
+        let (id, format) = tracepoint("sched_switch");
+        let at = SwitchFields {
+            prev_state: offset(&format, "prev_state") as i16,
+            next_pid: offset(&format, "next_pid") as i16,
+        };
+        let len = format.lines().filter_map(|l| {
+            let n = |k: &str| l.split(k).nth(1)?.split(';').next()?.trim().parse::<usize>().ok();
+            Some(n("offset:")? + n("size:")?)
+        });
+        let len = len.max().unwrap();
+        let cpus: Vec<i32> = (0..std::thread::available_parallelism().unwrap().get() as i32).collect();
+        let open = || TracepointSampler::open_output(Stamped::Yes, Watch::default(), 16, &cpus).unwrap();
+        let (mut switches, sleeps) = (open(), open());
+        filter.route_switches(id, len, at, &switches, &sleeps).unwrap();
+        // Each nap is a switch out of this thread and one back in.
+        let mut napped = |filter: &mut TaskFilter, on: bool| {
+            filter.route_switches_now(on).unwrap();
+            for _ in 0..20 {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            let mut mine = 0;
+            switches.drain(|r| mine += matches!(r, Record::Sample(s) if s.tid == me) as u32);
+            mine
+        };
+        assert!(napped(&mut filter, true) >= 20, "on: the switches are sent");
+        assert_eq!(napped(&mut filter, false), 0, "off: none");
+        assert!(napped(&mut filter, true) >= 20, "on again");
+    }
+
     #[test]
     fn the_kernel_follows_a_followed_threads_children_and_forgets_them_at_exit() {
-        let (fork, format) = tracepoint("sched_process_fork");
-        let line = format.lines().find(|l| l.contains(" child_pid;")).expect("child_pid in the format");
-        let child_pid = line.split("offset:").nth(1).unwrap().split(';').next().unwrap().parse().unwrap();
-        let (exit, _) = tracepoint("sched_process_exit");
-        let filter = TaskFilter::open(Hooks { fork, child_pid, exit }, &[0]).expect("root can load BPF here");
+        let filter = filter();
         let me = super::super::tid::current();
         assert!(!filter.follows(me).unwrap());
         filter.follow(me).unwrap();

@@ -160,13 +160,7 @@ fn output_from(map: i32, from: u8, extra: Option<u8>, len: i16) -> Vec<Insn> {
     p
 }
 
-/// The key of the followed map whose presence turns the switch router on
-/// (no thread has this id): while it is absent the router returns at
-/// once, which is how the switches are followed in windows of time.
-pub(super) const SWITCHES_ON: u32 = u32::MAX;
-
-/// On sched_switch (in the thread leaving), while the map holds
-/// [`SWITCHES_ON`]: when the thread leaving or
+/// On sched_switch (in the thread leaving): when the thread leaving or
 /// the one coming (its id at `next_pid`) is followed, the record (`len`
 /// bytes) goes to `switches`, its flags byte saying which (1 leaving, 2
 /// coming); when the leaving one is followed and goes to sleep (the low
@@ -180,13 +174,7 @@ pub(super) fn route_switch(
     switches: i32,
     sleeps: i32,
 ) -> Vec<Insn> {
-    let mut p = vec![mov(R6, R1), mov_imm(R7, 0), store32_imm(R10, -4, SWITCHES_ON as i32)];
-    p.extend(load_map(R1, followed));
-    p.extend([mov(R2, R10), add_imm(R2, -4), call(MAP_LOOKUP_ELEM)]);
-    // Off: R7 stays 0, so the jump over `send` below goes to the return;
-    // the gate jumps to that same jump.
-    let gate = p.len();
-    p.push(jump_if_eq(R0, 0, 0));
+    let mut p = vec![mov(R6, R1), mov_imm(R7, 0)];
     p.extend(current_tid_as_key(followed));
     p.push(call(MAP_LOOKUP_ELEM));
     p.extend(if_found(vec![mov_imm(R7, 1)]));
@@ -204,7 +192,6 @@ pub(super) fn route_switch(
     send.extend(asleep);
     send.extend(sleep);
     send.extend(output(switches, len));
-    p[gate] = jump_if_eq(R0, 0, (p.len() - gate - 1) as i16);
     p.push(jump_if_eq(R7, 0, send.len() as i16));
     p.extend(send);
     p.extend([mov_imm(R0, 1), exit()]);
@@ -269,6 +256,7 @@ mod tests {
     fn a_switch_router_lands_every_jump_inside_and_returns_1() {
         let at = SwitchFields { prev_state: 32, next_pid: 56 };
         let p = route_switch(3, 7, 64, at, 4, 5);
+        assert_eq!(p[..2], [mov(R6, R1), mov_imm(R7, 0)]);
         assert_eq!(p[p.len() - 2..], [mov_imm(R0, 1), exit()]);
         for (i, j) in p.iter().enumerate().filter(|(_, j)| j.code == 0x15) {
             let to = i + 1 + j.off as usize;
@@ -277,11 +265,6 @@ mod tests {
         // Nobody followed: straight to the return.
         let skip = p.iter().rposition(|j| j.code == 0x15 && j.regs == R7).unwrap();
         assert_eq!(p[skip + 1 + p[skip].off as usize], mov_imm(R0, 1));
-        // Switched off: to that same jump, with R7 still 0.
-        let gate = p.iter().position(|j| j.code == 0x15).unwrap();
-        assert_eq!(gate + 1 + p[gate].off as usize, skip);
-        assert!(p[..gate].contains(&store32_imm(R10, -4, SWITCHES_ON as i32)));
-        assert!(p[..gate].contains(&mov_imm(R7, 0)));
     }
 
     #[test]
