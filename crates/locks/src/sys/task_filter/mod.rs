@@ -133,17 +133,34 @@ impl TaskFilter {
         for r in routes {
             let (id, len) = (checked_id(r.id)?, checked_len(r.len)?);
             let followed = self.map.as_raw_fd();
+            // A kernel that refuses the array's copy (bpf_probe_read_user
+            // is Linux 5.5) still gets the record: its words go unread.
             if let Some(at) = r.waitv {
-                let scratch = create_map(BPF_MAP_TYPE_PERCPU_ARRAY, 4, WAITV_SCRATCH, 1)?;
-                let program = route_waitv(followed, scratch.as_raw_fd(), id, len, at, first, second);
-                self._outputs.push(scratch);
-                self.attach(r.id, &program, "contend_waitv")?;
-                continue;
+                if self.route_waitv(r.id, id, len, at, first, second).is_ok() {
+                    continue;
+                }
             }
             let maps: Vec<i32> = std::iter::once(first).chain(second.filter(|_| r.both)).collect();
             self.attach(r.id, &route(followed, id, len, &maps), "contend_route")?;
         }
         Ok(())
+    }
+
+    /// The futex_waitv router (`programs::route_waitv`) on tracepoint
+    /// `tp` (`id` as an immediate), with its scratch map.
+    fn route_waitv(
+        &mut self,
+        tp: u64,
+        id: i32,
+        len: i16,
+        at: WaitvFields,
+        first: i32,
+        second: Option<i32>,
+    ) -> io::Result<()> {
+        let scratch = create_map(BPF_MAP_TYPE_PERCPU_ARRAY, 4, WAITV_SCRATCH, 1)?;
+        let program = route_waitv(self.map.as_raw_fd(), scratch.as_raw_fd(), id, len, at, first, second);
+        self._outputs.push(scratch);
+        self.attach(tp, &program, "contend_waitv")
     }
 
     /// Sends sched_switch's records (tracepoint `id`, `len` bytes, its
