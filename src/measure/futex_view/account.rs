@@ -107,8 +107,9 @@ pub struct Account {
     pub calls: HashMap<u32, u64>,
     /// futex_waitv calls, by process.
     pub waitv: HashMap<u32, u64>,
-    /// Of them, those whose words were not read (their record came from a
-    /// per-thread event, which has only the array's address).
+    /// Of them, those whose words were not read: their record came from a
+    /// per-thread event, which has only the array's address, or the
+    /// router could not copy the array.
     pub waitv_unread: HashMap<u32, u64>,
     /// Returns whose entry was not seen (the view began during the call).
     pub orphan_returns: u64,

@@ -29,7 +29,8 @@ pub enum Call {
     /// futex_waitv: may sleep on every one of its words, in the order of
     /// the caller's array (its return is the index of the one woken).
     /// Empty when the array was not read: the record came from a
-    /// per-thread event, which has only the array's address.
+    /// per-thread event, which has only the array's address, or the
+    /// router could not copy it.
     WaitV {
         /// The words.
         words: Vec<u64>,
