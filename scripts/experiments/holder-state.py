@@ -260,7 +260,8 @@ def mariadb(tmp, top, rounds):
     real = sibling("futex-view-real.py")
     if not all(shutil.which(t) for t in ["mariadbd", "mariadb-install-db", "sysbench"]):
         return ["### mariadb", "", "Left out: mariadbd, mariadb-install-db or sysbench is not installed.", ""]
-    with real.mariadb_server(tmp) as (server, client, bench):
+    with real.mariadb_server(tmp) as (server, client, sock):
+        bench = real.sysbench(sock, "oltp_read_write", "sbtest", 4, 20000)
         def tps():
             r = subprocess.run(bench + ["--threads=8", "--time=5", "run"], capture_output=True, text=True,
                                check=True)
