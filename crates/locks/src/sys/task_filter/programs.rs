@@ -20,25 +20,44 @@ pub(super) fn current_tid_as_key(map: i32) -> Vec<Insn> {
 /// tracepoint's id as a record has it, with `flags` (a register, or
 /// None) in the byte after it.
 pub(super) fn copy_record(id: i32, len: i16, flags: Option<u8>) -> Vec<Insn> {
+    copy_record_to(R10, -len, id, len, flags)
+}
+
+/// [`copy_record`] to the memory at register `to` plus `at`.
+fn copy_record_to(to: u8, at: i16, id: i32, len: i16, flags: Option<u8>) -> Vec<Insn> {
     let mut p = Vec::new();
     for off in (8..len).step_by(8) {
-        p.extend([load64(R1, R6, off), store64(R10, off - len, R1)]);
+        p.extend([load64(R1, R6, off), store64(to, at + off, R1)]);
     }
     p.push(mov_imm(R1, id));
     if let Some(flags) = flags {
         p.extend([mov(R2, flags), shift_left(R2, 16), or(R1, R2)]);
     }
-    p.push(store64(R10, -len, R1));
+    p.push(store64(to, at, R1));
     p
 }
 
 /// Sends the copied record (`len` bytes at the top of the stack) to the
 /// output event of the CPU it runs on, in `map`.
 pub(super) fn output(map: i32, len: i16) -> Vec<Insn> {
+    output_from(map, R10, -len, len, None)
+}
+
+/// Sends `len` bytes at register `from` plus `at`, and as many more as
+/// register `extra` says (when given), to the output event of the CPU it
+/// runs on, in `map`.
+fn output_from(map: i32, from: u8, at: i16, len: i16, extra: Option<u8>) -> Vec<Insn> {
     let mut p = vec![mov(R1, R6)];
     p.extend(load_map(R2, map));
     // BPF_F_CURRENT_CPU: the output event of the CPU it runs on.
-    p.extend([mov32_imm(R3, -1), mov(R4, R10), add_imm(R4, -(len as i32)), mov_imm(R5, len as i32)]);
+    p.extend([mov32_imm(R3, -1), mov(R4, from)]);
+    if at != 0 {
+        p.push(add_imm(R4, at as i32));
+    }
+    match extra {
+        Some(r) => p.extend([mov(R5, r), add_imm(R5, len as i32)]),
+        None => p.push(mov_imm(R5, len as i32)),
+    }
     p.push(call(PERF_EVENT_OUTPUT));
     p
 }
@@ -50,6 +69,17 @@ pub(super) fn if_found(then: Vec<Insn>) -> Vec<Insn> {
     p
 }
 
+/// A program that runs `then` (with the context in r6) when the current
+/// thread is in the map `followed`, and returns 1.
+fn when_followed(followed: i32, then: Vec<Insn>) -> Vec<Insn> {
+    let mut p = vec![mov(R6, R1)];
+    p.extend(current_tid_as_key(followed));
+    p.push(call(MAP_LOOKUP_ELEM));
+    p.extend(if_found(then));
+    p.extend([mov_imm(R0, 1), exit()]);
+    p
+}
+
 /// What a router sends: a tracepoint's record of `len` bytes, headed by
 /// its id, to the outputs in `maps`, when the current thread is followed.
 pub(super) fn route(followed: i32, id: i32, len: i16, maps: &[i32]) -> Vec<Insn> {
@@ -57,12 +87,7 @@ pub(super) fn route(followed: i32, id: i32, len: i16, maps: &[i32]) -> Vec<Insn>
     for &map in maps {
         send.extend(output(map, len));
     }
-    let mut p = vec![mov(R6, R1)];
-    p.extend(current_tid_as_key(followed));
-    p.push(call(MAP_LOOKUP_ELEM));
-    p.extend(if_found(send));
-    p.extend([mov_imm(R0, 1), exit()]);
-    p
+    when_followed(followed, send)
 }
 
 /// futex_waitv's limit on its array (linux/futex.h FUTEX_WAITV_MAX):
@@ -111,11 +136,7 @@ pub(super) fn route_waitv(
     first: i32,
     second: Option<i32>,
 ) -> Vec<Insn> {
-    let mut send = Vec::new();
-    for off in (8..len).step_by(8) {
-        send.extend([load64(R1, R6, off), store64(R7, off, R1)]);
-    }
-    send.extend([mov_imm(R1, id), store64(R7, 0, R1)]);
+    let mut send = copy_record_to(R7, 0, id, len, None);
     // r8: the bytes of the array copied after the record (0 when none).
     let read = [
         mul_imm(R2, WAITV_ENTRY),
@@ -129,35 +150,15 @@ pub(super) fn route_waitv(
     ];
     send.extend([mov_imm(R8, 0), load32(R2, R6, at.nr), jump_if_above(R2, WAITV_MAX, read.len() as i16)]);
     send.extend(read);
-    send.extend(output_from(first, R7, Some(R8), len));
+    send.extend(output_from(first, R7, 0, len, Some(R8)));
     if let Some(second) = second {
-        send.extend(output_from(second, R7, None, len));
+        send.extend(output_from(second, R7, 0, len, None));
     }
     let mut found = vec![store32_imm(R10, -4, 0)];
     found.extend(load_map(R1, scratch));
     found.extend([mov(R2, R10), add_imm(R2, -4), call(MAP_LOOKUP_ELEM), mov(R7, R0)]);
     found.extend(if_found(send));
-    let mut p = vec![mov(R6, R1)];
-    p.extend(current_tid_as_key(followed));
-    p.push(call(MAP_LOOKUP_ELEM));
-    p.extend(if_found(found));
-    p.extend([mov_imm(R0, 1), exit()]);
-    p
-}
-
-/// Sends `len` bytes at the address in register `from`, and as many
-/// more as register `extra` says (when given), to the output event of
-/// the CPU it runs on, in `map`.
-fn output_from(map: i32, from: u8, extra: Option<u8>, len: i16) -> Vec<Insn> {
-    let mut p = vec![mov(R1, R6)];
-    p.extend(load_map(R2, map));
-    p.extend([mov32_imm(R3, -1), mov(R4, from)]);
-    match extra {
-        Some(r) => p.extend([mov(R5, r), add_imm(R5, len as i32)]),
-        None => p.push(mov_imm(R5, len as i32)),
-    }
-    p.push(call(PERF_EVENT_OUTPUT));
-    p
+    when_followed(followed, found)
 }
 
 /// On sched_switch (in the thread leaving): when the thread leaving or
@@ -215,12 +216,7 @@ pub(super) fn on_fork(map: i32, child_pid: i16) -> Vec<Insn> {
     add.extend(load_map(R1, map));
     add.extend([mov(R2, R10), add_imm(R2, -8), mov(R3, R10), add_imm(R3, -12), mov_imm(R4, 0)]);
     add.push(call(MAP_UPDATE_ELEM));
-    let mut p = vec![mov(R6, R1)];
-    p.extend(current_tid_as_key(map));
-    p.extend([call(MAP_LOOKUP_ELEM), jump_if_eq(R0, 0, add.len() as i16)]);
-    p.extend(add);
-    p.extend([mov_imm(R0, 1), exit()]);
-    p
+    when_followed(map, add)
 }
 
 /// On sched_process_exit (in the exiting thread): it is forgotten.
