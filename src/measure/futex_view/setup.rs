@@ -10,7 +10,7 @@ use super::stacks::StackSampler;
 use super::{Follow, Seen, SCHED_PAGES};
 use locks::sys::clock::monotonic_ns;
 use locks::sys::perf_ring::{Stamped, Tracepoint, TracepointSampler, Watch};
-use locks::sys::task_filter::{Hooks, Route, SwitchFields, TaskFilter, WaitvFields};
+use locks::sys::task_filter::{routed_len, Hooks, Route, SwitchFields, TaskFilter, WaitvFields};
 
 /// The threads' switches: sched_switch's sleeping switch-outs with their
 /// kernel stacks, and every switch record (per-thread events); or, routed
@@ -58,15 +58,14 @@ pub(super) fn points(root: &std::path::Path) -> Result<(Vec<Tracepoint>, Points,
             id.trim().parse().map_err(|_| format!("{}/id is not a tracepoint id", dir.display()))?;
         let field =
             |f: &str| offset(&format, f).ok_or_else(|| format!("{}/format has no {f}", dir.display()));
+        let len = record_len(&format);
         let point = match name {
             "sys_enter_futex" => {
                 Point::EnterFutex { uaddr: field("uaddr")?, op: field("op")?, uaddr2: field("uaddr2")? }
             }
             "sys_enter_futex_wait" => Point::EnterWait { uaddr: field("uaddr")? },
             "sys_enter_futex_wake" => Point::EnterWake { uaddr: field("uaddr")? },
-            "sys_enter_futex_waitv" => {
-                Point::EnterWaitV { nr: field("nr_futexes")?, array: record_len(&format).div_ceil(8) * 8 }
-            }
+            "sys_enter_futex_waitv" => Point::EnterWaitV { nr: field("nr_futexes")?, array: routed_len(len) },
             _ => Point::Exit { ret: field("ret")? },
         };
         let both = !matches!(point, Point::Exit { .. });
@@ -79,7 +78,7 @@ pub(super) fn points(root: &std::path::Path) -> Result<(Vec<Tracepoint>, Points,
             }
             _ => None,
         };
-        routes.push(Route { id: id as u64, len: record_len(&format), both, waitv });
+        routes.push(Route { id: id as u64, len, both, waitv });
         points.0.insert(id, point);
         tps.push(Tracepoint { id: id as u64, filter: String::new() });
     }

@@ -34,7 +34,7 @@ use super::perf_ring::TracepointSampler;
 use asm::Insn;
 use perf_event_open_sys::bindings as pb;
 use programs::{on_exit, on_fork, route, route_switch, route_waitv, WAITV_SCRATCH};
-pub use programs::{SwitchFields, WaitvFields, WAITV_ENTRY, WAITV_MAX};
+pub use programs::{SwitchFields, WaitvFields, WAITV_ENTRY};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
@@ -59,13 +59,13 @@ pub struct TaskFilter {
     /// The CPU the programs' events are opened on.
     cpu: i32,
     /// The events that run the programs (one per program; the switch
-    /// router's is in `switches`), and the
-    /// maps they use besides the followed one: outputs and scratch
-    /// (closed after them).
+    /// router's is in `switches`).
     _attached: Vec<OwnedFd>,
     /// The switch router, once loaded: attached only while switches are
     /// followed (`route_switches_now`).
     switches: Option<Router>,
+    /// The maps the programs use besides the followed one: outputs and
+    /// scratch (closed after the events).
     _outputs: Vec<OwnedFd>,
 }
 
@@ -159,8 +159,9 @@ impl TaskFilter {
     ) -> io::Result<()> {
         let scratch = create_map(BPF_MAP_TYPE_PERCPU_ARRAY, 4, WAITV_SCRATCH, 1)?;
         let program = route_waitv(self.map.as_raw_fd(), scratch.as_raw_fd(), id, len, at, first, second);
+        self.attach(tp, &program, "contend_waitv")?;
         self._outputs.push(scratch);
-        self.attach(tp, &program, "contend_waitv")
+        Ok(())
     }
 
     /// Sends sched_switch's records (tracepoint `id`, `len` bytes, its
@@ -281,10 +282,15 @@ fn checked_id(id: u64) -> io::Result<i32> {
     i32::try_from(id).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "tracepoint id out of range"))
 }
 
-/// A record's length rounded up to 8 bytes, at most 64 (what a router
-/// copies to its stack).
+/// What a router copies of a record of `len` bytes: its length rounded
+/// up to 8 bytes. The futex_waitv router's copied array follows it there.
+pub fn routed_len(len: usize) -> usize {
+    len.div_ceil(8) * 8
+}
+
+/// [`routed_len`], at most 64 (what a router copies to its stack).
 fn checked_len(len: usize) -> io::Result<i16> {
-    i16::try_from(len.div_ceil(8) * 8)
+    i16::try_from(routed_len(len))
         .ok()
         .filter(|l| (8..=64).contains(l))
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "record longer than 64 bytes"))
