@@ -271,22 +271,14 @@ impl Account {
     /// The word of the futex wait thread `tid` is in, if any (a
     /// futex_waitv's first).
     fn waiting_on(&self, tid: u32) -> Option<u64> {
-        match self.inflight.get(&tid) {
-            Some(InFlight { call: Call::Wait { uaddr }, .. }) => Some(*uaddr),
-            Some(InFlight { call: Call::WaitV { words }, .. }) => words.first().copied(),
-            _ => None,
-        }
+        self.inflight.get(&tid).and_then(|f| f.call.sleeps_on().first().copied())
     }
 
     /// Ends the view at `end` (ns): waits still in the kernel count as
     /// unfinished, blocked until then, their holder not known.
     pub fn finish(&mut self, end: u64) {
         for (_, InFlight { pid, call, since, stack }) in std::mem::take(&mut self.inflight) {
-            let words = match call {
-                Call::Wait { uaddr } => vec![uaddr],
-                Call::WaitV { words } => distinct(&words),
-                _ => continue,
-            };
+            let words = distinct(call.sleeps_on());
             let first = words.first().copied();
             for uaddr in words {
                 let w = self.words.entry((pid, uaddr)).or_default();

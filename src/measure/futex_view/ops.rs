@@ -39,6 +39,18 @@ pub enum Call {
     Other,
 }
 
+impl Call {
+    /// The words the call may sleep on (a futex_waitv's in its array's
+    /// order, repeats and all); none for a wake.
+    pub fn sleeps_on(&self) -> &[u64] {
+        match self {
+            Call::Wait { uaddr } => std::slice::from_ref(uaddr),
+            Call::WaitV { words } => words,
+            _ => &[],
+        }
+    }
+}
+
 /// futex(2)'s op: its command, without FUTEX_PRIVATE_FLAG (128) and
 /// FUTEX_CLOCK_REALTIME (256).
 pub fn futex_call(op: u64, uaddr: u64, uaddr2: u64) -> Call {
