@@ -50,6 +50,7 @@ mod report;
 mod route;
 mod rundir;
 mod rwlock;
+mod sampling;
 mod say;
 mod slots;
 mod speedup;

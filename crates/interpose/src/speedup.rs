@@ -28,7 +28,10 @@
 //! nor skip more than it really waited. Where no slot is free it falls
 //! back to Coz's rule (skip what accrued while blocked). An uncontended
 //! lock and unlock read no clock (`acquired` and `releasing` say why
-//! that loses little).
+//! that loses little), and of the sped-up mutex's sections only a sample
+//! is timed, each standing for as many as it was drawn among
+//! (`sampling.rs`: the clock reads inside a short section made the
+//! baseline another program).
 //!
 //! What it cannot see: blocking that does not go through these calls
 //! (pthread_join, a pipe, a semaphore) keeps its debt and pays it later,
@@ -36,6 +39,7 @@
 //! exit; both err toward a smaller gain. A recursive mutex's nested
 //! acquisitions restart its section.
 
+use crate::sampling;
 use libc::{c_int, pthread_mutex_t};
 use locks::sys::clock::monotonic_ns;
 use std::cell::Cell;
@@ -96,10 +100,12 @@ struct Nest {
     since: i64,
     /// The virtual time spent in them so far.
     nested: i64,
+    /// How many sections this one counts for (`sampling.rs`).
+    weight: i64,
 }
 
 impl Nest {
-    const OUT: Nest = Nest { holding: false, entered: 0, depth: 0, since: 0, nested: 0 };
+    const OUT: Nest = Nest { holding: false, entered: 0, depth: 0, since: 0, nested: 0, weight: 0 };
 }
 
 /// Before this thread takes `m` (or right after a try-lock took it):
@@ -132,9 +138,13 @@ pub fn nest_end(begun: bool) {
     NEST.with(|c| c.set(n));
 }
 
-/// The sped-up section begins at virtual time `v`.
-fn section_begins(v: i64) {
-    NEST.with(|c| c.set(Nest { holding: true, entered: v, ..Nest::OUT }));
+/// A section of the sped-up mutex begins: timed from now if the sampler
+/// draws it (`sampling.rs`), else not held as a section at all.
+fn section_begins() {
+    if let Some(weight) = sampling::draw() {
+        let v = now() - local();
+        NEST.with(|c| c.set(Nest { holding: true, entered: v, weight, ..Nest::OUT }));
+    }
 }
 
 /// Whether a speedup is asked (the mode's DELAY flag covers both).
@@ -317,7 +327,7 @@ pub fn acquired(m: *mut pthread_mutex_t, blocked: Option<(i64, i64)>) {
         caught(&[m as usize], blocked);
     }
     if m as usize == ADDRESS.load(Relaxed) {
-        section_begins(now() - local());
+        section_begins();
     }
 }
 
@@ -329,18 +339,22 @@ pub fn acquired(m: *mut pthread_mutex_t, blocked: Option<(i64, i64)>) {
 /// that did not wait skips the bound (`acquired`).
 pub fn releasing(m: *mut pthread_mutex_t, asleep: bool) {
     if m as usize == ADDRESS.load(Relaxed) {
-        let l = local();
-        let v = now() - l;
         let n = NEST.with(|c| c.replace(Nest::OUT));
-        // A mutex taken inside and still held (hand over hand) counts
-        // until now.
-        let nested = n.nested + if n.depth > 0 { v - n.since } else { 0 };
-        let h = (v - n.entered - nested).max(0);
-        let d = h * PERCENT.load(Relaxed) as i64 / 100;
-        GLOBAL.fetch_add(d, Relaxed);
-        set_local(l + d);
-        SECTIONS.fetch_add(1, Relaxed);
-        SECTION_NS.fetch_add(h as u64, Relaxed);
+        if n.holding {
+            let l = local();
+            let v = now() - l;
+            // A mutex taken inside and still held (hand over hand) counts
+            // until now.
+            let nested = n.nested + if n.depth > 0 { v - n.since } else { 0 };
+            let h = (v - n.entered - nested).max(0);
+            sampling::timed(h);
+            // A timed section stands for `weight` sections like it.
+            let d = h * n.weight * PERCENT.load(Relaxed) as i64 / 100;
+            GLOBAL.fetch_add(d, Relaxed);
+            set_local(l + d);
+            SECTIONS.fetch_add(n.weight as u64, Relaxed);
+            SECTION_NS.fetch_add((h * n.weight) as u64, Relaxed);
+        }
     } else {
         nest_end(true);
     }
@@ -365,7 +379,7 @@ pub fn woken(c: *mut libc::pthread_cond_t, m: *mut pthread_mutex_t, blocked: (i6
         caught(&[m as usize], None);
     }
     if m as usize == ADDRESS.load(Relaxed) {
-        section_begins(now() - local());
+        section_begins();
     } else {
         nest_begin(m);
     }
