@@ -94,22 +94,33 @@ def build(tmp, name, flags):
     return out
 
 
-def wall(what):
-    """Wall time of one execution of a binary, or of (binary, extra environment)."""
+def wall(what, cpu=None):
+    """Wall time of one execution of a binary, or of (binary, extra
+    environment); its user and system CPU time appended to `cpu`."""
     path, env = what if isinstance(what, tuple) else (what, {})
     t = time.perf_counter()
-    subprocess.run([path], check=True, stdout=subprocess.DEVNULL, env={**os.environ, **env})
-    return time.perf_counter() - t
+    p = subprocess.Popen([path], stdout=subprocess.DEVNULL, env={**os.environ, **env})
+    _, status, usage = os.wait4(p.pid, 0)
+    took = time.perf_counter() - t
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{path} failed: {status}")
+    if cpu is not None:
+        cpu.append((usage.ru_utime, usage.ru_stime))
+    return took
 
 
-def real_times(binaries, runs):
-    """{label: per-round wall time}, interleaved in shuffled rounds."""
+def real_times(binaries, runs, cpu=None):
+    """{label: per-round wall time}, interleaved in shuffled rounds (and
+    in `cpu`, if given, {label: per-round (user, system) s})."""
     times = {k: [] for k in binaries}
+    for k in binaries:
+        if cpu is not None:
+            cpu[k] = []
     for _ in range(runs):
         order = list(binaries)
         random.shuffle(order)
         for k in order:
-            times[k].append(wall(binaries[k]))
+            times[k].append(wall(binaries[k], None if cpu is None else cpu[k]))
     return times
 
 
@@ -118,10 +129,17 @@ def paired(times, a, b):
     return [x / y for x, y in zip(times[a], times[b])]
 
 
-def real_ratios(binaries, runs):
+def real_ratios(binaries, runs, cpu=None):
     """{label: per-round ratio to 'base'}, interleaved in shuffled rounds."""
-    times = real_times(binaries, runs)
+    times = real_times(binaries, runs, cpu)
     return {k: paired(times, k, "base") for k in binaries if k != "base"}
+
+
+def saved(cpu, label):
+    """The user and system time a change saved: medians of the per-round
+    differences from the unchanged build, s."""
+    pairs = list(zip(cpu["base"], cpu[label]))
+    return (statistics.median(b[0] - c[0] for b, c in pairs), statistics.median(b[1] - c[1] for b, c in pairs))
 
 
 def contend(args, tmp):
@@ -157,10 +175,12 @@ def validate(tmp, name, changes, runs, lines, tally):
     sped = predictions(doc)
     binaries = {"base": base}
     binaries.update({label: build(tmp, name, flags) for _, label, flags, _ in changes})
-    real = real_ratios(binaries, runs)
+    cpu = {}
+    real = real_ratios(binaries, runs, cpu)
     lines += [f"### {name}.c", "",
-              "| mutex | change | predicted | bounded by CPU | real (no contend) | inside? |",
-              "|---|---|---|---|---|---|"]
+              "| mutex | change | predicted | bounded by CPU | widened by kernel time | real (no contend) "
+              "| real: user, system s saved | inside? |",
+              "|---|---|---|---|---|---|---|---|"]
     gains = []
     for mutex, label, flags, which in changes:
         value, ci = geometric(real[label])
@@ -168,7 +188,8 @@ def validate(tmp, name, changes, runs, lines, tally):
         est = m and m.get(which)
         if not est:
             why = (m or {}).get("cannot_tell") or "no prediction"
-            lines.append(f"| {mutex} | {label} (`{flags}`) | cannot tell: {why} | - | {shown(value, ci)} | - |")
+            lines.append(f"| {mutex} | {label} (`{flags}`) | cannot tell: {why} | - | - | {shown(value, ci)} | "
+                         f"{'%.3f, %.3f' % saved(cpu, label)} | - |")
             tally["cannot"] += 1
             continue
         lo, hi = est["ci95"] or (est["value"], est["value"])
@@ -177,8 +198,10 @@ def validate(tmp, name, changes, runs, lines, tally):
         tally["bad"] += not (0 < est["value"] < math.inf)
         # The CPU's floor applies to the half-as-long prediction's rounds.
         bound = f"{m.get('cpu_bound_rounds', 0)} of {m.get('rounds', 0)} rounds" if which == "half" else "-"
-        lines.append(f"| {mutex} | {label} (`{flags}`) | {shown(est['value'], est['ci95'])} | {bound} | "
-                     f"{shown(value, ci)} | {'yes' if inside else 'no'} |")
+        kernel = (f"{m.get('kernel_rounds', 0)} of {m.get('rounds', 0)} rounds "
+                  f"({m.get('sleep_share', 0) * 100:.0f}% of the sleeps)") if which == "half" else "-"
+        lines.append(f"| {mutex} | {label} (`{flags}`) | {shown(est['value'], est['ci95'])} | {bound} | {kernel} | "
+                     f"{shown(value, ci)} | {'%.3f, %.3f' % saved(cpu, label)} | {'yes' if inside else 'no'} |")
         if which == "half":
             gains.append((mutex, est["value"], value, real[label]))
     lines.append("")

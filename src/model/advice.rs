@@ -184,6 +184,15 @@ pub struct SpedMutex {
     /// floor, `speedup::cpu_range`, above T − G); such a round predicts
     /// the range from that floor to the CPU share the program had.
     pub cpu_bound_rounds: u32,
+    /// The share of the profiled execution's sleeps (voluntary context
+    /// switches) that were on this mutex, 0..=1: the share of the kernel
+    /// time its convoy is taken to cost (`program::convoy`).
+    pub sleep_share: f64,
+    /// Rounds whose range the kernel time of the mutex's sleeps widened:
+    /// a shorter section also makes them rarer, which a virtual speedup
+    /// cannot show, so the range reaches to the time with that share of
+    /// the execution's system time saved in proportion to the section.
+    pub kernel_rounds: u32,
     /// Rounds with a half-as-long prediction.
     pub rounds: u32,
     /// Against the next mutex in the ranking, paired by round: whether

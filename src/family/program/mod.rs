@@ -7,6 +7,7 @@
 pub mod args;
 pub mod attach;
 pub mod choice;
+pub mod convoy;
 pub mod cpu_range;
 pub mod data_names;
 pub mod embedded;
@@ -20,6 +21,7 @@ pub mod keeper;
 pub mod launch;
 pub mod pairing;
 pub mod parameter;
+pub mod predicted;
 pub mod recommend;
 pub mod report;
 pub mod run_mode;

@@ -37,8 +37,10 @@
 
 use crate::engine::futex_plan::FutexPlan;
 use crate::family::program::choice::{self, Target};
+use crate::family::program::convoy::{self, Convoy};
 use crate::family::program::cpu_range::{cpu_range, Cpus};
 use crate::family::program::execution::Setting;
+use crate::family::program::predicted::{estimate, Predicted};
 use crate::family::program::run_warnings;
 use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
@@ -190,7 +192,7 @@ pub(crate) fn run(
     }
     let measured = measure(cx, &points, futex, inline, &mut warnings)?;
     let higher_is_better = spec.metric.is_some();
-    let analysis = analyse(&chosen, &measured.results, higher_is_better, Cpus::here());
+    let analysis = analyse(&chosen, &profiled, &measured.results, higher_is_better, Cpus::here());
     let vs = crate::family::program::pairing::vs_glibc(&measured.results);
     let kernel_waits_failed = cx.kernel_waits_failed.take();
     let mut outcome = finish(spec, measured, vs, None, kernel_waits_failed, warnings);
@@ -240,56 +242,37 @@ pub fn geometric(ratios: &[f64]) -> Estimate {
     Estimate { value: e.value.exp(), ci95: e.ci95.map(|(lo, hi)| (lo.exp(), hi.exp())) }
 }
 
-/// One round's prediction of a sped-up execution over its baseline.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Predicted {
-    /// The metric's ratio to the baseline's (the middle of `low..high`).
-    ratio: f64,
-    /// The range the round allows: T − G alone (`low == high`), or what
-    /// the CPU allows ([`cpu_range`]).
-    low: f64,
-    high: f64,
-    /// Whether the CPU bound it rather than T − G.
-    cpu_bound: bool,
-}
-
-impl Predicted {
-    fn at(ratio: f64) -> Self {
-        Predicted { ratio, low: ratio, high: ratio, cpu_bound: false }
-    }
-}
-
 /// `s`'s predicted ratio to its baseline `b`: T − G, or where that is
 /// beyond what the CPU's floor allows (a time below it, a rate above its
-/// inverse), the range the CPU allows.
-fn predict(s: &ProgramSample, b: &ProgramSample, higher_is_better: bool, cpus: Cpus) -> Option<Predicted> {
+/// inverse), the range the CPU allows; either reaching out to the time
+/// with the convoy's kernel time saved too, where that is a bigger gain.
+fn predict(
+    s: &ProgramSample,
+    b: &ProgramSample,
+    higher_is_better: bool,
+    cpus: Cpus,
+    convoy: Convoy,
+) -> Option<Predicted> {
     let coz = predicted(s, higher_is_better)? / metric(b);
-    let Some((floor, ceiling)) = cpu_range(s, b, cpus) else {
-        return Some(Predicted::at(coz));
+    let p = match cpu_range(s, b, cpus) {
+        None => Predicted::at(coz),
+        Some((floor, ceiling)) => {
+            // As a ratio of the metric: of the time, or of a rate (its
+            // inverse).
+            let (low, high) = if higher_is_better { (1.0 / ceiling, 1.0 / floor) } else { (floor, ceiling) };
+            let beyond = if higher_is_better { coz > high } else { coz < low };
+            if beyond {
+                Predicted { ratio: (low * high).sqrt(), low, high, cpu_bound: true, kernel: false }
+            } else {
+                Predicted::at(coz)
+            }
+        }
     };
-    // As a ratio of the metric: of the time, or of a rate (its inverse).
-    let (low, high) = if higher_is_better { (1.0 / ceiling, 1.0 / floor) } else { (floor, ceiling) };
-    let beyond = if higher_is_better { coz > high } else { coz < low };
-    Some(if beyond {
-        Predicted { ratio: (low * high).sqrt(), low, high, cpu_bound: true }
-    } else {
-        Predicted::at(coz)
+    Some(match convoy::time_ratio(s, b, convoy) {
+        // A time ratio, and for a rate its inverse.
+        Some(t) => p.reaching(if higher_is_better { 1.0 / t } else { t }, higher_is_better),
+        None => p,
     })
-}
-
-/// The rounds' predictions `v` as one estimate: the geometric mean of
-/// their points, its interval from the lows' lower end to the highs'
-/// upper end (the same as the points' where no round was bound by the
-/// CPU). None when no round predicts.
-fn estimate(v: &[(u32, Option<Predicted>)]) -> Option<Estimate> {
-    let v: Vec<Predicted> = v.iter().filter_map(|(_, r)| *r).collect();
-    if v.is_empty() {
-        return None;
-    }
-    let of = |f: fn(&Predicted) -> f64| geometric(&v.iter().map(f).collect::<Vec<_>>());
-    let (low, high) = (of(|p| p.low).ci95, of(|p| p.high).ci95);
-    let ci95 = low.zip(high).map(|((lo, _), (_, hi))| (lo, hi));
-    Some(Estimate { value: of(|p| p.ratio).value, ci95 })
 }
 
 /// Per round, the predicted ratio of `name` to the baseline (None for a
@@ -299,13 +282,14 @@ fn ratios(
     name: &str,
     higher_is_better: bool,
     cpus: Cpus,
+    convoy: Convoy,
 ) -> Vec<(u32, Option<Predicted>)> {
     let base = rounds(results, BASE);
     rounds(results, name)
         .into_iter()
         .filter_map(|s| {
             let b = base.iter().find(|b| b.run.round == s.run.round)?;
-            Some((s.run.round, predict(s, b, higher_is_better, cpus)))
+            Some((s.run.round, predict(s, b, higher_is_better, cpus, convoy)))
         })
         .collect()
 }
@@ -313,6 +297,7 @@ fn ratios(
 /// The predictions, the ranking and the accounts' cost.
 fn analyse(
     chosen: &[MutexProfile],
+    profiled: &ProgramSample,
     results: &[ProgramResult],
     higher_is_better: bool,
     cpus: Cpus,
@@ -330,7 +315,8 @@ fn analyse(
     let mut mutexes: Vec<SpedMutex> = chosen
         .iter()
         .map(|m| {
-            let half = ratios(results, &label(50, m.address), higher_is_better, cpus);
+            let share = convoy::sleep_share(m, profiled);
+            let half = ratios(results, &label(50, m.address), higher_is_better, cpus, Convoy { share, fraction: 0.5 });
             let runs = rounds(results, &label(50, m.address));
             let sections = runs.iter().map(|s| s.sped.map_or(0, |sp| sp.sections) as f64).sum::<f64>()
                 / runs.len().max(1) as f64;
@@ -356,7 +342,10 @@ fn analyse(
             let ok: Vec<(u32, f64)> = half.iter().filter_map(|(k, r)| r.map(|r| (*k, r.ratio))).collect();
             let predicted_rounds = ok.len() as u32;
             let cpu_bound_rounds = half.iter().filter(|(_, r)| r.is_some_and(|r| r.cpu_bound)).count() as u32;
-            let none = (chosen.len() == 1).then(|| ratios(results, &label(100, m.address), higher_is_better, cpus));
+            let kernel_rounds = half.iter().filter(|(_, r)| r.is_some_and(|r| r.kernel)).count() as u32;
+            let gone = Convoy { share, fraction: 1.0 };
+            let none =
+                (chosen.len() == 1).then(|| ratios(results, &label(100, m.address), higher_is_better, cpus, gone));
             let none_ok = none.as_ref().filter(|v| !v.is_empty() && v.iter().all(|(_, r)| r.is_some()));
             by_round.push(ok);
             SpedMutex {
@@ -370,6 +359,8 @@ fn analyse(
                 none: if cannot_tell.is_none() { none_ok.and_then(|v| estimate(v)) } else { None },
                 cannot_tell,
                 cpu_bound_rounds,
+                sleep_share: share,
+                kernel_rounds,
                 rounds: predicted_rounds,
                 apart_from_next: None,
             }
@@ -436,18 +427,6 @@ mod tests {
         let e = geometric(&[0.05, 0.9, 1.4]);
         let (lo, hi) = e.ci95.unwrap();
         assert!(lo > 0.0 && lo < e.value && e.value < hi);
-    }
-
-    #[test]
-    fn rounds_bound_by_the_cpu_widen_the_interval_to_their_range() {
-        let free = |r: f64| Some(Predicted::at(r));
-        let only = estimate(&[(0, free(0.80)), (1, free(0.82)), (2, free(0.81))]).unwrap();
-        let bound = |r: f64| Some(Predicted { ratio: r, low: r * 0.95, high: r / 0.95, cpu_bound: true });
-        let some = estimate(&[(0, bound(0.80)), (1, free(0.82)), (2, bound(0.81))]).unwrap();
-        let ((lo, hi), (slo, shi)) = (only.ci95.unwrap(), some.ci95.unwrap());
-        assert!((only.value - some.value).abs() < 1e-12, "the points are the same");
-        assert!(slo < lo && shi > hi && slo < some.value && some.value < shi, "{only:?} {some:?}");
-        assert!(estimate(&[(0, None)]).is_none());
     }
 
     #[test]

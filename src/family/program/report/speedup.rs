@@ -49,6 +49,17 @@ pub fn text(w: &SpeedupWhatIf) -> String {
                         m.cpu_bound_rounds, m.rounds
                     );
                 }
+                if m.kernel_rounds > 0 {
+                    out += &format!(
+                        "       widened by its sleeps' kernel time in {} of {} rounds: a shorter section\n       \
+                         also makes them rarer, which a virtual speedup cannot show; the range reaches\n       \
+                         to the time with their share of the system time ({:.0}%, as of the sleeps)\n       \
+                         saved in proportion to the section\n",
+                        m.kernel_rounds,
+                        m.rounds,
+                        m.sleep_share * 100.0
+                    );
+                }
                 match m.apart_from_next {
                     Some(true) => out += "       ahead of the next beyond the interval (paired by round)\n",
                     Some(false) => {

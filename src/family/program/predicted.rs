@@ -1,0 +1,83 @@
+//! One round's prediction of a `--what-if` (`speedup.rs`): a point and
+//! the range the round allows (T − G alone, what the CPU allows, reached
+//! out to the kernel time a convoy costs), and the rounds' predictions as
+//! one estimate with its interval.
+
+use crate::family::program::speedup::geometric;
+use crate::model::advice::Estimate;
+
+/// One round's prediction of a sped-up execution over its baseline.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Predicted {
+    /// The metric's ratio to the baseline's (the middle of `low..high`).
+    pub ratio: f64,
+    /// The low end of the range the round allows: T − G alone (`low ==
+    /// high`), or what the CPU allows
+    /// ([`cpu_range`](crate::family::program::cpu_range::cpu_range)), or
+    /// either reached out to the time with a convoy's kernel time saved.
+    pub low: f64,
+    /// Its high end.
+    pub high: f64,
+    /// Whether the CPU bound it rather than T − G.
+    pub cpu_bound: bool,
+    /// Whether the kernel time of the mutex's sleeps widened it
+    /// ([`convoy`](crate::family::program::convoy)).
+    pub kernel: bool,
+}
+
+impl Predicted {
+    /// A point with no range around it.
+    pub fn at(ratio: f64) -> Self {
+        Predicted { ratio, low: ratio, high: ratio, cpu_bound: false, kernel: false }
+    }
+
+    /// Reaches out to `end` (a ratio of the metric) where it lies beyond
+    /// the range on the side of a gain; the point is the range's
+    /// geometric middle.
+    pub fn reaching(mut self, end: f64, higher_is_better: bool) -> Self {
+        if higher_is_better && end > self.high {
+            self.high = end;
+        } else if !higher_is_better && end < self.low {
+            self.low = end;
+        } else {
+            return self;
+        }
+        self.ratio = (self.low * self.high).sqrt();
+        self.kernel = true;
+        self
+    }
+}
+
+/// The rounds' predictions `v` as one estimate: the geometric mean of
+/// their points, its interval from the lows' lower end to the highs'
+/// upper end (the same as the points' where no round was bound by the
+/// CPU). None when no round predicts.
+pub fn estimate(v: &[(u32, Option<Predicted>)]) -> Option<Estimate> {
+    let v: Vec<Predicted> = v.iter().filter_map(|(_, r)| *r).collect();
+    if v.is_empty() {
+        return None;
+    }
+    let of = |f: fn(&Predicted) -> f64| geometric(&v.iter().map(f).collect::<Vec<_>>());
+    let (low, high) = (of(|p| p.low).ci95, of(|p| p.high).ci95);
+    let ci95 = low.zip(high).map(|((lo, _), (_, hi))| (lo, hi));
+    Some(Estimate { value: of(|p| p.ratio).value, ci95 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounds_bound_by_the_cpu_widen_the_interval_to_their_range() {
+        let free = |r: f64| Some(Predicted::at(r));
+        let only = estimate(&[(0, free(0.80)), (1, free(0.82)), (2, free(0.81))]).unwrap();
+        let bound = |r: f64| {
+            Some(Predicted { ratio: r, low: r * 0.95, high: r / 0.95, cpu_bound: true, kernel: false })
+        };
+        let some = estimate(&[(0, bound(0.80)), (1, free(0.82)), (2, bound(0.81))]).unwrap();
+        let ((lo, hi), (slo, shi)) = (only.ci95.unwrap(), some.ci95.unwrap());
+        assert!((only.value - some.value).abs() < 1e-12, "the points are the same");
+        assert!(slo < lo && shi > hi && slo < some.value && some.value < shi, "{only:?} {some:?}");
+        assert!(estimate(&[(0, None)]).is_none());
+    }
+}
