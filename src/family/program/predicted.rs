@@ -80,4 +80,17 @@ mod tests {
         assert!(slo < lo && shi > hi && slo < some.value && some.value < shi, "{only:?} {some:?}");
         assert!(estimate(&[(0, None)]).is_none());
     }
+
+    #[test]
+    fn a_range_reaches_out_only_on_the_side_of_a_gain() {
+        // A time: a lower end reaches down, and the point is the middle.
+        let p = Predicted::at(0.9).reaching(0.4, false);
+        assert!(p.kernel && p.low == 0.4 && p.high == 0.9 && (p.ratio - 0.6).abs() < 1e-12, "{p:?}");
+        // An end inside the range, or on the side of a loss, changes nothing.
+        assert_eq!(Predicted::at(0.9).reaching(0.95, false), Predicted::at(0.9));
+        // A rate: a higher end reaches up.
+        let r = Predicted::at(1.1).reaching(1.5, true);
+        assert!(r.kernel && r.low == 1.1 && r.high == 1.5, "{r:?}");
+        assert_eq!(Predicted::at(1.1).reaching(1.0, true), Predicted::at(1.1));
+    }
 }
