@@ -1,10 +1,18 @@
 //! One round's prediction of a `--what-if` (`speedup.rs`): a point and
 //! the range the round allows (T − G alone, what the CPU allows, reached
 //! out to the kernel time a convoy costs), and the rounds' predictions as
-//! one estimate with its interval.
+//! one estimate with its interval (a geometric mean with its t interval
+//! on the log scale, which `speedup.rs` uses for the accounts' cost too).
 
-use crate::family::program::speedup::geometric;
 use crate::model::advice::Estimate;
+
+/// The geometric mean of `ratios` (all > 0) with its t interval on the
+/// log scale.
+pub fn geometric(ratios: &[f64]) -> Estimate {
+    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
+    let e = crate::family::program::whatif::estimate(&logs);
+    Estimate { value: e.value.exp(), ci95: e.ci95.map(|(lo, hi)| (lo.exp(), hi.exp())) }
+}
 
 /// One round's prediction of a sped-up execution over its baseline.
 #[derive(Debug, Clone, Copy, PartialEq)]

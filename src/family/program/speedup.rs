@@ -40,11 +40,11 @@ use crate::family::program::choice::{self, Target};
 use crate::family::program::convoy::{self, Convoy};
 use crate::family::program::cpu_range::{cpu_range, Cpus};
 use crate::family::program::execution::Setting;
-use crate::family::program::predicted::{estimate, Predicted};
+use crate::family::program::predicted::{estimate, geometric, Predicted};
 use crate::family::program::run_warnings;
 use crate::family::program::sweep::{finish, measure, profile_once, ProgramOutcome};
 use crate::measure::futex::FutexCounters;
-use crate::model::advice::{Estimate, SpedMutex, SpeedupWhatIf};
+use crate::model::advice::{SpedMutex, SpeedupWhatIf};
 use crate::model::program::{MutexProfile, ProgramPoint, ProgramResult, ProgramSample, GLIBC};
 use crate::model::warning::{Warning, WarningKind};
 use anyhow::{anyhow, bail, Result};
@@ -232,14 +232,6 @@ pub fn predicted(s: &ProgramSample, higher_is_better: bool) -> Option<f64> {
         return None;
     }
     Some(if higher_is_better { metric(s) * s.wall_s / left } else { left })
-}
-
-/// The geometric mean of `ratios` (all > 0) with its t interval on the
-/// log scale.
-pub fn geometric(ratios: &[f64]) -> Estimate {
-    let logs: Vec<f64> = ratios.iter().map(|r| r.ln()).collect();
-    let e = crate::family::program::whatif::estimate(&logs);
-    Estimate { value: e.value.exp(), ci95: e.ci95.map(|(lo, hi)| (lo.exp(), hi.exp())) }
 }
 
 /// `s`'s predicted ratio to its baseline `b`: T − G, or where that is
