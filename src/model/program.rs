@@ -158,15 +158,24 @@ pub struct Delayed {
 pub struct Sped {
     /// The speedup asked, percent of each critical section.
     pub percent: u64,
-    /// Critical sections of the mutex ended.
+    /// Critical sections of the mutex ended (an estimate: each thread
+    /// times a sample of them, each counting for as many as it was drawn
+    /// among; crates/interpose `sampling.rs`).
     pub sections: u64,
-    /// Their virtual length in all, ns.
+    /// Their virtual length in all, ns (an estimate, likewise).
     pub section_ns: u64,
     /// The pause every thread owed in all, ns: what the program's time
     /// with the speedup is shorter than its measured time.
     pub owed_ns: u64,
     /// What its threads busy-waited to pay, ns (in all threads).
     pub paid_ns: u64,
+}
+
+impl Sped {
+    /// The pause every thread owed in all, s (G).
+    pub fn owed_s(&self) -> f64 {
+        self.owed_ns as f64 * 1e-9
+    }
 }
 
 impl Delayed {

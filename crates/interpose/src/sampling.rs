@@ -24,7 +24,7 @@ use std::cell::Cell;
 
 /// Sections a thread times before it samples.
 pub const LEARN: u32 = 16;
-/// At most one section in this many is left untimed in a row, on average.
+/// At least one section in this many is timed, on average.
 const MAX_N: i64 = 64;
 /// What two clock reads cost inside a section, ns (measured on the
 /// guest above: 23 ns each).

@@ -57,7 +57,7 @@ fn share(sleeps: u64, switches: i64) -> f64 {
 /// CPUs `s` kept busy. None when nothing would be saved or nothing would
 /// be left.
 pub fn time_ratio(s: &ProgramSample, b: &ProgramSample, convoy: Convoy) -> Option<f64> {
-    let owed_s = s.sped.map_or(0.0, |sp| sp.owed_ns as f64 * 1e-9);
+    let owed_s = s.sped.map_or(0.0, |sp| sp.owed_s());
     ratio(Times { wall_s: s.wall_s, user_s: s.user_s, sys_s: s.sys_s, owed_s }, b.wall_s, convoy)
 }
 

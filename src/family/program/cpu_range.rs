@@ -42,7 +42,7 @@ impl Cpus {
 /// section halved, where the real change gave 0.794 (0.759..0.831).
 pub fn cpu_range(s: &ProgramSample, b: &ProgramSample, cpus: Cpus) -> Option<(f64, f64)> {
     let used = Used { cpu_s: b.user_s + b.sys_s, wall_s: b.wall_s, idle_pct: b.cpu?.idle_pct };
-    range(used, s.sped?.owed_ns as f64 * 1e-9, cpus)
+    range(used, s.sped?.owed_s(), cpus)
 }
 
 /// What an execution used: its CPU time and wall time, s, and the share

@@ -226,7 +226,7 @@ fn metric(s: &ProgramSample) -> f64 {
 /// mutex halved: 0.910 against the real change's 0.742, where T − G read
 /// 0.739 against 0.762), so T − G stays.
 pub fn predicted(s: &ProgramSample, higher_is_better: bool) -> Option<f64> {
-    let owed = s.sped.map_or(0.0, |sp| sp.owed_ns as f64 * 1e-9);
+    let owed = s.sped.map_or(0.0, |sp| sp.owed_s());
     let left = s.wall_s - owed;
     if left <= 0.0 {
         return None;
