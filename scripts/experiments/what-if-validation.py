@@ -245,18 +245,41 @@ def ranking(gains, doc, tally):
     return f"Ranking: contend puts **{predicted_first}** first, the real changes **{real_first}** ({verdict})."
 
 
-def swaps(tmp, runs, lines):
-    base = build(tmp, "spin2", "")
-    # The interposer contend preloads, next to the binary (as
-    # scripts/experiments/interposer-cost.py finds it).
-    so = os.path.join(os.path.dirname(os.path.abspath(CONTEND)), "libcontend_interpose.so")
-    binaries = {"base": base}
-    binaries.update({lock: build(tmp, "spin2", f"-DLOCK={n}") for lock, n in SPIN_LOCKS})
-    binaries.update({"swapped " + lock: (base, {"LD_PRELOAD": so, "CONTEND_RUN_LOCK": lock})
-                     for lock, _ in SPIN_LOCKS})
-    # Three times the rounds: the swap's own cost is a few percent, and
-    # this host's steal bursts move one execution of spin2 by more.
-    times = real_times(binaries, 3 * runs)
+class SwapTimes:
+    """spin2.c's direct timings: glibc's mutex, each lock compiled in, and
+    each lock swapped in by contend's interposer (preloaded, as `contend
+    run --lock` runs it), interleaved in shuffled rounds, taken in blocks
+    spread over the whole script, between the programs. One execution of
+    spin2 moves by up to 2x from the next (0.20 to 0.47 s, the same
+    binary, minutes apart), and in one block of 30 rounds at the script's
+    end the swap's cost for ttas read from -6.9% to +10.6% in five runs
+    within an hour (2026-12-04), with intervals that left each other out:
+    a block sees one state of the host. Spread, the rounds sample its
+    states as the programs' do.
+    """
+
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.base = build(tmp, "spin2", "")
+        # The interposer contend preloads, next to the binary (as
+        # scripts/experiments/interposer-cost.py finds it).
+        so = os.path.join(os.path.dirname(os.path.abspath(CONTEND)), "libcontend_interpose.so")
+        self.binaries = {"base": self.base}
+        self.binaries.update({lock: build(tmp, "spin2", f"-DLOCK={n}") for lock, n in SPIN_LOCKS})
+        self.binaries.update({"swapped " + lock: (self.base, {"LD_PRELOAD": so, "CONTEND_RUN_LOCK": lock})
+                              for lock, _ in SPIN_LOCKS})
+        self.times = {k: [] for k in self.binaries}
+        self.blocks = 0
+
+    def block(self, rounds):
+        for k, v in real_times(self.binaries, rounds).items():
+            self.times[k] += v
+        self.blocks += 1
+
+
+def swaps(timed, runs, lines):
+    times, base, tmp = timed.times, timed.base, timed.tmp
+    rounds = len(times["base"])
     doc = contend(["--runs", str(runs), "--lock", ",".join(l for l, _ in SPIN_LOCKS), "--", base], tmp)
     swapped = {v["lock"]: v for v in doc.get("vs_glibc", []) if v.get("ratio")}
     lines += ["## A swap against the same lock compiled in (spin2.c: two threads, short holds)", "",
@@ -264,8 +287,9 @@ def swaps(tmp, runs, lines):
               "rounds, compared with the compiled-in lock's ratio timed in other rounds: two estimates apart, "
               "so host noise between them counts as a difference. The paired measure times the swapped lock "
               "(contend's interposer preloaded, as `contend run --lock` runs it) in the same rounds as the "
-              f"compiled-in lock and glibc's mutex, {3 * runs} rounds, and gives their ratio per round: the "
-              "swap's own cost, with its interval.", "",
+              f"compiled-in lock and glibc's mutex, {rounds} rounds"
+              + (f" in {timed.blocks} blocks spread over the script's run" if timed.blocks > 1 else "")
+              + ", and gives their ratio per round: the swap's own cost, with its interval.", "",
               "| lock | compiled into the source, vs glibc | swapped in by contend run, vs glibc | difference "
               "| swapped, same rounds, vs glibc | swapped over compiled in, paired by round |",
               "|---|---|---|---|---|---|"]
@@ -299,13 +323,19 @@ def main():
              "rank_tied": 0, "rank_unsettled": 0}
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
+        spin2 = SwapTimes(tmp) if a.only in (None, "spin2") else None
         for name, changes in PROGRAMS.items():
             if a.only in (None, name):
                 print(f"{name} ...", file=sys.stderr)
                 validate(tmp, name, changes, a.runs, lines, tally)
-        if a.only in (None, "spin2"):
+                if spin2:
+                    spin2.block(a.runs)
+        if spin2:
             print("spin2 ...", file=sys.stderr)
-            swaps(tmp, a.runs, lines)
+            # At least six times the rounds in all (the swap's own cost
+            # is a few percent), the last block here.
+            spin2.block(max(a.runs, 6 * a.runs - len(spin2.times["base"])))
+            swaps(spin2, a.runs, lines)
     done = tally["inside"] + tally["outside"]
     head = ["# `contend run --what-if` and swaps against real changes", "", machine.header(), "",
             f"Generated by `scripts/experiments/what-if-validation.py --runs {a.runs}` (the programs are in "
