@@ -113,9 +113,8 @@ def real_times(binaries, runs, cpu=None):
     """{label: per-round wall time}, interleaved in shuffled rounds (and
     in `cpu`, if given, {label: per-round (user, system) s})."""
     times = {k: [] for k in binaries}
-    for k in binaries:
-        if cpu is not None:
-            cpu[k] = []
+    if cpu is not None:
+        cpu.update({k: [] for k in binaries})
     for _ in range(runs):
         order = list(binaries)
         random.shuffle(order)
@@ -251,7 +250,7 @@ class SwapTimes:
     run --lock` runs it), interleaved in shuffled rounds, taken in blocks
     spread over the whole script, between the programs. One execution of
     spin2 moves by up to 2x from the next (0.20 to 0.47 s, the same
-    binary, minutes apart), and in one block of 30 rounds at the script's
+    binary, in consecutive rounds), and in one block of 30 rounds at the script's
     end the swap's cost for ttas read from -6.9% to +10.6% in five runs
     within an hour (2026-12-04), with intervals that left each other out:
     a block sees one state of the host. Spread, the rounds sample its

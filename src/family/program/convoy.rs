@@ -51,34 +51,21 @@ fn share(sleeps: u64, switches: i64) -> f64 {
     }
 }
 
-/// The sped-up execution `s`'s time, over the baseline `b`'s, with the
-/// convoy's kernel time saved as well as the pauses owed: (T − G − f·K /
-/// busy) / T_b, where K is `s`'s system time times the share and busy the
-/// CPUs `s` kept busy. None when nothing would be saved or nothing would
-/// be left.
-pub fn time_ratio(s: &ProgramSample, b: &ProgramSample, convoy: Convoy) -> Option<f64> {
-    let owed_s = s.sped.map_or(0.0, |sp| sp.owed_s());
-    ratio(Times { wall_s: s.wall_s, user_s: s.user_s, sys_s: s.sys_s, owed_s }, b.wall_s, convoy)
-}
-
-/// What a sped-up execution measured, s.
-#[derive(Debug, Clone, Copy)]
-struct Times {
-    wall_s: f64,
-    user_s: f64,
-    sys_s: f64,
-    /// The pauses every thread owed (G).
-    owed_s: f64,
-}
-
-fn ratio(t: Times, base_wall_s: f64, convoy: Convoy) -> Option<f64> {
-    let kernel = t.sys_s * convoy.share * convoy.fraction;
-    let cpu = t.user_s + t.sys_s;
-    if kernel <= 0.0 || cpu <= 0.0 || t.wall_s <= 0.0 || base_wall_s <= 0.0 {
-        return None;
+impl Convoy {
+    /// The wall time execution `s` would be shorter with the convoy's
+    /// kernel time saved, f·K / busy, s: K is `s`'s system time times the
+    /// share, and busy the CPUs `s` kept busy. The round's end is then
+    /// T − G less this, over the baseline (`speedup::predicted`, the same
+    /// rule as T − G's). None when nothing would be saved.
+    pub fn saved_s(self, s: &ProgramSample) -> Option<f64> {
+        saved(self, s.wall_s, s.user_s, s.sys_s)
     }
-    let left = t.wall_s - t.owed_s - kernel * t.wall_s / cpu;
-    (left > 0.0).then(|| left / base_wall_s)
+}
+
+fn saved(convoy: Convoy, wall_s: f64, user_s: f64, sys_s: f64) -> Option<f64> {
+    let kernel = sys_s * convoy.share * convoy.fraction;
+    let cpu = user_s + sys_s;
+    (kernel > 0.0 && cpu > 0.0 && wall_s > 0.0).then(|| kernel * wall_s / cpu)
 }
 
 #[cfg(test)]
@@ -88,17 +75,15 @@ mod tests {
     #[test]
     fn the_kernel_time_a_convoy_costs_comes_off_at_the_cpus_kept_busy() {
         // Two CPUs busy, 0.4 s of system time, all of it the mutex's,
-        // half of it saved: 0.2 s of CPU, 0.1 s of wall time, beside the
-        // 0.1 s of pauses owed.
-        let t = Times { wall_s: 1.0, user_s: 1.6, sys_s: 0.4, owed_s: 0.1 };
+        // half of it saved: 0.2 s of CPU, 0.1 s of wall time (beside the
+        // pauses owed, which speedup::predicted takes out).
         let half = |share| Convoy { share, fraction: 0.5 };
         let close = |a: Option<f64>, b: f64| assert!((a.unwrap() - b).abs() < 1e-9, "{a:?} {b}");
-        close(ratio(t, 1.0, half(1.0)), 0.8);
-        close(ratio(t, 1.0, half(0.5)), 0.85);
-        close(ratio(t, 0.9, half(1.0)), 0.8 / 0.9);
-        assert_eq!(ratio(t, 1.0, half(0.0)), None, "nothing saved: no end of its own");
-        let all = Times { wall_s: 1.0, user_s: 0.1, sys_s: 1.9, owed_s: 0.9 };
-        assert_eq!(ratio(all, 1.0, Convoy { share: 1.0, fraction: 1.0 }), None, "nothing left");
+        close(saved(half(1.0), 1.0, 1.6, 0.4), 0.1);
+        close(saved(half(0.5), 1.0, 1.6, 0.4), 0.05);
+        close(saved(Convoy { share: 1.0, fraction: 1.0 }, 1.0, 0.1, 1.9), 0.95);
+        assert_eq!(saved(half(0.0), 1.0, 1.6, 0.4), None, "nothing saved: no end of its own");
+        assert_eq!(saved(half(1.0), 1.0, 0.0, 0.0), None, "no CPU time: nothing to spread");
     }
 
     #[test]

@@ -76,6 +76,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_geometric_interval_stays_above_zero() {
+        let e = geometric(&[0.05, 0.9, 1.4]);
+        let (lo, hi) = e.ci95.unwrap();
+        assert!(lo > 0.0 && lo < e.value && e.value < hi);
+    }
+
+    #[test]
     fn rounds_bound_by_the_cpu_widen_the_interval_to_their_range() {
         let free = |r: f64| Some(Predicted::at(r));
         let only = estimate(&[(0, free(0.80)), (1, free(0.82)), (2, free(0.81))]).unwrap();
