@@ -41,6 +41,7 @@ mod clock;
 mod cond;
 mod delay;
 mod glibc;
+mod held;
 mod mode;
 mod modules;
 mod mutex;
@@ -70,7 +71,7 @@ pub static CONTEND_INTERPOSE_MARK: [u8; 33] = *b"contend-interpose report format
 use libc::{c_int, clockid_t, pthread_cond_t, pthread_condattr_t, pthread_mutex_t, pthread_mutexattr_t};
 use libc::{pthread_rwlock_t, pthread_spinlock_t, timespec};
 use mode::Mode;
-use route::{lock_mutex, unlock_mutex};
+use route::lock_mutex;
 use rwlock::RwCall;
 
 /// Defines the exported `$name` as a trampoline that passes the return
@@ -206,26 +207,23 @@ trampoline!(
     /// for ended).
     pthread_mutex_unlock(m: *mut pthread_mutex_t) => mutex_unlock_at, x86_64: "rsi", aarch64: "x1");
 
+/// pthread_mutex_unlock. Its short path, a plain swapped process's unlock
+/// of a mutex this thread took by the swapped lock, makes no call but the
+/// tail one into the lock's unlock, so it saves no register: everything
+/// before the releasing store lengthens the critical section for every
+/// waiter, and a spinning waiter's exchange may take the lock's cache
+/// line away in between, so that the store misses twice.
 unsafe extern "C" fn mutex_unlock_at(m: *mut pthread_mutex_t, site: usize) -> c_int {
-    let mode = mode::current();
-    // SAFETY: the program's contract.
-    unsafe {
-        if mode.plain() {
-            mutex::release_plain(m, mode)
-        } else {
-            unlock_any(m, site, mode)
+    if let Some(unlock) = plain::unlock() {
+        if held::let_go(m as usize) {
+            // SAFETY: the program's contract; the thread took `m` by the
+            // process's swapped lock (plain::unlock is set only in a
+            // plain swapped process) and holds it.
+            return unsafe { unlock(m) };
         }
     }
-}
-
-/// The unlock of a process that profiles, chooses per mutex or delays.
-///
-/// # Safety
-/// The program's contract with pthread_mutex_unlock.
-#[inline(never)]
-unsafe fn unlock_any(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
-    // SAFETY: the caller's contract.
-    unsafe { unlock_mutex(m, site, mode) }
+    // SAFETY: the program's contract.
+    unsafe { route::unlock_rest(m, site) }
 }
 
 /// pthread_mutex_init.

@@ -156,8 +156,10 @@ fn decide() -> Mode {
         wake.map_or(locks::sys::wake_cost::FALLBACK, std::time::Duration::from_nanos),
     );
     let profile = env(input::PROFILE) == Some(input::PROFILE_ON);
-    crate::plain::set(swap);
     let bits = swap as u8 | chosen | delay | if profile { PROFILE } else { 0 };
+    if bits & FLAGS == 0 {
+        crate::plain::set(swap);
+    }
     // Two threads deciding at once decide the same.
     MODE.store(bits, Ordering::Relaxed);
     Mode(bits)

@@ -8,6 +8,7 @@
 //! goes to glibc, which honours its type, and is counted.
 
 use crate::glibc::real;
+use crate::held;
 use crate::mode::Mode;
 use crate::swapped;
 use crate::tally;
@@ -168,9 +169,9 @@ unsafe fn acquisition(
     // SAFETY: the caller's contract.
     let rc = match unsafe { swapped_in(m, mode) } {
         None => {
-            // Only a plain process remembers what it holds (tally.rs).
+            // Only a plain process remembers what it holds (held.rs).
             if mode.plain() && !mode.glibc_only() {
-                tally::forget(m as usize);
+                held::forget(m as usize);
             }
             let rc = glibc();
             if holds(rc) {
@@ -203,7 +204,7 @@ pub unsafe fn acquire_plain(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
     // SAFETY: the caller's contract (kind reads offset 16).
     if mode.glibc_only() || !swappable(unsafe { kind(m) }) {
         if !mode.glibc_only() {
-            tally::forget(m as usize);
+            held::forget(m as usize);
         }
         // SAFETY: the caller's contract, passed on to glibc.
         let rc = unsafe { (real().mutex_lock)(m) };
@@ -230,8 +231,8 @@ pub unsafe fn release_plain(m: *mut pthread_mutex_t, mode: Mode) -> c_int {
     // SAFETY: the caller's contract.
     unsafe {
         // A mutex this thread took by the swapped lock is unlocked
-        // without reading its type (tally.rs says why).
-        if mode.glibc_only() || (!tally::let_go(m as usize) && !swappable(kind(m))) {
+        // without reading its type (held.rs says why).
+        if mode.glibc_only() || (!held::let_go(m as usize) && !swappable(kind(m))) {
             return (real().mutex_unlock)(m);
         }
         match crate::plain::unlock() {

@@ -1,7 +1,8 @@
 //! The plain lock and unlock of the process's swapped lock: addresses of
 //! [`plain_lock`] and [`plain_unlock`] for its type, set when the mode is
-//! decided (0 until then), so that the entry point of a plain process (no
-//! profile, choice or delay) makes one indirect call straight into a small
+//! decided to be a plain swap (no profile, choice or delay; 0 until then,
+//! and in every other mode), so that the entry point of a plain process
+//! makes one indirect call straight into a small
 //! function with the lock inlined, where a dispatch on the lock's number
 //! would first jump through a table and then call.
 
@@ -56,7 +57,8 @@ impl OnSwapped for PlainOps {
 }
 
 /// Sets the plain lock and unlock for the process's lock (from
-/// `mode::decide`, before the mode is stored).
+/// `mode::decide`, before the mode is stored, in a plain process only: a
+/// set unlock tells the unlock's short path that the process is one).
 pub fn set(swap: Swap) {
     if let Some((lock, unlock)) = swap.dispatch(PlainOps) {
         PLAIN_LOCK.store(lock, Ordering::Relaxed);

@@ -78,3 +78,33 @@ pub(crate) unsafe fn unlock_mutex(m: *mut pthread_mutex_t, site: usize, mode: Mo
         }
     }
 }
+
+/// pthread_mutex_unlock past the short path of lib.rs (a plain swapped
+/// process's unlock of a mutex the thread took by the swapped lock): glibc's
+/// mutex, a mutex of another kind, and every unlock of any other mode.
+///
+/// # Safety
+/// The program's contract with pthread_mutex_unlock.
+#[inline(never)]
+pub(crate) unsafe extern "C" fn unlock_rest(m: *mut pthread_mutex_t, site: usize) -> c_int {
+    let mode = crate::mode::current();
+    // SAFETY: the caller's contract.
+    unsafe {
+        if mode.plain() {
+            mutex::release_plain(m, mode)
+        } else {
+            unlock_any(m, site, mode)
+        }
+    }
+}
+
+/// The unlock of a process that profiles, chooses per mutex or delays:
+/// out of line, so that the plain path keeps few registers.
+///
+/// # Safety
+/// The program's contract with pthread_mutex_unlock.
+#[inline(never)]
+unsafe fn unlock_any(m: *mut pthread_mutex_t, site: usize, mode: Mode) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { unlock_mutex(m, site, mode) }
+}

@@ -12,15 +12,8 @@
 //! slot (the counts are totals, so that is harmless). A thread that finds
 //! no slot within [`PROBES`] adds to a shared overflow slot atomically.
 //! No allocation, no TLS access (general-dynamic TLS costs a call per
-//! access in a preloaded library), and no destructor.
-//!
-//! The same slot keeps the few mutexes the thread holds by the swapped
-//! lock of a plain process ([`swapped_holding`], [`let_go`]), so that
-//! their unlock need not read glibc's type field: that field shares its
-//! cache line with the lock word, and a read of it at every unlock cost a
-//! contended short-hold program about a third of its speed (spin2.c of
-//! the what-if validation: 360 ms compiled in, 511 ms with one read of a
-//! field on the lock's line before the releasing store).
+//! access in a preloaded library; the initial-exec TLS of `held.rs` cannot
+//! be summed over threads at exit), and no destructor.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
@@ -38,13 +31,7 @@ struct Slot {
     glibc: AtomicU64,
     /// The thread is walking its stack (crate::stack).
     walking: AtomicBool,
-    /// Mutexes it holds by the plain swapped lock (0: free entry).
-    held: [AtomicUsize; HELD],
 }
-
-/// Mutexes a thread's slot remembers holding: the nesting of all but odd
-/// programs; more are unlocked the slow way (their type read).
-const HELD: usize = 4;
 
 impl Slot {
     // Only the initializer of the statics' elements.
@@ -54,7 +41,6 @@ impl Slot {
         swapped: AtomicU64::new(0),
         glibc: AtomicU64::new(0),
         walking: AtomicBool::new(false),
-        held: [const { AtomicUsize::new(0) }; HELD],
     };
 }
 
@@ -111,46 +97,12 @@ pub fn swapped() {
 }
 
 /// One acquisition of `m` by the plain swapped lock, remembered until its
-/// unlock ([`let_go`]); called just before the lock is taken (it cannot
-/// fail), so that none of this lengthens the critical section. Not in
-/// the shared overflow slot: there another thread's entry could be taken
-/// for this one's.
+/// unlock (`held.rs`); called just before the lock is taken (it cannot
+/// fail), so that none of this lengthens the critical section.
 #[inline(always)]
 pub fn swapped_holding(m: usize) {
-    let s = slot();
-    add(s, &s.swapped);
-    if !std::ptr::eq(s, &OVERFLOW) {
-        if let Some(h) = s.held.iter().find(|h| h.load(Relaxed) == 0) {
-            h.store(m, Relaxed);
-        }
-    }
-}
-
-/// Whether this thread took `m` by the plain swapped lock and has not let
-/// it go: then `m` is swapped for certain (a mutex's type does not change
-/// while it is held), and the entry is cleared.
-#[inline(always)]
-pub fn let_go(m: usize) -> bool {
-    let s = slot();
-    if std::ptr::eq(s, &OVERFLOW) {
-        return false;
-    }
-    match s.held.iter().find(|h| h.load(Relaxed) == m) {
-        Some(h) => {
-            h.store(0, Relaxed);
-            true
-        }
-        None => false,
-    }
-}
-
-/// Forgets `m` if this thread remembers holding it (every entry: one
-/// left by an unlock in another thread can repeat): called where `m` is
-/// found to be glibc's (re-initialized with another type since, or
-/// unlocked by another thread, which glibc tolerates for a normal mutex).
-#[cold]
-pub fn forget(m: usize) {
-    while let_go(m) {}
+    swapped();
+    crate::held::hold(m);
 }
 
 /// One acquisition of glibc's mutex through the interposer.
@@ -220,25 +172,5 @@ mod tests {
         assert_ne!(thread_pointer(), 0);
         let other = std::thread::spawn(thread_pointer).join().unwrap();
         assert_ne!(other, thread_pointer(), "each live thread has its own pointer");
-        // After the counts: what follows counts swapped acquisitions too.
-        a_thread_lets_go_only_of_what_it_took_and_forgets_what_became_glibc_s();
-    }
-
-    fn a_thread_lets_go_only_of_what_it_took_and_forgets_what_became_glibc_s() {
-        std::thread::spawn(|| {
-            swapped_holding(0x1000);
-            swapped_holding(0x2000);
-            assert!(!let_go(0x3000), "never taken");
-            assert!(std::thread::spawn(|| !let_go(0x1000)).join().unwrap(), "another thread's");
-            assert!(let_go(0x2000) && !let_go(0x2000), "once");
-            forget(0x1000);
-            assert!(!let_go(0x1000));
-            // More than HELD at once: the rest go the slow way.
-            (1..=HELD + 2).for_each(|i| swapped_holding(i * 0x100));
-            let known = (1..=HELD + 2).filter(|&i| let_go(i * 0x100)).count();
-            assert_eq!(known, HELD);
-        })
-        .join()
-        .unwrap();
     }
 }
