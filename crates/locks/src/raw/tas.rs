@@ -14,13 +14,13 @@
 //! behind the waiters' exchanges; and a preempted owner makes every waiter
 //! spin out its time slice.
 
-use crate::primitive::{spin_loop, AtomicBool, Ordering};
+use crate::primitive::{spin_loop, AtomicU32, Ordering};
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 
 /// A test-and-set spinlock; see the module docs.
 #[derive(Debug, Default)]
 pub struct Tas {
-    locked: AtomicBool,
+    locked: AtomicU32,
 }
 
 // SAFETY: only the thread whose swap returned false returns from `lock`; the
@@ -35,7 +35,7 @@ unsafe impl RawLock for Tas {
 
     #[inline]
     fn lock(&self, _node: &(), stats: &mut LockStats) {
-        while self.locked.swap(true, Ordering::Acquire) {
+        while self.locked.swap(1, Ordering::Acquire) != 0 {
             stats.add_spins(1);
             spin_loop();
         }
@@ -43,7 +43,7 @@ unsafe impl RawLock for Tas {
 
     #[inline]
     unsafe fn unlock(&self, _node: &(), _stats: &mut LockStats) {
-        self.locked.store(false, Ordering::Release);
+        self.locked.store(0, Ordering::Release);
     }
 }
 
@@ -51,7 +51,7 @@ unsafe impl RawLock for Tas {
 unsafe impl TryLock for Tas {
     #[inline]
     fn try_lock(&self, _node: &(), _stats: &mut LockStats) -> bool {
-        !self.locked.swap(true, Ordering::Acquire)
+        self.locked.swap(1, Ordering::Acquire) == 0
     }
 }
 

@@ -17,7 +17,7 @@
 //! differ only in how a waiter waits while the word reads locked: each is
 //! a [`Waiting`] policy over [`TtasWith`].
 
-use crate::primitive::{spin_loop, AtomicBool, Ordering};
+use crate::primitive::{spin_loop, AtomicU32, Ordering};
 use crate::{Caps, LockConfig, LockStats, RawLock, TryLock};
 use std::marker::PhantomData;
 
@@ -30,26 +30,26 @@ pub trait Waiting: Send + Sync + 'static {
 /// The TTAS word: one flag, taken by an exchange.
 #[derive(Debug, Default)]
 pub struct TtasWord {
-    locked: AtomicBool,
+    locked: AtomicU32,
 }
 
 impl TtasWord {
     /// One exchange attempt.
     #[inline]
     pub fn attempt(&self) -> bool {
-        !self.locked.swap(true, Ordering::Acquire)
+        self.locked.swap(1, Ordering::Acquire) == 0
     }
 
     /// Whether the lock reads as held (a plain load, no write).
     #[inline]
     pub fn is_locked(&self) -> bool {
-        self.locked.load(Ordering::Relaxed)
+        self.locked.load(Ordering::Relaxed) != 0
     }
 
     /// Releases.
     #[inline]
     pub fn release(&self) {
-        self.locked.store(false, Ordering::Release);
+        self.locked.store(0, Ordering::Release);
     }
 }
 
