@@ -48,6 +48,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import interposer  # noqa: E402  (scripts/lib/interposer.py)
 import machine  # noqa: E402  (scripts/lib/machine.py)
 from emit import emit  # noqa: E402  (scripts/lib/emit.py)
 from lockpoint import lock_point  # noqa: E402  (scripts/lib/lockpoint.py)
@@ -94,9 +95,7 @@ def main():
     ap.add_argument("--threads", default="1", help="threads on the one mutex (default 1: uncontended)")
     ap.add_argument("--hold", default="0", help="hold per acquisition, contend lock's --hold (default 0)")
     a = ap.parse_args()
-    so = os.path.join(os.path.dirname(os.path.abspath(a.contend)), "libcontend_interpose.so")
-    if not os.path.isfile(so):
-        sys.exit(f"{so} is missing: cargo build --release --workspace")
+    so = interposer.sibling(a.contend)
     vs = variants(a.contend, so, a.other_interposer)
     rng = random.Random(a.seed)
     ns = {k: [] for k in vs}

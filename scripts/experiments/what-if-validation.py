@@ -43,6 +43,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SRC = os.path.join(ROOT, "scripts", "experiments", "what-if-validation")
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+import interposer  # noqa: E402
 import machine  # noqa: E402
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
@@ -92,15 +93,6 @@ def build(tmp, name, flags):
     if not os.path.exists(out):
         subprocess.run(["cc", "-O2", "-pthread", *flags.split(), os.path.join(SRC, name + ".c"), "-o", out],
                        check=True)
-    return out
-
-
-def bare(tmp, lock):
-    """bare_interposer.c built as a shared library for spin2.c's LOCK."""
-    out = os.path.join(tmp, f"bare_interposer_{lock}.so")
-    if not os.path.exists(out):
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", f"-DLOCK={lock}",
-                        os.path.join(SRC, "bare_interposer.c"), "-o", out], check=True)
     return out
 
 
@@ -272,14 +264,15 @@ class SwapTimes:
         self.base = build(tmp, "spin2", "")
         # The interposer contend preloads, next to the binary (as
         # scripts/experiments/interposer-cost.py finds it).
-        so = os.path.join(os.path.dirname(os.path.abspath(CONTEND)), "libcontend_interpose.so")
+        so = interposer.sibling(CONTEND)
         self.binaries = {"base": self.base}
         self.binaries.update({lock: build(tmp, "spin2", f"-DLOCK={n}") for lock, n in SPIN_LOCKS})
         self.binaries.update({"swapped " + lock: (self.base, {"LD_PRELOAD": so, "CONTEND_RUN_LOCK": lock})
                               for lock, _ in SPIN_LOCKS})
         # tas and ttas only: with pthread_spin_lock inside it, spin2.c hung
         # (2026-12-04, not investigated), so that column is left empty.
-        self.binaries.update({"bare " + lock: (self.base, {"LD_PRELOAD": bare(tmp, n)})
+        self.binaries.update({"bare " + lock: (self.base, {"LD_PRELOAD": build(tmp, "bare_interposer",
+                                                                               f"-shared -fPIC -DLOCK={n}")})
                               for lock, n in SPIN_LOCKS if n in ("1", "2")})
         self.times = {k: [] for k in self.binaries}
         self.blocks = 0

@@ -23,16 +23,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 /// programs; more are unlocked the slow way (their type read).
 pub const HELD: usize = 4;
 
-#[cfg(target_arch = "x86_64")]
-core::arch::global_asm!(
-    ".pushsection .tbss,\"awT\",@nobits",
-    ".balign 8",
-    "contend_interpose_held:",
-    ".zero 32",
-    ".popsection",
-);
-
-#[cfg(target_arch = "aarch64")]
+// `%nobits`, not `@nobits`: the form both x86_64's and aarch64's
+// assemblers accept (`@` starts a comment on aarch64).
 core::arch::global_asm!(
     ".pushsection .tbss,\"awT\",%nobits",
     ".balign 8",

@@ -1,8 +1,9 @@
 /* The least an LD_PRELOAD interposer can be: pthread_mutex_lock and
  * pthread_mutex_unlock as one of spin2.c's locks (LOCK as there: 1 tas,
- * 2 ttas; 3 pthread_spin, with which spin2.c hung: unused), on the mutex's first word, with no check of
- * the mutex's type, no count and no mode. Only for spin2.c, whose one
- * mutex is statically initialized (zero: free for all three); a program
+ * 2 ttas; not 3, pthread_spin, with which spin2.c hung), on the mutex's
+ * first word, with no check of the mutex's type, no count and no mode.
+ * Only for spin2.c, whose one mutex is statically initialized (zero:
+ * free); a program
  * with a recursive or process-shared mutex would break under it.
  *
  * Preloaded into spin2.c's glibc build, it prices the call any
@@ -28,17 +29,13 @@ int pthread_mutex_lock(pthread_mutex_t *m)
             __builtin_ia32_pause();
     }
 #else
-    pthread_spin_lock((pthread_spinlock_t *)m);
+#error "LOCK is 1 (tas) or 2 (ttas)"
 #endif
     return 0;
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-#if LOCK == 1 || LOCK == 2
     __atomic_store_n((int *)m, 0, __ATOMIC_RELEASE);
-#else
-    pthread_spin_unlock((pthread_spinlock_t *)m);
-#endif
     return 0;
 }
