@@ -5,8 +5,11 @@ OUT_DIR), so `cargo build --release` leaves target/release/
 libcontend_interpose.so as old as the last build of that crate alone. A
 script that preloads the sibling file would then time another build
 than the contend it names (it happened on 2026-12-04: a validation page
-timed an interposer two commits old). So the sibling is rebuilt when it
-is this tree's, and refused when it is older than the binary.
+timed an interposer two commits old). So the sibling is rebuilt from
+this tree's source when the binary is this tree's (cargo leaves it alone
+when it is current). For another binary the file beside it is used as
+it is, and named on stderr: file times cannot tell (cargo rebuilds the
+binary without touching an up-to-date library).
 """
 
 import os
@@ -22,9 +25,9 @@ def sibling(contend):
     so = os.path.join(os.path.dirname(contend), "libcontend_interpose.so")
     if contend == os.path.join(ROOT, "target", "release", "contend"):
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "contend-interpose"], cwd=ROOT, check=True)
+    else:
+        print(f"preloading {so} as it is: rebuild it with that binary's tree if it may be stale",
+              file=sys.stderr)
     if not os.path.isfile(so):
         sys.exit(f"{so} is missing: cargo build --release -p contend-interpose")
-    if os.path.getmtime(so) < os.path.getmtime(contend):
-        sys.exit(f"{so} is older than {contend}: it may be another build's interposer "
-                 "(cargo build --release -p contend-interpose with that binary's target dir)")
     return so
