@@ -6,8 +6,11 @@
 use crate::model::family::Family;
 use serde_json::Value;
 
-/// Every family, by the name exports write.
-pub const FAMILIES: [&Family; 4] = [
+/// Every family, by the name exports write. A static, not a const: each
+/// use of a const array is a copy whose `&FAMILY` entries need not share
+/// an address (unoptimized builds give each its own), and [`named`]
+/// hands out references into this one list.
+pub static FAMILIES: [&Family; 4] = [
     &crate::model::lock::FAMILY,
     &crate::family::wakeup::point::FAMILY,
     &crate::model::alloc::FAMILY,

@@ -25,11 +25,17 @@
 
 // The section's first (and only) alignment request: 4096 bytes. The
 // functions placed in it by `#[link_section]` follow in the order the
-// compiler emits them, each at its own 16-byte alignment. (global_asm! is
-// unsafe code to the lint; this one emits no instructions.)
+// compiler emits them, each at its own 16-byte alignment. The `R` flag
+// (SHF_GNU_RETAIN) keeps this empty piece from --gc-sections: nothing
+// refers to it, and where the compiler splits the crate into several
+// objects (the dev profile's codegen units) the linker dropped it with
+// its alignment, so the section started wherever it fell. With one unit
+// (release) it shares the functions' piece and was kept anyway.
+// (global_asm! is unsafe code to the lint; this one emits no
+// instructions.)
 #[allow(unsafe_code)]
 mod alignment {
-    std::arch::global_asm!(".pushsection contend_measured,\"ax\",@progbits", ".p2align 12", ".popsection",);
+    std::arch::global_asm!(".pushsection contend_measured,\"axR\",@progbits", ".p2align 12", ".popsection",);
 }
 
 /// The measured section's addresses, first to past-the-end, from the
