@@ -269,11 +269,9 @@ class SwapTimes:
         self.binaries.update({lock: build(tmp, "spin2", f"-DLOCK={n}") for lock, n in SPIN_LOCKS})
         self.binaries.update({"swapped " + lock: (self.base, {"LD_PRELOAD": so, "CONTEND_RUN_LOCK": lock})
                               for lock, _ in SPIN_LOCKS})
-        # tas and ttas only: with pthread_spin_lock inside it, spin2.c hung
-        # (2026-12-04, not investigated), so that column is left empty.
         self.binaries.update({"bare " + lock: (self.base, {"LD_PRELOAD": build(tmp, "bare_interposer",
                                                                                f"-shared -fPIC -DLOCK={n}")})
-                              for lock, n in SPIN_LOCKS if n in ("1", "2")})
+                              for lock, n in SPIN_LOCKS})
         self.times = {k: [] for k in self.binaries}
         self.blocks = 0
 
@@ -298,7 +296,9 @@ def swaps(timed, runs, lines):
               + ", and gives their ratio per round: the swap's own cost, with its interval. A bare interposer "
               "of the same lock (bare_interposer.c: the two functions and the lock, no type check, count or "
               "mode; safe only for spin2.c) runs in the same rounds: its cost over the compiled-in lock is the "
-              "call any interposer pays, and contend's over it is what contend's interposer adds.", "",
+              "call any interposer pays, and contend's over it is what contend's interposer adds. Not so for "
+              "pthread-spin: compiled in, it is a call into glibc's pthread_spin_lock too, so its bare column "
+              "compares one call with another, glibc's assembly with the same steps compiled from C.", "",
               "| lock | compiled into the source, vs glibc | swapped in by contend run, vs glibc | difference "
               "| swapped, same rounds, vs glibc | swapped over compiled in, paired by round "
               "| bare interposer over compiled in | swapped over bare interposer |",
