@@ -47,6 +47,8 @@ import interposer  # noqa: E402
 import machine  # noqa: E402
 
 CONTEND = os.path.join(ROOT, "target", "release", "contend")
+# The host's steal over everything the page measures (each part keeps its own too).
+STEAL = machine.Steal()
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 19: 2.093, 24: 2.064, 29: 2.045, 39: 2.023}
 
@@ -172,12 +174,15 @@ def validate(tmp, name, changes, runs, lines, tally):
     base = build(tmp, name, "")
     names = sorted({c[0] for c in changes})
     at = {n: address(base, n) for n in names}
-    doc = contend(["--runs", str(runs), "--what-if", ",".join(hex(at[n]) for n in names), "--", base], tmp)
+    predicting, timing = machine.Steal(), machine.Steal()
+    with predicting.counting(), STEAL.counting():
+        doc = contend(["--runs", str(runs), "--what-if", ",".join(hex(at[n]) for n in names), "--", base], tmp)
     sped = predictions(doc)
     binaries = {"base": base}
     binaries.update({label: build(tmp, name, flags) for _, label, flags, _ in changes})
     cpu = {}
-    real = real_ratios(binaries, runs, cpu)
+    with timing.counting(), STEAL.counting():
+        real = real_ratios(binaries, runs, cpu)
     lines += [f"### {name}.c", "",
               "| mutex | change | predicted | bounded by CPU | widened by kernel time | real (no contend) "
               "| real: user, system s saved | inside? |",
@@ -208,6 +213,8 @@ def validate(tmp, name, changes, runs, lines, tally):
     lines.append("")
     if len(gains) == 2:
         lines += [ranking(gains, doc, tally), ""]
+    lines += [f"Host steal (/proc/stat): {predicting.shown()} of the CPU time while contend predicted, "
+              f"{timing.shown()} while the real changes were timed.", ""]
     cost = (doc.get("speedup") or {}).get("accounts_cost")
     if cost:
         lines += [f"The accounts (no speedup) cost this program x{shown(cost['value'], cost['ci95'])} "
@@ -274,9 +281,12 @@ class SwapTimes:
                               for lock, n in SPIN_LOCKS})
         self.times = {k: [] for k in self.binaries}
         self.blocks = 0
+        self.steal = machine.Steal()
 
     def block(self, rounds):
-        for k, v in real_times(self.binaries, rounds).items():
+        with self.steal.counting(), STEAL.counting():
+            got = real_times(self.binaries, rounds)
+        for k, v in got.items():
             self.times[k] += v
         self.blocks += 1
 
@@ -284,7 +294,9 @@ class SwapTimes:
 def swaps(timed, runs, lines):
     times, base, tmp = timed.times, timed.base, timed.tmp
     rounds = len(times["base"])
-    doc = contend(["--runs", str(runs), "--lock", ",".join(l for l, _ in SPIN_LOCKS), "--", base], tmp)
+    swapping, recommending = machine.Steal(), machine.Steal()
+    with swapping.counting(), STEAL.counting():
+        doc = contend(["--runs", str(runs), "--lock", ",".join(l for l, _ in SPIN_LOCKS), "--", base], tmp)
     swapped = {v["lock"]: v for v in doc.get("vs_glibc", []) if v.get("ratio")}
     lines += ["## A swap against the same lock compiled in (spin2.c: two threads, short holds)", "",
               "Two measures of the swap. `contend run --lock` gives its ratio to glibc's mutex from its own "
@@ -319,11 +331,15 @@ def swaps(timed, runs, lines):
                           f"{(beyond - 1) * 100:+.1f}% ({shown(beyond, beyond_ci)})")
         lines.append(f"| {lock} | {shown(value, ci)} | {sw} | {diff} | {same} | "
                      f"{(over - 1) * 100:+.1f}% ({shown(over, over_ci)}) | {bare_cells} |")
-    lines.append("")
-    doc = contend(["--runs", str(runs), "--recommend", "--lock", "pthread,tas,ttas,pthread-spin,adaptive", "--", base], tmp)
+    lines += ["", f"Host steal (/proc/stat): {swapping.shown()} of the CPU time while `contend run --lock` ran, "
+              f"{timed.steal.shown()} while the paired rounds ran.", ""]
+    with recommending.counting(), STEAL.counting():
+        doc = contend(["--runs", str(runs), "--recommend", "--lock", "pthread,tas,ttas,pthread-spin,adaptive", "--",
+                       base], tmp)
     rec = doc.get("recommendation") or {}
     verdicts = [f"{m['waits_at']}: {m.get('best') or 'keep glibc'}" for m in rec.get("mutexes", [])]
-    lines += [f"`contend run --recommend` on spin2.c: {'; '.join(verdicts) or 'no verdict'}.", ""]
+    lines += [f"`contend run --recommend` on spin2.c: {'; '.join(verdicts) or 'no verdict'} (host steal "
+              f"{recommending.shown()} while it ran).", ""]
 
 
 def main():
@@ -361,7 +377,13 @@ def main():
             f"**{tally['inside']} of {done} real changes inside their prediction's interval**; "
             f"{tally['cannot']} said \"cannot tell\"; predictions outside (0, ∞): {tally['bad']}; rankings "
             f"right {tally['rank_right']}, backwards {tally['rank_wrong']}, not judged {tally['rank_tied']} "
-            f"(contend cannot tell the two apart) and {tally['rank_unsettled']} (the real changes cannot be told apart).", ""]
+            f"(contend cannot tell the two apart) and {tally['rank_unsettled']} (the real changes cannot be told apart).", "",
+            f"Host steal over the measured parts (/proc/stat: the share of CPU time the hypervisor gave to "
+            f"others): {STEAL.shown()}. Where it comes in bursts, a ratio whose two sides ran at different times "
+            "(a prediction and its real change, `contend run --lock` and the compiled-in lock) compares two "
+            "machines; each section says how much there was while each side ran. Steal counts only the time "
+            "this guest's CPUs were taken from it: a neighbour busy on the same physical core slows the guest "
+            "without any, so a low figure does not make a quiet hour.", ""]
     with open(a.markdown, "w") as f:
         f.write("\n".join(head + lines))
     print("\n".join(head + lines))

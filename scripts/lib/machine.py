@@ -3,6 +3,7 @@ at which commit their numbers were measured, and by what command, so a
 number copied into the README carries its provenance (and
 scripts/check/results-index.py can index the pages)."""
 
+import contextlib
 import os
 import platform
 import shlex
@@ -51,3 +52,57 @@ def header():
     model = cpu_model()
     return (f"# {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs ({model}), Linux {platform.release()}, "
             f"commit {commit()}: `{command()}`")
+
+
+
+class Steal:
+    """The host's steal while this counted: the share of all CPU time
+    (every CPU, /proc/stat's first line) that the hypervisor gave to
+    others while this guest had work. A ratio measured while steal came
+    and went compares executions that ran on different machines, in
+    effect; the pages print it beside what they measured.
+
+        steal = Steal()
+        with steal.counting():
+            ...            # may count several stretches
+        steal.shown()      # "3.1%"
+    """
+
+    def __init__(self):
+        self.steal = 0
+        self.total = 0
+        self.known = True
+
+    @staticmethod
+    def _read():
+        try:
+            with open("/proc/stat") as f:
+                fields = [int(x) for x in f.readline().split()[1:9]]
+        except (OSError, ValueError):
+            return None
+        # user nice system idle iowait irq softirq steal (guest time is
+        # already inside user and nice); kernels before 2.6.11 have no steal.
+        return (sum(fields), fields[7]) if len(fields) == 8 else None
+
+    @contextlib.contextmanager
+    def counting(self):
+        start = self._read()
+        try:
+            yield self
+        finally:
+            end = self._read()
+            if start and end:
+                self.total += end[0] - start[0]
+                self.steal += end[1] - start[1]
+            else:
+                self.known = False
+
+    def share(self):
+        """Steal over all CPU time counted, 0..1; None where /proc/stat
+        did not say or nothing was counted."""
+        return self.steal / self.total if self.known and self.total > 0 else None
+
+    def shown(self):
+        """The share as a page prints it: `3.1%`, or `unknown`."""
+        s = self.share()
+        return "unknown" if s is None else f"{s * 100:.1f}%"
