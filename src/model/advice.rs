@@ -44,6 +44,10 @@ pub struct MutexAdvice {
     /// The best lock beyond its interval; None: keep glibc's mutex, or
     /// cannot tell.
     pub best: Option<String>,
+    /// The other locks beyond their interval that the best cannot be
+    /// told from: each one's metric over the best's, paired by round,
+    /// has a 95% interval holding 1.
+    pub tied: Vec<String>,
     /// With no best lock: the closest one's interval reaches a gain of
     /// the threshold or more, so the data cannot tell a win from none:
     /// about how many rounds in all would (None: glibc's mutex is kept

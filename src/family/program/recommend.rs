@@ -63,6 +63,25 @@ pub fn best(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
         .min_by(|a, b| score(a).total_cmp(&score(b)))
 }
 
+/// The other winners (beyond their own interval) that the best one
+/// cannot be told from: `against(t, best)`, t's metric over the best's
+/// paired by round, has a 95% interval that holds 1 (or none: one
+/// round). Said beside the best, so that a developer who would rather
+/// compile one of them into the source knows it does as well here.
+pub fn tied_with(
+    best: &Tried,
+    tried: &[Tried],
+    higher_is_better: bool,
+    against: impl Fn(&Tried, &Tried) -> Option<VsGlibc>,
+) -> Vec<String> {
+    tried
+        .iter()
+        .filter(|t| t.lock != best.lock && t.vs.as_ref().is_some_and(|v| better(v, higher_is_better)))
+        .filter(|t| against(t, best).is_some_and(|v| v.ci95.is_none_or(|(lo, hi)| lo <= 1.0 && 1.0 <= hi)))
+        .map(|t| t.lock.clone())
+        .collect()
+}
+
 /// The tried lock nearest to winning (the best ratio).
 pub fn closest(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
     let key = |t: &Tried| score(t, higher_is_better);
@@ -216,6 +235,12 @@ pub(crate) fn run(
                     }
                 })
                 .collect();
+            let result = |point: &str| m.results.iter().find(|r| r.point.lock == point);
+            let tied = best(&tried, higher_is_better).map_or_else(Vec::new, |b| {
+                tied_with(b, &tried, higher_is_better, |t, b| {
+                    pairing::paired(result(&t.point)?, result(&b.point)?)
+                })
+            });
             let best = best(&tried, higher_is_better).map(|t| t.lock.clone());
             let undecided_rounds =
                 if best.is_none() { undecided(&tried, higher_is_better, threshold_pct) } else { None };
@@ -228,6 +253,7 @@ pub(crate) fn run(
                 wait_share: if all_wait > 0 { mp.counts.wait_ns as f64 / all_wait as f64 } else { 0.0 },
                 tried,
                 best,
+                tied,
             }
         })
         .collect();
@@ -306,6 +332,31 @@ mod tests {
         assert!(best(&t[1..2], false).is_none());
         let rates = [tried("tas", 1.2, 1.1, 1.3), tried("mcs", 1.3, 1.25, 1.35)];
         assert_eq!(best(&rates, true).unwrap().lock, "mcs", "a rate: higher is better");
+    }
+
+    #[test]
+    fn winners_the_best_cannot_be_told_from_are_named_beside_it() {
+        let t = [
+            tried("adaptive", 0.55, 0.52, 0.58),
+            tried("tas", 0.56, 0.53, 0.59),
+            tried("ttas", 0.70, 0.66, 0.74),
+            tried("mcs", 0.57, 0.40, 1.10),
+        ];
+        let b = best(&t, false).unwrap();
+        assert_eq!(b.lock, "adaptive");
+        // Paired with the best: tas's interval holds 1, ttas's does not;
+        // mcs is no winner (its own interval holds 1), whatever its pair.
+        let against = |t: &Tried, _: &Tried| {
+            let (lo, hi) = match t.lock.as_str() {
+                "tas" => (0.97, 1.05),
+                "ttas" => (1.20, 1.32),
+                _ => (0.9, 1.1),
+            };
+            Some(VsGlibc { ratio: (lo + hi) / 2.0, ci95: Some((lo, hi)), rounds: 5 })
+        };
+        assert_eq!(tied_with(b, &t, false, against), vec!["tas".to_string()]);
+        // No pairing (a lock whose rounds did not meet the best's): not tied.
+        assert!(tied_with(b, &t, false, |_, _| None).is_empty());
     }
 
     #[test]

@@ -30,7 +30,8 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
         };
         let moved = m.tried.iter().all(|t| t.vs.is_none() && t.failed.is_none());
         let verdict = match &m.best {
-            Some(b) => format!("use {b}"),
+            Some(b) if m.tied.is_empty() => format!("use {b}"),
+            Some(b) => format!("use {b} (as good: {})", m.tied.join(", ")),
             None if m.undecided_rounds.is_some() => format!(
                 "cannot tell (closest shown): about {} rounds would",
                 m.undecided_rounds.unwrap_or_default()
@@ -63,7 +64,8 @@ pub fn table(rec: &Recommendation, preset: &str) -> String {
     let mut notes = format!(
         "of wait: the mutex's share of all mutex wait in the profiled execution; vs pthread: the program's \
          metric with that lock on that mutex alone (every other mutex glibc's) over pthread's in the same \
-         round ({better}); use: the best ratio among the locks whose 95% interval lies wholly beyond 1; \
+         round ({better}); use: the best ratio among the locks whose 95% interval lies wholly beyond 1 (as good: \
+         others beyond 1 that it cannot be told from, their ratio to it paired by round holding 1); \
          keep glibc: none does, and none can gain --threshold ({:.0}%) or more; cannot tell: none clears 1, \
          but the closest one's interval reaches a gain of the threshold, so the data cannot tell a win from \
          none (rounds: about how many --runs in all would decide it, either way); unknown: the mutex was not at its profiled address in the unprofiled \
