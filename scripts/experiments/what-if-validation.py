@@ -276,6 +276,8 @@ class SwapTimes:
         self.binaries.update({lock: build(tmp, "spin2", f"-DLOCK={n}") for lock, n in SPIN_LOCKS})
         self.binaries.update({"swapped " + lock: (self.base, {"LD_PRELOAD": so, "CONTEND_RUN_LOCK": lock})
                               for lock, _ in SPIN_LOCKS})
+        # glibc's mutex through the interposer: contend run's baseline.
+        self.binaries["interposed"] = (self.base, {"LD_PRELOAD": so, "CONTEND_RUN_LOCK": "pthread"})
         self.binaries.update({"bare " + lock: (self.base, {"LD_PRELOAD": build(tmp, "bare_interposer",
                                                                                f"-shared -fPIC -DLOCK={n}")})
                               for lock, n in SPIN_LOCKS})
@@ -331,13 +333,21 @@ def swaps(timed, runs, lines):
                           f"{(beyond - 1) * 100:+.1f}% ({shown(beyond, beyond_ci)})")
         lines.append(f"| {lock} | {shown(value, ci)} | {sw} | {diff} | {same} | "
                      f"{(over - 1) * 100:+.1f}% ({shown(over, over_ci)}) | {bare_cells} |")
+    through = geometric(paired(times, "interposed", "base"))
+    lines += ["", "`contend run` times glibc's mutex through its interposer too (the interposer preloaded, passing "
+              "each call on to glibc), so that both sides of its ratio pay the entry into it; in the same rounds "
+              f"that baseline took {shown(*through)} of glibc's time with no interposer. So `contend run --lock`'s "
+              "ratio is the swapped lock's time over that: where the lock compiled in would be inline (tas, "
+              "ttas), the call the swap pays and the entry the baseline pays roughly offset each other; where it would "
+              "be a call anyway (pthread_spin_lock), the ratio flatters the swap by the baseline's entry."]
     lines += ["", f"Host steal (/proc/stat): {swapping.shown()} of the CPU time while `contend run --lock` ran, "
               f"{timed.steal.shown()} while the paired rounds ran.", ""]
     with recommending.counting(), STEAL.counting():
         doc = contend(["--runs", str(runs), "--recommend", "--lock", "pthread,tas,ttas,pthread-spin,adaptive", "--",
                        base], tmp)
     rec = doc.get("recommendation") or {}
-    verdicts = [f"{m['waits_at']}: {m.get('best') or 'keep glibc'}" for m in rec.get("mutexes", [])]
+    verdicts = [f"{m['waits_at']}: {m.get('best') or 'keep glibc'}"
+                + (f" (as good: {', '.join(m['tied'])})" if m.get("tied") else "") for m in rec.get("mutexes", [])]
     lines += [f"`contend run --recommend` on spin2.c: {'; '.join(verdicts) or 'no verdict'} (host steal "
               f"{recommending.shown()} while it ran).", ""]
 
