@@ -54,7 +54,6 @@ def header():
             f"commit {commit()}: `{command()}`")
 
 
-
 class Steal:
     """The host's steal while this counted: the share of all CPU time
     (every CPU, /proc/stat's first line) that the hypervisor gave to

@@ -236,12 +236,13 @@ pub(crate) fn run(
                 })
                 .collect();
             let result = |point: &str| m.results.iter().find(|r| r.point.lock == point);
-            let tied = best(&tried, higher_is_better).map_or_else(Vec::new, |b| {
+            let winner = best(&tried, higher_is_better);
+            let tied = winner.map_or_else(Vec::new, |b| {
                 tied_with(b, &tried, higher_is_better, |t, b| {
                     pairing::paired(result(&t.point)?, result(&b.point)?)
                 })
             });
-            let best = best(&tried, higher_is_better).map(|t| t.lock.clone());
+            let best = winner.map(|t| t.lock.clone());
             let undecided_rounds =
                 if best.is_none() { undecided(&tried, higher_is_better, threshold_pct) } else { None };
             MutexAdvice {
