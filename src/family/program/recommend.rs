@@ -65,8 +65,8 @@ pub fn best(tried: &[Tried], higher_is_better: bool) -> Option<&Tried> {
 
 /// The other winners (beyond their own interval) that the best one
 /// cannot be told from: `against(t, best)`, t's metric over the best's
-/// paired by round, has a 95% interval that holds 1 (or none: one
-/// round). Said beside the best, so that a developer who would rather
+/// paired by round, is beyond 1 on neither side ([`better`] either way:
+/// its 95% interval holds 1, or there is none, one round). Said beside the best, so that a developer who would rather
 /// compile one of them into the source knows it does as well here.
 pub fn tied_with(
     best: &Tried,
@@ -77,7 +77,7 @@ pub fn tied_with(
     tried
         .iter()
         .filter(|t| t.lock != best.lock && t.vs.as_ref().is_some_and(|v| better(v, higher_is_better)))
-        .filter(|t| against(t, best).is_some_and(|v| v.ci95.is_none_or(|(lo, hi)| lo <= 1.0 && 1.0 <= hi)))
+        .filter(|t| against(t, best).is_some_and(|v| !better(&v, true) && !better(&v, false)))
         .map(|t| t.lock.clone())
         .collect()
 }
