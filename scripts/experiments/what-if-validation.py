@@ -325,14 +325,12 @@ def swaps(timed, runs, lines):
         sw = shown(ratio, vs.get("ci95")) if ratio else "no ratio"
         same = shown(*geometric(paired(times, "swapped " + lock, "base")))
         over, over_ci = geometric(paired(times, "swapped " + lock, lock))
-        bare_cells = "- | -"
-        if "bare " + lock in times:
-            floor, floor_ci = geometric(paired(times, "bare " + lock, lock))
-            beyond, beyond_ci = geometric(paired(times, "swapped " + lock, "bare " + lock))
-            bare_cells = (f"{(floor - 1) * 100:+.1f}% ({shown(floor, floor_ci)}) | "
-                          f"{(beyond - 1) * 100:+.1f}% ({shown(beyond, beyond_ci)})")
+        floor, floor_ci = geometric(paired(times, "bare " + lock, lock))
+        beyond, beyond_ci = geometric(paired(times, "swapped " + lock, "bare " + lock))
         lines.append(f"| {lock} | {shown(value, ci)} | {sw} | {diff} | {same} | "
-                     f"{(over - 1) * 100:+.1f}% ({shown(over, over_ci)}) | {bare_cells} |")
+                     f"{(over - 1) * 100:+.1f}% ({shown(over, over_ci)}) | "
+                     f"{(floor - 1) * 100:+.1f}% ({shown(floor, floor_ci)}) | "
+                     f"{(beyond - 1) * 100:+.1f}% ({shown(beyond, beyond_ci)}) |")
     through = geometric(paired(times, "interposed", "base"))
     lines += ["", "`contend run` times glibc's mutex through its interposer too (the interposer preloaded, passing "
               "each call on to glibc), so that both sides of its ratio pay the entry into it; in the same rounds "
